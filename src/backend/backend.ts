@@ -1,0 +1,95 @@
+/**
+ * What a billing backend must offer the v1 routes. A mapping module (`mappings/<backend>/`)
+ * implements it; routes see nothing else of the upstream.
+ */
+import type {
+  Account,
+  ActionResult,
+  Balance,
+  Credentials,
+  Invoice,
+  InvoiceDocument,
+  Order,
+  OrderInput,
+  PageRequest,
+  PageResult,
+  Product,
+  Service,
+  ServiceAction,
+} from '../v1/schemas.js';
+
+/** The calling account, as the backend needs it: which upstream customer it is. */
+export interface Customer {
+  accountId: string;
+  /** The one upstream customer this account maps to (for WHMCS, the clientid). */
+  upstreamId: string;
+}
+
+export interface CallContext {
+  requestId: string;
+  /** Present on the idempotent POSTs: lets the backend tag the upstream record for reconciliation. */
+  idempotencyKey?: string;
+}
+
+export interface Backend {
+  readonly name: string;
+  getAccount(customer: Customer, ctx: CallContext): Promise<Omit<Account, 'id'>>;
+  listProducts(ctx: CallContext): Promise<Product[]>;
+  getProduct(id: string, ctx: CallContext): Promise<Product>;
+  placeOrder(customer: Customer, input: OrderInput, ctx: CallContext & { idempotencyKey: string }): Promise<Order>;
+  /**
+   * Finds the order that an earlier attempt with this idempotency key placed, if any. Called when
+   * that attempt's outcome is unknown (timeout after sending), before anything is executed again.
+   */
+  findOrderByIdempotencyKey(customer: Customer, idempotencyKey: string, ctx: CallContext): Promise<Order | null>;
+  getOrder(customer: Customer, id: string, ctx: CallContext): Promise<Order>;
+  listServices(customer: Customer, page: PageRequest, ctx: CallContext): Promise<PageResult<Service>>;
+  getService(customer: Customer, id: string, ctx: CallContext): Promise<Service>;
+  getCredentials(customer: Customer, id: string, ctx: CallContext): Promise<Credentials>;
+  runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: CallContext): Promise<ActionResult>;
+  getBalance(customer: Customer, ctx: CallContext): Promise<Balance>;
+  listInvoices(customer: Customer, page: PageRequest, ctx: CallContext): Promise<PageResult<Invoice>>;
+  getInvoiceDocument(customer: Customer, id: string, ctx: CallContext): Promise<InvoiceDocument>;
+  /** True when the upstream answers; used by the health check. Must not throw. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export type BackendErrorKind =
+  /** The record does not exist or is not the customer's. */
+  | 'not_found'
+  /** A valid action that the record's current state forbids. */
+  | 'conflict'
+  /** A well-formed request the backend refuses (unknown product, disabled cycle, bad option). */
+  | 'validation'
+  /** The backend answered with an error or something unreadable. */
+  | 'upstream_error'
+  /** The backend could not be reached (nothing was sent, or the connection was refused). */
+  | 'unavailable'
+  /** The backend did not answer in time. */
+  | 'timeout';
+
+/**
+ * A failure the backend reports to the gateway. `detail` is safe to show a client (written by the
+ * mapping, never copied from upstream text); `operatorMessage` is for the logs only.
+ */
+export class BackendError extends Error {
+  readonly kind: BackendErrorKind;
+  readonly detail: string;
+  readonly operatorMessage: string | undefined;
+  /** True when the request may have taken effect upstream (sent, then timed out or reset). */
+  readonly outcomeUnknown: boolean;
+
+  constructor(
+    kind: BackendErrorKind,
+    detail: string,
+    options: { operatorMessage?: string; outcomeUnknown?: boolean; cause?: unknown } = {},
+  ) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'BackendError';
+    this.kind = kind;
+    this.detail = detail;
+    this.operatorMessage = options.operatorMessage;
+    this.outcomeUnknown = options.outcomeUnknown ?? false;
+  }
+}

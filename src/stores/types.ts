@@ -1,0 +1,194 @@
+/**
+ * The gateway's local state sits behind these interfaces. Each has a memory and a Redis
+ * implementation that pass one shared conformance suite (test/stores/).
+ */
+
+// ---- errors ---------------------------------------------------------------------------------
+
+/** The store could not be reached or did not answer in time. Callers decide fail-open or closed. */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+// ---- rate limits (contract §4) --------------------------------------------------------------
+
+/** GCRA: `ratePerMinute` sustained, `burst` extra requests allowed at once from rest. */
+export interface GcraPolicy {
+  ratePerMinute: number;
+  burst: number;
+}
+
+/** At most `limit` requests in any rolling window of `windowMs`. */
+export interface WindowPolicy {
+  limit: number;
+  windowMs: number;
+}
+
+export type PolicyName = 'ip_minute' | 'key_minute' | 'key_day' | 'account_minute';
+
+export interface PolicyState {
+  name: PolicyName;
+  limit: number;
+  /** Requests still allowed now (after this request, when it was allowed). */
+  remaining: number;
+  /** Milliseconds until the policy is back to its full quota. */
+  resetMs: number;
+  windowSeconds: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** The policies that refused the request (empty when allowed). */
+  violated: PolicyName[];
+  /** When refused: milliseconds until a retry can succeed; null when none can today (never for these policies). */
+  retryAfterMs: number | null;
+  policies: PolicyState[];
+}
+
+export interface KeyLimitRequest {
+  accountId: string;
+  keyId: string;
+  perMinute: GcraPolicy;
+  perDay: number;
+  /** Profile A only: the account's rolling-minute limit across all its keys. */
+  accountPerMinute: WindowPolicy | null;
+}
+
+export interface RateLimitStore {
+  /** Source-IP limit, counted for every request before authentication. */
+  hitIp(ip: string, policy: WindowPolicy): Promise<RateDecision>;
+  /** Key and account limits, checked and consumed all-or-nothing: a refused request consumes nothing. */
+  hitKey(request: KeyLimitRequest): Promise<RateDecision>;
+}
+
+// ---- idempotency (contract §5) --------------------------------------------------------------
+
+export interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface IdempotencyScope {
+  accountId: string;
+  key: string;
+}
+
+export interface BeginRequest extends IdempotencyScope {
+  /** SHA-256 over method, route, path parameters and canonical body. */
+  fingerprint: string;
+  /** Method and route template, e.g. `POST /v1/orders`: another endpoint with the same key conflicts. */
+  endpoint: string;
+  /** How long the claim holds before another request may take over (upstream timeout + margin). */
+  leaseMs: number;
+  /** How long the record is kept at all. */
+  retentionMs: number;
+  /** Profile A: after this age any use of the key is stale (410). Null: no stale phase (Profile B). */
+  staleAfterMs: number | null;
+}
+
+export type BeginResult =
+  /**
+   * The caller holds the key and must execute. `reconcile` is true when an earlier attempt's
+   * outcome is unknown (it timed out after sending, or its holder died): find out what it did first.
+   */
+  | { kind: 'acquired'; token: string; reconcile: boolean }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'in_progress'; retryAfterMs: number }
+  | { kind: 'conflict' }
+  | { kind: 'stale' };
+
+export interface IdempotencyStore {
+  begin(request: BeginRequest): Promise<BeginResult>;
+  /** Stores the definitive response. Ignored when the token no longer holds the key. */
+  complete(scope: IdempotencyScope, token: string, response: StoredResponse): Promise<void>;
+  /** Nothing was executed (rejected before the backend was called): forget the attempt. */
+  release(scope: IdempotencyScope, token: string): Promise<void>;
+  /** The backend may have executed it: keep the record, drop the lease so a retry reconciles. */
+  markUnknown(scope: IdempotencyScope, token: string): Promise<void>;
+}
+
+// ---- keys and accounts (contract §1) --------------------------------------------------------
+
+export const SCOPES = [
+  'read:products',
+  'write:orders',
+  'read:orders',
+  'read:services',
+  'write:services',
+  'read:credentials',
+  'read:billing',
+  'read:webhooks',
+  'write:webhooks',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface KeyRateLimitOverrides {
+  perMinute?: number;
+  burst?: number;
+  perDay?: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  scopes: Scope[];
+  /** HMAC-SHA-256 (server pepper) of the secret part, hex. The secret itself is never stored. */
+  secretHash: string;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  rateLimits: KeyRateLimitOverrides | null;
+}
+
+export interface AccountRecord {
+  id: string;
+  name: string;
+  /** The one upstream customer this account maps to (WHMCS clientid). */
+  upstreamId: string;
+  createdAt: string;
+}
+
+export interface KeyStore {
+  putAccount(account: AccountRecord): Promise<void>;
+  getAccount(id: string): Promise<AccountRecord | null>;
+  listAccounts(): Promise<AccountRecord[]>;
+  putKey(key: ApiKeyRecord): Promise<void>;
+  getKey(id: string): Promise<ApiKeyRecord | null>;
+  listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
+  /** Tells every gateway instance to drop its cached copy of the key (revocation, rotation). */
+  publishInvalidation(keyId: string): Promise<void>;
+  onInvalidation(listener: (keyId: string) => void): void;
+}
+
+// ---- webhooks (contract §6) -----------------------------------------------------------------
+
+export interface WebhookRecord {
+  url: string;
+  /** Signing secret; shown to the client once, kept for signing deliveries. */
+  secret: string;
+  updatedAt: string;
+}
+
+export interface WebhookStore {
+  get(accountId: string): Promise<WebhookRecord | null>;
+  set(accountId: string, record: WebhookRecord): Promise<void>;
+  clear(accountId: string): Promise<void>;
+}
+
+// ---- the set a deployment runs with ---------------------------------------------------------
+
+export interface Stores {
+  kind: 'memory' | 'redis';
+  rateLimits: RateLimitStore;
+  idempotency: IdempotencyStore;
+  keys: KeyStore;
+  webhooks: WebhookStore;
+  /** True when the store answers; used by the health check. Must not throw. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
