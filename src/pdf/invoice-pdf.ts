@@ -1,0 +1,440 @@
+/**
+ * Renders an invoice as a printable A4 PDF with the standard Helvetica fonts (nothing to embed).
+ * The bytes depend on the input alone: metadata dates come from the invoice and nothing random or
+ * clock-based is written, so the same invoice always gives the same file.
+ */
+import { PageSizes, PDFDocument, rgb, StandardFonts, type Color, type PDFFont, type PDFPage } from 'pdf-lib';
+import type { Invoice, InvoiceDocument, Money } from '../v1/schemas.js';
+
+export interface InvoiceIssuer {
+  name: string;
+  addressLines: string[];
+  email?: string;
+  taxId?: string;
+  footer?: string;
+}
+
+/** Caps on hostile or broken data, so no single field can make the renderer slow or the file huge. */
+const LIMITS = {
+  field: 200,
+  addressLines: 6,
+  description: 2000,
+  descriptionLines: 20,
+  footer: 1000,
+  footerLines: 3,
+  items: 1000,
+} as const;
+
+const [PAGE_WIDTH, PAGE_HEIGHT] = PageSizes.A4 as [number, number];
+const MARGIN = 50;
+const LEFT = MARGIN;
+const RIGHT = PAGE_WIDTH - MARGIN;
+const AMOUNT_COLUMN = 130;
+const CELL_PADDING = 8;
+const TOTALS_WIDTH = 250;
+
+const INK = rgb(0.13, 0.14, 0.16);
+const MUTED = rgb(0.42, 0.44, 0.48);
+const RULE = rgb(0.85, 0.86, 0.88);
+const SHADE = rgb(0.95, 0.96, 0.97);
+const ACCENT = rgb(0.13, 0.3, 0.55);
+const ACCENT_SHADE = rgb(0.91, 0.94, 0.98);
+
+const STATUS_BADGES: Record<Invoice['status'], { label: string; color: Color }> = {
+  draft: { label: 'DRAFT', color: rgb(0.45, 0.47, 0.5) },
+  unpaid: { label: 'UNPAID', color: rgb(0.75, 0.22, 0.17) },
+  paid: { label: 'PAID', color: rgb(0.16, 0.55, 0.3) },
+  cancelled: { label: 'CANCELLED', color: rgb(0.45, 0.47, 0.5) },
+  refunded: { label: 'REFUNDED', color: rgb(0.45, 0.47, 0.5) },
+  collections: { label: 'COLLECTIONS', color: rgb(0.75, 0.22, 0.17) },
+  payment_pending: { label: 'PAYMENT PENDING', color: rgb(0.8, 0.5, 0.1) },
+  other: { label: 'OTHER', color: rgb(0.45, 0.47, 0.5) },
+};
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Letters that NFKD leaves whole but that have an obvious Latin fallback. */
+const LATIN_FALLBACKS: Record<string, string> = { Ł: 'L', ł: 'l', Đ: 'D', đ: 'd', Ħ: 'H', ħ: 'h', ı: 'i', Ŧ: 'T', ŧ: 't' };
+
+interface Fonts {
+  regular: PDFFont;
+  bold: PDFFont;
+}
+
+interface TextStyle {
+  font: PDFFont;
+  size: number;
+  color?: Color;
+}
+
+export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: InvoiceIssuer): Promise<Uint8Array> {
+  // updateMetadata: false keeps pdf-lib from stamping the current time and its own name.
+  const doc = await PDFDocument.create({ updateMetadata: false });
+  const fonts: Fonts = {
+    regular: await doc.embedFont(StandardFonts.Helvetica),
+    bold: await doc.embedFont(StandardFonts.HelveticaBold),
+  };
+  const text = new PlainText(fonts.regular);
+
+  const title = `Invoice ${text.line(invoice.number, LIMITS.field) || `#${text.line(invoice.id, LIMITS.field)}`}`;
+  const documentDate = parseDate(invoice.issued_on) ?? new Date(0);
+  doc.setTitle(title);
+  doc.setAuthor(text.line(issuer.name, LIMITS.field));
+  doc.setCreator('reseller-gateway');
+  doc.setProducer('reseller-gateway');
+  doc.setCreationDate(documentDate);
+  doc.setModificationDate(documentDate);
+  doc.setLanguage('en');
+
+  const layout = new Layout(doc, fonts, text, title, issuer);
+  layout.drawHeader(invoice, issuer);
+  layout.drawItems(invoice);
+  layout.drawTotals(invoice);
+  layout.drawFooters();
+  return doc.save();
+}
+
+/** Turns untrusted strings into text the WinAnsi-encoded standard fonts can draw. */
+class PlainText {
+  private readonly encodable: ReadonlySet<number>;
+
+  constructor(font: PDFFont) {
+    this.encodable = new Set(font.getCharacterSet());
+  }
+
+  /** One line: whitespace and control characters collapse to single spaces. */
+  line(raw: string, maxLength: number): string {
+    return this.encode(clip(raw, maxLength)).replace(/\s+/g, ' ').trim();
+  }
+
+  /** Several lines: line breaks survive; blank lines only separate (one at most, none at the ends). */
+  lines(raw: string, maxLength: number): string[] {
+    const lines = clip(raw, maxLength)
+      .split(/\r\n|\r|\n/)
+      .map((line) => this.encode(line).replace(/\s+/g, ' ').trim());
+    const kept = lines.filter((line, index) => line !== '' || (index > 0 && lines[index - 1] !== ''));
+    if (kept.at(-1) === '') kept.pop();
+    return kept;
+  }
+
+  private encode(raw: string): string {
+    let out = '';
+    for (const char of raw) {
+      if (this.canEncode(char)) out += char;
+      else if (/[\p{Cc}\p{Z}]/u.test(char)) out += ' ';
+      else if (!/\p{Cf}/u.test(char)) out += this.fallback(char); // format characters are invisible: drop them
+    }
+    return out;
+  }
+
+  /** Accented letters lose their accents (NFKD, marks dropped); anything else becomes '?'. */
+  private fallback(char: string): string {
+    const base = (LATIN_FALLBACKS[char] ?? char.normalize('NFKD')).replace(/\p{M}/gu, '');
+    return base !== '' && [...base].every((part) => this.canEncode(part)) ? base : '?';
+  }
+
+  private canEncode(char: string): boolean {
+    return this.encodable.has(char.codePointAt(0) ?? -1);
+  }
+}
+
+/** Draws the invoice top to bottom, starting a new page whenever the next block would not fit. */
+class Layout {
+  private page!: PDFPage;
+  /** The top of the free space on the current page. */
+  private cursor = 0;
+  private readonly footerLines: string[];
+  private readonly contentBottom: number;
+
+  constructor(
+    private readonly doc: PDFDocument,
+    private readonly fonts: Fonts,
+    private readonly text: PlainText,
+    private readonly title: string,
+    issuer: InvoiceIssuer,
+  ) {
+    const footerWidth = RIGHT - LEFT - 90; // leaves room for "Page n of N"
+    const footer = text.lines(issuer.footer ?? '', LIMITS.footer).flatMap((line) => wrap(line, fonts.regular, 8, footerWidth));
+    this.footerLines = limitLines(footer, LIMITS.footerLines, fonts.regular, 8, footerWidth);
+    this.contentBottom = MARGIN + Math.max(this.footerLines.length, 1) * 10 + 24;
+    this.addPage();
+  }
+
+  drawHeader(invoice: InvoiceDocument, issuer: InvoiceIssuer): void {
+    const { regular, bold } = this.fonts;
+    const top = this.cursor;
+    const columnWidth = 250;
+
+    // Issuer, top left.
+    this.writeText(this.text.line(issuer.name, LIMITS.field), LEFT, columnWidth, { font: bold, size: 16 }, 20, 2);
+    this.cursor -= 2;
+    const issuerLines = issuer.addressLines.slice(0, LIMITS.addressLines).map((line) => this.text.line(line, LIMITS.field));
+    if (issuer.email !== undefined) issuerLines.push(this.text.line(issuer.email, LIMITS.field));
+    if (issuer.taxId !== undefined) issuerLines.push(`Tax ID: ${this.text.line(issuer.taxId, LIMITS.field)}`);
+    for (const line of issuerLines) this.writeText(line, LEFT, columnWidth, { font: regular, size: 9, color: MUTED }, 12.5);
+    const issuerBottom = this.cursor;
+
+    // Title and status, top right.
+    this.cursor = top;
+    // A long invoice number gets a smaller title, then a second line, and is cut only after that.
+    const titleSize = Math.max(14, Math.min(20, (20 * columnWidth) / bold.widthOfTextAtSize(this.title, 20)));
+    const titleStyle = { font: bold, size: titleSize, color: ACCENT };
+    for (const line of limitLines(wrap(this.title, bold, titleSize, columnWidth), 2, bold, titleSize, columnWidth)) {
+      this.drawTextRight(line, RIGHT, this.cursor - titleSize, titleStyle);
+      this.cursor -= titleSize * 1.25;
+    }
+    this.cursor -= 5;
+    // The type says the status is known; the fallback is for data that slipped past the schema.
+    this.drawBadge(STATUS_BADGES[invoice.status] ?? STATUS_BADGES.other);
+
+    this.cursor = Math.min(issuerBottom, this.cursor) - 18;
+    this.drawRule(LEFT, RIGHT, 0.75);
+    this.cursor -= 18;
+
+    // Customer, left; dates and amount due, right.
+    const blockTop = this.cursor;
+    const { name, company, email } = invoice.customer;
+    this.writeText('BILL TO', LEFT, columnWidth, { font: bold, size: 8, color: MUTED }, 14);
+    this.writeText(this.text.line(name, LIMITS.field), LEFT, columnWidth, { font: bold, size: 11 }, 15, 2);
+    if (company !== null && company.trim() !== '') {
+      this.writeText(this.text.line(company, LIMITS.field), LEFT, columnWidth, { font: regular, size: 10 }, 14, 2);
+    }
+    this.writeText(this.text.line(email, LIMITS.field), LEFT, columnWidth, { font: regular, size: 10, color: MUTED }, 14);
+    const customerBottom = this.cursor;
+
+    this.cursor = blockTop;
+    const factsLeft = RIGHT - TOTALS_WIDTH;
+    const facts: Array<[string, string]> = [
+      ['Invoice date', formatDate(invoice.issued_on)],
+      ['Due date', formatDate(invoice.due_on)],
+    ];
+    if (invoice.paid_at !== null) facts.push(['Paid on', formatDate(invoice.paid_at.slice(0, 10))]);
+    for (const [label, value] of facts) {
+      this.drawPair(label, value, factsLeft, { font: regular, size: 9.5 }, 15);
+    }
+    this.cursor -= 4;
+    this.drawShadedPair('Amount due', this.money(invoice.balance), factsLeft);
+
+    this.cursor = Math.min(customerBottom, this.cursor) - 26;
+  }
+
+  drawItems(invoice: InvoiceDocument): void {
+    this.drawTableHeader();
+    const shown = invoice.items.slice(0, LIMITS.items);
+    for (const item of shown) this.drawItemRow(item.description, this.money(item.amount), item.taxed);
+    const hidden = invoice.items.length - shown.length;
+    if (hidden > 0) this.drawItemRow(`… and ${hidden} further items not shown`, '', false);
+    if (shown.some((item) => item.taxed)) {
+      this.ensureSpace(18);
+      this.cursor -= 6;
+      this.writeText('* Item subject to tax', LEFT, RIGHT - LEFT, { font: this.fonts.regular, size: 8, color: MUTED }, 12);
+    }
+  }
+
+  drawTotals(invoice: InvoiceDocument): void {
+    const { regular, bold } = this.fonts;
+    const left = RIGHT - TOTALS_WIDTH;
+    this.ensureSpace(14 + 3 * 17 + 12 + 20 + 4 + 24);
+    this.cursor -= 14;
+
+    const rows: Array<[string, Money]> = [
+      ['Subtotal', invoice.subtotal],
+      [`Tax (${this.text.line(invoice.tax_rate, 20)}%)`, invoice.tax],
+      ['Credit applied', invoice.credit],
+    ];
+    for (const [label, amount] of rows) {
+      this.drawPair(label, this.money(amount), left, { font: regular, size: 10 }, 17);
+    }
+    this.cursor -= 4;
+    this.drawRule(left, RIGHT, 0.75);
+    this.cursor -= 8;
+    this.drawPair('Total', this.money(invoice.total), left, { font: bold, size: 11, color: INK }, 20);
+    this.cursor -= 4;
+    this.drawShadedPair('Balance due', this.money(invoice.balance), left);
+  }
+
+  /** Page numbers need the final page count, so every footer is drawn once the content is done. */
+  drawFooters(): void {
+    const pages = this.doc.getPages();
+    const style = { font: this.fonts.regular, size: 8, color: MUTED };
+    const ruleY = MARGIN + Math.max(this.footerLines.length, 1) * 10 + 6;
+    pages.forEach((page, index) => {
+      page.drawLine({ start: { x: LEFT, y: ruleY }, end: { x: RIGHT, y: ruleY }, thickness: 0.5, color: RULE });
+      this.footerLines.forEach((line, lineIndex) => {
+        page.drawText(line, { x: LEFT, y: ruleY - 14 - lineIndex * 10, ...style });
+      });
+      const label = `Page ${index + 1} of ${pages.length}`;
+      page.drawText(label, { x: RIGHT - style.font.widthOfTextAtSize(label, style.size), y: ruleY - 14, ...style });
+    });
+  }
+
+  private addPage(): void {
+    this.page = this.doc.addPage([PAGE_WIDTH, PAGE_HEIGHT]);
+    this.cursor = PAGE_HEIGHT - MARGIN;
+    if (this.doc.getPageCount() === 1) return;
+    // Continuation pages repeat who and what, so a loose page can still be placed.
+    this.writeText(`${this.title} (continued)`, LEFT, RIGHT - LEFT, { font: this.fonts.bold, size: 11 }, 16);
+    this.cursor -= 6;
+    this.drawRule(LEFT, RIGHT, 0.75);
+    this.cursor -= 16;
+  }
+
+  private ensureSpace(height: number): void {
+    if (this.cursor - height < this.contentBottom) this.addPage();
+  }
+
+  private drawTableHeader(): void {
+    const style = { font: this.fonts.bold, size: 8.5, color: MUTED };
+    const height = 22;
+    this.page.drawRectangle({ x: LEFT, y: this.cursor - height, width: RIGHT - LEFT, height, color: SHADE });
+    const baseline = this.cursor - 14.5;
+    this.page.drawText('DESCRIPTION', { x: LEFT + CELL_PADDING, y: baseline, ...style });
+    this.drawTextRight('AMOUNT', RIGHT - CELL_PADDING, baseline, style);
+    this.cursor -= height;
+  }
+
+  private drawItemRow(rawDescription: string, amount: string, taxed: boolean): void {
+    const style = { font: this.fonts.regular, size: 10 };
+    const leading = 13.5;
+    const width = RIGHT - LEFT - AMOUNT_COLUMN - 2 * CELL_PADDING;
+    const paragraphs = this.text.lines(rawDescription, LIMITS.description);
+    if (taxed) paragraphs[0] = `${paragraphs[0] ?? ''} *`;
+    const wrapped = paragraphs.flatMap((paragraph) => wrap(paragraph, style.font, style.size, width));
+    const lines = wrapped.length === 0 ? [''] : limitLines(wrapped, LIMITS.descriptionLines, style.font, style.size, width);
+
+    const height = lines.length * leading + 2 * 7;
+    if (this.cursor - height < this.contentBottom) {
+      this.addPage();
+      this.drawTableHeader();
+    }
+    const firstBaseline = this.cursor - 7 - style.size;
+    lines.forEach((line, index) => {
+      this.page.drawText(line, { x: LEFT + CELL_PADDING, y: firstBaseline - index * leading, color: INK, ...style });
+    });
+    this.drawTextRight(fit(amount, style.font, style.size, AMOUNT_COLUMN), RIGHT - CELL_PADDING, firstBaseline, style);
+    this.cursor -= height;
+    this.drawRule(LEFT, RIGHT, 0.5);
+  }
+
+  private drawBadge(badge: { label: string; color: Color }): void {
+    const style = { font: this.fonts.bold, size: 8.5, color: rgb(1, 1, 1) };
+    const width = style.font.widthOfTextAtSize(badge.label, style.size) + 14;
+    const height = 16;
+    this.page.drawRectangle({ x: RIGHT - width, y: this.cursor - height, width, height, color: badge.color });
+    this.page.drawText(badge.label, { x: RIGHT - width + 7, y: this.cursor - 11.5, ...style });
+    this.cursor -= height;
+  }
+
+  /** A label and its value flush right, on one line of a block from `blockLeft` to the right margin. */
+  private drawPair(label: string, value: string, blockLeft: number, style: TextStyle, leading: number): void {
+    const left = blockLeft + CELL_PADDING;
+    const right = RIGHT - CELL_PADDING;
+    const baseline = this.cursor - style.size;
+    const valueWidth = Math.min(style.font.widthOfTextAtSize(value, style.size), (right - left) * 0.65);
+    this.page.drawText(fit(label, style.font, style.size, right - left - valueWidth - 10), {
+      x: left,
+      y: baseline,
+      color: MUTED,
+      ...style,
+    });
+    this.drawTextRight(fit(value, style.font, style.size, valueWidth), right, baseline, { ...style, color: INK });
+    this.cursor -= leading;
+  }
+
+  /** The figure the reader is looking for: shaded, bold, in the accent colour. */
+  private drawShadedPair(label: string, value: string, left: number): void {
+    const height = 24;
+    this.page.drawRectangle({ x: left, y: this.cursor - height, width: RIGHT - left, height, color: ACCENT_SHADE });
+    this.cursor -= 6;
+    this.drawPair(label, value, left, { font: this.fonts.bold, size: 11, color: ACCENT }, height - 6);
+  }
+
+  private drawRule(from: number, to: number, thickness: number): void {
+    this.page.drawLine({ start: { x: from, y: this.cursor }, end: { x: to, y: this.cursor }, thickness, color: RULE });
+  }
+
+  /** Writes text from the cursor down, wrapped to the width; past `maxLines` it is cut with an ellipsis. */
+  private writeText(text: string, x: number, width: number, style: TextStyle, leading: number, maxLines = 1): void {
+    for (const line of limitLines(wrap(text, style.font, style.size, width), maxLines, style.font, style.size, width)) {
+      this.page.drawText(line, { x, y: this.cursor - style.size, color: INK, ...style });
+      this.cursor -= leading;
+    }
+  }
+
+  private drawTextRight(line: string, right: number, baseline: number, style: TextStyle): void {
+    const x = right - style.font.widthOfTextAtSize(line, style.size);
+    this.page.drawText(line, { x, y: baseline, color: INK, ...style });
+  }
+
+  private money(money: Money): string {
+    return formatMoney(money, this.text);
+  }
+}
+
+/** Cuts a string before any real work is done on it; the ellipsis shows that something was cut. */
+function clip(raw: string, maxLength: number): string {
+  return raw.length > maxLength ? `${raw.slice(0, maxLength)}…` : raw;
+}
+
+/** Greedy word wrap; a word wider than the line is broken between characters. */
+function wrap(line: string, font: PDFFont, size: number, width: number): string[] {
+  if (line === '') return [''];
+  const lines: string[] = [];
+  let current = '';
+  for (const word of line.split(' ')) {
+    const candidate = current === '' ? word : `${current} ${word}`;
+    if (font.widthOfTextAtSize(candidate, size) <= width) {
+      current = candidate;
+      continue;
+    }
+    if (current !== '') lines.push(current);
+    current = '';
+    for (const char of word) {
+      if (current !== '' && font.widthOfTextAtSize(current + char, size) > width) {
+        lines.push(current);
+        current = '';
+      }
+      current += char;
+    }
+  }
+  lines.push(current);
+  return lines;
+}
+
+/** Keeps the first `max` lines, marking the last one when more were dropped. */
+function limitLines(lines: string[], max: number, font: PDFFont, size: number, width: number): string[] {
+  if (lines.length <= max) return lines;
+  const kept = lines.slice(0, max);
+  kept[max - 1] = fit(`${kept[max - 1]} …`, font, size, width);
+  return kept;
+}
+
+/** Shortens a single line to the width, marking the cut with an ellipsis. */
+function fit(line: string, font: PDFFont, size: number, width: number): string {
+  if (font.widthOfTextAtSize(line, size) <= width) return line;
+  const chars = [...line];
+  while (chars.length > 0 && font.widthOfTextAtSize(`${chars.join('')}…`, size) > width) chars.pop();
+  return `${chars.join('').trimEnd()}…`;
+}
+
+/** "1234.50" + "EUR" → "1,234.50 EUR", by string surgery: money is never a float. */
+function formatMoney(money: Money, text: PlainText): string {
+  const currency = text.line(money.currency, 8);
+  const match = /^(-?)(\d{1,40})(\.\d{1,12})$/.exec(money.amount);
+  if (match === null) return `${text.line(money.amount, 40)} ${currency}`;
+  const [, sign, whole = '', fraction] = match;
+  return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction} ${currency}`;
+}
+
+/** "2026-01-31" → "31 Jan 2026"; missing or malformed dates print as a dash. */
+function formatDate(value: string | null): string {
+  const date = parseDate(value);
+  if (date === null) return '—';
+  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+}
+
+function parseDate(value: string | null): Date | null {
+  if (value === null || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return null;
+  const date = new Date(`${value}T00:00:00Z`);
+  return Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value ? null : date;
+}

@@ -1,0 +1,125 @@
+/**
+ * Which webhook URLs a reseller may register (contract §6, reference §1.5 rules S1–S3). Pure: the
+ * DNS lookup is injected, so registration can resolve the host and tests need no network. This is
+ * the registration-time check; delivery re-checks every address it connects to.
+ */
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
+/** Returns every address (A and AAAA) the host name resolves to. */
+export type ResolveHost = (hostname: string) => Promise<readonly string[]>;
+
+export interface WebhookUrlOptions {
+  /** When given, every address the host resolves to must be public too. Bound its time yourself. */
+  resolve?: ResolveHost;
+}
+
+export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
+
+/**
+ * Every allocated global IPv6 address lies in 2000::/3. ipaddr.js calls anything it has no name for
+ * `unicast`, including IPv4-compatible forms such as `::7f00:1`, so IPv6 is held to this block.
+ */
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+
+/** Exact names that reach the machine itself or a cloud metadata service. */
+const BLOCKED_HOSTNAMES = new Set(['localhost', 'metadata', 'metadata.google.internal']);
+
+/** Suffixes that only ever name hosts on a local or provider-internal network. */
+const BLOCKED_SUFFIXES = ['.localhost', '.local', '.internal', '.localdomain', '.home.arpa'];
+
+/** A DNS label: letters, digits, hyphens (not at either end); underscores as some real names use. */
+const DNS_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+/** 443 (the https default, which URL drops from `port`) or an unprivileged port. */
+const MIN_CUSTOM_PORT = 1024;
+
+const NON_PUBLIC_REASON = 'URL must not point at a loopback, private, link-local or other non-public address';
+
+/**
+ * True only for a public unicast address in plain textual form. Loopback, private, link-local,
+ * unique-local, CGNAT, unspecified, broadcast, multicast, reserved and documentation ranges are
+ * refused, and so is every form that embeds an IPv4 address in IPv6 (NAT64, 6to4, Teredo), whatever
+ * it embeds. IPv4-mapped IPv6 is judged as the IPv4 address it carries.
+ */
+export function isPublicAddress(ip: string): boolean {
+  // Only the canonical spellings count; `2130706433` or `0x7f.1` are URL syntax, not addresses.
+  if (isIP(ip) === 0) return false;
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.process(ip);
+  } catch {
+    return false;
+  }
+  if (address.range() !== 'unicast') return false;
+  if (address.kind() === 'ipv4') return true;
+  const ipv6 = address as ipaddr.IPv6;
+  // A zone only makes sense on link-local addresses; on anything else it is a trick.
+  return ipv6.zoneId === undefined && ipv6.match(IPV6_GLOBAL_UNICAST);
+}
+
+/**
+ * Checks a webhook URL. The reasons are short sentences that may be shown to the client. On success
+ * `url` is the parsed URL; store `url.href`, the normalised form that was checked.
+ */
+export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions = {}): Promise<WebhookUrlCheck> {
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`URL must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  // URL parsing silently strips tabs, newlines and surrounding spaces; refuse them rather than guess.
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return refuse('URL must not contain spaces or control characters');
+
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return refuse('URL is not a valid absolute URL');
+  }
+
+  if (url.protocol !== 'https:') return refuse('URL must use https');
+  if (url.username !== '' || url.password !== '') return refuse('URL must not contain a username or password');
+  if (url.hash !== '') return refuse('URL must not contain a fragment');
+  // Percent-encoding and punycode can lengthen the URL, and the normalised form is what gets stored.
+  if (url.href.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`URL must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  if (url.port !== '' && Number(url.port) < MIN_CUSTOM_PORT) {
+    return refuse(`URL port must be 443 or between ${MIN_CUSTOM_PORT} and 65535`);
+  }
+
+  // An https URL always has a host (the parser refuses one without), and IPv4 in any spelling has
+  // already been normalised to dotted decimal; IPv6 keeps its brackets.
+  const host = url.hostname;
+  const literal = host.startsWith('[') ? host.slice(1, -1) : isIP(host) === 4 ? host : null;
+  if (literal !== null) return isPublicAddress(literal) ? { ok: true, url } : refuse(NON_PUBLIC_REASON);
+
+  const hostnameProblem = checkHostname(host);
+  if (hostnameProblem !== null) return refuse(hostnameProblem);
+
+  if (options.resolve !== undefined) {
+    let addresses: readonly string[];
+    try {
+      addresses = await options.resolve(host);
+    } catch {
+      return refuse('URL host could not be resolved');
+    }
+    if (addresses.length === 0) return refuse('URL host could not be resolved');
+    if (!addresses.every(isPublicAddress)) return refuse('URL host resolves to a non-public address');
+  }
+  return { ok: true, url };
+}
+
+/** Returns why a (lower-cased, punycoded) host name is refused, or null when it is acceptable. */
+function checkHostname(host: string): string | null {
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  const labels = name.split('.');
+  if (name.length > 253 || !labels.every((label) => DNS_LABEL.test(label))) return 'URL host is not a valid host name';
+  if (BLOCKED_HOSTNAMES.has(name) || BLOCKED_SUFFIXES.some((suffix) => name.endsWith(suffix))) {
+    return 'URL host must not be a local or internal name';
+  }
+  // A single label is resolved through the search domains of whoever looks it up: an internal name.
+  if (labels.length < 2) return 'URL host must be a fully qualified domain name';
+  return null;
+}
+
+function refuse(reason: string): WebhookUrlCheck {
+  return { ok: false, reason };
+}

@@ -1,0 +1,189 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodePDFRawStream, PDFArray, PDFDocument, PDFRawStream, type PDFObject } from 'pdf-lib';
+import { renderInvoicePdf, type InvoiceIssuer } from '../../src/pdf/invoice-pdf.js';
+import type { InvoiceDocument } from '../../src/v1/schemas.js';
+
+const eur = (amount: string) => ({ amount, currency: 'EUR' });
+
+const ISSUER: InvoiceIssuer = {
+  name: 'Northwind Cloud Ltd',
+  addressLines: ['12 Harbour Street', 'Bristol BS1 4DJ', 'United Kingdom'],
+  email: 'accounts@northwind.example',
+  taxId: 'GB123456789',
+  footer: 'Registered in England and Wales, company no. 01234567.',
+};
+
+function invoiceWith(overrides: Partial<InvoiceDocument> = {}): InvoiceDocument {
+  return {
+    id: '42',
+    number: 'INV-2026-0042',
+    status: 'unpaid',
+    issued_on: '2026-02-01',
+    due_on: '2026-02-15',
+    paid_at: null,
+    subtotal: eur('1244.49'),
+    tax: eur('248.90'),
+    tax_rate: '20.00',
+    credit: eur('10.00'),
+    total: eur('1483.39'),
+    balance: eur('1473.39'),
+    items: [
+      { description: 'Reseller Hosting Gold - shop.example.com (01/02/2026 - 28/02/2026)', amount: eur('1234.50'), taxed: true },
+      { description: 'Domain renewal - example.org (1 year)', amount: eur('9.99'), taxed: false },
+    ],
+    customer: { name: 'Ada Lovelace', company: 'Analytical Engines plc', email: 'ada@engines.example' },
+    ...overrides,
+  };
+}
+
+/** WinAnsi bytes 0x80–0x9F; the rest is Latin-1. (Node's TextDecoder decodes windows-1252 as Latin-1.) */
+const WIN_ANSI_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008DŽ\u008F\u0090‘’“”•–—˜™š›œ\u009DžŸ';
+
+function decodeWinAnsi(bytes: Buffer): string {
+  return [...bytes].map((byte) => (byte >= 0x80 && byte <= 0x9f ? WIN_ANSI_HIGH[byte - 0x80] : String.fromCharCode(byte))).join('');
+}
+
+/** The strings each page draws, in order: pdf-lib writes standard-font text as `<hex> Tj`. */
+async function pageTexts(bytes: Uint8Array): Promise<string[]> {
+  const doc = await PDFDocument.load(bytes);
+  return doc.getPages().map((page) => {
+    const contents: PDFObject | undefined = page.node.Contents();
+    const streams = contents instanceof PDFArray ? contents.asArray().map((ref) => doc.context.lookup(ref)) : [contents];
+    const source = streams
+      .map((stream) => {
+        assert.ok(stream instanceof PDFRawStream, 'content streams are raw streams once parsed');
+        return Buffer.from(decodePDFRawStream(stream).decode()).toString('latin1');
+      })
+      .join('\n');
+    return [...source.matchAll(/<([0-9A-Fa-f]*)>\s*Tj/g)]
+      .map((match) => decodeWinAnsi(Buffer.from(match[1] ?? '', 'hex')))
+      .join('\n');
+  });
+}
+
+describe('renderInvoicePdf', () => {
+  it('gives identical bytes for the same invoice', async () => {
+    const first = await renderInvoicePdf(invoiceWith(), ISSUER);
+    const second = await renderInvoicePdf(invoiceWith(), ISSUER);
+    assert.deepEqual(Buffer.from(first), Buffer.from(second));
+    const other = await renderInvoicePdf(invoiceWith({ number: 'INV-2026-0043' }), ISSUER);
+    assert.notDeepEqual(Buffer.from(first), Buffer.from(other));
+  });
+
+  it('writes a PDF that pdf-lib parses back, with fixed metadata dated by the invoice', async () => {
+    const bytes = await renderInvoicePdf(invoiceWith(), ISSUER);
+    assert.equal(Buffer.from(bytes.subarray(0, 5)).toString('latin1'), '%PDF-');
+    const doc = await PDFDocument.load(bytes, { updateMetadata: false });
+    assert.equal(doc.getPageCount(), 1);
+    const { width, height } = doc.getPage(0).getSize();
+    assert.deepEqual([Math.round(width), Math.round(height)], [595, 842]);
+    assert.equal(doc.getTitle(), 'Invoice INV-2026-0042');
+    assert.equal(doc.getProducer(), 'reseller-gateway');
+    assert.equal(doc.getCreator(), 'reseller-gateway');
+    assert.equal(doc.getCreationDate()?.toISOString(), '2026-02-01T00:00:00.000Z');
+    assert.equal(doc.getModificationDate()?.toISOString(), '2026-02-01T00:00:00.000Z');
+  });
+
+  it('shows the issuer, number, customer, dates, status, items and totals with their currency', async () => {
+    const [text = ''] = await pageTexts(await renderInvoicePdf(invoiceWith(), ISSUER));
+    for (const expected of [
+      'Northwind Cloud Ltd',
+      '12 Harbour Street',
+      'accounts@northwind.example',
+      'Tax ID: GB123456789',
+      'Invoice INV-2026-0042',
+      'UNPAID',
+      'Ada Lovelace',
+      'Analytical Engines plc',
+      'ada@engines.example',
+      '1 Feb 2026',
+      '15 Feb 2026',
+      'Reseller Hosting Gold - shop.example.com (01/02/2026 - 28/02/2026) *',
+      'Domain renewal - example.org (1 year)',
+      '1,234.50 EUR',
+      '9.99 EUR',
+      'Subtotal',
+      '1,244.49 EUR',
+      'Tax (20.00%)',
+      '248.90 EUR',
+      'Credit applied',
+      '10.00 EUR',
+      'Total',
+      '1,483.39 EUR',
+      'Balance due',
+      '1,473.39 EUR',
+      'Registered in England and Wales, company no. 01234567.',
+      'Page 1 of 1',
+    ]) {
+      assert.ok(text.split('\n').includes(expected), `page shows ${JSON.stringify(expected)}`);
+    }
+    assert.ok(!text.includes('Paid on'), 'no payment date while unpaid');
+  });
+
+  it('shows the payment date once paid, and "#id" when the invoice has no number', async () => {
+    const bytes = await renderInvoicePdf(invoiceWith({ number: '', status: 'paid', paid_at: '2026-02-03T10:15:00Z' }), ISSUER);
+    const [text = ''] = await pageTexts(bytes);
+    for (const expected of ['Invoice #42', 'PAID', 'Paid on', '3 Feb 2026']) {
+      assert.ok(text.split('\n').includes(expected), `page shows ${JSON.stringify(expected)}`);
+    }
+  });
+
+  it('continues a long item list onto further pages, numbered "Page n of N"', async () => {
+    const items = Array.from({ length: 120 }, (_, index) => ({
+      description: `Service ${index + 1}: VPS Small (monthly)`,
+      amount: eur('9.99'),
+      taxed: false,
+    }));
+    const bytes = await renderInvoicePdf(invoiceWith({ items }), ISSUER);
+    const pages = await pageTexts(bytes);
+    assert.ok(pages.length >= 3, `expected several pages, got ${pages.length}`);
+    assert.equal((await PDFDocument.load(bytes)).getPageCount(), pages.length);
+    pages.forEach((page, index) => assert.ok(page.includes(`Page ${index + 1} of ${pages.length}`)));
+    assert.ok(pages[1]?.includes('Invoice INV-2026-0042 (continued)'));
+
+    const drawn = pages.flatMap((page) => page.split('\n')).filter((line) => line.startsWith('Service '));
+    assert.deepEqual(drawn, items.map((item) => item.description), 'every item once, in order');
+    assert.ok(pages.at(-1)?.includes('Balance due'), 'totals close the last page');
+  });
+
+  it('draws text the standard fonts cannot encode, degrading it instead of throwing', async () => {
+    const bytes = await renderInvoicePdf(
+      invoiceWith({
+        customer: { name: 'Łukasz Żółć', company: '山田商事株式会社', email: 'yamada@例え.jp' },
+        items: [
+          { description: 'Сервер — 서버 — خادم — 😀 — Ａｃｍｅ — ﬁle — zero\u200bwidth — bell\u0007', amount: eur('1.00'), taxed: false },
+        ],
+      }),
+      { ...ISSUER, name: 'Société Générale d’Hébergement', footer: 'Ελληνικά' },
+    );
+    const [text = ''] = await pageTexts(bytes);
+    const lines = text.split('\n');
+    assert.ok(lines.includes('Lukasz Zólc'), 'accents outside WinAnsi are dropped, those inside kept');
+    assert.ok(lines.includes('????????'), 'one ? per unencodable character');
+    assert.ok(lines.includes('?????? — ?? — ???? — ? — Acme — file — zerowidth — bell'));
+    assert.ok(lines.includes('yamada@??.jp'));
+    assert.ok(text.includes('Société Générale'), 'WinAnsi letters are kept');
+    assert.ok(text.includes('d’Hébergement'), 'WinAnsi punctuation is kept');
+  });
+
+  it('keeps hostile field sizes and item counts bounded', async () => {
+    const huge = 'W'.repeat(200_000);
+    const items = Array.from({ length: 1500 }, (_, index) => ({ description: `Line ${index}`, amount: eur('0.01'), taxed: false }));
+    const bytes = await renderInvoicePdf(
+      invoiceWith({
+        number: huge,
+        customer: { name: huge, company: huge, email: huge },
+        items: [{ description: `${huge}\n${'\n'.repeat(10_000)}`, amount: eur('1.00'), taxed: false }, ...items],
+      }),
+      { name: huge, addressLines: Array.from({ length: 1000 }, () => huge), email: huge, taxId: huge, footer: huge },
+    );
+    assert.ok(bytes.length < 1_000_000, `file stays small (${bytes.length} bytes)`);
+    const pages = await pageTexts(bytes);
+    assert.ok(pages.length < 60, `page count stays bounded (${pages.length})`);
+    assert.ok(pages.some((page) => page.includes('… and 501 further items not shown')), 'says what was left out');
+    for (const page of pages) {
+      for (const line of page.split('\n')) assert.ok(line.length <= 200, `no line runs off: ${line.length} characters`);
+    }
+  });
+});
