@@ -33,6 +33,8 @@ export interface CallContext {
 
 export interface Backend {
   readonly name: string;
+  /** The longest a write may take upstream; idempotency claims are leased a little longer. */
+  readonly writeTimeoutMs: number;
   getAccount(customer: Customer, ctx: CallContext): Promise<Omit<Account, 'id'>>;
   listProducts(ctx: CallContext): Promise<Product[]>;
   getProduct(id: string, ctx: CallContext): Promise<Product>;

@@ -1,0 +1,98 @@
+/**
+ * The gateway as a Fastify app, built from a validated config. The process entry (server.ts) only
+ * loads config, listens and shuts down; tests build the app and use inject or a real port.
+ */
+import { randomUUID } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Backend } from './backend/backend.js';
+import type { ResolvedConfig } from './config.js';
+import { ApiError } from './errors.js';
+import { FileAuditLog, type AuditLog } from './audit.js';
+import type { Endpoint, Services } from './http/endpoint.js';
+import { installProblemHandling } from './http/problems.js';
+import { Idempotency } from './http/idempotency.js';
+import { registerEndpoint } from './http/register.js';
+import { KeyService } from './keys/key-service.js';
+import { resolvePepper } from './keys/pepper.js';
+import { RateLimiter, rateLimitedError, rateLimitHeaders } from './limits/rate-limiter.js';
+import { loggerOptions } from './logger.js';
+import { buildOpenApiDocument } from './openapi/document.js';
+import { endpoints } from './routes/v1/index.js';
+import { openApiEndpoint } from './routes/v1/openapi.js';
+import { createBackend } from './backend/factory.js';
+import { createStores } from './stores/factory.js';
+import { MemoryRateLimitStore } from './stores/memory/index.js';
+import type { Stores } from './stores/types.js';
+
+export interface AppOverrides {
+  backend?: Backend;
+  stores?: Stores;
+  audit?: AuditLog;
+  /** Where log lines go (tests capture them). */
+  logStream?: NodeJS.WritableStream;
+  resolveHost?: (host: string) => Promise<string[]>;
+}
+
+async function resolveWithDns(host: string): Promise<string[]> {
+  const addresses = await lookup(host, { all: true, verbatim: true });
+  return addresses.map((entry) => entry.address);
+}
+
+/** Query parameters that look like someone put an API key in the URL (contract §1). */
+const KEY_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'access_token', 'token'];
+
+export async function buildApp(config: ResolvedConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config, overrides.logStream),
+    genReqId: () => randomUUID(),
+    requestIdLogLabel: 'request_id',
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    exposeHeadRoutes: false,
+    requestTimeout: 120_000,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 100 },
+  });
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('caller', undefined);
+  app.decorateRequest('v1Input', undefined);
+
+  const stores = overrides.stores ?? (await createStores(config));
+  const backend = overrides.backend ?? createBackend(config, app.log);
+  const audit = overrides.audit ?? new FileAuditLog(config.audit.file);
+  const keys = new KeyService(stores.keys, resolvePepper(config), { cacheTtlMs: config.keys.cacheTtlMs });
+  const services: Services = { config, backend, stores, keys, audit, resolveHost: overrides.resolveHost ?? resolveWithDns };
+  const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log });
+  const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs);
+  const problems = installProblemHandling(app, config.problemTypeBase);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : null;
+    if (query && KEY_QUERY_PARAMS.some((name) => query.has(name))) {
+      throw new ApiError('invalid_request', 'API keys are accepted only in the Authorization header.');
+    }
+    const decision = await rateLimiter.hitIp(request.ip);
+    if (!decision.allowed) throw rateLimitedError(decision, rateLimitHeaders(decision));
+  });
+
+  const ctx = { services, rateLimiter, idempotency, typeBase: config.problemTypeBase };
+  const all: Endpoint[] = [...endpoints, openApiEndpoint(buildOpenApiDocument(endpoints, config.profile)) as unknown as Endpoint];
+  for (const endpoint of all) {
+    registerEndpoint(app, endpoint, ctx);
+    problems.addRoute(endpoint.method, endpoint.url);
+  }
+
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([backend.close(), stores.close(), audit.close()]);
+  });
+  return app;
+}
+
+/** The endpoints the app serves, OpenAPI route included (for tests that sweep every route). */
+export function allEndpoints(config: Pick<ResolvedConfig, 'profile'>): Endpoint[] {
+  return [...endpoints, openApiEndpoint(buildOpenApiDocument(endpoints, config.profile)) as unknown as Endpoint];
+}

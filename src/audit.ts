@@ -1,0 +1,76 @@
+/**
+ * The credentials audit log (contract §6): one JSON line per credentials read, whatever its outcome,
+ * written and flushed to disk before the response leaves. Kept apart from the application log.
+ */
+import { mkdirSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export interface AuditRecord {
+  time: string;
+  event: 'credentials.read';
+  request_id: string;
+  key_id: string;
+  account_id: string;
+  service_id: string;
+  source_ip: string;
+  /** Truncated, control characters removed: it is the client's text. */
+  user_agent: string;
+  /** The names of the fields returned (never their values). */
+  fields: string[];
+  outcome: 'returned' | 'denied' | 'not_found' | 'failed';
+  status: number;
+}
+
+export interface AuditLog {
+  /** Resolves once the record is durable; rejects when it could not be written. */
+  write(record: AuditRecord): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class FileAuditLog implements AuditLog {
+  private handle: Promise<FileHandle> | undefined;
+  /** Appends are chained so lines never interleave. */
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly path: string) {}
+
+  private file(): Promise<FileHandle> {
+    if (!this.handle) {
+      mkdirSync(dirname(this.path), { recursive: true });
+      this.handle = open(this.path, 'a', 0o600);
+      this.handle.catch(() => (this.handle = undefined));
+    }
+    return this.handle;
+  }
+
+  write(record: AuditRecord): Promise<void> {
+    const line = `${JSON.stringify(record)}\n`;
+    const next = this.tail.then(async () => {
+      const file = await this.file();
+      await file.appendFile(line);
+      await file.datasync();
+    });
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    if (this.handle) await (await this.handle).close();
+    this.handle = undefined;
+  }
+}
+
+/** For tests: keeps records in memory, and can be told to fail. */
+export class MemoryAuditLog implements AuditLog {
+  readonly records: AuditRecord[] = [];
+  failing = false;
+
+  async write(record: AuditRecord): Promise<void> {
+    if (this.failing) throw new Error('audit log unavailable');
+    this.records.push(record);
+  }
+
+  async close(): Promise<void> {}
+}

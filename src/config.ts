@@ -1,0 +1,180 @@
+/**
+ * Gateway configuration: a JSON file under config/ plus environment variables, validated once at boot.
+ * A bad config stops the process with a message that names every wrong field.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { WhmcsConfigSchema } from '../mappings/whmcs/config.js';
+
+const PositiveInt = z.number().int().positive();
+
+export const RateLimitConfigSchema = z.strictObject({
+  keyPerMinute: PositiveInt.default(60),
+  keyBurst: z.number().int().min(0).default(20),
+  keyPerDay: PositiveInt.default(5000),
+  /** Profile A only; ignored in Profile B, which has no account limit. */
+  accountPerMinute: PositiveInt.default(120),
+  ipPerMinute: PositiveInt.default(600),
+  /** Length of the "minute" windows; shorter only in tests and demos. */
+  windowMs: PositiveInt.default(60_000),
+  /** When the store is down: `open` falls back to a per-instance memory limiter, `closed` answers 503. */
+  onStoreError: z.enum(['open', 'closed']).default('open'),
+});
+
+export const IdempotencyConfigSchema = z.strictObject({
+  /** Profile A: replays within this age; after it, 410 replay_stale. */
+  replayWindowMs: PositiveInt.default(3_600_000),
+  /** Profile A: how long a stale key is remembered so that it can answer 410. */
+  staleRetentionMs: PositiveInt.default(7 * 24 * 3_600_000),
+  /** Profile B: records live this long, then the key is new again. */
+  profileBWindowMs: PositiveInt.default(24 * 3_600_000),
+  /** Added to the slowest upstream timeout to form the claim's lease. */
+  leaseMarginMs: PositiveInt.default(5_000),
+});
+
+export const UpstreamConfigSchema = z.strictObject({
+  backend: z.literal('whmcs'),
+  whmcs: WhmcsConfigSchema,
+});
+
+export const IssuerSchema = z.strictObject({
+  name: z.string().min(1).default('Example Hosting Ltd.'),
+  addressLines: z.array(z.string()).default([]),
+  email: z.string().optional(),
+  taxId: z.string().optional(),
+  footer: z.string().optional(),
+});
+
+export const ConfigSchema = z.strictObject({
+  host: z.string().default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(3000),
+  profile: z.enum(['A', 'B']).default('A'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Proxies whose X-Forwarded-For is believed (IPs or CIDRs). Anyone else's is ignored. */
+  trustedProxies: z.array(z.string()).default([]),
+  bodyLimitBytes: PositiveInt.default(64 * 1024),
+  /** Base of the Problem `type` URIs; each type is this plus the reason. */
+  problemTypeBase: z.string().url().default('https://reseller-gateway.dev/problems/'),
+  redisUrl: z.string().url().optional(),
+  /** Redis Cluster seed nodes (`host:port`); when set, used instead of redisUrl. */
+  redisClusterNodes: z.array(z.string()).optional(),
+  keys: z
+    .strictObject({
+      /** Server secret mixed into every key hash. Required outside sandbox mode. */
+      pepper: z.string().min(32).optional(),
+      /** Memory mode: where keys persist, so the CLI and a running gateway share them. */
+      file: z.string().default('data/keys.json'),
+      cacheTtlMs: PositiveInt.default(5_000),
+    })
+    .prefault({}),
+  rateLimits: RateLimitConfigSchema.prefault({}),
+  idempotency: IdempotencyConfigSchema.prefault({}),
+  audit: z.strictObject({ file: z.string().default('data/audit.log') }).prefault({}),
+  issuer: IssuerSchema.prefault({}),
+  /** Absent: sandbox mode (embedded simulator upstream, demo keys). */
+  upstream: UpstreamConfigSchema.optional(),
+});
+
+export type GatewayConfig = z.infer<typeof ConfigSchema>;
+export type ResolvedConfig = GatewayConfig & { upstream: z.infer<typeof UpstreamConfigSchema> };
+export type Profile = GatewayConfig['profile'];
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_CONFIG_FILE = 'config/gateway.json';
+
+type Env = Record<string, string | undefined>;
+
+/** Environment variables and the config path each one sets. */
+const ENV_OVERRIDES: Array<[name: string, path: string[], kind: 'string' | 'int' | 'list']> = [
+  ['HOST', ['host'], 'string'],
+  ['PORT', ['port'], 'int'],
+  ['PROFILE', ['profile'], 'string'],
+  ['LOG_LEVEL', ['logLevel'], 'string'],
+  ['REDIS_URL', ['redisUrl'], 'string'],
+  ['REDIS_CLUSTER_NODES', ['redisClusterNodes'], 'list'],
+  ['TRUSTED_PROXIES', ['trustedProxies'], 'list'],
+  ['KEY_PEPPER', ['keys', 'pepper'], 'string'],
+  ['KEYS_FILE', ['keys', 'file'], 'string'],
+  ['AUDIT_LOG_FILE', ['audit', 'file'], 'string'],
+  ['WHMCS_URL', ['upstream', 'whmcs', 'url'], 'string'],
+  ['WHMCS_IDENTIFIER', ['upstream', 'whmcs', 'identifier'], 'string'],
+  ['WHMCS_SECRET', ['upstream', 'whmcs', 'secret'], 'string'],
+  ['WHMCS_ACCESS_KEY', ['upstream', 'whmcs', 'accessKey'], 'string'],
+];
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    if (typeof next !== 'object' || next === null) node[segment] = {};
+    node = node[segment] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+function envValue(name: string, raw: string, kind: 'string' | 'int' | 'list'): unknown {
+  if (kind === 'string') return raw;
+  if (kind === 'list') return raw.split(',').map((item) => item.trim()).filter(Boolean);
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  return Number(raw);
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `  - ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('\n');
+}
+
+/** Validates a raw config object (file contents with environment applied). */
+export function parseConfig(raw: unknown): GatewayConfig {
+  const result = ConfigSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(`invalid configuration:\n${describeIssues(result.error)}`);
+  const config = result.data;
+  if (config.upstream && !config.keys.pepper) {
+    throw new ConfigError('invalid configuration:\n  - keys.pepper: required when an upstream is configured (set KEY_PEPPER)');
+  }
+  return config;
+}
+
+/**
+ * Reads CONFIG_FILE (default config/gateway.json, optional when absent), applies the environment
+ * on top and validates the result.
+ */
+export function loadConfig(env: Env = process.env): GatewayConfig {
+  const explicitFile = env.CONFIG_FILE;
+  const file = explicitFile ?? DEFAULT_CONFIG_FILE;
+  let raw: Record<string, unknown> = {};
+  try {
+    raw = readConfigFile(file);
+  } catch (error) {
+    if (explicitFile !== undefined || !(error as Error).message.startsWith('cannot read')) throw error;
+  }
+  for (const [name, path, kind] of ENV_OVERRIDES) {
+    const value = env[name];
+    if (value !== undefined && value !== '') setPath(raw, path, envValue(name, value, kind));
+  }
+  if (raw.upstream && typeof raw.upstream === 'object' && !('backend' in raw.upstream)) {
+    (raw.upstream as Record<string, unknown>).backend = 'whmcs';
+  }
+  return parseConfig(raw);
+}

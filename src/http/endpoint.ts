@@ -1,0 +1,92 @@
+/**
+ * One v1 endpoint = one file that exports an `Endpoint`. Its zod schemas are the contract: they
+ * validate the input, shape the output and produce the OpenAPI document.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { z } from 'zod';
+import type { Backend, Customer } from '../backend/backend.js';
+import type { ResolvedConfig } from '../config.js';
+import type { Reason } from '../errors.js';
+import type { AuditLog } from '../audit.js';
+import type { KeyService } from '../keys/key-service.js';
+import type { AccountRecord, ApiKeyRecord, Scope, Stores } from '../stores/types.js';
+
+export type EndpointScope = Scope | 'public' | 'any';
+
+export interface ResponseSpec {
+  description: string;
+  /** JSON body schema; absent for non-JSON bodies. */
+  schema?: z.ZodType;
+  contentType?: 'application/json' | 'application/pdf';
+  headers?: Record<string, string>;
+}
+
+export interface Caller {
+  key: ApiKeyRecord;
+  account: AccountRecord;
+  customer: Customer;
+}
+
+export interface Services {
+  config: ResolvedConfig;
+  backend: Backend;
+  stores: Stores;
+  keys: KeyService;
+  audit: AuditLog;
+  /** DNS resolution for webhook URL checks (injected in tests: there is no DNS there). */
+  resolveHost(host: string): Promise<string[]>;
+}
+
+export interface HandlerContext<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  requestId: string;
+  /** The source IP, after trusted-proxy resolution. */
+  ip: string;
+  userAgent: string;
+  /** Present on every endpoint whose scope is not `public`. */
+  caller: Caller;
+  idempotencyKey: string | undefined;
+  /** True when an earlier attempt with this Idempotency-Key may have acted: find out before acting. */
+  reconcile: boolean;
+  services: Services;
+  log: FastifyBaseLogger;
+}
+
+export interface HandlerResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Endpoint<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: 'GET' | 'POST' | 'PUT';
+  /** Fastify route pattern, e.g. `/v1/orders/:id`. */
+  url: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  scope: EndpointScope;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Requires `Idempotency-Key` and runs under the idempotency rules (contract §5). */
+  idempotent?: boolean;
+  responses: Record<number, ResponseSpec>;
+  /** Error reasons this endpoint can answer with, beyond those every endpoint of its kind has. */
+  errors: Reason[];
+  handler(ctx: HandlerContext<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<HandlerResult>;
+}
+
+/** Keeps the generic parameters when an endpoint is written as an object literal. */
+export function defineEndpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  endpoint: Endpoint<P, Q, B>,
+): Endpoint<P, Q, B> {
+  return endpoint;
+}

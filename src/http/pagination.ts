@@ -1,0 +1,43 @@
+/** Pagination of the two lists (contract §6): `page`/`per_page` in, `data`/`meta`/`links` and a Link header out. */
+import { z } from 'zod';
+
+export const PageQuerySchema = z.strictObject({
+  page: z.coerce.number().int().min(1).max(1_000_000).default(1).meta({ description: 'Page number, from 1.' }),
+  per_page: z.coerce.number().int().min(1).max(100).default(25).meta({ description: 'Items per page, 1 to 100.' }),
+});
+export type PageQuery = z.infer<typeof PageQuerySchema>;
+
+export function pageSchema<T extends z.ZodType>(item: T, id: string) {
+  const link = z.string().nullable();
+  return z
+    .object({
+      data: z.array(item),
+      meta: z.object({
+        page: z.number().int(),
+        per_page: z.number().int(),
+        total: z.number().int(),
+        last_page: z.number().int(),
+      }),
+      links: z.object({ first: z.string(), prev: link, next: link, last: z.string() }),
+    })
+    .meta({ id });
+}
+
+export function paginate<T>(path: string, query: PageQuery, items: T[], total: number) {
+  const lastPage = Math.max(1, Math.ceil(total / query.per_page));
+  const href = (page: number) => `${path}?page=${page}&per_page=${query.per_page}`;
+  const links = {
+    first: href(1),
+    prev: query.page > 1 ? href(Math.min(query.page - 1, lastPage)) : null,
+    next: query.page < lastPage ? href(query.page + 1) : null,
+    last: href(lastPage),
+  };
+  const linkHeader = Object.entries(links)
+    .filter((entry): entry is [string, string] => entry[1] !== null)
+    .map(([rel, url]) => `<${url}>; rel="${rel}"`)
+    .join(', ');
+  return {
+    body: { data: items, meta: { page: query.page, per_page: query.per_page, total, last_page: lastPage }, links },
+    headers: { link: linkHeader },
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * The one place where failures become responses: every error, the framework's included, is rendered
+ * as Problem+JSON (contract §2) with the request id. Nothing of a stack trace or of the upstream's
+ * own words reaches the client.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BackendError, type BackendErrorKind } from '../backend/backend.js';
+import { ApiError, problemDocument, type Reason } from '../errors.js';
+import { StoreUnavailableError } from '../stores/types.js';
+
+const BACKEND_REASONS: Record<BackendErrorKind, Reason> = {
+  not_found: 'not_found',
+  conflict: 'action_not_allowed',
+  validation: 'validation_failed',
+  upstream_error: 'upstream_error',
+  unavailable: 'upstream_unavailable',
+  timeout: 'upstream_timeout',
+};
+
+const GENERIC_DETAILS: Partial<Record<Reason, string>> = {
+  upstream_error: 'The billing backend answered with an error.',
+  upstream_unavailable: 'The billing backend is unreachable; retry shortly.',
+  upstream_timeout: 'The billing backend did not answer in time.',
+};
+
+function fromBackend(error: BackendError): ApiError {
+  const reason = BACKEND_REASONS[error.kind];
+  // A mapping writes `detail` for clients, but server-side failures still get one fixed sentence each.
+  const detail = error.kind === 'not_found' || error.kind === 'conflict' || error.kind === 'validation'
+    ? error.detail
+    : (GENERIC_DETAILS[reason] ?? error.detail);
+  const headers = reason === 'upstream_unavailable' ? { 'retry-after': '5' } : undefined;
+  return new ApiError(reason, detail, { cause: error, ...(headers ? { headers } : {}) });
+}
+
+/** Fastify's own errors (body parsing, limits, routing) by their HTTP status. */
+function fromFramework(error: FastifyError): ApiError | null {
+  switch (error.statusCode) {
+    case 413:
+      return new ApiError('payload_too_large', 'The request body is larger than the limit.');
+    case 415:
+      return new ApiError('unsupported_media_type', 'Request bodies must be application/json.');
+    case 400:
+      return new ApiError('invalid_request', bodyProblem(error));
+    case 404:
+      return new ApiError('not_found', 'No such resource.');
+    default:
+      return null;
+  }
+}
+
+function bodyProblem(error: FastifyError): string {
+  if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The request body is empty but declared as JSON.';
+  if (/prototype|__proto__|constructor/i.test(error.message)) return 'The request body contains a forbidden property name.';
+  return 'The request body is not valid JSON.';
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof BackendError) return fromBackend(error);
+  if (error instanceof StoreUnavailableError) {
+    return new ApiError('store_unavailable', 'A required store is unavailable; retry shortly.', {
+      headers: { 'retry-after': '1' },
+      cause: error,
+    });
+  }
+  const framework = error as FastifyError;
+  if (typeof framework?.statusCode === 'number') {
+    const mapped = fromFramework(framework);
+    if (mapped) return mapped;
+  }
+  return new ApiError('internal_error', 'An unexpected error occurred; it has been logged.', { cause: error });
+}
+
+export function sendProblem(reply: FastifyReply, error: ApiError, typeBase: string): FastifyReply {
+  const requestId = reply.request.id;
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply
+    .code(error.status)
+    .header('content-type', 'application/problem+json; charset=utf-8')
+    .send(JSON.stringify(problemDocument(error, requestId, typeBase)));
+}
+
+function logFailure(request: FastifyRequest, original: unknown, apiError: ApiError): void {
+  if (original instanceof BackendError) {
+    const context = { reason: apiError.reason, backend_error: original.kind, outcome_unknown: original.outcomeUnknown };
+    if (original.operatorMessage) request.log.error({ ...context, upstream: original.operatorMessage }, 'upstream failure');
+    else if (apiError.status >= 500) request.log.warn(context, 'upstream failure');
+    return;
+  }
+  if (apiError.status >= 500 && apiError.reason !== 'store_unavailable') {
+    request.log.error({ err: original }, 'request failed');
+  }
+}
+
+interface RouteShape {
+  pattern: RegExp;
+  methods: Set<string>;
+}
+
+/** Error handler, not-found handler and 405 detection for the whole app. */
+export function installProblemHandling(app: FastifyInstance, typeBase: string): { addRoute(method: string, url: string): void } {
+  const routes = new Map<string, RouteShape>();
+
+  app.setErrorHandler((error, request, reply) => {
+    const apiError = toApiError(error);
+    logFailure(request, error, apiError);
+    return sendProblem(reply, apiError, typeBase);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = [...routes.values()].filter((route) => route.pattern.test(path)).flatMap((r) => [...r.methods]);
+    if (allowed.length > 0) {
+      const allow = [...new Set(allowed)].sort().join(', ');
+      return sendProblem(
+        reply,
+        new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow}.`, { headers: { allow } }),
+        typeBase,
+      );
+    }
+    return sendProblem(reply, new ApiError('not_found', 'No such resource.'), typeBase);
+  });
+
+  return {
+    addRoute(method, url) {
+      const source = url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+');
+      const shape = routes.get(url) ?? { pattern: new RegExp(`^${source}/?$`), methods: new Set<string>() };
+      shape.methods.add(method);
+      routes.set(url, shape);
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/** Input validation with the endpoint's zod schemas; failures become 400 invalid_request with pointers. */
+import type { z } from 'zod';
+import { ApiError, type FieldError } from '../errors.js';
+
+export type InputPart = 'path' | 'query' | 'body';
+
+function pointer(part: InputPart, path: PropertyKey[]): string {
+  const segments = path.map((segment) => String(segment).replace(/~/g, '~0').replace(/\//g, '~1'));
+  // Body pointers point into the JSON body (contract §2: `/field`); path and query say which part.
+  const prefix = part === 'body' ? [] : [part];
+  return `/${[...prefix, ...segments].join('/')}`;
+}
+
+function describe(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  return issue.message;
+}
+
+export function fieldErrors(part: InputPart, error: z.ZodError): FieldError[] {
+  return error.issues
+    .flatMap((issue) =>
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ pointer: pointer(part, [...issue.path, key]), detail: 'is not a field of this request' }))
+        : [{ pointer: pointer(part, issue.path), detail: describe(issue) }],
+    )
+    .slice(0, 20);
+}
+
+export function parseInput<T extends z.ZodType>(schema: T, value: unknown, part: InputPart): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors = fieldErrors(part, result.error);
+  const where = part === 'body' ? 'request body' : part === 'query' ? 'query string' : 'path';
+  throw new ApiError('invalid_request', `The ${where} is invalid.`, { errors });
+}

@@ -1,0 +1,38 @@
+/**
+ * API key format (contract §1): `rk_<key id: 16 hex>_<secret: 32 random bytes, base64url>`.
+ * The key id finds the record; only an HMAC of the secret is stored, compared in constant time.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const KEY_PATTERN = /^rk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+
+export interface ParsedKey {
+  keyId: string;
+  secret: string;
+}
+
+/** Returns null for anything that is not a well-formed key, before any store is asked. */
+export function parseApiKey(raw: string): ParsedKey | null {
+  const match = KEY_PATTERN.exec(raw);
+  if (!match) return null;
+  return { keyId: match[1] as string, secret: match[2] as string };
+}
+
+export function generateKeyId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export function generateApiKey(keyId: string = generateKeyId()): { keyId: string; secret: string; key: string } {
+  const secret = randomBytes(32).toString('base64url');
+  return { keyId, secret, key: `rk_${keyId}_${secret}` };
+}
+
+export function hashSecret(secret: string, pepper: string): string {
+  return createHmac('sha256', pepper).update(secret).digest('hex');
+}
+
+export function secretMatches(secret: string, storedHash: string, pepper: string): boolean {
+  const actual = Buffer.from(hashSecret(secret, pepper), 'hex');
+  const expected = Buffer.from(storedHash, 'hex');
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}

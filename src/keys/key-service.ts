@@ -1,0 +1,124 @@
+/**
+ * Issuing, rotating, revoking and checking API keys. Used by the gateway (authenticate) and the
+ * operator CLI (the rest). Lookups are cached in process for a short time; revocation and rotation
+ * publish an invalidation so every instance drops its copy at once.
+ */
+import { LRUCache } from 'lru-cache';
+import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore, Scope } from '../stores/types.js';
+import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
+
+export interface AuthenticatedKey {
+  key: ApiKeyRecord;
+  account: AccountRecord;
+}
+
+export type AuthFailure = 'malformed' | 'unknown' | 'revoked' | 'expired';
+
+export interface IssueKeyInput {
+  accountId: string;
+  name: string;
+  scopes: Scope[];
+  expiresAt?: string | null;
+  rateLimits?: KeyRateLimitOverrides | null;
+}
+
+interface CachedLookup {
+  key: ApiKeyRecord | null;
+  account: AccountRecord | null;
+}
+
+export class KeyService {
+  private readonly cache: LRUCache<string, CachedLookup>;
+
+  constructor(
+    private readonly store: KeyStore,
+    private readonly pepper: string,
+    options: { cacheTtlMs?: number; now?: () => number } = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.cache = new LRUCache<string, CachedLookup>({ max: 10_000, ttl: options.cacheTtlMs ?? 5_000 });
+    store.onInvalidation((keyId) => this.cache.delete(keyId));
+  }
+
+  private readonly now: () => number;
+
+  async authenticate(raw: string): Promise<AuthenticatedKey | AuthFailure> {
+    const parsed = parseApiKey(raw);
+    if (!parsed) return 'malformed';
+    const { key, account } = await this.lookup(parsed.keyId);
+    // The hash is checked before the key's state so that a guessed id reveals nothing about it.
+    if (!key || !account || !secretMatches(parsed.secret, key.secretHash, this.pepper)) return 'unknown';
+    if (key.revokedAt !== null && Date.parse(key.revokedAt) <= this.now()) return 'revoked';
+    if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.now()) return 'expired';
+    return { key, account };
+  }
+
+  private async lookup(keyId: string): Promise<CachedLookup> {
+    const cached = this.cache.get(keyId);
+    if (cached) return cached;
+    const key = await this.store.getKey(keyId);
+    const account = key ? await this.store.getAccount(key.accountId) : null;
+    const entry = { key, account };
+    this.cache.set(keyId, entry);
+    return entry;
+  }
+
+  async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
+    if (await this.store.getAccount(input.id)) throw new Error(`account ${input.id} already exists`);
+    const account: AccountRecord = { ...input, createdAt: new Date(this.now()).toISOString() };
+    await this.store.putAccount(account);
+    return account;
+  }
+
+  /** Returns the record and the full key; the key is never shown again. */
+  async issue(input: IssueKeyInput): Promise<{ record: ApiKeyRecord; key: string }> {
+    if (!(await this.store.getAccount(input.accountId))) throw new Error(`unknown account ${input.accountId}`);
+    const { keyId, secret, key } = generateApiKey();
+    const record: ApiKeyRecord = {
+      id: keyId,
+      accountId: input.accountId,
+      name: input.name,
+      scopes: [...new Set(input.scopes)],
+      secretHash: hashSecret(secret, this.pepper),
+      createdAt: new Date(this.now()).toISOString(),
+      expiresAt: input.expiresAt ?? null,
+      revokedAt: null,
+      rateLimits: input.rateLimits ?? null,
+    };
+    await this.store.putKey(record);
+    return { record, key };
+  }
+
+  /** Revokes now, or at `at` (a rotation's grace period). */
+  async revoke(keyId: string, at: Date = new Date(this.now())): Promise<ApiKeyRecord> {
+    const record = await this.store.getKey(keyId);
+    if (!record) throw new Error(`unknown key ${keyId}`);
+    const revoked = { ...record, revokedAt: at.toISOString() };
+    await this.store.putKey(revoked);
+    await this.store.publishInvalidation(keyId);
+    return revoked;
+  }
+
+  /** A new key with the same account, scopes and limits; the old one stays valid for `graceMs`. */
+  async rotate(keyId: string, graceMs = 0): Promise<{ record: ApiKeyRecord; key: string; old: ApiKeyRecord }> {
+    const old = await this.store.getKey(keyId);
+    if (!old) throw new Error(`unknown key ${keyId}`);
+    const issued = await this.issue({
+      accountId: old.accountId,
+      name: old.name,
+      scopes: old.scopes,
+      expiresAt: old.expiresAt,
+      rateLimits: old.rateLimits,
+    });
+    const revoked = await this.revoke(keyId, new Date(this.now() + graceMs));
+    return { ...issued, old: revoked };
+  }
+
+  list(accountId?: string): Promise<ApiKeyRecord[]> {
+    return this.store.listKeys(accountId);
+  }
+
+  listAccounts(): Promise<AccountRecord[]> {
+    return this.store.listAccounts();
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The four rate limits of contract §4 over a RateLimitStore, normalised once from config. When the
+ * shared store is down, limiting falls back to a per-instance memory store (fail open) or answers
+ * 503 (fail closed), as configured; a store error never turns into a 429 or a 500.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { GatewayConfig } from '../config.js';
+import { ApiError } from '../errors.js';
+import {
+  StoreUnavailableError,
+  type ApiKeyRecord,
+  type GcraPolicy,
+  type KeyLimitRequest,
+  type PolicyState,
+  type RateDecision,
+  type RateLimitStore,
+  type WindowPolicy,
+} from '../stores/types.js';
+
+export interface RateLimiterOptions {
+  store: RateLimitStore;
+  /** Used while `store` is unreachable and limits fail open. */
+  fallback: RateLimitStore;
+  config: Pick<GatewayConfig, 'rateLimits' | 'profile'>;
+  log: FastifyBaseLogger;
+}
+
+export class RateLimiter {
+  private readonly ipPolicy: WindowPolicy;
+  private readonly accountPolicy: WindowPolicy | null;
+  private lastFallbackWarning = 0;
+
+  constructor(private readonly options: RateLimiterOptions) {
+    const limits = options.config.rateLimits;
+    this.ipPolicy = { limit: limits.ipPerMinute, windowMs: limits.windowMs };
+    this.accountPolicy =
+      options.config.profile === 'A' ? { limit: limits.accountPerMinute, windowMs: limits.windowMs } : null;
+  }
+
+  hitIp(ip: string): Promise<RateDecision> {
+    return this.decide((store) => store.hitIp(ip, this.ipPolicy));
+  }
+
+  hitKey(key: ApiKeyRecord): Promise<RateDecision> {
+    return this.decide((store) => store.hitKey(this.keyRequest(key)));
+  }
+
+  /** The key's limits: config defaults with the key's own overrides. */
+  keyRequest(key: ApiKeyRecord): KeyLimitRequest {
+    const limits = this.options.config.rateLimits;
+    const perMinute: GcraPolicy = {
+      ratePerMinute: key.rateLimits?.perMinute ?? limits.keyPerMinute,
+      burst: key.rateLimits?.burst ?? limits.keyBurst,
+      periodMs: limits.windowMs,
+    };
+    return {
+      accountId: key.accountId,
+      keyId: key.id,
+      perMinute,
+      perDay: key.rateLimits?.perDay ?? limits.keyPerDay,
+      accountPerMinute: this.accountPolicy,
+    };
+  }
+
+  private async decide(run: (store: RateLimitStore) => Promise<RateDecision>): Promise<RateDecision> {
+    try {
+      return await run(this.options.store);
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      if (this.options.config.rateLimits.onStoreError === 'closed') {
+        throw new ApiError('store_unavailable', 'The rate-limit store is unavailable; retry shortly.', {
+          headers: { 'retry-after': '1' },
+          cause: error,
+        });
+      }
+      this.warnFallback(error);
+      return run(this.options.fallback);
+    }
+  }
+
+  private warnFallback(error: Error): void {
+    const now = Date.now();
+    if (now - this.lastFallbackWarning < 10_000) return;
+    this.lastFallbackWarning = now;
+    this.options.log.warn({ err: error.message }, 'rate-limit store unavailable; limiting per instance');
+  }
+}
+
+const POLICY_LABELS: Record<PolicyState['name'], string> = {
+  ip_minute: 'ip_minute',
+  key_minute: 'key_minute',
+  key_day: 'key_day',
+  account_minute: 'account_minute',
+};
+
+function seconds(ms: number): number {
+  return Math.max(0, Math.ceil(ms / 1000));
+}
+
+/**
+ * Contract §3: X-RateLimit-* for the per-key policy closest to exhaustion (reset in delta seconds),
+ * plus the IETF RateLimit-Policy / RateLimit fields for every policy that applied.
+ */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const keyPolicies = decision.policies.filter((p) => p.name === 'key_minute' || p.name === 'key_day');
+  const closest = keyPolicies.reduce<PolicyState | undefined>(
+    (best, p) => (best === undefined || p.remaining < best.remaining ? p : best),
+    undefined,
+  );
+  if (closest) {
+    headers['x-ratelimit-limit'] = String(closest.limit);
+    headers['x-ratelimit-remaining'] = String(Math.max(0, closest.remaining));
+    headers['x-ratelimit-reset'] = String(seconds(closest.resetMs));
+  }
+  if (decision.policies.length > 0) {
+    headers['ratelimit-policy'] = decision.policies
+      .map((p) => `"${POLICY_LABELS[p.name]}";q=${p.limit};w=${p.windowSeconds}`)
+      .join(', ');
+    headers['ratelimit'] = decision.policies
+      .map((p) => `"${POLICY_LABELS[p.name]}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`)
+      .join(', ');
+  }
+  return headers;
+}
+
+export function rateLimitedError(decision: RateDecision, headers: Record<string, string>): ApiError {
+  const retryAfter = Math.max(1, seconds(decision.retryAfterMs ?? 1000));
+  return new ApiError('rate_limited', `Rate limit exceeded (${decision.violated.join(', ')}); retry after ${retryAfter} s.`, {
+    headers: { ...headers, 'retry-after': String(retryAfter) },
+    extensions: { violated_policies: decision.violated },
+  });
+}

@@ -1,0 +1,32 @@
+import { defineEndpoint } from '../../../http/endpoint.js';
+import { renderInvoicePdf } from '../../../pdf/invoice-pdf.js';
+import { IdParamsSchema } from '../params.js';
+
+export default defineEndpoint({
+  method: 'GET',
+  url: '/v1/billing/invoices/:id/pdf',
+  operationId: 'getInvoicePdf',
+  summary: 'Invoice as PDF',
+  description:
+    'Rendered by the gateway from the invoice data: the same invoice gives the same bytes. Errors are still Problem+JSON.',
+  tag: 'Billing',
+  scope: 'read:billing',
+  params: IdParamsSchema,
+  responses: {
+    200: {
+      description: 'The invoice as a PDF document.',
+      contentType: 'application/pdf',
+      headers: { 'Content-Disposition': 'attachment; filename="invoice-<id>.pdf"' },
+    },
+  },
+  errors: ['not_found'],
+  async handler({ params, caller, services, requestId }) {
+    const invoice = await services.backend.getInvoiceDocument(caller.customer, params.id, { requestId });
+    const pdf = await renderInvoicePdf(invoice, services.config.issuer);
+    return {
+      status: 200,
+      body: Buffer.from(pdf),
+      headers: { 'content-disposition': `attachment; filename="invoice-${invoice.id}.pdf"` },
+    };
+  },
+});

@@ -1,0 +1,22 @@
+import { defineEndpoint } from '../../../http/endpoint.js';
+import { PageQuerySchema, pageSchema, paginate } from '../../../http/pagination.js';
+import { InvoiceSchema } from '../../../v1/schemas.js';
+
+export default defineEndpoint({
+  method: 'GET',
+  url: '/v1/billing/invoices',
+  operationId: 'listInvoices',
+  summary: 'Own invoices (paginated)',
+  tag: 'Billing',
+  scope: 'read:billing',
+  query: PageQuerySchema,
+  responses: {
+    200: { description: 'A page of the account\'s invoices, newest first.', schema: pageSchema(InvoiceSchema, 'InvoicePage'), headers: { Link: 'RFC 8288 links: first, prev, next, last.' } },
+  },
+  errors: [],
+  async handler({ query, caller, services, requestId }) {
+    const page = await services.backend.listInvoices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
+    const { body, headers } = paginate('/v1/billing/invoices', query, page.items, page.total);
+    return { status: 200, body, headers };
+  },
+});

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { defineEndpoint } from '../../http/endpoint.js';
+import { ApiError } from '../../errors.js';
+
+/** Checks are cached briefly: a health probe must not become load on the billing panel. */
+const CHECK_TTL_MS = 5_000;
+let lastCheck: { at: number; services: object; result: Promise<'ok' | 'store' | 'upstream'> } | undefined;
+
+export default defineEndpoint({
+  method: 'GET',
+  url: '/v1/health',
+  operationId: 'getHealth',
+  summary: 'Health check',
+  description: 'Answers 200 when the gateway can serve, 503 when a dependency it needs is down. No authentication.',
+  tag: 'System',
+  scope: 'public',
+  responses: { 200: { description: 'The gateway can serve.', schema: z.object({ status: z.literal('ok') }).meta({ id: 'Health' }) } },
+  errors: ['store_unavailable', 'upstream_unavailable'],
+  async handler({ services }) {
+    const now = Date.now();
+    if (!lastCheck || lastCheck.services !== services || now - lastCheck.at > CHECK_TTL_MS) {
+      const result = Promise.all([services.stores.ping(), services.backend.ping()]).then(([store, upstream]) =>
+        !store ? 'store' : !upstream ? 'upstream' : 'ok',
+      ) as Promise<'ok' | 'store' | 'upstream'>;
+      lastCheck = { at: now, services, result };
+    }
+    const state = await lastCheck.result;
+    if (state === 'store') throw new ApiError('store_unavailable', 'A store the gateway needs is down.', { headers: { 'retry-after': '5' } });
+    if (state === 'upstream') throw new ApiError('upstream_unavailable', 'The billing backend is unreachable.', { headers: { 'retry-after': '5' } });
+    return { status: 200, body: { status: 'ok' } };
+  },
+});

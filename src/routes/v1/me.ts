@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { defineEndpoint } from '../../http/endpoint.js';
+import { AccountSchema, TimestampSchema } from '../../v1/schemas.js';
+import { SCOPES } from '../../stores/types.js';
+
+const MeSchema = z
+  .object({
+    account: AccountSchema,
+    key: z.object({
+      id: z.string(),
+      name: z.string(),
+      scopes: z.array(z.enum(SCOPES)),
+      created_at: TimestampSchema,
+      expires_at: TimestampSchema.nullable(),
+      rate_limits: z.object({
+        per_minute: z.number().int(),
+        burst: z.number().int(),
+        per_day: z.number().int(),
+        account_per_minute: z.number().int().nullable(),
+      }),
+    }),
+  })
+  .meta({ id: 'Me' });
+
+export default defineEndpoint({
+  method: 'GET',
+  url: '/v1/me',
+  operationId: 'getMe',
+  summary: 'Own account and key metadata',
+  description: 'Any valid key may call it.',
+  tag: 'Account',
+  scope: 'any',
+  responses: { 200: { description: 'The calling account and key.', schema: MeSchema } },
+  errors: [],
+  async handler({ caller, services, requestId }) {
+    const account = await services.backend.getAccount(caller.customer, { requestId });
+    const limits = services.config.rateLimits;
+    const key = caller.key;
+    return {
+      status: 200,
+      body: {
+        account: { ...account, id: caller.account.id },
+        key: {
+          id: key.id,
+          name: key.name,
+          scopes: key.scopes,
+          created_at: key.createdAt,
+          expires_at: key.expiresAt,
+          rate_limits: {
+            per_minute: key.rateLimits?.perMinute ?? limits.keyPerMinute,
+            burst: key.rateLimits?.burst ?? limits.keyBurst,
+            per_day: key.rateLimits?.perDay ?? limits.keyPerDay,
+            account_per_minute: services.config.profile === 'A' ? limits.accountPerMinute : null,
+          },
+        },
+      },
+    };
+  },
+});

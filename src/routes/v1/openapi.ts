@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { defineEndpoint } from '../../http/endpoint.js';
+
+/** Built by the app at registration (it needs every endpoint), served as is. */
+export function openApiEndpoint(document: object) {
+  return defineEndpoint({
+    method: 'GET',
+    url: '/v1/openapi.json',
+    operationId: 'getOpenApi',
+    summary: 'This OpenAPI document',
+    tag: 'System',
+    scope: 'public',
+    responses: { 200: { description: 'The OpenAPI 3.1 document of the v1 contract.', schema: z.record(z.string(), z.unknown()) } },
+    errors: [],
+    async handler() {
+      return { status: 200, body: document };
+    },
+  });
+}

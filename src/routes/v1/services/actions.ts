@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { BackendError } from '../../../backend/backend.js';
+import { ApiError } from '../../../errors.js';
+import { defineEndpoint, type Services } from '../../../http/endpoint.js';
+import type { Customer } from '../../../backend/backend.js';
+import { ActionResultSchema, ALL_ACTIONS, PROFILE_ACTIONS, type ActionResult, type Service, type ServiceAction } from '../../../v1/schemas.js';
+import { IdParamsSchema } from '../params.js';
+
+const ActionInputSchema = z
+  .strictObject({
+    action: z.string().min(1).max(64).meta({
+      description: 'Profile A: start, stop, reboot, cancel, cancel_revoke. Profile B: start, stop, reboot, reinstall, suspend, unsuspend, terminate.',
+      examples: [...ALL_ACTIONS],
+    }),
+  })
+  .meta({ id: 'ActionInput' });
+
+function resultStatus(result: ActionResult): number {
+  return result.outcome === 'scheduled' ? 202 : 200;
+}
+
+/** Whether the service as it stands shows the action's effect; null when its state cannot tell. */
+function actionVisible(action: ServiceAction, service: Service): boolean | null {
+  switch (action) {
+    case 'suspend':
+      return service.status === 'suspended';
+    case 'unsuspend':
+      return service.status === 'active';
+    case 'terminate':
+      return service.status === 'terminated';
+    case 'cancel':
+      return service.cancellation_requested;
+    case 'cancel_revoke':
+      return !service.cancellation_requested;
+    default:
+      return null;
+  }
+}
+
+/**
+ * An earlier attempt with this key may have acted. Where the service's state shows the effect,
+ * answer as if it succeeded; where it shows it did not happen, run it; where it cannot tell
+ * (power actions), refuse rather than run it twice.
+ */
+async function reconcile(services: Services, customer: Customer, id: string, action: ServiceAction, requestId: string) {
+  const service = await services.backend.getService(customer, id, { requestId });
+  const visible = actionVisible(action, service);
+  if (visible === true) {
+    const scheduled = action === 'cancel';
+    return { action, outcome: scheduled ? 'scheduled' : 'completed', effective_on: scheduled ? service.cancellation_effective_on : null, service } as ActionResult;
+  }
+  if (visible === null) {
+    throw new BackendError('unavailable', 'The outcome of an earlier attempt with this Idempotency-Key is unknown; check the service and retry with a new key.');
+  }
+  return null;
+}
+
+export default defineEndpoint({
+  method: 'POST',
+  url: '/v1/services/:id/actions',
+  operationId: 'runServiceAction',
+  summary: 'Run a service action',
+  description:
+    'Requires `Idempotency-Key`. The action set follows the deployment\'s profile; an action outside it is 422 `invalid_action` with `allowed_actions`. ' +
+    'A valid action that the service\'s current state forbids is 409 `action_not_allowed`. `cancel` is accepted for the end of the billing period: 202 with `effective_on`.',
+  tag: 'Services',
+  scope: 'write:services',
+  idempotent: true,
+  params: IdParamsSchema,
+  body: ActionInputSchema,
+  responses: {
+    200: { description: 'The action ran; the service as it now stands.', schema: ActionResultSchema },
+    202: { description: 'The action was accepted and takes effect later (cancel).', schema: ActionResultSchema },
+  },
+  errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale'],
+  async handler({ params, body, caller, services, requestId, reconcile: mustReconcile }) {
+    const allowed: readonly string[] = PROFILE_ACTIONS[services.config.profile];
+    const action = body?.action ?? '';
+    if (!allowed.includes(action)) {
+      throw new ApiError('invalid_action', `"${action.slice(0, 64)}" is not an action of this API; allowed: ${allowed.join(', ')}.`, {
+        extensions: { allowed_actions: allowed },
+      });
+    }
+    const serviceAction = action as ServiceAction;
+    if (mustReconcile) {
+      const earlier = await reconcile(services, caller.customer, params.id, serviceAction, requestId);
+      if (earlier) return { status: resultStatus(earlier), body: earlier };
+    }
+    const result = await services.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId });
+    return { status: resultStatus(result), body: result };
+  },
+});

@@ -1,0 +1,22 @@
+import { defineEndpoint } from '../../../http/endpoint.js';
+import { PageQuerySchema, pageSchema, paginate } from '../../../http/pagination.js';
+import { ServiceSchema } from '../../../v1/schemas.js';
+
+export default defineEndpoint({
+  method: 'GET',
+  url: '/v1/services',
+  operationId: 'listServices',
+  summary: 'Own services (paginated)',
+  tag: 'Services',
+  scope: 'read:services',
+  query: PageQuerySchema,
+  responses: {
+    200: { description: 'A page of the account\'s services.', schema: pageSchema(ServiceSchema, 'ServicePage'), headers: { Link: 'RFC 8288 links: first, prev, next, last.' } },
+  },
+  errors: [],
+  async handler({ query, caller, services, requestId }) {
+    const page = await services.backend.listServices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
+    const { body, headers } = paginate('/v1/services', query, page.items, page.total);
+    return { status: 200, body, headers };
+  },
+});

@@ -1,0 +1,127 @@
+/**
+ * Builds a whole gateway for tests: the real app, the real WHMCS mapping, an embedded simulator on
+ * a loopback port, memory stores (or the ones given), an in-memory audit log, and captured logs.
+ */
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { MemoryAuditLog } from '../../src/audit.js';
+import { parseConfig, type ResolvedConfig } from '../../src/config.js';
+import { KeyService } from '../../src/keys/key-service.js';
+import { createMemoryStores } from '../../src/stores/memory/index.js';
+import { SCOPES, type Scope, type Stores } from '../../src/stores/types.js';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../mappings/whmcs/simulator/fixtures.js';
+
+export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789abcdef';
+
+const GENEROUS_LIMITS = { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 };
+
+export interface TestGateway {
+  app: FastifyInstance;
+  config: ResolvedConfig;
+  simulator: WhmcsSimulator;
+  stores: Stores;
+  audit: MemoryAuditLog;
+  keyService: KeyService;
+  /** Every log line the app wrote, raw. */
+  logs: string[];
+  /** Named keys: `acme:all`, `acme:read-only`, `acme:<scope>`, `acme:none`, `acme:revoked`, `acme:expired`, `beta:all`. */
+  keys: Record<string, string>;
+  keyIds: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  profile?: 'A' | 'B';
+  stores?: Stores;
+  /** Raw config on top of the test defaults (before validation). */
+  config?: Record<string, unknown>;
+  /** WHMCS mapping config on top of the simulator's. */
+  whmcs?: Record<string, unknown>;
+  simulator?: WhmcsSimulator;
+  /** Whether to issue the standard test keys (off for a second instance sharing a store). */
+  issueKeys?: boolean;
+}
+
+/** Fake DNS for webhook URL checks: there is no resolver in the test sandbox. */
+export async function fakeResolve(host: string): Promise<string[]> {
+  if (host.endsWith('.internal-example.com')) return ['10.0.0.7'];
+  return ['93.184.215.14'];
+}
+
+export async function buildTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const simulator = options.simulator ?? (await startWhmcsSimulator());
+  const config = parseConfig({
+    profile: options.profile ?? 'A',
+    logLevel: 'info',
+    keys: { pepper: TEST_PEPPER },
+    ...options.config,
+    // Generous unless a test asks for the real limits: suites make many calls with one key.
+    rateLimits: { ...GENEROUS_LIMITS, ...(options.config?.rateLimits as object | undefined) },
+    upstream: {
+      backend: 'whmcs',
+      whmcs: {
+        url: simulator.url,
+        identifier: simulator.identifier,
+        secret: simulator.secret,
+        publicProductIds: SANDBOX_PUBLIC_PRODUCT_IDS,
+        timeoutMs: 3000,
+        ...options.whmcs,
+      },
+    },
+  }) as ResolvedConfig;
+  const stores = options.stores ?? createMemoryStores();
+  const audit = new MemoryAuditLog();
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await buildApp(config, { stores, audit, logStream, resolveHost: fakeResolve });
+  await app.ready();
+  const keyService = new KeyService(stores.keys, TEST_PEPPER);
+  const keys: Record<string, string> = {};
+  const keyIds: Record<string, string> = {};
+  if (options.issueKeys !== false) await issueTestKeys(keyService, keys, keyIds);
+  return {
+    app,
+    config,
+    simulator,
+    stores,
+    audit,
+    keyService,
+    logs,
+    keys,
+    keyIds,
+    async close() {
+      await app.close();
+      if (!options.simulator) await simulator.close();
+    },
+  };
+}
+
+async function issueTestKeys(service: KeyService, keys: Record<string, string>, ids: Record<string, string>): Promise<void> {
+  const issue = async (label: string, accountId: string, scopes: Scope[], extra: { expiresAt?: string } = {}) => {
+    const { key, record } = await service.issue({ accountId, name: label, scopes, ...extra });
+    keys[label] = key;
+    ids[label] = record.id;
+  };
+  await service.createAccount({ id: 'acme', name: 'Acme Hosting', upstreamId: '1' });
+  await service.createAccount({ id: 'beta', name: 'Beta Reseller', upstreamId: '2' });
+  await issue('acme:all', 'acme', [...SCOPES]);
+  await issue('acme:read-only', 'acme', SCOPES.filter((s) => s.startsWith('read:')));
+  await issue('acme:none', 'acme', []);
+  for (const scope of SCOPES) await issue(`acme:${scope}`, 'acme', [scope]);
+  await issue('acme:revoked', 'acme', [...SCOPES]);
+  await service.revoke(ids['acme:revoked'] as string);
+  await issue('acme:expired', 'acme', [...SCOPES], { expiresAt: new Date(Date.now() - 1000).toISOString() });
+  await issue('beta:all', 'beta', [...SCOPES]);
+}
+
+export function bearer(key: string | undefined): Record<string, string> {
+  if (key === undefined) throw new Error('no such test key');
+  return { authorization: `Bearer ${key}` };
+}

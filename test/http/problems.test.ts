@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+function assertProblem(response: LightMyRequestResponse, status: number, reason: string): Record<string, unknown> {
+  assert.equal(response.statusCode, status, response.body);
+  assert.match(String(response.headers['content-type']), /^application\/problem\+json/);
+  assert.match(String(response.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  const body = response.json() as Record<string, unknown>;
+  assert.equal(body.status, status);
+  assert.equal(body.reason, reason);
+  assert.equal(body.request_id, response.headers['x-request-id']);
+  assert.equal(body.instance, `urn:uuid:${String(response.headers['x-request-id'])}`);
+  assert.match(String(body.type), new RegExp(`^https://.+/${reason}$`));
+  for (const field of ['title', 'detail']) assert.equal(typeof body[field], 'string');
+  assert.doesNotMatch(response.body, /at .+\.(ts|js):\d+/, 'no stack trace');
+  return body;
+}
+
+describe('every failure is Problem+JSON', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await buildTestGateway();
+  });
+  after(() => gw.close());
+
+  const order = { product_id: '1', billing_cycle: 'monthly' };
+  const post = (payload: string, headers: Record<string, string> = {}) =>
+    gw.app.inject({
+      method: 'POST',
+      url: '/v1/orders',
+      headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json', 'idempotency-key': 'k1', ...headers },
+      payload,
+    });
+
+  it('unknown route → 404 not_found', async () => {
+    assertProblem(await gw.app.inject({ method: 'GET', url: '/v1/nope' }), 404, 'not_found');
+    assertProblem(await gw.app.inject({ method: 'GET', url: '/' }), 404, 'not_found');
+  });
+
+  it('known path, wrong method → 405 with Allow', async () => {
+    const response = await gw.app.inject({ method: 'DELETE', url: '/v1/services/5' });
+    assertProblem(response, 405, 'method_not_allowed');
+    assert.equal(response.headers.allow, 'GET');
+    const webhooks = await gw.app.inject({ method: 'POST', url: '/v1/webhooks' });
+    assertProblem(webhooks, 405, 'method_not_allowed');
+    assert.equal(webhooks.headers.allow, 'GET, PUT');
+  });
+
+  it('body over the limit → 413', async () => {
+    assertProblem(await post(JSON.stringify({ ...order, hostname: 'a'.repeat(70_000) })), 413, 'payload_too_large');
+  });
+
+  it('a body that is not JSON → 415', async () => {
+    assertProblem(await post('product_id=1', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
+    assertProblem(await post('hello', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
+  });
+
+  it('malformed JSON → 400 invalid_request', async () => {
+    assertProblem(await post('{"product_id": '), 400, 'invalid_request');
+  });
+
+  it('__proto__ and constructor.prototype payloads → 400', async () => {
+    assertProblem(await post('{"__proto__": {"admin": true}, "product_id": "1", "billing_cycle": "monthly"}'), 400, 'invalid_request');
+    assertProblem(await post('{"constructor": {"prototype": {"admin": true}}}'), 400, 'invalid_request');
+    assert.equal(({} as Record<string, unknown>).admin, undefined);
+  });
+
+  it('unknown body fields → 400 with pointers', async () => {
+    const body = assertProblem(await post(JSON.stringify({ ...order, clientid: '3' })), 400, 'invalid_request');
+    assert.deepEqual(body.errors, [{ pointer: '/clientid', detail: 'is not a field of this request' }]);
+  });
+
+  it('wrong types → 400 with a pointer per field', async () => {
+    const body = assertProblem(await post(JSON.stringify({ product_id: 7, billing_cycle: 'weekly' })), 400, 'invalid_request');
+    const pointers = (body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
+    assert.deepEqual(pointers, ['/billing_cycle', '/product_id']);
+  });
+
+  it('bad pagination → 400 pointing at the query', async () => {
+    const response = await gw.app.inject({ method: 'GET', url: '/v1/services?per_page=500', headers: bearer(gw.keys['acme:all']) });
+    const body = assertProblem(response, 400, 'invalid_request');
+    assert.deepEqual((body.errors as Array<{ pointer: string }>).map((e) => e.pointer), ['/query/per_page']);
+  });
+
+  it('Idempotency-Key missing or invalid → 400', async () => {
+    const missing = await gw.app.inject({
+      method: 'POST',
+      url: '/v1/orders',
+      headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json' },
+      payload: JSON.stringify(order),
+    });
+    assertProblem(missing, 400, 'idempotency_key_missing');
+    for (const bad of ['', 'has space', 'x'.repeat(81), 'ключ', 'a/b']) {
+      assertProblem(await post(JSON.stringify(order), { 'idempotency-key': bad }), 400, 'idempotency_key_invalid');
+    }
+  });
+
+  it('an incoming X-Request-Id is not trusted', async () => {
+    const response = await gw.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': 'evil' } });
+    assert.notEqual(response.headers['x-request-id'], 'evil');
+    assert.ok(gw.logs.some((line) => line.includes('"client_request_id":"evil"')));
+  });
+
+  it('a key in the query string → 400 and never logged', async () => {
+    const key = gw.keys['acme:all'] as string;
+    assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/me?api_key=${key}` }), 400, 'invalid_request');
+    assert.ok(!gw.logs.join('').includes(key));
+  });
+});

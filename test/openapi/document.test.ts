@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { REASONS } from '../../src/errors.js';
+import { openApiPath } from '../../src/openapi/document.js';
+import { SCOPES } from '../../src/stores/types.js';
+import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+type Operation = {
+  security: Array<Record<string, string[]>>;
+  'x-required-scope': string;
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>;
+  parameters: Array<{ name: string; in: string }>;
+};
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+
+/** The routes Fastify actually serves, as `METHOD /openapi/path`. */
+function servedRoutes(gw: TestGateway): Set<string> {
+  const routes = new Set<string>();
+  for (const line of gw.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /(\/\S*) \(([A-Z, ]+)\)/.exec(line);
+    if (!match) continue;
+    for (const method of (match[2] as string).split(', ')) routes.add(`${method} ${openApiPath(match[1] as string)}`);
+  }
+  return routes;
+}
+
+for (const profile of ['A', 'B'] as const) {
+  describe(`OpenAPI document, profile ${profile}`, () => {
+    let gw: TestGateway;
+    let doc: Document;
+    before(async () => {
+      gw = await buildTestGateway({ profile });
+      const response = await gw.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+      assert.equal(response.statusCode, 200);
+      doc = response.json() as Document;
+    });
+    after(() => gw.close());
+
+    it('is a valid OpenAPI 3.1 document', async () => {
+      assert.equal(doc.openapi, '3.1.0');
+      const result = await new Validator().validate(doc as never);
+      assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    });
+
+    it('documents exactly the routes the gateway serves', () => {
+      const documented = new Set<string>();
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        for (const method of Object.keys(operations)) documented.add(`${method.toUpperCase()} ${path}`);
+      }
+      assert.deepEqual([...documented].sort(), [...servedRoutes(gw)].sort());
+      assert.equal(documented.size, 16, 'fifteen endpoints of the spec plus the OpenAPI document');
+    });
+
+    it('states the scope, the errors and the headers of every operation', () => {
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(operations)) {
+          const where = `${method} ${path}`;
+          const scope = op['x-required-scope'];
+          assert.ok(['public', 'any', ...SCOPES].includes(scope), where);
+          if (scope !== 'public') {
+            assert.ok(op.responses['401'], `${where} documents 401`);
+            assert.ok(op.responses['429'], `${where} documents 429`);
+          }
+          if (scope !== 'public' && scope !== 'any') {
+            assert.deepEqual(op.security, [{ apiKey: [scope] }], where);
+            assert.ok(op.responses['403'], `${where} documents 403`);
+          }
+          for (const [status, response] of Object.entries(op.responses)) {
+            assert.ok(response.headers?.['X-Request-Id'], `${where} ${status} documents X-Request-Id`);
+            if (Number(status) >= 400) assert.ok(response.content?.['application/problem+json'], `${where} ${status} is a problem`);
+          }
+        }
+      }
+      assert.ok(doc.paths['/v1/orders']?.post?.parameters.some((p) => p.name === 'Idempotency-Key' && p.in === 'header'));
+      assert.ok(doc.paths['/v1/services/{id}/actions']?.post?.responses['422']);
+      assert.ok(doc.paths['/v1/billing/invoices/{id}/pdf']?.get?.responses['200']?.content?.['application/pdf']);
+      const problem = doc.components.schemas.Problem as { properties: { reason: { enum: string[] } } };
+      assert.deepEqual(problem.properties.reason.enum.sort(), Object.keys(REASONS).sort());
+      const stale = doc.paths['/v1/orders']?.post?.responses['410'];
+      assert.equal(Boolean(stale), profile === 'A', 'replay_stale exists in Profile A only');
+    });
+  });
+}
