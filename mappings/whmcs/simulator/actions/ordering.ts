@@ -1,0 +1,357 @@
+/**
+ * AddOrder and AcceptOrder, with WHMCS's silent fallbacks: an invalid or disabled billing cycle
+ * becomes the first enabled one, invalid config options become defaults (first visible choice,
+ * quantity clamped to min/max), malformed serialized input is ignored.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { isIP } from 'node:net';
+import {
+  CYCLE_DISPLAY,
+  CYCLE_MONTHS,
+  CYCLES,
+  EMPTY_DATE,
+  EMPTY_DATETIME,
+  SETUP_FEE_KEYS,
+  addMonths,
+  fromCents,
+  nextId,
+  sqlDate,
+  sqlDateTime,
+  toCents,
+  type Client,
+  type ConfigOption,
+  type Currency,
+  type Cycle,
+  type Invoice,
+  type Product,
+  type Service,
+  type SimulatorState,
+} from '../model.js';
+import { decodeSerializedArray, type PhpArray, type PhpValue } from '../php-serialize.js';
+import { isTruthy, phpInt, scalarParam, type FormArray, type FormValue } from '../protocol.js';
+import { applyClientCredit } from './billing.js';
+import { provisionService } from './modules.js';
+import {
+  choiceDisplayName,
+  clientCurrency,
+  failure,
+  findClient,
+  findProduct,
+  groupName,
+  markInvoicePaid,
+  type ActionHandler,
+} from './shared.js';
+
+/** One cart line as sent: `pid[n]` with its `billingcycle[n]`, `configoptions[n]`, … (or the scalar forms). */
+interface ItemRequest {
+  pid: number;
+  billingcycle: string;
+  configoptions: string;
+  customfields: string;
+  hostname: string;
+  rootpw: string | undefined;
+}
+
+type BillingCycle = Cycle | 'onetime' | 'free';
+
+/** A cart line WHMCS accepted, with the values it will store. */
+interface CartItem {
+  product: Product;
+  cycle: BillingCycle;
+  configOptionValues: Record<string, number>;
+  customFieldValues: Record<string, string>;
+  hostname: string;
+  rootpw: string | undefined;
+  recurringCents: number;
+  firstPaymentCents: number;
+}
+
+function stringAt(value: FormValue | undefined, index: string | undefined): string {
+  const entry = index === undefined || typeof value !== 'object' ? value : value[index];
+  return typeof entry === 'string' ? entry : '';
+}
+
+function readItemRequests(params: FormArray): ItemRequest[] {
+  const pid = params.pid;
+  if (pid === undefined) return [];
+  const indexes = typeof pid === 'object' ? Object.keys(pid) : [undefined];
+  return indexes.map((index) => ({
+    pid: phpInt(stringAt(pid, index)),
+    billingcycle: stringAt(params.billingcycle, index),
+    configoptions: stringAt(params.configoptions, index),
+    customfields: stringAt(params.customfields, index),
+    // `domain[n]` is the hosting account's domain; for VPS products `hostname[n]` takes its place.
+    hostname: stringAt(params.hostname, index) || stringAt(params.domain, index),
+    rootpw: stringAt(params.rootpw, index) || undefined,
+  }));
+}
+
+function isEnabled(price: string | undefined): boolean {
+  return price !== undefined && toCents(price) >= 0;
+}
+
+/** The requested cycle if enabled, else silently the first enabled one (monthly → … → triennially). */
+function resolveCycle(product: Product, currency: Currency, requested: string): BillingCycle | undefined {
+  if (product.paytype !== 'recurring') return product.paytype;
+  const pricing = product.pricing[currency.code];
+  if (!pricing) return undefined;
+  const wanted = CYCLES.find((cycle) => cycle === requested.toLowerCase());
+  if (wanted && isEnabled(pricing[wanted])) return wanted;
+  return CYCLES.find((cycle) => isEnabled(pricing[cycle]));
+}
+
+/** Onetime and free products keep their price in the monthly column. */
+function pricingCycle(cycle: BillingCycle): Cycle {
+  return cycle === 'onetime' || cycle === 'free' ? 'monthly' : cycle;
+}
+
+function numericValue(value: PhpValue | undefined): number | undefined {
+  if (typeof value === 'number') return Math.trunc(value);
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'string' && /^\s*[+-]?\d+/.test(value)) return phpInt(value);
+  return undefined;
+}
+
+function chooseOptionValue(option: ConfigOption, requested: PhpValue | undefined): number {
+  const value = numericValue(requested);
+  switch (option.type) {
+    case '1':
+    case '2': {
+      // API orders run as admin, so hidden choices are accepted; unknown ids fall back to the first visible one.
+      const valid = option.choices.some((choice) => choice.id === value);
+      return valid && value !== undefined ? value : (option.choices.find((choice) => !choice.hidden)?.id ?? 0);
+    }
+    case '3':
+      return value !== undefined && value !== 0 ? 1 : 0;
+    case '4': {
+      const max = option.maxqty > 0 ? option.maxqty : Number.MAX_SAFE_INTEGER;
+      return Math.min(Math.max(value ?? option.minqty, option.minqty), max);
+    }
+  }
+}
+
+function selectConfigOptions(state: SimulatorState, product: Product, serialized: string): Record<string, number> {
+  const requested: PhpArray = decodeSerializedArray(serialized) ?? new Map();
+  const values: Record<string, number> = {};
+  for (const option of state.configOptions.filter((row) => product.configOptionIds.includes(row.id))) {
+    values[option.id] = chooseOptionValue(option, requested.get(String(option.id)));
+  }
+  return values;
+}
+
+function selectCustomFields(state: SimulatorState, product: Product, serialized: string): Record<string, string> {
+  const requested: PhpArray = decodeSerializedArray(serialized) ?? new Map();
+  const values: Record<string, string> = {};
+  for (const field of state.customFields.filter((row) => row.productId === product.pid)) {
+    const value = requested.get(String(field.id));
+    values[field.id] = typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+  }
+  return values;
+}
+
+/** Price and setup fee of the product plus its selected options, in cents. */
+function priceCart(
+  state: SimulatorState,
+  product: Product,
+  cycle: BillingCycle,
+  currency: Currency,
+  options: Record<string, number>,
+): { recurring: number; setup: number } {
+  if (cycle === 'free') return { recurring: 0, setup: 0 };
+  const column = pricingCycle(cycle);
+  const productRow = product.pricing[currency.code];
+  let recurring = toCents(productRow?.[column] ?? '0.00');
+  let setup = toCents(productRow?.[SETUP_FEE_KEYS[column]] ?? '0.00');
+  for (const option of state.configOptions.filter((row) => row.id in options)) {
+    const selected = options[option.id] ?? 0;
+    const isChoice = option.type === '1' || option.type === '2';
+    const choice = isChoice ? option.choices.find((row) => row.id === selected) : option.choices[0];
+    const units = isChoice ? 1 : selected;
+    const choiceRow = choice?.pricing[currency.code];
+    recurring += units * toCents(choiceRow?.[column] ?? '0.00');
+    setup += units * toCents(choiceRow?.[SETUP_FEE_KEYS[column]] ?? '0.00');
+  }
+  return { recurring, setup };
+}
+
+function toCartItem(state: SimulatorState, currency: Currency, request: ItemRequest): CartItem | undefined {
+  const product = findProduct(state, request.pid);
+  if (!product) return undefined;
+  const cycle = resolveCycle(product, currency, request.billingcycle);
+  if (!cycle) return undefined;
+  const configOptionValues = selectConfigOptions(state, product, request.configoptions);
+  const { recurring, setup } = priceCart(state, product, cycle, currency, configOptionValues);
+  return {
+    product,
+    cycle,
+    configOptionValues,
+    customFieldValues: selectCustomFields(state, product, request.customfields),
+    hostname: request.hostname,
+    rootpw: request.rootpw,
+    recurringCents: cycle === 'onetime' ? 0 : recurring,
+    firstPaymentCents: recurring + setup,
+  };
+}
+
+function serverFor(state: SimulatorState, module: string): number {
+  return module === '' ? 0 : (state.servers.find((server) => server.module === module)?.id ?? 0);
+}
+
+function createService(state: SimulatorState, client: Client, orderId: number, item: CartItem, paymentmethod: string, now: Date): Service {
+  const recurring = item.cycle !== 'onetime' && item.cycle !== 'free';
+  const service: Service = {
+    id: nextId(state.services),
+    clientId: client.id,
+    orderId,
+    pid: item.product.pid,
+    serverId: serverFor(state, item.product.module),
+    regdate: sqlDate(now),
+    domain: item.hostname,
+    dedicatedip: '',
+    assignedips: '',
+    status: 'Pending',
+    suspensionreason: '',
+    firstpaymentamount: fromCents(item.firstPaymentCents),
+    recurringamount: fromCents(item.recurringCents),
+    paymentmethod,
+    billingcycle: CYCLE_DISPLAY[item.cycle],
+    nextduedate: recurring ? sqlDate(now) : EMPTY_DATE,
+    username: item.product.type === 'server' ? 'root' : '',
+    password: item.rootpw ?? randomBytes(12).toString('base64url'),
+    notes: '',
+    power: 'off',
+    customFieldValues: item.customFieldValues,
+    configOptionValues: item.configOptionValues,
+  };
+  state.services.push(service);
+  return service;
+}
+
+function formatDay(date: Date): string {
+  const [year, month, day] = sqlDate(date).split('-');
+  return `${day}/${month}/${year}`;
+}
+
+function optionLines(state: SimulatorState, values: Record<string, number>): string[] {
+  return state.configOptions
+    .filter((option) => option.id in values)
+    .map((option) => {
+      const value = values[option.id] ?? 0;
+      if (option.type === '3') return `${option.name}: ${value ? 'Yes' : 'No'}`;
+      const choice = option.type === '4' ? option.choices[0] : option.choices.find((row) => row.id === value);
+      const name = choice ? choiceDisplayName(choice) : '';
+      return option.type === '4' ? `${option.name}: ${value} x ${name}` : `${option.name}: ${name}`;
+    });
+}
+
+function itemDescription(state: SimulatorState, service: Service, item: CartItem, now: Date): string {
+  const host = service.domain ? ` - ${service.domain}` : '';
+  const cycle = item.cycle;
+  const period =
+    cycle === 'onetime' || cycle === 'free'
+      ? ''
+      : ` (${formatDay(now)} - ${formatDay(new Date(addMonths(now, CYCLE_MONTHS[cycle]).getTime() - 86_400_000))})`;
+  return [`${groupName(state, item.product)} - ${item.product.name}${host}${period}`, ...optionLines(state, item.configOptionValues)].join('\n');
+}
+
+function createInvoice(state: SimulatorState, client: Client, lines: Array<[Service, CartItem]>, paymentmethod: string, now: Date): Invoice {
+  let itemId = nextId(state.invoices.flatMap((invoice) => invoice.items));
+  const items = lines.map(([service, item]) => ({
+    id: itemId++,
+    type: 'Hosting',
+    relid: service.id,
+    description: itemDescription(state, service, item, now),
+    amount: service.firstpaymentamount,
+    taxed: 0,
+  }));
+  const subtotal = fromCents(items.reduce((sum, row) => sum + toCents(row.amount), 0));
+  const invoice: Invoice = {
+    id: nextId(state.invoices),
+    clientId: client.id,
+    invoicenum: '',
+    date: sqlDate(now),
+    duedate: sqlDate(now),
+    datepaid: EMPTY_DATETIME,
+    dateRefunded: EMPTY_DATETIME,
+    dateCancelled: EMPTY_DATETIME,
+    subtotal,
+    credit: '0.00',
+    tax: '0.00',
+    total: subtotal,
+    status: 'Unpaid',
+    paymentmethod,
+    notes: '',
+    createdAt: sqlDateTime(now),
+    updatedAt: sqlDateTime(now),
+    items,
+    transactions: [],
+  };
+  state.invoices.push(invoice);
+  if (toCents(subtotal) === 0) markInvoicePaid(invoice, now);
+  return invoice;
+}
+
+/** The checks AddOrder makes on the client and request before looking at the cart; the error message, if any. */
+function orderRefusal(state: SimulatorState, client: Client, params: FormArray): string | undefined {
+  if (client.status === 'Closed') return 'Unable to add order when client status is Closed';
+  const active = state.paymentMethods.filter((method) => method.active).map((method) => method.module);
+  if (!active.includes(scalarParam(params, 'paymentmethod') ?? '')) return `Invalid Payment Method. Valid options include ${active.join(',')}`;
+  const clientIp = scalarParam(params, 'clientip');
+  if (clientIp && isIP(clientIp) === 0) return "Invalid IP address provided for 'clientip'";
+  if (typeof params.pid === 'object' && typeof params.domain === 'string') return "Expecting parameter 'domain' to be an array";
+  return undefined;
+}
+
+export const addOrder: ActionHandler = ({ params, state, now }) => {
+  const client = findClient(state, phpInt(params.clientid));
+  if (!client) return failure('Client ID Not Found');
+  const refusal = orderRefusal(state, client, params);
+  if (refusal) return failure(refusal);
+  const requests = readItemRequests(params);
+  if (requests.length === 0) return failure('No items added to cart so order cannot proceed');
+  const currency = clientCurrency(state, client);
+  const cart = currency ? requests.flatMap((request) => toCartItem(state, currency, request) ?? []) : [];
+  if (cart.length === 0) return failure('No items remain in the cart. Order cannot proceed.');
+
+  const paymentmethod = scalarParam(params, 'paymentmethod') ?? '';
+  const orderId = nextId(state.orders);
+  const lines = cart.map((item): [Service, CartItem] => [createService(state, client, orderId, item, paymentmethod, now), item]);
+  const invoice = isTruthy(params.noinvoice) ? undefined : createInvoice(state, client, lines, paymentmethod, now);
+  state.orders.push({
+    id: orderId,
+    ordernum: randomInt(1_000_000_000, 9_999_999_999),
+    clientId: client.id,
+    date: sqlDateTime(now),
+    amount: fromCents(cart.reduce((sum, item) => sum + item.firstPaymentCents, 0)),
+    paymentmethod,
+    invoiceId: invoice?.id ?? 0,
+    status: 'Pending',
+    promocode: '', // promocode is accepted and ignored
+    ipaddress: scalarParam(params, 'clientip') ?? '',
+    notes: '',
+  });
+  if (invoice && state.settings.autoApplyCredit) applyClientCredit(state, invoice, now);
+
+  const serviceIds = lines.map(([service]) => service.id).join(',');
+  return {
+    result: 'success',
+    orderid: String(orderId),
+    serviceids: serviceIds,
+    productids: serviceIds, // legacy name, same value
+    addonids: '',
+    domainids: '',
+    invoiceid: invoice ? String(invoice.id) : undefined,
+  };
+};
+
+export const acceptOrder: ActionHandler = ({ params, state }) => {
+  const order = state.orders.find((row) => row.id === phpInt(params.orderid));
+  if (!order || order.status !== 'Pending') return failure('Order ID not found or Status not Pending');
+  const autosetup = isTruthy(params.autosetup);
+  for (const service of state.services.filter((row) => row.orderId === order.id && row.status === 'Pending')) {
+    if (autosetup) provisionService(state, service, params);
+    service.status = 'Active';
+  }
+  order.status = 'Active';
+  return { result: 'success' };
+};
