@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Backend } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
 import { ApiError } from './errors.js';
@@ -24,6 +24,13 @@ import { createBackend } from './backend/factory.js';
 import { createStores } from './stores/factory.js';
 import { MemoryRateLimitStore } from './stores/memory/index.js';
 import type { Stores } from './stores/types.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** `METHOD /url` of every route registered, as Fastify serves them. */
+    servedRoutes: readonly string[];
+  }
+}
 
 export interface AppOverrides {
   backend?: Backend;
@@ -46,7 +53,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const app = Fastify({
     logger: loggerOptions(config, overrides.logStream),
     genReqId: () => randomUUID(),
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     onProtoPoisoning: 'error',
@@ -59,6 +66,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('caller', undefined);
   app.decorateRequest('v1Input', undefined);
+  const servedRoutes: string[] = [];
+  app.decorate('servedRoutes', servedRoutes);
 
   const stores = overrides.stores ?? (await createStores(config));
   const backend = overrides.backend ?? createBackend(config, app.log);
@@ -68,6 +77,12 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log });
   const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs);
   const problems = installProblemHandling(app, config.problemTypeBase);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      servedRoutes.push(`${method} ${route.url}`);
+      problems.addRoute(method, route.url);
+    }
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -80,10 +95,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   });
 
   const ctx = { services, rateLimiter, idempotency, typeBase: config.problemTypeBase };
-  const all: Endpoint[] = [...endpoints, openApiEndpoint(buildOpenApiDocument(endpoints, config.profile)) as unknown as Endpoint];
-  for (const endpoint of all) {
+  for (const endpoint of allEndpoints(config)) {
     registerEndpoint(app, endpoint, ctx);
-    problems.addRoute(endpoint.method, endpoint.url);
   }
 
   app.addHook('onClose', async () => {
@@ -94,5 +107,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
 
 /** The endpoints the app serves, OpenAPI route included (for tests that sweep every route). */
 export function allEndpoints(config: Pick<ResolvedConfig, 'profile'>): Endpoint[] {
-  return [...endpoints, openApiEndpoint(buildOpenApiDocument(endpoints, config.profile)) as unknown as Endpoint];
+  let document: object | undefined;
+  const all: Endpoint[] = [...endpoints, openApiEndpoint(() => document ?? {}) as unknown as Endpoint];
+  document = buildOpenApiDocument(all, config.profile);
+  return all;
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineEndpoint } from '../../http/endpoint.js';
 
-/** Built by the app at registration (it needs every endpoint), served as is. */
-export function openApiEndpoint(document: object) {
+/** The document describes every endpoint, this one included, so it is handed in once all exist. */
+export function openApiEndpoint(document: () => object) {
   return defineEndpoint({
     method: 'GET',
     url: '/v1/openapi.json',
@@ -13,7 +13,7 @@ export function openApiEndpoint(document: object) {
     responses: { 200: { description: 'The OpenAPI 3.1 document of the v1 contract.', schema: z.record(z.string(), z.unknown()) } },
     errors: [],
     async handler() {
-      return { status: 200, body: document };
+      return { status: 200, body: document() };
     },
   });
 }
