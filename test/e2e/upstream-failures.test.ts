@@ -1,0 +1,111 @@
+/**
+ * Upstream failures as the client sees them (contract §2): normalised problems, no upstream text,
+ * an operator log line where the operator must act, and no duplicate order after a timeout.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { call, type HttpResponse } from '../helpers/http.js';
+
+function expectProblem(response: HttpResponse, status: number, reason: string): void {
+  assert.equal(response.status, status, response.text);
+  assert.equal(response.json().reason, reason);
+}
+
+describe('upstream failures', () => {
+  let gw: TestGateway;
+  let base: string;
+  let key: string;
+  before(async () => {
+    gw = await buildTestGateway({
+      whmcs: { timeoutMs: 400, actionTimeoutsMs: { AddOrder: 400, ModuleCustom: 400 } },
+      config: { idempotency: { leaseMarginMs: 100 } },
+    });
+    base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    key = gw.keys['acme:all'] as string;
+  });
+  after(() => gw.close());
+
+  it('WHMCS 403 (IP allow-list) → 502 without the upstream text, and an operator log line', async () => {
+    gw.simulator.inject({ action: 'GetClientsDetails', kind: 'forbidden', message: 'Invalid IP 203.0.113.7', times: 1 });
+    const response = await call(base, 'GET', '/v1/me', { key });
+    expectProblem(response, 502, 'upstream_error');
+    assert.ok(!response.text.includes('203.0.113.7'));
+    assert.ok(!response.text.includes('Invalid IP'));
+    assert.ok(gw.logs.some((line) => line.includes('Invalid IP 203.0.113.7') && line.includes('"level":50')), 'logged for the operator');
+  });
+
+  for (const kind of ['http500', 'html', 'malformed'] as const) {
+    it(`${kind} answer → 502 upstream_error`, async () => {
+      gw.simulator.inject({ action: 'GetClientsProducts', kind, times: 1 });
+      const response = await call(base, 'GET', '/v1/services', { key });
+      expectProblem(response, 502, 'upstream_error');
+      assert.ok(!/<html|DOCTYPE/i.test(response.text));
+    });
+  }
+
+  it('a failing read behind the balance → 502', async () => {
+    gw.simulator.inject({ action: 'GetCredits', kind: 'http500', times: 1 });
+    gw.simulator.inject({ action: 'GetClientsDetails', kind: 'malformed', times: 1 });
+    expectProblem(await call(base, 'GET', '/v1/billing/balance', { key }), 502, 'upstream_error');
+  });
+
+  it('no answer in time → 504 upstream_timeout', async () => {
+    gw.simulator.inject({ action: 'GetInvoices', kind: 'hang', times: 1 });
+    expectProblem(await call(base, 'GET', '/v1/billing/invoices', { key }), 504, 'upstream_timeout');
+  });
+
+  it('a connection reset → 502, and the next call works', async () => {
+    gw.simulator.inject({ action: 'GetInvoices', kind: 'reset', times: 1 });
+    const response = await call(base, 'GET', '/v1/billing/invoices', { key });
+    assert.ok([502, 503].includes(response.status), response.text);
+    assert.equal((await call(base, 'GET', '/v1/billing/invoices', { key })).status, 200);
+  });
+
+  it('an order placed upstream whose answer timed out is found again, never placed twice', async () => {
+    const before = gw.simulator.state.orders.length;
+    gw.simulator.inject({ action: 'AddOrder', kind: 'stall_after_effect', ms: 1500, times: 1 });
+    const headers = { 'idempotency-key': 'stalled-order-1' };
+    const body = { product_id: '2', billing_cycle: 'monthly' };
+    const first = await call(base, 'POST', '/v1/orders', { key, body, headers });
+    expectProblem(first, 504, 'upstream_timeout');
+    assert.equal(gw.simulator.state.orders.length, before + 1, 'WHMCS did place it');
+    const retry = await call(base, 'POST', '/v1/orders', { key, body, headers });
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(retry.json().id, String(gw.simulator.state.orders.at(-1)?.id));
+    assert.equal(gw.simulator.state.orders.length, before + 1, 'and only once');
+    const replay = await call(base, 'POST', '/v1/orders', { key, body, headers });
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.json().id, retry.json().id);
+  });
+
+  it('a power action whose outcome is unknown is not run again blindly', async () => {
+    gw.simulator.inject({ action: 'ModuleCustom', kind: 'stall_after_effect', ms: 1500, times: 1 });
+    const headers = { 'idempotency-key': 'stalled-reboot-1' };
+    const first = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers });
+    expectProblem(first, 504, 'upstream_timeout');
+    const calls = gw.simulator.calls.filter((c) => c.action === 'modulecustom').length;
+    const retry = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers });
+    expectProblem(retry, 503, 'upstream_unavailable');
+    assert.equal(gw.simulator.calls.filter((c) => c.action === 'modulecustom').length, calls, 'not sent again');
+  });
+});
+
+describe('upstream unreachable', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await buildTestGateway();
+    await gw.simulator.close();
+  });
+  after(() => gw.app.close());
+
+  it('connection refused → 503 upstream_unavailable with Retry-After; health says so', async () => {
+    const response = await gw.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${gw.keys['acme:all']}` } });
+    assert.equal(response.statusCode, 503, response.body);
+    assert.equal(response.json().reason, 'upstream_unavailable');
+    assert.ok(Number(response.headers['retry-after']) >= 1);
+    const health = await gw.app.inject({ method: 'GET', url: '/v1/health' });
+    assert.equal(health.statusCode, 503);
+    assert.equal(health.json().reason, 'upstream_unavailable');
+  });
+});

@@ -1,0 +1,36 @@
+/** A tiny client for end-to-end tests against a gateway listening on a real loopback port. */
+import { request } from 'undici';
+
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  bytes: Buffer;
+  json(): any;
+}
+
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<HttpResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await request(`${base}${path}`, {
+    method: method as 'GET',
+    headers,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const bytes = Buffer.from(await response.body.arrayBuffer());
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  return {
+    status: response.statusCode,
+    headers: flat,
+    bytes,
+    text: bytes.toString('utf8'),
+    json: () => JSON.parse(bytes.toString('utf8')),
+  };
+}
