@@ -56,9 +56,13 @@ export interface IdempotentRun {
   render(error: ApiError): StoredResponse;
 }
 
-/** Which failures are the backend's definitive answer (stored and replayed) rather than transient. */
+/**
+ * The backend's definitive refusals, stored and replayed (contract §5). A validation failure is not
+ * among them: it is a rejection before anything was executed, which the client may fix and retry
+ * with the same key.
+ */
 function isDefinitiveBackendAnswer(error: unknown): boolean {
-  return error instanceof BackendError && (error.kind === 'not_found' || error.kind === 'conflict' || error.kind === 'validation');
+  return error instanceof BackendError && (error.kind === 'not_found' || error.kind === 'conflict');
 }
 
 /** True when the backend can have acted: such an attempt must be reconciled, never blindly re-run. */

@@ -105,7 +105,11 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   const headers: Record<string, string> = {};
   const keyPolicies = decision.policies.filter((p) => p.name === 'key_minute' || p.name === 'key_day');
   const closest = keyPolicies.reduce<PolicyState | undefined>(
-    (best, p) => (best === undefined || p.remaining < best.remaining ? p : best),
+    // Fewest remaining; on a tie, the one that takes longer to recover is the one that binds.
+    (best, p) =>
+      best === undefined || p.remaining < best.remaining || (p.remaining === best.remaining && p.resetMs > best.resetMs)
+        ? p
+        : best,
     undefined,
   );
   if (closest) {

@@ -1,0 +1,149 @@
+/**
+ * Rate limits as clients see them (contract §3–§4), with an injected clock: nothing sleeps.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createMemoryStores } from '../../src/stores/memory/index.js';
+import { bearer, buildTestGateway } from '../helpers/gateway.js';
+
+function clock(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+const REAL_KEY_LIMITS = { keyPerMinute: 60, keyBurst: 20, keyPerDay: 5000 };
+
+describe('rate limits through the gateway', () => {
+  it('per key: 21 at once from rest, then one per second; 429 with Retry-After and violated_policies', async () => {
+    const time = clock();
+    const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });
+    try {
+      const get = () => gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(gw.keys['acme:all']) });
+      for (let i = 0; i < 21; i++) {
+        const response = await get();
+        assert.equal(response.statusCode, 200, `request ${i + 1}`);
+        assert.equal(response.headers['x-ratelimit-remaining'], String(20 - i));
+      }
+      const refused = await get();
+      assert.equal(refused.statusCode, 429);
+      assert.equal(refused.json().reason, 'rate_limited');
+      assert.deepEqual(refused.json().violated_policies, ['key_minute']);
+      assert.equal(refused.headers['retry-after'], '1');
+      assert.equal(refused.headers['x-ratelimit-remaining'], '0');
+      assert.match(String(refused.headers['ratelimit-policy']), /"key_minute";q=21;w=60/);
+      time.advance(1000);
+      assert.equal((await get()).statusCode, 200, 'one more after a second');
+      assert.equal((await get()).statusCode, 429);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('never more than rate + burst in any 60 s for a greedy client', async () => {
+    const time = clock();
+    const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });
+    try {
+      const accepted: number[] = [];
+      for (let tick = 0; tick < 180 * 4; tick++) {
+        const response = await gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(gw.keys['acme:all']) });
+        if (response.statusCode === 200) accepted.push(time.now());
+        time.advance(250);
+      }
+      for (const start of accepted) {
+        const inWindow = accepted.filter((t) => t >= start && t < start + 60_000).length;
+        assert.ok(inWindow <= 80, `${inWindow} in a 60 s window`);
+      }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('per account (profile A): one budget across all its keys; a 429 consumes nothing', async () => {
+    const time = clock();
+    const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: { accountPerMinute: 5 } } });
+    try {
+      const get = (label: string) => gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(gw.keys[label]) });
+      for (const label of ['acme:all', 'acme:read-only', 'acme:all', 'acme:read:webhooks', 'acme:all']) {
+        assert.equal((await get(label)).statusCode, 200);
+      }
+      const refused = await get('acme:read-only');
+      assert.equal(refused.statusCode, 429);
+      assert.deepEqual(refused.json().violated_policies, ['account_minute']);
+      assert.equal((await get('beta:all')).statusCode, 200, 'another account is unaffected');
+      time.advance(60_000);
+      assert.equal((await get('acme:all')).statusCode, 200, 'the rolling window moved on');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('profile B has no account limit', async () => {
+    const gw = await buildTestGateway({ profile: 'B', config: { rateLimits: { accountPerMinute: 2 } } });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const response = await gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(gw.keys['acme:all']) });
+        assert.equal(response.statusCode, 200);
+        assert.doesNotMatch(String(response.headers['ratelimit-policy']), /account_minute/);
+      }
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('per source IP: counted before authentication, 429 even without a key', async () => {
+    const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 3 } } });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await gw.app.inject({ method: 'GET', url: '/v1/me' })).statusCode);
+      assert.deepEqual(statuses, [401, 401, 401, 429]);
+      const refused = await gw.app.inject({ method: 'GET', url: '/v1/health' });
+      assert.equal(refused.statusCode, 429);
+      assert.deepEqual(refused.json().violated_policies, ['ip_minute']);
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('X-Forwarded-For counts only from a trusted proxy', async () => {
+    const untrusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 } } });
+    const trusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 }, trustedProxies: ['127.0.0.1'] } });
+    try {
+      const statuses = async (gw: typeof untrusted) => {
+        const result: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          result.push((await gw.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-forwarded-for': `198.51.100.${i}` } })).statusCode);
+        }
+        return result;
+      };
+      assert.deepEqual(await statuses(untrusted), [200, 200, 429], 'spoofed XFF changes nothing');
+      assert.deepEqual(await statuses(trusted), [200, 200, 200], 'each client behind the proxy has its own budget');
+    } finally {
+      await Promise.all([untrusted.close(), trusted.close()]);
+    }
+  });
+
+  it('a key can carry its own limits', async () => {
+    const time = clock();
+    const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });
+    try {
+      const { key } = await gw.keyService.issue({ accountId: 'acme', name: 'tight', scopes: ['read:webhooks'], rateLimits: { perMinute: 6, burst: 1, perDay: 3 } });
+      const get = () => gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(key) });
+      assert.equal((await get()).headers['x-ratelimit-limit'], '2');
+      assert.equal((await get()).statusCode, 200);
+      assert.equal((await get()).statusCode, 429);
+      time.advance(10_000);
+      const third = await get();
+      assert.equal(third.statusCode, 200);
+      assert.equal(third.headers['x-ratelimit-limit'], '3', 'the daily limit is now closest to exhaustion');
+      assert.equal(third.headers['x-ratelimit-remaining'], '0');
+      time.advance(10_000);
+      const daily = await get();
+      assert.equal(daily.statusCode, 429);
+      assert.deepEqual(daily.json().violated_policies, ['key_day']);
+      assert.ok(Number(daily.headers['retry-after']) > 3600, 'until the next UTC day');
+    } finally {
+      await gw.close();
+    }
+  });
+});
