@@ -15,10 +15,15 @@ export class StoreUnavailableError extends Error {
 
 // ---- rate limits (contract §4) --------------------------------------------------------------
 
-/** GCRA: `ratePerMinute` sustained, `burst` extra requests allowed at once from rest. */
+/**
+ * GCRA: `ratePerMinute` sustained, `burst` extra requests allowed at once from rest: a key at rest
+ * may send burst + 1 at once, then one per minute / rate; never more than rate + burst per minute.
+ */
 export interface GcraPolicy {
   ratePerMinute: number;
   burst: number;
+  /** Length of the "minute"; 60 000 unless shortened for tests and demos (config `rateLimits.windowMs`). */
+  periodMs?: number;
 }
 
 /** At most `limit` requests in any rolling window of `windowMs`. */
@@ -31,6 +36,7 @@ export type PolicyName = 'ip_minute' | 'key_minute' | 'key_day' | 'account_minut
 
 export interface PolicyState {
   name: PolicyName;
+  /** The full quota. For the GCRA `key_minute` it is burst + 1, what a key at rest may send at once. */
   limit: number;
   /** Requests still allowed now (after this request, when it was allowed). */
   remaining: number;

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
 import { bearer, buildTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.js';
 
 describe('no secret reaches the log', () => {
@@ -15,7 +16,7 @@ describe('no secret reaches the log', () => {
 
   it('keys, passwords, webhook secrets, upstream credentials and the pepper stay out', async () => {
     const key = gw.keys['acme:all'] as string;
-    const inject = (options: Parameters<TestGateway['app']['inject']>[0]) => gw.app.inject(options);
+    const inject = (options: InjectOptions) => gw.app.inject(options);
     const secrets: string[] = [key, gw.keys['acme:revoked'] as string, TEST_PEPPER, gw.simulator.secret, gw.simulator.identifier, 'access-KEY-0f9e8d7c6b5a'];
 
     await inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });

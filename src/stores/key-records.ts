@@ -1,0 +1,19 @@
+/** What every KeyStore implementation shares: listing order and invalidation listeners. */
+import type { AccountRecord, ApiKeyRecord } from './types.js';
+
+/** Lists come oldest first; the id breaks ties so that every store lists in the same order. */
+export function byCreation<T extends AccountRecord | ApiKeyRecord>(records: T[]): T[] {
+  return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
+export class InvalidationListeners {
+  private readonly listeners: Array<(keyId: string) => void> = [];
+
+  add(listener: (keyId: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  notify(keyId: string): void {
+    for (const listener of this.listeners) listener(keyId);
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Accounts and keys in a JSON file, for memory (sandbox) mode: the operator CLI writes the file and
+ * a running gateway sees the change without a restart, because lookups re-read the file when it
+ * was replaced (checked at most every `checkIntervalMs`). A reload announces every key whose record
+ * changed through `onInvalidation`, so caches drop revoked keys.
+ *
+ * Writes replace the file atomically (temp file, fsync, rename; mode 0600) after re-reading it, and
+ * are serialised within a process. Two processes writing in the same instant can still lose one
+ * update: the file is for one operator and one gateway, not for concurrent administration.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { byCreation, InvalidationListeners } from '../key-records.js';
+import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
+
+interface KeyFile {
+  accounts: Record<string, AccountRecord>;
+  keys: Record<string, ApiKeyRecord>;
+}
+
+export interface FileKeyStoreOptions {
+  now?: () => number;
+  /** Lookups look for a newer file at most this often. */
+  checkIntervalMs?: number;
+}
+
+export class FileKeyStore implements KeyStore {
+  private readonly now: () => number;
+  private readonly checkIntervalMs: number;
+  private readonly listeners = new InvalidationListeners();
+  private data: KeyFile = { accounts: {}, keys: {} };
+  private loaded = false;
+  /** Identity of the file last read (inode, mtime, size); null when there was no file. */
+  private fileVersion: string | null = null;
+  private lastCheck = Number.NEGATIVE_INFINITY;
+  private reloading: Promise<void> | null = null;
+  /** This process's read-modify-write cycles, one after the other. */
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly path: string,
+    options: FileKeyStoreOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.checkIntervalMs = options.checkIntervalMs ?? 250;
+  }
+
+  async putAccount(account: AccountRecord): Promise<void> {
+    await this.update((data) => {
+      data.accounts[account.id] = structuredClone(account);
+    });
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | null> {
+    await this.refresh();
+    return copyOrNull(this.data.accounts[id]);
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    await this.refresh();
+    return byCreation(structuredClone(Object.values(this.data.accounts)));
+  }
+
+  async putKey(key: ApiKeyRecord): Promise<void> {
+    await this.update((data) => {
+      data.keys[key.id] = structuredClone(key);
+    });
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | null> {
+    await this.refresh();
+    return copyOrNull(this.data.keys[id]);
+  }
+
+  async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    await this.refresh();
+    const keys = Object.values(this.data.keys).filter((key) => accountId === undefined || key.accountId === accountId);
+    return byCreation(structuredClone(keys));
+  }
+
+  /** Other processes learn of a change when they reload the file; this tells this process's listeners. */
+  async publishInvalidation(keyId: string): Promise<void> {
+    this.listeners.notify(keyId);
+  }
+
+  onInvalidation(listener: (keyId: string) => void): void {
+    this.listeners.add(listener);
+  }
+
+  /** Concurrent callers share one reload, so none of them reads the data before it is loaded. */
+  private async refresh(force = false): Promise<void> {
+    while (this.reloading) await this.reloading;
+    const now = this.now();
+    if (!force && now - this.lastCheck < this.checkIntervalMs) return;
+    this.lastCheck = now;
+    this.reloading = this.reload();
+    try {
+      await this.reloading;
+    } finally {
+      this.reloading = null;
+    }
+  }
+
+  private async reload(): Promise<void> {
+    const file = await readKeyFile(this.path, this.loaded ? this.fileVersion : undefined);
+    if (file === 'unchanged') return;
+    const previous = this.data;
+    this.data = file.data;
+    this.fileVersion = file.version;
+    if (this.loaded) for (const keyId of changedKeys(previous, file.data)) this.listeners.notify(keyId);
+    this.loaded = true;
+  }
+
+  private update(change: (data: KeyFile) => void): Promise<void> {
+    const cycle = this.writes.then(async () => {
+      // Read first, so that what another process wrote since our last look is kept.
+      await this.refresh(true);
+      const next = structuredClone(this.data);
+      change(next);
+      this.fileVersion = await writeAtomically(this.path, `${JSON.stringify(next, null, 2)}\n`);
+      this.data = next;
+    });
+    this.writes = cycle.catch(() => undefined);
+    return cycle;
+  }
+}
+
+async function readKeyFile(
+  path: string,
+  knownVersion: string | null | undefined,
+): Promise<{ data: KeyFile; version: string | null } | 'unchanged'> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return knownVersion === null ? 'unchanged' : { data: { accounts: {}, keys: {} }, version: null };
+  }
+  try {
+    // Version and content come from the same open file, so a concurrent rename cannot mix them.
+    const version = versionOf(await handle.stat());
+    if (version === knownVersion) return 'unchanged';
+    return { data: parseKeyFile(path, await handle.readFile('utf8')), version };
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseKeyFile(path: string, text: string): KeyFile {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`key file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const file = parsed as Partial<KeyFile> | null;
+  if (!isObject(file) || !isObject(file.accounts) || !isObject(file.keys)) {
+    throw new Error(`key file ${path} must be an object with "accounts" and "keys" objects`);
+  }
+  return file as KeyFile;
+}
+
+async function writeAtomically(path: string, text: string): Promise<string> {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(temporary, 'wx', 0o600);
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+    // Rename keeps inode and mtime, so this is the version readers will see.
+    const version = versionOf(await handle.stat());
+    await handle.close();
+    await rename(temporary, path);
+    return version;
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A rename gives a new inode, so two writes within one mtime tick still differ. */
+function versionOf(stats: { ino: number; mtimeMs: number; size: number }): string {
+  return `${stats.ino}:${stats.mtimeMs}:${stats.size}`;
+}
+
+function changedKeys(before: KeyFile, after: KeyFile): string[] {
+  const ids = new Set([...Object.keys(before.keys), ...Object.keys(after.keys)]);
+  return [...ids].filter((id) => JSON.stringify(before.keys[id]) !== JSON.stringify(after.keys[id]));
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function copyOrNull<T>(record: T | undefined): T | null {
+  return record === undefined ? null : structuredClone(record);
+}

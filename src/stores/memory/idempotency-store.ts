@@ -1,0 +1,105 @@
+/**
+ * Idempotency records in process memory (contract §5). Each method runs in one synchronous
+ * section, so `begin` is an atomic claim. Mirrors src/stores/redis/lua/idempotency-*.lua.
+ */
+import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { BeginRequest, BeginResult, IdempotencyScope, IdempotencyStore, StoredResponse } from '../types.js';
+
+interface IdempotencyRecord {
+  state: 'in_progress' | 'completed' | 'unknown';
+  token: string;
+  fingerprint: string;
+  endpoint: string;
+  /** Time of the first request: the age that decides staleness counts from here. */
+  createdAt: number;
+  leaseUntil: number;
+  response: StoredResponse | null;
+}
+
+export interface MemoryIdempotencyStoreOptions {
+  now?: () => number;
+  /**
+   * Records kept at most; past it the least recently used go first, losing their protection.
+   * Size it above the number of keyed requests expected within the retention period.
+   */
+  maxRecords?: number;
+}
+
+function newOwnerToken(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+export class MemoryIdempotencyStore implements IdempotencyStore {
+  private readonly now: () => number;
+  private readonly records: LRUCache<string, IdempotencyRecord>;
+
+  constructor(options: MemoryIdempotencyStoreOptions = {}) {
+    const now = options.now ?? Date.now;
+    this.now = now;
+    this.records = new LRUCache({ max: options.maxRecords ?? 50_000, perf: { now }, ttlResolution: 0 });
+  }
+
+  async begin(request: BeginRequest): Promise<BeginResult> {
+    const now = this.now();
+    const id = recordId(request);
+    const record = this.records.get(id);
+    if (!record) {
+      const token = newOwnerToken();
+      const created: IdempotencyRecord = {
+        state: 'in_progress',
+        token,
+        fingerprint: request.fingerprint,
+        endpoint: request.endpoint,
+        createdAt: now,
+        leaseUntil: now + request.leaseMs,
+        response: null,
+      };
+      this.records.set(id, created, { ttl: request.retentionMs });
+      return { kind: 'acquired', token, reconcile: false };
+    }
+    if (record.fingerprint !== request.fingerprint || record.endpoint !== request.endpoint) return { kind: 'conflict' };
+    if (record.state === 'completed' && record.response) {
+      const stale = request.staleAfterMs !== null && now - record.createdAt >= request.staleAfterMs;
+      return stale ? { kind: 'stale' } : { kind: 'replay', response: structuredClone(record.response) };
+    }
+    if (record.state === 'in_progress' && record.leaseUntil > now) {
+      return { kind: 'in_progress', retryAfterMs: Math.max(1, record.leaseUntil - now) };
+    }
+    // Unknown outcome, or a holder that died: the new holder must reconcile; the old token is void.
+    record.state = 'in_progress';
+    record.token = newOwnerToken();
+    record.leaseUntil = now + request.leaseMs;
+    return { kind: 'acquired', token: record.token, reconcile: true };
+  }
+
+  async complete(scope: IdempotencyScope, token: string, response: StoredResponse): Promise<void> {
+    const record = this.held(scope, token);
+    if (!record) return;
+    record.state = 'completed';
+    record.leaseUntil = 0;
+    record.response = structuredClone(response);
+  }
+
+  async release(scope: IdempotencyScope, token: string): Promise<void> {
+    if (this.held(scope, token)) this.records.delete(recordId(scope));
+  }
+
+  async markUnknown(scope: IdempotencyScope, token: string): Promise<void> {
+    const record = this.held(scope, token);
+    if (!record) return;
+    record.state = 'unknown';
+    record.leaseUntil = 0;
+  }
+
+  /** The record, when `token` still holds it. Records are changed in place, keeping their expiry. */
+  private held(scope: IdempotencyScope, token: string): IdempotencyRecord | undefined {
+    const record = this.records.get(recordId(scope));
+    return record?.token === token ? record : undefined;
+  }
+}
+
+/** Scoped to the account and the client's key only: the same key on another endpoint must conflict. */
+function recordId(scope: IdempotencyScope): string {
+  return JSON.stringify([scope.accountId, scope.key]);
+}

@@ -1,0 +1,37 @@
+/** The stores of one gateway instance kept in process memory: sandbox mode and tests. */
+import type { Stores } from '../types.js';
+import { FileKeyStore } from './file-key-store.js';
+import { MemoryIdempotencyStore } from './idempotency-store.js';
+import { MemoryKeyStore } from './key-store.js';
+import { MemoryRateLimitStore } from './rate-limit-store.js';
+import { MemoryWebhookStore } from './webhook-store.js';
+
+export { FileKeyStore } from './file-key-store.js';
+export type { FileKeyStoreOptions } from './file-key-store.js';
+export { MemoryIdempotencyStore } from './idempotency-store.js';
+export type { MemoryIdempotencyStoreOptions } from './idempotency-store.js';
+export { MemoryKeyStore } from './key-store.js';
+export { MemoryRateLimitStore } from './rate-limit-store.js';
+export type { MemoryRateLimitStoreOptions } from './rate-limit-store.js';
+export { MemoryWebhookStore } from './webhook-store.js';
+
+export interface MemoryStoresOptions {
+  now?: () => number;
+  /** Keep accounts and keys in this JSON file (shared with the operator CLI); absent: in memory only. */
+  keysFile?: string;
+  maxRateLimitCounters?: number;
+  maxIdempotencyRecords?: number;
+}
+
+export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
+  const { now } = options;
+  return {
+    kind: 'memory',
+    rateLimits: new MemoryRateLimitStore({ now, maxCounters: options.maxRateLimitCounters }),
+    idempotency: new MemoryIdempotencyStore({ now, maxRecords: options.maxIdempotencyRecords }),
+    keys: options.keysFile ? new FileKeyStore(options.keysFile, { now }) : new MemoryKeyStore(),
+    webhooks: new MemoryWebhookStore(),
+    ping: async () => true,
+    close: async () => undefined,
+  };
+}

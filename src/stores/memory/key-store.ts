@@ -1,0 +1,48 @@
+/** Accounts and keys in process memory, gone on exit. Sandbox mode keeps them in a FileKeyStore instead. */
+import { byCreation, InvalidationListeners } from '../key-records.js';
+import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
+
+/** Operators create accounts and keys, clients cannot, so plain maps need no bound. */
+export class MemoryKeyStore implements KeyStore {
+  private readonly accounts = new Map<string, AccountRecord>();
+  private readonly keys = new Map<string, ApiKeyRecord>();
+  private readonly listeners = new InvalidationListeners();
+
+  async putAccount(account: AccountRecord): Promise<void> {
+    this.accounts.set(account.id, structuredClone(account));
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | null> {
+    return copyOrNull(this.accounts.get(id));
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    return byCreation(structuredClone([...this.accounts.values()]));
+  }
+
+  async putKey(key: ApiKeyRecord): Promise<void> {
+    this.keys.set(key.id, structuredClone(key));
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | null> {
+    return copyOrNull(this.keys.get(id));
+  }
+
+  async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    const keys = [...this.keys.values()].filter((key) => accountId === undefined || key.accountId === accountId);
+    return byCreation(structuredClone(keys));
+  }
+
+  async publishInvalidation(keyId: string): Promise<void> {
+    this.listeners.notify(keyId);
+  }
+
+  onInvalidation(listener: (keyId: string) => void): void {
+    this.listeners.add(listener);
+  }
+}
+
+/** Copies, so that a caller changing a record cannot change the store. */
+function copyOrNull<T>(record: T | undefined): T | null {
+  return record === undefined ? null : structuredClone(record);
+}

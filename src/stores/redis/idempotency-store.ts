@@ -1,0 +1,75 @@
+/** Idempotency records in Redis; every step is one script (lua/idempotency-*.lua). */
+import { randomBytes } from 'node:crypto';
+import { accountTag } from '../rate-policies.js';
+import type { BeginRequest, BeginResult, IdempotencyScope, IdempotencyStore, StoredResponse } from '../types.js';
+import type { RedisConnection } from './connection.js';
+import { LuaScript } from './lua-script.js';
+
+export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly scripts = {
+    begin: LuaScript.load('idempotency-begin'),
+    complete: LuaScript.load('idempotency-complete'),
+    release: LuaScript.load('idempotency-release'),
+    markUnknown: LuaScript.load('idempotency-mark-unknown'),
+  };
+
+  constructor(private readonly redis: RedisConnection) {}
+
+  async begin(request: BeginRequest): Promise<BeginResult> {
+    const reply = await this.redis.evalScript(
+      this.scripts.begin,
+      [this.recordKey(request)],
+      [
+        request.fingerprint,
+        request.endpoint,
+        Math.ceil(request.leaseMs),
+        Math.ceil(request.retentionMs),
+        request.staleAfterMs ?? '',
+        randomBytes(16).toString('base64url'),
+      ],
+    );
+    return parseBeginReply(reply);
+  }
+
+  async complete(scope: IdempotencyScope, token: string, response: StoredResponse): Promise<void> {
+    const args = [token, response.status, JSON.stringify(response.headers), response.body];
+    await this.redis.evalScript(this.scripts.complete, [this.recordKey(scope)], args);
+  }
+
+  async release(scope: IdempotencyScope, token: string): Promise<void> {
+    await this.redis.evalScript(this.scripts.release, [this.recordKey(scope)], [token]);
+  }
+
+  async markUnknown(scope: IdempotencyScope, token: string): Promise<void> {
+    await this.redis.evalScript(this.scripts.markUnknown, [this.recordKey(scope)], [token]);
+  }
+
+  /** Scoped to the account and the client's key only: the same key on another endpoint must conflict. */
+  private recordKey(scope: IdempotencyScope): string {
+    return this.redis.key(`${accountTag(scope.accountId)}:idem:${encodeURIComponent(scope.key)}`);
+  }
+}
+
+function parseBeginReply(reply: unknown): BeginResult {
+  const [kind, ...rest] = Array.isArray(reply) ? (reply as unknown[]) : [];
+  switch (kind) {
+    case 'acquired':
+      return { kind, token: String(rest[0]), reconcile: rest[1] === 1 };
+    case 'replay':
+      return {
+        kind,
+        response: {
+          status: Number(rest[0]),
+          headers: JSON.parse(String(rest[1])) as Record<string, string>,
+          body: String(rest[2]),
+        },
+      };
+    case 'in_progress':
+      return { kind, retryAfterMs: Number(rest[0]) };
+    case 'conflict':
+    case 'stale':
+      return { kind };
+    default:
+      throw new Error(`unexpected reply from the idempotency script: ${JSON.stringify(reply)}`);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The stores shared by every gateway instance, in Redis: a standalone server or a Redis Cluster.
+ *
+ * Nothing waits for Redis: no offline queue, a short command timeout, one retry at most. When Redis
+ * is down every store method rejects at once (or within twice the command timeout) with
+ * StoreUnavailableError, and the caller decides to fail open or closed.
+ */
+import { Cluster, Redis } from 'ioredis';
+import type { ClusterNode } from 'ioredis';
+import { StoreUnavailableError } from '../types.js';
+import type { Stores } from '../types.js';
+import { RedisConnection } from './connection.js';
+import type { RedisClient } from './connection.js';
+import { RedisIdempotencyStore } from './idempotency-store.js';
+import { RedisKeyStore } from './key-store.js';
+import { RedisRateLimitStore } from './rate-limit-store.js';
+import { RedisWebhookStore } from './webhook-store.js';
+
+export { RedisIdempotencyStore } from './idempotency-store.js';
+export { RedisKeyStore } from './key-store.js';
+export { RedisRateLimitStore } from './rate-limit-store.js';
+export { RedisWebhookStore } from './webhook-store.js';
+export { RedisConnection } from './connection.js';
+export type { RedisClient } from './connection.js';
+
+interface CommonRedisStoresOptions {
+  /** Prefix of every key and of the invalidation channel (`<prefix>key-invalidation`); default `rg:`. */
+  keyPrefix?: string;
+  /** Per-command timeout, default 500 ms. A whole store call is cut off at twice this. */
+  commandTimeoutMs?: number;
+  /** How long creation waits for Redis before it gives up; default 5 000 ms. */
+  connectTimeoutMs?: number;
+  /** Connection errors as they happen, for the log. Store calls report theirs by rejecting. */
+  onError?: (error: Error) => void;
+}
+
+export type RedisStoresOptions = CommonRedisStoresOptions &
+  (
+    | { /** A standalone server, e.g. `redis://127.0.0.1:6379/0`. */ url: string }
+    | { /** Seed nodes of a Redis Cluster, e.g. `{ host, port }` or `"redis://host:port"`. */ clusterNodes: ClusterNode[] }
+  );
+
+const DEFAULT_KEY_PREFIX = 'rg:';
+const DEFAULT_COMMAND_TIMEOUT_MS = 500;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/** One TCP connect attempt; reconnection keeps trying after it. */
+const CONNECT_ATTEMPT_TIMEOUT_MS = 1_000;
+
+/** Resolves once connected and subscribed; rejects with StoreUnavailableError when Redis is not there in time. */
+export async function createRedisStores(options: RedisStoresOptions): Promise<Stores> {
+  const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const onError = options.onError ?? (() => undefined);
+
+  const client = createClient(options, commandTimeoutMs);
+  // A subscribed connection can run nothing else, so invalidations get their own. (Two branches
+  // because the union's duplicate() signatures cannot be called as one.)
+  const subscriber: RedisClient = client instanceof Cluster ? client.duplicate() : client.duplicate();
+  const clients = [client, subscriber];
+  for (const each of clients) each.on('error', onError);
+  const close = async (): Promise<void> => {
+    for (const each of clients) each.disconnect();
+  };
+
+  try {
+    // Built before connecting: constructing a store loads its scripts, and a missing one must stop here.
+    const redis = new RedisConnection(client, keyPrefix, commandTimeoutMs * 2);
+    const keys = new RedisKeyStore(redis, subscriber, `${keyPrefix}key-invalidation`);
+    const stores: Stores = {
+      kind: 'redis',
+      rateLimits: new RedisRateLimitStore(redis),
+      idempotency: new RedisIdempotencyStore(redis),
+      keys,
+      webhooks: new RedisWebhookStore(redis),
+      ping: () =>
+        redis.run((each) => each.ping()).then(
+          () => true,
+          () => false,
+        ),
+      close,
+    };
+    await withDeadline(connectTimeoutMs, async () => {
+      await Promise.all(clients.map(whenReady));
+      await connectClusterMasters(client);
+      await keys.subscribe();
+    });
+    return stores;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function createClient(options: RedisStoresOptions, commandTimeoutMs: number): RedisClient {
+  const connection = {
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: CONNECT_ATTEMPT_TIMEOUT_MS,
+    maxRetriesPerRequest: 1,
+  };
+  const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1_000);
+  if ('clusterNodes' in options) {
+    return new Cluster(options.clusterNodes, {
+      enableOfflineQueue: false,
+      clusterRetryStrategy: reconnectDelay,
+      redisOptions: connection,
+    });
+  }
+  return new Redis(options.url, { ...connection, enableOfflineQueue: false, retryStrategy: reconnectDelay });
+}
+
+function whenReady(client: RedisClient): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => client.once('ready', () => resolve()));
+}
+
+/**
+ * A cluster client opens its connection to a master on first use and, without an offline queue,
+ * refuses commands while that connection is being made; they then bounce off a random node with
+ * MOVED. Connecting every master up front keeps the first requests on their way.
+ */
+async function connectClusterMasters(client: RedisClient): Promise<void> {
+  if (client instanceof Cluster) await Promise.all(client.nodes('master').map((node) => node.ping()));
+}
+
+async function withDeadline(timeoutMs: number, work: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailableError(`Redis was not reachable within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([work(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Accounts and keys in Redis, as JSON in two hashes plus a key-id set per account. Everything sits
+ * under one hash tag, `{keys}`: the data is small (operators create it), it lets a key and its index
+ * entry be written in one MULTI on a cluster, and lookups are cached by the key service anyway.
+ * Invalidations travel over pub/sub on a connection of their own (a subscribed connection can do
+ * nothing else).
+ */
+import { byCreation, InvalidationListeners } from '../key-records.js';
+import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
+import type { RedisClient, RedisConnection } from './connection.js';
+import { toStoreError } from './connection.js';
+
+export class RedisKeyStore implements KeyStore {
+  private readonly listeners = new InvalidationListeners();
+  private readonly accountsKey: string;
+  private readonly keysKey: string;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly subscriber: RedisClient,
+    private readonly channel: string,
+  ) {
+    this.accountsKey = redis.key('{keys}:accounts');
+    this.keysKey = redis.key('{keys}:keys');
+    subscriber.on('message', (from: string, keyId: string) => {
+      if (from === channel) this.listeners.notify(keyId);
+    });
+  }
+
+  /** Resolves once invalidations are received; ioredis subscribes again by itself after a reconnect. */
+  async subscribe(): Promise<void> {
+    try {
+      await this.subscriber.subscribe(this.channel);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async putAccount(account: AccountRecord): Promise<void> {
+    await this.redis.run((client) => client.hset(this.accountsKey, account.id, JSON.stringify(account)));
+  }
+
+  async getAccount(id: string): Promise<AccountRecord | null> {
+    const json = await this.redis.run((client) => client.hget(this.accountsKey, id));
+    return json === null ? null : (JSON.parse(json) as AccountRecord);
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    const values = await this.redis.run((client) => client.hvals(this.accountsKey));
+    return byCreation(values.map((json) => JSON.parse(json) as AccountRecord));
+  }
+
+  async putKey(key: ApiKeyRecord): Promise<void> {
+    const results = await this.redis.run((client) =>
+      client
+        .multi()
+        .hset(this.keysKey, key.id, JSON.stringify(key))
+        .sadd(this.accountKeysKey(key.accountId), key.id)
+        .exec(),
+    );
+    for (const [error] of results ?? []) if (error) throw toStoreError(error);
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord | null> {
+    const json = await this.redis.run((client) => client.hget(this.keysKey, id));
+    return json === null ? null : (JSON.parse(json) as ApiKeyRecord);
+  }
+
+  async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    const values = await this.redis.run(async (client) => {
+      if (accountId === undefined) return client.hvals(this.keysKey);
+      const ids = await client.smembers(this.accountKeysKey(accountId));
+      return ids.length === 0 ? [] : client.hmget(this.keysKey, ...ids);
+    });
+    const keys = values.flatMap((json) => (json === null ? [] : [JSON.parse(json) as ApiKeyRecord]));
+    // The index is only added to; a key that moved to another account must not be listed here.
+    return byCreation(keys.filter((key) => accountId === undefined || key.accountId === accountId));
+  }
+
+  async publishInvalidation(keyId: string): Promise<void> {
+    await this.redis.run((client) => client.publish(this.channel, keyId));
+  }
+
+  onInvalidation(listener: (keyId: string) => void): void {
+    this.listeners.add(listener);
+  }
+
+  private accountKeysKey(accountId: string): string {
+    return this.redis.key(`{keys}:account-keys:${encodeURIComponent(accountId)}`);
+  }
+}

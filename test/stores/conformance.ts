@@ -1,0 +1,566 @@
+/**
+ * The behaviour every store implementation must have (contract §4 and §5), as one suite per
+ * interface. Memory runs it on an injected clock (time passes instantly); Redis reads the server's
+ * clock, so the time-dependent cases use sub-second policies and short sleeps. Both kinds of
+ * clock pass the same assertions: bounds, never exact instants.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { describe, it } from 'node:test';
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  BeginRequest,
+  IdempotencyStore,
+  KeyLimitRequest,
+  KeyStore,
+  PolicyName,
+  PolicyState,
+  RateDecision,
+  RateLimitStore,
+  StoredResponse,
+  WebhookStore,
+} from '../../src/stores/types.js';
+
+export interface TestClock {
+  /** The store's idea of now, in ms since the epoch. */
+  now(): number;
+  /** Lets `ms` pass for the store: at once for an injected clock, by sleeping for a real one. */
+  advance(ms: number): Promise<void>;
+}
+
+/** An injected clock for the memory stores; starts at noon UTC so that no test crosses midnight. */
+export class ManualClock implements TestClock {
+  constructor(private current = Date.UTC(2026, 2, 10, 12)) {}
+
+  readonly now = (): number => this.current;
+
+  async advance(ms: number): Promise<void> {
+    this.current += ms;
+  }
+}
+
+export const realClock: TestClock = {
+  now: Date.now,
+  advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
+export interface Fixture<S> {
+  store: S;
+  clock: TestClock;
+  close(): Promise<void>;
+}
+
+/** Called once per test, so that every test starts from an empty store. */
+export type FixtureFactory<S> = () => Promise<Fixture<S>>;
+
+async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixture<S>) => Promise<void>): Promise<void> {
+  const fixture = await factory();
+  try {
+    await body(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+let uniqueCounter = 0;
+export function unique(prefix: string): string {
+  uniqueCounter += 1;
+  return `${prefix}-${uniqueCounter}-${randomBytes(3).toString('hex')}`;
+}
+
+function policy(decision: RateDecision, name: PolicyName): PolicyState {
+  const state = decision.policies.find((candidate) => candidate.name === name);
+  assert.ok(state, `policy ${name} reported`);
+  return state;
+}
+
+function assertBetween(actual: number | null, min: number, max: number, what: string): void {
+  assert.ok(actual !== null && actual >= min && actual <= max, `${what}: ${actual} not in [${min}, ${max}]`);
+}
+
+function msUntilNextUtcMidnight(now: number): number {
+  const day = 86_400_000;
+  return (Math.floor(now / day) + 1) * day - now;
+}
+
+// ---- rate limits --------------------------------------------------------------------------------
+
+/** 5 per 1 s period with a burst of 2: one per 200 ms, 3 at once from rest. */
+function keyRequest(overrides: Partial<KeyLimitRequest> = {}): KeyLimitRequest {
+  return {
+    accountId: unique('acct'),
+    keyId: unique('key'),
+    perMinute: { ratePerMinute: 5, burst: 2, periodMs: 1_000 },
+    perDay: 1_000,
+    accountPerMinute: null,
+    ...overrides,
+  };
+}
+
+/** Effectively unlimited, for tests about the other policies. */
+const GENEROUS_MINUTE = { ratePerMinute: 1_000, burst: 1_000, periodMs: 60_000 };
+
+async function hitTimes(store: RateLimitStore, request: KeyLimitRequest, times: number): Promise<RateDecision[]> {
+  const decisions: RateDecision[] = [];
+  for (let index = 0; index < times; index += 1) decisions.push(await store.hitKey(request));
+  return decisions;
+}
+
+export function runRateLimitConformance(name: string, factory: FixtureFactory<RateLimitStore>): void {
+  const test = (title: string, body: (fixture: Fixture<RateLimitStore>) => Promise<void>): void => {
+    it(title, () => withFixture(factory, body));
+  };
+
+  describe(`${name}: rate limits`, () => {
+    test('GCRA: a key at rest sends burst + 1 at once, then one per interval', async ({ store, clock }) => {
+      const request = keyRequest();
+      const burst = await hitTimes(store, request, 3);
+      assert.deepEqual(
+        burst.map((decision) => [decision.allowed, policy(decision, 'key_minute').remaining]),
+        [[true, 2], [true, 1], [true, 0]],
+      );
+      const refused = await store.hitKey(request);
+      assert.equal(refused.allowed, false);
+      assert.deepEqual(refused.violated, ['key_minute']);
+      assertBetween(refused.retryAfterMs, 1, 200, 'retryAfterMs');
+      assert.equal(policy(refused, 'key_minute').remaining, 0);
+
+      await clock.advance((refused.retryAfterMs ?? 0) + 10);
+      assert.equal((await store.hitKey(request)).allowed, true);
+      assert.equal((await store.hitKey(request)).allowed, false, 'only one more per interval');
+    });
+
+    test('GCRA: reports limit burst + 1, and the time until the full burst is back', async ({ store, clock }) => {
+      const request = keyRequest();
+      const [, , last] = await hitTimes(store, request, 3);
+      const state = policy(last as RateDecision, 'key_minute');
+      assert.equal(state.limit, 3);
+      assert.equal(state.windowSeconds, 1);
+      assertBetween(state.resetMs, 500, 600, 'resetMs');
+
+      await clock.advance(state.resetMs + 20);
+      const rested = await store.hitKey(request);
+      assert.equal(policy(rested, 'key_minute').remaining, 2, 'a full burst again, minus this request');
+    });
+
+    test('day: perDay requests per UTC day, then refused until the next UTC midnight', async ({ store, clock }) => {
+      const request = keyRequest({ perMinute: GENEROUS_MINUTE, perDay: 3 });
+      const allowed = await hitTimes(store, request, 3);
+      assert.deepEqual(
+        allowed.map((decision) => policy(decision, 'key_day').remaining),
+        [2, 1, 0],
+      );
+      const refused = await store.hitKey(request);
+      assert.deepEqual(refused.violated, ['key_day']);
+      const untilMidnight = msUntilNextUtcMidnight(clock.now());
+      assertBetween(refused.retryAfterMs, untilMidnight - 2_000, untilMidnight + 2_000, 'retryAfterMs');
+      const day = policy(refused, 'key_day');
+      assert.equal(day.limit, 3);
+      assert.equal(day.windowSeconds, 86_400);
+      assertBetween(day.resetMs, untilMidnight - 2_000, untilMidnight + 2_000, 'resetMs');
+    });
+
+    test('account: at most limit in any rolling window, across all keys of the account', async ({ store, clock }) => {
+      const accountId = unique('acct');
+      const accountPerMinute = { limit: 3, windowMs: 400 };
+      const keyA = keyRequest({ accountId, perMinute: GENEROUS_MINUTE, accountPerMinute });
+      const keyB = { ...keyA, keyId: unique('key') };
+
+      assert.equal((await store.hitKey(keyA)).allowed, true);
+      await clock.advance(200);
+      const second = await store.hitKey(keyB);
+      const third = await store.hitKey(keyA);
+      assert.deepEqual([policy(second, 'account_minute').remaining, policy(third, 'account_minute').remaining], [1, 0]);
+
+      const refused = await store.hitKey(keyB);
+      assert.deepEqual(refused.violated, ['account_minute']);
+      // The first request leaves the window 400 ms after it was made, about 200 ms from now.
+      assertBetween(refused.retryAfterMs, 1, 200, 'retryAfterMs');
+
+      await clock.advance((refused.retryAfterMs ?? 0) + 20);
+      assert.equal((await store.hitKey(keyB)).allowed, true, 'the first request has left the window');
+      const stillFull = await store.hitKey(keyA);
+      assert.equal(stillFull.allowed, false, 'the other two are still inside it');
+      assertBetween(stillFull.retryAfterMs, 100, 200, 'retryAfterMs until the second leaves');
+    });
+
+    test('a request refused by the key limit consumes nothing from the day and account limits', async ({ store }) => {
+      const request = keyRequest({
+        perMinute: { ratePerMinute: 1, burst: 0, periodMs: 60_000 },
+        perDay: 10,
+        accountPerMinute: { limit: 5, windowMs: 60_000 },
+      });
+      const first = await store.hitKey(request);
+      const refused = await store.hitKey(request);
+      assert.deepEqual(refused.violated, ['key_minute']);
+      for (const name of ['key_day', 'account_minute'] as const) {
+        assert.equal(policy(refused, name).remaining, policy(first, name).remaining, name);
+      }
+    });
+
+    test('a request refused by the account limit consumes nothing from the key limits', async ({ store }) => {
+      const accountId = unique('acct');
+      const accountPerMinute = { limit: 1, windowMs: 60_000 };
+      await store.hitKey(keyRequest({ accountId, accountPerMinute }));
+      const other = keyRequest({ accountId, accountPerMinute, perDay: 10 });
+      const refused = await store.hitKey(other);
+      assert.deepEqual(refused.violated, ['account_minute']);
+      assert.equal(policy(refused, 'key_minute').remaining, 3, 'the full burst');
+      assert.equal(policy(refused, 'key_minute').resetMs, 0);
+      assert.equal(policy(refused, 'key_day').remaining, 10);
+      assert.equal(policy(refused, 'key_day').resetMs, 0);
+    });
+
+    test('retryAfterMs is when every violated policy allows again', async ({ store, clock }) => {
+      const request = keyRequest({
+        perMinute: { ratePerMinute: 1, burst: 0, periodMs: 600 },
+        accountPerMinute: { limit: 1, windowMs: 300 },
+      });
+      await store.hitKey(request);
+      const refused = await store.hitKey(request);
+      assert.deepEqual([...refused.violated].sort(), ['account_minute', 'key_minute']);
+      assertBetween(refused.retryAfterMs, 450, 600, 'retryAfterMs (the later of 300 and 600 ms)');
+
+      await clock.advance(350);
+      assert.deepEqual((await store.hitKey(request)).violated, ['key_minute'], 'the account limit has passed');
+    });
+
+    test('policies: each reported once, in order, with its limit and window', async ({ store }) => {
+      const withAccount = await store.hitKey(keyRequest({ accountPerMinute: { limit: 120, windowMs: 60_000 } }));
+      assert.deepEqual(
+        withAccount.policies.map(({ name, limit, remaining, windowSeconds }) => ({ name, limit, remaining, windowSeconds })),
+        [
+          { name: 'key_minute', limit: 3, remaining: 2, windowSeconds: 1 },
+          { name: 'key_day', limit: 1_000, remaining: 999, windowSeconds: 86_400 },
+          { name: 'account_minute', limit: 120, remaining: 119, windowSeconds: 60 },
+        ],
+      );
+      assert.equal(withAccount.retryAfterMs, null);
+      assert.deepEqual(withAccount.violated, []);
+
+      const withoutAccount = await store.hitKey(keyRequest());
+      assert.deepEqual(
+        withoutAccount.policies.map((state) => state.name),
+        ['key_minute', 'key_day'],
+      );
+    });
+
+    test('source IP: at most limit in any rolling window; IPs are counted apart', async ({ store, clock }) => {
+      const policyIp = { limit: 2, windowMs: 300 };
+      const ip = unique('198.51.100.7');
+      assert.equal((await store.hitIp(ip, policyIp)).allowed, true);
+      const last = await store.hitIp(ip, policyIp);
+      assert.deepEqual(
+        last.policies.map(({ name, limit, remaining, windowSeconds }) => ({ name, limit, remaining, windowSeconds })),
+        [{ name: 'ip_minute', limit: 2, remaining: 0, windowSeconds: 0.3 }],
+      );
+      assertBetween(policy(last, 'ip_minute').resetMs, 250, 300, 'resetMs');
+
+      const refused = await store.hitIp(ip, policyIp);
+      assert.deepEqual(refused.violated, ['ip_minute']);
+      assertBetween(refused.retryAfterMs, 1, 300, 'retryAfterMs');
+      assert.equal((await store.hitIp(`2001:db8::${unique('ip')}`, policyIp)).allowed, true, 'another IP');
+
+      await clock.advance((refused.retryAfterMs ?? 0) + 20);
+      assert.equal((await store.hitIp(ip, policyIp)).allowed, true);
+    });
+
+    test('parallel requests on one key: exactly burst + 1 allowed', async ({ store }) => {
+      const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 9, periodMs: 60_000 } });
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => store.hitKey(request)));
+      assert.equal(decisions.filter((decision) => decision.allowed).length, 10);
+    });
+
+    test('parallel requests across keys: exactly the account limit allowed', async ({ store }) => {
+      const accountId = unique('acct');
+      const accountPerMinute = { limit: 7, windowMs: 60_000 };
+      const keys = Array.from({ length: 5 }, () => keyRequest({ accountId, accountPerMinute, perMinute: GENEROUS_MINUTE }));
+      const decisions = await Promise.all(Array.from({ length: 30 }, (_, index) => store.hitKey(keys[index % 5] as KeyLimitRequest)));
+      assert.equal(decisions.filter((decision) => decision.allowed).length, 7);
+    });
+
+    test('parallel requests from one IP: exactly the limit allowed', async ({ store }) => {
+      const ip = unique('203.0.113.7');
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => store.hitIp(ip, { limit: 12, windowMs: 60_000 })));
+      assert.equal(decisions.filter((decision) => decision.allowed).length, 12);
+    });
+  });
+}
+
+// ---- idempotency --------------------------------------------------------------------------------
+
+const RESPONSE: StoredResponse = {
+  status: 201,
+  headers: { 'content-type': 'application/json', location: '/v1/orders/42' },
+  body: '{"id":"42","note":"déjà vu ✓"}',
+};
+
+function beginRequest(overrides: Partial<BeginRequest> = {}): BeginRequest {
+  return {
+    accountId: unique('acct'),
+    key: unique('idem'),
+    fingerprint: 'fingerprint-1',
+    endpoint: 'POST /v1/orders',
+    leaseMs: 5_000,
+    retentionMs: 60_000,
+    staleAfterMs: null,
+    ...overrides,
+  };
+}
+
+async function acquire(store: IdempotencyStore, request: BeginRequest): Promise<string> {
+  const result = await store.begin(request);
+  assert.equal(result.kind, 'acquired');
+  return result.token;
+}
+
+export function runIdempotencyConformance(name: string, factory: FixtureFactory<IdempotencyStore>): void {
+  const test = (title: string, body: (fixture: Fixture<IdempotencyStore>) => Promise<void>): void => {
+    it(title, () => withFixture(factory, body));
+  };
+
+  describe(`${name}: idempotency`, () => {
+    test('a new key is acquired, with a token and nothing to reconcile', async ({ store }) => {
+      const result = await store.begin(beginRequest());
+      assert.equal(result.kind, 'acquired');
+      assert.ok(result.token.length >= 16);
+      assert.equal(result.reconcile, false);
+    });
+
+    test('while the first request runs, a repeat is in progress until its lease ends', async ({ store }) => {
+      const request = beginRequest({ leaseMs: 5_000 });
+      await acquire(store, request);
+      const repeat = await store.begin(request);
+      assert.equal(repeat.kind, 'in_progress');
+      assertBetween(repeat.retryAfterMs, 4_000, 5_000, 'retryAfterMs');
+    });
+
+    test('a completed request replays its stored response, every time', async ({ store }) => {
+      const request = beginRequest();
+      await store.complete(request, await acquire(store, request), RESPONSE);
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        assert.deepEqual(await store.begin(request), { kind: 'replay', response: RESPONSE });
+      }
+    });
+
+    test('another body with the same key conflicts, running or completed', async ({ store }) => {
+      const request = beginRequest();
+      const token = await acquire(store, request);
+      assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'conflict' });
+      await store.complete(request, token, RESPONSE);
+      assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'conflict' });
+    });
+
+    test('the same key and body on another endpoint conflicts', async ({ store }) => {
+      const request = beginRequest();
+      await store.complete(request, await acquire(store, request), RESPONSE);
+      const elsewhere = { ...request, endpoint: 'POST /v1/services/{id}/actions' };
+      assert.deepEqual(await store.begin(elsewhere), { kind: 'conflict' });
+    });
+
+    test('keys are scoped to the account', async ({ store }) => {
+      const request = beginRequest();
+      await acquire(store, request);
+      await acquire(store, { ...request, accountId: unique('acct') });
+    });
+
+    test('release forgets the attempt: the key is new again', async ({ store }) => {
+      const request = beginRequest();
+      await store.release(request, await acquire(store, request));
+      const again = await store.begin(request);
+      assert.equal(again.kind, 'acquired');
+      assert.equal(again.reconcile, false);
+    });
+
+    test('an outcome marked unknown is acquired again to reconcile, and the old token is void', async ({ store }) => {
+      const request = beginRequest();
+      const first = await acquire(store, request);
+      await store.markUnknown(request, first);
+      const retry = await store.begin(request);
+      assert.equal(retry.kind, 'acquired');
+      assert.equal(retry.reconcile, true);
+      assert.notEqual(retry.token, first);
+
+      await store.complete(request, first, { ...RESPONSE, body: 'from the old holder' });
+      assert.equal((await store.begin(request)).kind, 'in_progress', 'the old token stored nothing');
+      await store.complete(request, retry.token, RESPONSE);
+      assert.deepEqual(await store.begin(request), { kind: 'replay', response: RESPONSE });
+    });
+
+    test('a token that does not hold the key changes nothing', async ({ store }) => {
+      const request = beginRequest();
+      await acquire(store, request);
+      await store.complete(request, 'not-the-token', RESPONSE);
+      await store.markUnknown(request, 'not-the-token');
+      await store.release(request, 'not-the-token');
+      assert.equal((await store.begin(request)).kind, 'in_progress');
+    });
+
+    test('a holder whose lease ran out is replaced, with reconcile', async ({ store, clock }) => {
+      const request = beginRequest({ leaseMs: 200 });
+      const crashed = await acquire(store, request);
+      await clock.advance(250);
+      const takeover = await store.begin(request);
+      assert.equal(takeover.kind, 'acquired');
+      assert.equal(takeover.reconcile, true);
+      assert.notEqual(takeover.token, crashed);
+    });
+
+    test('Profile A: stale once older than staleAfterMs, counted from the first request', async ({ store, clock }) => {
+      const request = beginRequest({ staleAfterMs: 400, retentionMs: 60_000 });
+      const token = await acquire(store, request);
+      await clock.advance(200);
+      await store.complete(request, token, RESPONSE);
+      assert.equal((await store.begin(request)).kind, 'replay');
+
+      await clock.advance(250);
+      assert.deepEqual(await store.begin(request), { kind: 'stale' });
+      assert.deepEqual(await store.begin(request), { kind: 'stale' }, 'and it stays stale');
+      assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'conflict' });
+    });
+
+    test('Profile B: after retentionMs from the first request the key is new again', async ({ store, clock }) => {
+      const request = beginRequest({ staleAfterMs: null, retentionMs: 400 });
+      const token = await acquire(store, request);
+      await clock.advance(250);
+      await store.complete(request, token, RESPONSE);
+      assert.equal((await store.begin(request)).kind, 'replay', 'completing does not extend the retention');
+
+      await clock.advance(200);
+      const fresh = await store.begin(request);
+      assert.equal(fresh.kind, 'acquired');
+      assert.equal(fresh.reconcile, false);
+    });
+
+    test('parallel begins on one key: exactly one acquires', async ({ store }) => {
+      const request = beginRequest();
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.begin(request)));
+      assert.equal(results.filter((result) => result.kind === 'acquired').length, 1);
+      assert.equal(results.filter((result) => result.kind === 'in_progress').length, 19);
+    });
+  });
+}
+
+// ---- keys and accounts --------------------------------------------------------------------------
+
+function account(overrides: Partial<AccountRecord> = {}): AccountRecord {
+  return { id: unique('acct'), name: 'Example Reseller', upstreamId: '17', createdAt: '2026-03-01T10:00:00.000Z', ...overrides };
+}
+
+function apiKey(accountId: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  return {
+    id: randomBytes(8).toString('hex'),
+    accountId,
+    name: 'ci',
+    scopes: ['read:products', 'write:orders'],
+    secretHash: randomBytes(32).toString('hex'),
+    createdAt: '2026-03-01T10:00:00.000Z',
+    expiresAt: null,
+    revokedAt: null,
+    rateLimits: { perMinute: 30, burst: 5 },
+    ...overrides,
+  };
+}
+
+async function eventually(what: string, condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+export function runKeyStoreConformance(name: string, factory: FixtureFactory<KeyStore>): void {
+  const test = (title: string, body: (fixture: Fixture<KeyStore>) => Promise<void>): void => {
+    it(title, () => withFixture(factory, body));
+  };
+
+  describe(`${name}: keys and accounts`, () => {
+    test('accounts: put, get, list oldest first, overwrite', async ({ store }) => {
+      const later = account({ createdAt: '2026-03-02T00:00:00.000Z' });
+      const earlier = account({ createdAt: '2026-03-01T00:00:00.000Z' });
+      await store.putAccount(later);
+      await store.putAccount(earlier);
+      assert.deepEqual(await store.getAccount(later.id), later);
+      assert.equal(await store.getAccount('no-such-account'), null);
+      assert.deepEqual(await store.listAccounts(), [earlier, later]);
+
+      const renamed = { ...later, name: 'Renamed' };
+      await store.putAccount(renamed);
+      assert.deepEqual(await store.getAccount(later.id), renamed);
+    });
+
+    test('keys: put, get, list per account and all, oldest first, overwrite', async ({ store }) => {
+      const first = account();
+      const second = account();
+      const newer = apiKey(first.id, { createdAt: '2026-03-05T00:00:00.000Z' });
+      const older = apiKey(first.id, { createdAt: '2026-03-04T00:00:00.000Z', expiresAt: '2027-01-01T00:00:00.000Z' });
+      const others = apiKey(second.id, { rateLimits: null });
+      for (const key of [newer, older, others]) await store.putKey(key);
+
+      assert.deepEqual(await store.getKey(older.id), older);
+      assert.equal(await store.getKey('0000000000000000'), null);
+      assert.deepEqual(await store.listKeys(first.id), [older, newer]);
+      assert.deepEqual(await store.listKeys(second.id), [others]);
+      assert.deepEqual(await store.listKeys('no-such-account'), []);
+      assert.deepEqual(await store.listKeys(), [others, older, newer]);
+
+      const revoked = { ...older, revokedAt: '2026-03-06T00:00:00.000Z' };
+      await store.putKey(revoked);
+      assert.deepEqual(await store.getKey(older.id), revoked);
+      assert.deepEqual(await store.listKeys(first.id), [revoked, newer]);
+    });
+
+    test('records handed out are copies', async ({ store }) => {
+      const key = apiKey(unique('acct'));
+      await store.putKey(key);
+      key.scopes.push('read:billing');
+      const read = await store.getKey(key.id);
+      assert.ok(read);
+      read.scopes.push('read:credentials');
+      assert.deepEqual((await store.getKey(key.id))?.scopes, ['read:products', 'write:orders']);
+    });
+
+    test('an invalidation reaches the listeners', async ({ store }) => {
+      const seen: string[] = [];
+      store.onInvalidation((keyId) => seen.push(keyId));
+      await store.publishInvalidation('0123456789abcdef');
+      await eventually('the invalidation', () => seen.includes('0123456789abcdef'));
+    });
+  });
+}
+
+// ---- webhooks -----------------------------------------------------------------------------------
+
+export function runWebhookConformance(name: string, factory: FixtureFactory<WebhookStore>): void {
+  const test = (title: string, body: (fixture: Fixture<WebhookStore>) => Promise<void>): void => {
+    it(title, () => withFixture(factory, body));
+  };
+
+  describe(`${name}: webhooks`, () => {
+    test('one record per account: set, get, replace, clear', async ({ store }) => {
+      const accountId = unique('acct');
+      assert.equal(await store.get(accountId), null);
+      const record = { url: 'https://hooks.example.com/a', secret: 'whsec_1', updatedAt: '2026-03-01T00:00:00.000Z' };
+      await store.set(accountId, record);
+      assert.deepEqual(await store.get(accountId), record);
+
+      const replaced = { url: 'https://hooks.example.com/b', secret: 'whsec_2', updatedAt: '2026-03-02T00:00:00.000Z' };
+      await store.set(accountId, replaced);
+      assert.deepEqual(await store.get(accountId), replaced);
+
+      await store.clear(accountId);
+      assert.equal(await store.get(accountId), null);
+      await store.clear(accountId);
+    });
+
+    test('accounts do not see each other', async ({ store }) => {
+      const [first, second] = [unique('acct'), unique('acct')];
+      await store.set(first, { url: 'https://hooks.example.com/1', secret: 's1', updatedAt: '2026-03-01T00:00:00.000Z' });
+      assert.equal(await store.get(second), null);
+      await store.clear(second);
+      assert.ok(await store.get(first));
+    });
+  });
+}

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  MemoryIdempotencyStore,
+  MemoryKeyStore,
+  MemoryRateLimitStore,
+  MemoryWebhookStore,
+  createMemoryStores,
+} from '../../src/stores/memory/index.js';
+import type { KeyLimitRequest, RateLimitStore } from '../../src/stores/types.js';
+import {
+  ManualClock,
+  runIdempotencyConformance,
+  runKeyStoreConformance,
+  runRateLimitConformance,
+  runWebhookConformance,
+} from './conformance.js';
+import type { FixtureFactory } from './conformance.js';
+
+function memoryFixture<S>(create: (clock: ManualClock) => S): FixtureFactory<S> {
+  return async () => {
+    const clock = new ManualClock();
+    return { store: create(clock), clock, close: async () => undefined };
+  };
+}
+
+runRateLimitConformance('memory', memoryFixture((clock) => new MemoryRateLimitStore({ now: clock.now })));
+runIdempotencyConformance('memory', memoryFixture((clock) => new MemoryIdempotencyStore({ now: clock.now })));
+runKeyStoreConformance('memory', memoryFixture(() => new MemoryKeyStore()));
+runWebhookConformance('memory', memoryFixture(() => new MemoryWebhookStore()));
+
+/** The most requests allowed within any `windowMs` (half-open windows starting at an allowed request). */
+function busiestWindow(allowedAt: number[], windowMs: number): number {
+  let busiest = 0;
+  let start = 0;
+  for (let end = 0; end < allowedAt.length; end += 1) {
+    while ((allowedAt[end] as number) - (allowedAt[start] as number) >= windowMs) start += 1;
+    busiest = Math.max(busiest, end - start + 1);
+  }
+  return busiest;
+}
+
+/** A client that sends whenever it may: bursts until refused, then comes back exactly at Retry-After. */
+async function greedyClient(store: RateLimitStore, clock: ManualClock, request: KeyLimitRequest, durationMs: number): Promise<number[]> {
+  const allowedAt: number[] = [];
+  const end = clock.now() + durationMs;
+  while (clock.now() < end) {
+    const decision = await store.hitKey(request);
+    if (decision.allowed) allowedAt.push(clock.now());
+    else await clock.advance(decision.retryAfterMs ?? 1);
+  }
+  return allowedAt;
+}
+
+/** A client that mostly sends every few ms and sometimes pauses for up to 30 s (seeded, repeatable). */
+async function randomClient(store: RateLimitStore, clock: ManualClock, request: KeyLimitRequest, durationMs: number): Promise<number[]> {
+  let seed = 42;
+  const random = (): number => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const allowedAt: number[] = [];
+  const end = clock.now() + durationMs;
+  while (clock.now() < end) {
+    if ((await store.hitKey(request)).allowed) allowedAt.push(clock.now());
+    await clock.advance(random() < 0.95 ? Math.floor(random() * 50) : Math.floor(random() * 30_000));
+  }
+  return allowedAt;
+}
+
+describe('memory: rate-limit properties over minutes of simulated time', () => {
+  const keyRequest = (ratePerMinute: number, burst: number): KeyLimitRequest => ({
+    accountId: 'acct',
+    keyId: 'key',
+    perMinute: { ratePerMinute, burst },
+    perDay: 1_000_000,
+    accountPerMinute: null,
+  });
+
+  it('GCRA 60/min + 20: a greedy client never gets more than 80 in any 60 s, and does get 80', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryRateLimitStore({ now: clock.now });
+    const allowedAt = await greedyClient(store, clock, keyRequest(60, 20), 5 * 60_000);
+    assert.equal(busiestWindow(allowedAt, 60_000), 80);
+    assert.equal(allowedAt.filter((time) => time === allowedAt[0]).length, 21, '21 at once from rest');
+  });
+
+  it('GCRA with an inexact interval (7/min + 3): never more than 10 in any 60 s', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryRateLimitStore({ now: clock.now });
+    const allowedAt = await greedyClient(store, clock, keyRequest(7, 3), 10 * 60_000);
+    assert.equal(busiestWindow(allowedAt, 60_000), 10);
+  });
+
+  it('GCRA holds for a client with random pauses', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryRateLimitStore({ now: clock.now });
+    const allowedAt = await randomClient(store, clock, keyRequest(60, 20), 10 * 60_000);
+    assert.ok(busiestWindow(allowedAt, 60_000) <= 80, `${busiestWindow(allowedAt, 60_000)} in one window`);
+  });
+
+  it('the account window holds for a client with random pauses', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryRateLimitStore({ now: clock.now });
+    const request = { ...keyRequest(60, 20), accountPerMinute: { limit: 50, windowMs: 60_000 } };
+    const allowedAt = await randomClient(store, clock, request, 10 * 60_000);
+    assert.equal(busiestWindow(allowedAt, 60_000), 50);
+  });
+
+  it('the day counter starts again at UTC midnight', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 2, 10, 23, 59, 59));
+    const store = new MemoryRateLimitStore({ now: clock.now });
+    const request = { ...keyRequest(1_000, 1_000), perDay: 2 };
+    await store.hitKey(request);
+    await store.hitKey(request);
+    const refused = await store.hitKey(request);
+    assert.deepEqual(refused.violated, ['key_day']);
+    assert.equal(refused.retryAfterMs, 1_000);
+
+    await clock.advance(1_000);
+    const nextDay = await store.hitKey(request);
+    assert.equal(nextDay.allowed, true);
+    assert.equal(nextDay.policies.find((state) => state.name === 'key_day')?.remaining, 1);
+  });
+
+  it('memory is bounded: past maxCounters the least recently used counter is dropped', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryRateLimitStore({ now: clock.now, maxCounters: 2 });
+    const policy = { limit: 1, windowMs: 60_000 };
+    await store.hitIp('192.0.2.1', policy);
+    assert.equal((await store.hitIp('192.0.2.1', policy)).allowed, false);
+    await store.hitIp('192.0.2.2', policy);
+    await store.hitIp('192.0.2.3', policy);
+    assert.equal((await store.hitIp('192.0.2.1', policy)).allowed, true, 'its counter was evicted');
+  });
+});
+
+describe('memory: idempotency bound', () => {
+  it('keeps at most maxRecords records', async () => {
+    const store = new MemoryIdempotencyStore({ maxRecords: 2 });
+    const request = (key: string) => ({
+      accountId: 'acct',
+      key,
+      fingerprint: 'f',
+      endpoint: 'POST /v1/orders',
+      leaseMs: 60_000,
+      retentionMs: 60_000,
+      staleAfterMs: null,
+    });
+    for (const key of ['a', 'b', 'c']) await store.begin(request(key));
+    assert.equal((await store.begin(request('c'))).kind, 'in_progress');
+    assert.equal((await store.begin(request('a'))).kind, 'acquired', 'the oldest was evicted');
+  });
+});
+
+describe('memory: createMemoryStores', () => {
+  it('returns the memory stores, always healthy', async () => {
+    const stores = createMemoryStores();
+    assert.equal(stores.kind, 'memory');
+    assert.ok(stores.keys instanceof MemoryKeyStore);
+    assert.equal(await stores.ping(), true);
+    await stores.close();
+  });
+});

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { createRedisStores } from '../../src/stores/redis/index.js';
+import type { Stores } from '../../src/stores/types.js';
+import { startRedisServer } from '../helpers/redis.js';
+import type { RedisServer } from '../helpers/redis.js';
+import {
+  realClock,
+  runIdempotencyConformance,
+  runKeyStoreConformance,
+  runRateLimitConformance,
+  runWebhookConformance,
+  unique,
+} from './conformance.js';
+import type { FixtureFactory } from './conformance.js';
+
+let server: RedisServer;
+
+before(async () => {
+  server = await startRedisServer();
+});
+
+after(async () => {
+  await server.stop();
+});
+
+/** Every test gets stores under its own key prefix, so lists start empty. */
+function redisFixture<S>(pick: (stores: Stores) => S): FixtureFactory<S> {
+  return async () => {
+    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('test')}:` });
+    return { store: pick(stores), clock: realClock, close: () => stores.close() };
+  };
+}
+
+runRateLimitConformance('redis', redisFixture((stores) => stores.rateLimits));
+runIdempotencyConformance('redis', redisFixture((stores) => stores.idempotency));
+runKeyStoreConformance('redis', redisFixture((stores) => stores.keys));
+runWebhookConformance('redis', redisFixture((stores) => stores.webhooks));
+
+describe('redis: specifics', () => {
+  it('an invalidation published by one instance reaches the others', async () => {
+    const keyPrefix = `${unique('shared')}:`;
+    const [publisher, receiver] = await Promise.all([
+      createRedisStores({ url: server.url, keyPrefix }),
+      createRedisStores({ url: server.url, keyPrefix }),
+    ]);
+    try {
+      const seen: string[] = [];
+      receiver.keys.onInvalidation((keyId) => seen.push(keyId));
+      await publisher.keys.publishInvalidation('fedcba9876543210');
+      const deadline = Date.now() + 2_000;
+      while (!seen.includes('fedcba9876543210') && Date.now() < deadline) await realClock.advance(10);
+      assert.deepEqual(seen, ['fedcba9876543210']);
+    } finally {
+      await Promise.all([publisher.close(), receiver.close()]);
+    }
+  });
+
+  it('lays keys out under the prefix, hash-tagged per account or IP', async () => {
+    const keyPrefix = `${unique('layout')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix });
+    const inspector = new Redis(server.url);
+    try {
+      await stores.rateLimits.hitIp('2001:db8::1', { limit: 5, windowMs: 60_000 });
+      await stores.rateLimits.hitKey({
+        accountId: 'acct_1',
+        keyId: '00000000000000aa',
+        perMinute: { ratePerMinute: 60, burst: 20 },
+        perDay: 5_000,
+        accountPerMinute: { limit: 120, windowMs: 60_000 },
+      });
+      await stores.idempotency.begin({
+        accountId: 'acct_1',
+        key: 'order-1',
+        fingerprint: 'f',
+        endpoint: 'POST /v1/orders',
+        leaseMs: 5_000,
+        retentionMs: 60_000,
+        staleAfterMs: null,
+      });
+      await stores.webhooks.set('acct_1', { url: 'https://example.com/hook', secret: 's', updatedAt: '2026-03-01T00:00:00Z' });
+      await stores.keys.putAccount({ id: 'acct_1', name: 'A', upstreamId: '1', createdAt: '2026-03-01T00:00:00Z' });
+      await stores.keys.putKey({
+        id: '00000000000000aa',
+        accountId: 'acct_1',
+        name: 'k',
+        scopes: [],
+        secretHash: 'h',
+        createdAt: '2026-03-01T00:00:00Z',
+        expiresAt: null,
+        revokedAt: null,
+        rateLimits: null,
+      });
+      const keys = (await inspector.keys(`${keyPrefix}*`)).map((key) => key.slice(keyPrefix.length)).sort();
+      assert.deepEqual(keys, [
+        '{acct:acct_1}:idem:order-1',
+        '{acct:acct_1}:key:00000000000000aa:day',
+        '{acct:acct_1}:key:00000000000000aa:minute',
+        '{acct:acct_1}:minute',
+        '{acct:acct_1}:webhook',
+        '{ip:2001%3Adb8%3A%3A1}:minute',
+        '{keys}:account-keys:acct_1',
+        '{keys}:accounts',
+        '{keys}:keys',
+      ]);
+    } finally {
+      inspector.disconnect();
+      await stores.close();
+    }
+  });
+
+  it('the harness fails loudly, never skips, when redis-server is missing', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      await assert.rejects(startRedisServer(), /redis-server not found on PATH/);
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
+  it('runs its scripts again after the server forgot them (NOSCRIPT)', async () => {
+    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('noscript')}:` });
+    const admin = new Redis(server.url);
+    try {
+      const policy = { limit: 5, windowMs: 60_000 };
+      assert.equal((await stores.rateLimits.hitIp('192.0.2.1', policy)).allowed, true);
+      await admin.script('FLUSH');
+      const after = await stores.rateLimits.hitIp('192.0.2.1', policy);
+      assert.equal(after.policies[0]?.remaining, 3);
+    } finally {
+      admin.disconnect();
+      await stores.close();
+    }
+  });
+});
