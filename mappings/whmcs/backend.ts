@@ -1,0 +1,467 @@
+/**
+ * The v1 Backend on top of WHMCS. Every call that can see other clients' data is scoped to the
+ * customer's clientid, and every answer is checked again for ownership: WHMCS answers with all
+ * clients' records when a filter is missing, and some actions take no owner filter at all.
+ */
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { type Backend, BackendError, type CallContext, type Customer } from '../../src/backend/backend.js';
+import type { Order, OrderInput, PageRequest, Service, ServiceAction } from '../../src/v1/schemas.js';
+import type { ActionId, ActionTable } from './actions.js';
+import { createWhmcsClient, type FormParams, UpstreamBusinessError, type WhmcsLogger } from './client.js';
+import type { WhmcsConfig } from './config.js';
+import { mapAccount, mapCredentials, mapInvoice, mapInvoiceDocument, mapOrder, mapProduct, mapService } from './map.js';
+import { validateOrder } from './orders.js';
+import {
+  AddOrderAnswer,
+  CancellationsAnswer,
+  ClientDetailsAnswer,
+  describeIssues,
+  InvoiceAnswer,
+  InvoicesAnswer,
+  OrdersAnswer,
+  ProductsAnswer,
+  type RawCancellationRequest,
+  type RawClient,
+  type RawProduct,
+  type RawService,
+  ServicesAnswer,
+} from './parse.js';
+import { encodePhpArray } from './php-serialize.js';
+import { planServiceAction } from './service-actions.js';
+
+export interface WhmcsBackendOptions {
+  /** Replaces the backend's own undici Pool (tests pass a MockAgent); the caller closes it. */
+  dispatcher?: Dispatcher;
+  logger?: WhmcsLogger;
+}
+
+/** Services read per page when searching a client's services for an order key. */
+const SERVICE_SCAN_PAGE = 100;
+/** A search that would need more pages is refused as inconclusive. */
+const SERVICE_SCAN_MAX_PAGES = 100;
+/** GetCancelledPackages rows per page (the table is never pruned, so it only grows). */
+const CANCELLATIONS_PAGE = 1000;
+/** Beyond this, reading every request on each service read is too costly (and a hostile total is refused). */
+const CANCELLATIONS_MAX_PAGES = 20;
+
+const IS_ID = /^[1-9][0-9]{0,17}$/;
+
+interface ErrorRule {
+  match: RegExp;
+  error: (cause: UpstreamBusinessError) => BackendError;
+}
+
+/** Turns the WHMCS error messages a call is known to give into the right kind of failure. */
+async function classified<T>(work: Promise<T>, rules: readonly ErrorRule[]): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    const rule = error instanceof UpstreamBusinessError ? rules.find(({ match }) => match.test(error.upstreamMessage)) : undefined;
+    throw rule && error instanceof UpstreamBusinessError ? rule.error(error) : error;
+  }
+}
+
+/** Once a write has succeeded, any later failure leaves its effect in place: say so. */
+async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof BackendError)) throw error;
+    throw new BackendError(error.kind, error.detail, {
+      operatorMessage: `${error.operatorMessage ?? error.detail} (after ${what} had succeeded)`,
+      outcomeUnknown: true,
+      cause: error,
+    });
+  }
+}
+
+function notFound(what: string): BackendError {
+  return new BackendError('not_found', `No such ${what}.`);
+}
+
+const sameName = (left: string, right: string): boolean => left.trim().toLowerCase() === right.trim().toLowerCase();
+
+/**
+ * The longest a write operation can run: the reads that check it, its writes, and the read-back.
+ * Service actions read cancellation requests in two rounds (first page, then the rest at once).
+ */
+function longestWriteOperationMs(actions: ActionTable, acceptsOrders: boolean): number {
+  const readMs = Math.max(
+    ...(['GetProducts', 'GetClientsDetails', 'GetClientsProducts', 'GetCancelledPackages', 'GetOrders'] as const).map(
+      (id) => actions[id].timeoutMs,
+    ),
+  );
+  const order = readMs + actions.AddOrder.timeoutMs + (acceptsOrders ? actions.AcceptOrder.timeoutMs : 0) + readMs;
+  const serviceWriteMs = Math.max(
+    ...(['ModuleCustom', 'ModuleSuspend', 'ModuleUnsuspend', 'ModuleTerminate', 'AddCancelRequest', 'CancelRevoke'] as const).map(
+      (id) => actions[id].timeoutMs,
+    ),
+  );
+  return Math.max(order, 2 * readMs + serviceWriteMs + 2 * readMs);
+}
+
+export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOptions = {}): Backend {
+  const client = createWhmcsClient(config, options);
+  const logger = options.logger;
+  const publicProductIds = new Set(config.publicProductIds);
+  // The catalog answer is cached by the client; parse each answer object once.
+  const parsedCatalogs = new WeakMap<object, RawProduct[]>();
+
+  // ---- calls and answers ----------------------------------------------------------------
+
+  function parse<S extends z.ZodType>(id: ActionId, answer: unknown, schema: S): z.output<S> {
+    const result = schema.safeParse(answer);
+    if (result.success) return result.data;
+    const action = client.actions[id];
+    throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
+      operatorMessage: `WHMCS ${action.name} answer has an unexpected shape: ${describeIssues(result.error.issues)}`,
+      outcomeUnknown: action.safety === 'write',
+    });
+  }
+
+  async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S): Promise<z.output<S>> {
+    return parse(id, await client.call(id, params), schema);
+  }
+
+  /** The customer's clientid; without a valid one, WHMCS would answer with every client's data. */
+  function clientIdOf(customer: Customer): string {
+    if (IS_ID.test(customer.upstreamId)) return customer.upstreamId;
+    throw new BackendError('upstream_error', 'The account is not set up correctly.', {
+      operatorMessage: `account ${customer.accountId} maps to "${customer.upstreamId}", which is not a WHMCS clientid`,
+    });
+  }
+
+  /** Rows must belong to the customer even though the call was filtered: never leak another client's. */
+  function assertOwned(id: ActionId, customer: Customer, owners: readonly string[]): void {
+    if (owners.every((owner) => owner === customer.upstreamId)) return;
+    throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
+      operatorMessage: `WHMCS ${client.actions[id].name} returned records of another client than ${customer.upstreamId}; the owner filter was ignored`,
+    });
+  }
+
+  // ---- shared reads ---------------------------------------------------------------------
+
+  async function clientDetails(customer: Customer): Promise<RawClient> {
+    return classified(request('GetClientsDetails', { clientid: clientIdOf(customer) }, ClientDetailsAnswer), [
+      {
+        match: /client not found/i,
+        error: (cause) =>
+          new BackendError('upstream_error', 'The account is not set up correctly.', {
+            operatorMessage: `account ${customer.accountId} maps to WHMCS client ${customer.upstreamId}, which WHMCS does not know`,
+            cause,
+          }),
+      },
+    ]);
+  }
+
+  /** Every product, hidden and retired ones included (WHMCS cannot tell them apart). */
+  async function catalog(): Promise<RawProduct[]> {
+    const answer = await client.call('GetProducts');
+    let products = parsedCatalogs.get(answer);
+    if (!products) {
+      products = parse('GetProducts', answer, ProductsAnswer);
+      parsedCatalogs.set(answer, products);
+    }
+    return products;
+  }
+
+  async function publicProduct(id: string): Promise<RawProduct | undefined> {
+    return publicProductIds.has(id) ? (await catalog()).find((product) => product.pid === id) : undefined;
+  }
+
+  /** Service id → its cancellation request. WHMCS offers no filter, so all pages are read (cached briefly). */
+  async function cancellationRequests(): Promise<Map<string, RawCancellationRequest>> {
+    const requests = new Map<string, RawCancellationRequest>();
+    if (!config.trackCancellations) return requests;
+    const page = (limitstart: number) =>
+      request('GetCancelledPackages', { limitstart, limitnum: CANCELLATIONS_PAGE }, CancellationsAnswer);
+    const first = await page(0);
+    if (first.totalresults > CANCELLATIONS_PAGE * CANCELLATIONS_MAX_PAGES) {
+      throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
+        operatorMessage: `WHMCS lists ${first.totalresults} cancellation requests, more than the ${CANCELLATIONS_PAGE * CANCELLATIONS_MAX_PAGES} the gateway reads; prune tblcancelrequests or set trackCancellations to false`,
+      });
+    }
+    const rest = [];
+    for (let start = CANCELLATIONS_PAGE; start < first.totalresults; start += CANCELLATIONS_PAGE) rest.push(page(start));
+    for (const answer of [first, ...(await Promise.all(rest))]) {
+      for (const row of answer.packages) requests.set(row.relid, row);
+    }
+    return requests;
+  }
+
+  async function servicePage(customer: Customer, params: FormParams): Promise<{ services: RawService[]; total: number }> {
+    const answer = await request('GetClientsProducts', { clientid: clientIdOf(customer), ...params }, ServicesAnswer);
+    assertOwned('GetClientsProducts', customer, answer.products.map((service) => service.clientid));
+    return { services: answer.products, total: answer.totalresults };
+  }
+
+  async function rawService(customer: Customer, id: string): Promise<RawService> {
+    if (!IS_ID.test(id)) throw notFound('service');
+    const { services } = await servicePage(customer, { serviceid: id, limitstart: 0, limitnum: 1 });
+    const service = services.find((candidate) => candidate.id === id);
+    if (!service) throw notFound('service');
+    return service;
+  }
+
+  async function readService(customer: Customer, id: string): Promise<Service> {
+    const [service, account, cancellations] = await Promise.all([rawService(customer, id), clientDetails(customer), cancellationRequests()]);
+    return mapService(service, account.currency_code, cancellations.get(service.id));
+  }
+
+  async function readOrder(customer: Customer, id: string, currency?: string): Promise<Order> {
+    if (!IS_ID.test(id)) throw notFound('order');
+    // id and userid are ANDed: another client's order is simply not found.
+    const [answer, orderCurrency] = await Promise.all([
+      request('GetOrders', { id, userid: clientIdOf(customer), limitstart: 0, limitnum: 1 }, OrdersAnswer),
+      currency ?? clientDetails(customer).then((account) => account.currency_code),
+    ]);
+    assertOwned('GetOrders', customer, answer.orders.map((order) => order.userid));
+    const order = answer.orders.find((candidate) => candidate.id === id);
+    if (!order) throw notFound('order');
+    return mapOrder(order, orderCurrency, config.timeZone);
+  }
+
+  // ---- orders ---------------------------------------------------------------------------
+
+  /** The product custom field that stores the order key: configured id, else found by name. */
+  function orderKeyFieldId(product: RawProduct): string | undefined {
+    const configured = config.orderKeyField.ids[product.pid];
+    if (configured !== undefined) return String(configured);
+    return product.customfields.find((field) => sameName(field.name, config.orderKeyField.name))?.id;
+  }
+
+  /** Idempotency keys are per account, and several accounts could share one WHMCS client. */
+  const orderKeyTag = (customer: Customer, idempotencyKey: string): string => `${customer.accountId}:${idempotencyKey}`;
+
+  function carriesTag(service: RawService, tag: string): boolean {
+    const configured = config.orderKeyField.ids[service.pid];
+    return service.customfields.some(
+      (field) =>
+        field.value === tag &&
+        (configured !== undefined ? field.id === String(configured) : sameName(field.name, config.orderKeyField.name)),
+    );
+  }
+
+  const addOrderErrors = (customer: Customer): ErrorRule[] => [
+    {
+      match: /client id not found/i,
+      error: (cause) =>
+        new BackendError('upstream_error', 'The account is not set up correctly.', {
+          operatorMessage: `account ${customer.accountId} maps to WHMCS client ${customer.upstreamId}, which WHMCS does not know`,
+          cause,
+        }),
+    },
+    { match: /client status is closed/i, error: () => new BackendError('validation', 'The account is closed and cannot place orders.') },
+    {
+      match: /invalid payment method/i,
+      error: (cause) =>
+        new BackendError('upstream_error', 'Ordering is not available at the moment.', {
+          operatorMessage: `paymentMethod "${config.paymentMethod}" is not an active WHMCS payment gateway: ${cause.upstreamMessage}`,
+          cause,
+        }),
+    },
+  ];
+
+  /** AcceptOrder failing leaves a placed order behind, which the client must still be told about. */
+  async function acceptOrder(orderid: string, ctx: CallContext): Promise<void> {
+    try {
+      await client.call('AcceptOrder', { orderid, autosetup: config.acceptOrder.autoSetup, sendemail: config.acceptOrder.sendEmail });
+    } catch (error) {
+      const reason = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
+      logger?.error({ requestId: ctx.requestId, orderId: orderid, error: reason }, 'WHMCS AcceptOrder failed; the order stays pending');
+    }
+  }
+
+  async function placeOrder(
+    customer: Customer,
+    input: OrderInput,
+    ctx: CallContext & { idempotencyKey: string },
+  ): Promise<Order> {
+    const [product, account] = await Promise.all([publicProduct(input.product_id), clientDetails(customer)]);
+    if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
+    if (account.status === 'closed') throw new BackendError('validation', 'The account is closed and cannot place orders.');
+    const configOptions = validateOrder(product, input, account.currency_code);
+    const keyFieldId = orderKeyFieldId(product);
+    if (keyFieldId === undefined) {
+      // Without the key stored upstream, an order whose outcome is unknown could never be found again.
+      throw new BackendError('upstream_error', 'Ordering is not available for this product at the moment.', {
+        operatorMessage: `product ${product.pid} has no custom field "${config.orderKeyField.name}" (or orderKeyField.ids entry) to store the idempotency key`,
+      });
+    }
+    const cycle = product.paytype === 'recurring' ? input.billing_cycle : product.paytype;
+    const answer = await classified(
+      client.call('AddOrder', {
+        clientid: clientIdOf(customer),
+        paymentmethod: config.paymentMethod,
+        pid: [product.pid],
+        billingcycle: [cycle],
+        configoptions: configOptions.length > 0 ? [encodePhpArray(configOptions)] : undefined,
+        customfields: [encodePhpArray([[Number(keyFieldId), orderKeyTag(customer, ctx.idempotencyKey)]])],
+        hostname: input.hostname === undefined ? undefined : [input.hostname],
+        domain: input.hostname === undefined ? undefined : [input.hostname],
+        noemail: true,
+      }),
+      addOrderErrors(customer),
+    );
+    const placed = parse('AddOrder', answer, AddOrderAnswer);
+    if (config.acceptOrder.enabled) await acceptOrder(placed.orderid, ctx);
+    return afterWrite(readOrder(customer, placed.orderid, account.currency_code), `AddOrder (order ${placed.orderid})`);
+  }
+
+  async function orderOfService(customer: Customer, service: RawService): Promise<Order> {
+    if (service.orderid) return readOrder(customer, service.orderid);
+    throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
+      operatorMessage: `WHMCS service ${service.id} carries an order key but no order id`,
+    });
+  }
+
+  async function findOrderByIdempotencyKey(customer: Customer, idempotencyKey: string): Promise<Order | null> {
+    const products = await catalog();
+    if (!products.some((product) => publicProductIds.has(product.pid) && orderKeyFieldId(product) !== undefined)) {
+      throw new BackendError('unavailable', 'The outcome of the earlier order cannot be checked at the moment.', {
+        operatorMessage: `no public product has the custom field "${config.orderKeyField.name}"; orders cannot be reconciled`,
+      });
+    }
+    const tag = orderKeyTag(customer, idempotencyKey);
+    for (let page = 0; page < SERVICE_SCAN_MAX_PAGES; page += 1) {
+      const limitstart = page * SERVICE_SCAN_PAGE;
+      const { services, total } = await servicePage(customer, { limitstart, limitnum: SERVICE_SCAN_PAGE });
+      const match = services.find((service) => carriesTag(service, tag));
+      if (match) return orderOfService(customer, match);
+      if (services.length === 0 || limitstart + SERVICE_SCAN_PAGE >= total) return null;
+    }
+    throw new BackendError('unavailable', 'The outcome of the earlier order cannot be checked at the moment.', {
+      operatorMessage: `client ${customer.upstreamId} has more than ${SERVICE_SCAN_PAGE * SERVICE_SCAN_MAX_PAGES} services; order key search gave up`,
+    });
+  }
+
+  // ---- services -------------------------------------------------------------------------
+
+  async function listServices(customer: Customer, page: PageRequest) {
+    const [{ services, total }, account, cancellations] = await Promise.all([
+      // WHMCS returns every row when limitnum is missing: always send it.
+      servicePage(customer, { limitstart: (page.page - 1) * page.perPage, limitnum: page.perPage }),
+      clientDetails(customer),
+      cancellationRequests(),
+    ]);
+    return { items: services.map((service) => mapService(service, account.currency_code, cancellations.get(service.id))), total };
+  }
+
+  const serviceActionErrors = (action: ServiceAction): ErrorRule[] => [
+    { match: /service id not found/i, error: () => notFound('service') },
+    {
+      match: /not assigned to a module/i,
+      error: () => new BackendError('validation', `The action "${action}" is not supported for this service.`),
+    },
+    { match: /existing cancellation request/i, error: () => new BackendError('conflict', 'A cancellation is already pending for this service.') },
+    { match: /no cancellation request/i, error: () => new BackendError('conflict', 'No cancellation is pending for this service.') },
+    {
+      match: /function not found in module/i,
+      error: (cause) =>
+        new BackendError('upstream_error', 'The service action failed in the billing system.', {
+          operatorMessage: `moduleFunctions allows "${action}" but the WHMCS module has no such function: ${cause.upstreamMessage}`,
+          cause,
+        }),
+    },
+    {
+      match: /invalid api action/i,
+      error: (cause) =>
+        new BackendError('upstream_error', 'The service action failed in the billing system.', {
+          operatorMessage: `install the custom WHMCS API action "${config.cancelRevokeAction}" and allow it in the gateway's API role: ${cause.upstreamMessage}`,
+          cause,
+        }),
+    },
+  ];
+
+  async function runServiceAction(customer: Customer, id: string, action: ServiceAction) {
+    const [service, account, cancellations, products] = await Promise.all([
+      rawService(customer, id),
+      clientDetails(customer),
+      cancellationRequests(),
+      catalog(),
+    ]);
+    const current = mapService(service, account.currency_code, cancellations.get(service.id));
+    // The module comes from the product, hidden products included.
+    const module = products.find((product) => product.pid === service.pid)?.module ?? '';
+    const plan = planServiceAction(
+      action,
+      { id: service.id, status: current.status, cancellationPending: current.cancellation_requested, module },
+      config,
+    );
+    await classified(client.call(plan.action, plan.params), serviceActionErrors(action));
+    const after = await afterWrite(readService(customer, id), `${client.actions[plan.action].name} (service ${id})`);
+    const effectiveOn = plan.outcome === 'scheduled' ? (after.cancellation_effective_on ?? current.next_due_on) : null;
+    return { action, outcome: plan.outcome, effective_on: effectiveOn, service: after };
+  }
+
+  // ---- billing --------------------------------------------------------------------------
+
+  async function listInvoices(customer: Customer, page: PageRequest) {
+    const answer = await request(
+      'GetInvoices',
+      // Without userid, WHMCS lists every client's invoices.
+      { userid: clientIdOf(customer), limitstart: (page.page - 1) * page.perPage, limitnum: page.perPage, orderby: 'id', order: 'desc' },
+      InvoicesAnswer,
+    );
+    assertOwned('GetInvoices', customer, answer.invoices.map((invoice) => invoice.userid));
+    // Older WHMCS versions give no currency per invoice: then it is the client's.
+    const needsClientCurrency = answer.invoices.some((invoice) => invoice.currencycode === undefined);
+    const clientCurrency = needsClientCurrency ? (await clientDetails(customer)).currency_code : '';
+    return { items: answer.invoices.map((invoice) => mapInvoice(invoice, clientCurrency, config.timeZone)), total: answer.totalresults };
+  }
+
+  async function getInvoiceDocument(customer: Customer, id: string) {
+    if (!IS_ID.test(id)) throw notFound('invoice');
+    const [invoice, account] = await Promise.all([
+      // GetInvoice answers "not found" with `status: "error"`.
+      classified(request('GetInvoice', { invoiceid: id }, InvoiceAnswer), [{ match: /not found/i, error: () => notFound('invoice') }]),
+      clientDetails(customer),
+    ]);
+    // GetInvoice takes no owner filter: another client's invoice is checked here.
+    if (invoice.userid !== customer.upstreamId || invoice.invoiceid !== id) throw notFound('invoice');
+    return mapInvoiceDocument(invoice, account, config.timeZone);
+  }
+
+  /** Refuses a customer without a valid clientid before any call is made for it. */
+  const forCustomer =
+    <A extends unknown[], R>(method: (customer: Customer, ...args: A) => Promise<R>) =>
+    async (customer: Customer, ...args: A): Promise<R> => {
+      clientIdOf(customer);
+      return method(customer, ...args);
+    };
+
+  return {
+    name: 'whmcs',
+    writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled),
+    getAccount: forCustomer(async (customer) => mapAccount(await clientDetails(customer))),
+    listProducts: async () => (await catalog()).filter((product) => publicProductIds.has(product.pid)).map(mapProduct),
+    getProduct: async (id) => {
+      const product = await publicProduct(id);
+      if (!product) throw notFound('product');
+      return mapProduct(product);
+    },
+    placeOrder: forCustomer(placeOrder),
+    findOrderByIdempotencyKey: forCustomer(findOrderByIdempotencyKey),
+    getOrder: forCustomer((customer, id: string) => readOrder(customer, id)),
+    listServices: forCustomer(listServices),
+    getService: forCustomer((customer, id: string) => readService(customer, id)),
+    getCredentials: forCustomer(async (customer, id: string) => mapCredentials(await rawService(customer, id))),
+    runServiceAction: forCustomer(runServiceAction),
+    getBalance: forCustomer(async (customer) => {
+      const account = await clientDetails(customer);
+      return { credit: { amount: account.credit, currency: account.currency_code } };
+    }),
+    listInvoices: forCustomer(listInvoices),
+    getInvoiceDocument: forCustomer(getInvoiceDocument),
+    ping: async () => {
+      try {
+        await client.call('GetCurrencies');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,271 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { OrderInput } from '../../../src/v1/schemas.js';
+import { CUSTOMER, FakeWhmcs, rejectsWith } from './fake-whmcs.js';
+import * as answers from './fixtures/answers.js';
+
+const CTX = { requestId: 'req-order', idempotencyKey: 'key-1' };
+const decode = (base64: string | null | undefined): string => Buffer.from(base64 ?? '', 'base64').toString('utf8');
+
+const ORDER: OrderInput = {
+  product_id: '2',
+  billing_cycle: 'annually',
+  config_options: { '4': '12', '5': 21, '6': true, '8': 3 },
+  hostname: 'vps7.example.net',
+};
+
+describe('WHMCS backend: placing orders', () => {
+  let whmcs: FakeWhmcs;
+  beforeEach(() => {
+    whmcs = new FakeWhmcs();
+    whmcs
+      .answer('GetProducts', answers.catalog)
+      .answer('GetClientsDetails', answers.clientDetails)
+      .answer('AddOrder', answers.addOrder)
+      .answer('GetOrders', answers.orders);
+  });
+  afterEach(() => whmcs.close());
+
+  it('sends AddOrder for the customer with PHP arrays, serialized options and the order key, then reads the order back', async () => {
+    const order = await whmcs.backend().placeOrder(CUSTOMER, ORDER, CTX);
+    assert.equal(order.id, '1');
+    const sent = whmcs.requests('AddOrder');
+    assert.equal(sent.length, 1);
+    const params = sent[0];
+    assert.ok(params);
+    assert.equal(params.get('clientid'), '1');
+    assert.equal(params.get('paymentmethod'), 'banktransfer');
+    assert.equal(params.get('pid[0]'), '2');
+    assert.equal(params.get('billingcycle[0]'), 'annually');
+    assert.equal(decode(params.get('configoptions[0]')), 'a:4:{i:4;i:12;i:5;i:21;i:6;i:1;i:8;i:3;}');
+    assert.equal(decode(params.get('customfields[0]')), 'a:1:{i:7;s:10:"acme:key-1";}');
+    assert.equal(params.get('hostname[0]'), 'vps7.example.net');
+    assert.equal(params.get('domain[0]'), 'vps7.example.net');
+    assert.equal(params.get('noemail'), '1');
+    assert.equal(params.has('pid'), false, 'never the scalar form');
+    assert.deepEqual(whmcs.actions().filter((action) => action === 'AcceptOrder'), [], 'AcceptOrder is off by default');
+    const readBack = whmcs.requests('GetOrders')[0];
+    assert.equal(readBack?.get('id'), '1');
+    assert.equal(readBack?.get('userid'), '1');
+  });
+
+  it('one-time products are ordered with the onetime cycle and no options', async () => {
+    await whmcs.backend({ orderKeyField: { ids: { '3': 9 } } }).placeOrder(CUSTOMER, { product_id: '3', billing_cycle: 'onetime' }, CTX);
+    const params = whmcs.requests('AddOrder')[0];
+    assert.equal(params?.get('billingcycle[0]'), 'onetime');
+    assert.equal(params?.has('configoptions[0]'), false);
+    assert.equal(decode(params?.get('customfields[0]')), 'a:1:{i:9;s:10:"acme:key-1";}', 'the configured field id wins');
+  });
+
+  it('accepts the order when configured, with autosetup and no emails', async () => {
+    whmcs.answer('AcceptOrder', answers.acceptOrder);
+    await whmcs.backend({ acceptOrder: { enabled: true } }).placeOrder(CUSTOMER, ORDER, CTX);
+    const params = whmcs.requests('AcceptOrder')[0];
+    assert.equal(params?.get('orderid'), '1');
+    assert.equal(params?.get('autosetup'), '1');
+    assert.equal(params?.get('sendemail'), '0');
+    assert.deepEqual(whmcs.actions().slice(-3, -1), ['AddOrder', 'AcceptOrder']);
+  });
+
+  it('an AcceptOrder failure is logged and the placed order still returned', async () => {
+    whmcs.answer('AcceptOrder', answers.acceptOrderFailed);
+    const order = await whmcs.backend({ acceptOrder: { enabled: true } }).placeOrder(CUSTOMER, ORDER, CTX);
+    assert.equal(order.id, '1');
+    const logged = whmcs.logs.find((line) => line.level === 'error');
+    assert.match(logged?.msg ?? '', /AcceptOrder failed/);
+  });
+
+  const refusals: Array<[string, Partial<OrderInput>, RegExp]> = [
+    ['a hidden product', { product_id: '9', billing_cycle: 'monthly', config_options: {} }, /^product_id/],
+    ['an unknown product', { product_id: '77', config_options: {} }, /^product_id/],
+    ['a disabled cycle ("-1.00")', { billing_cycle: 'quarterly' }, /^billing_cycle: "quarterly" is not offered/],
+    ['a cycle of another pay type', { billing_cycle: 'onetime' }, /^billing_cycle/],
+    ['an option of another product', { config_options: { '99': 1 } }, /^config_options\.99: product 2 has no such option/],
+    ['a choice of another option', { config_options: { '4': '21' } }, /^config_options\.4: "21" is not a choice/],
+    ['a boolean for a dropdown', { config_options: { '4': true } }, /^config_options\.4/],
+    ['a quantity above the maximum', { config_options: { '8': 9 } }, /^config_options\.8: quantity must be between 1 and 8/],
+    ['a quantity below the minimum', { config_options: { '8': 0 } }, /^config_options\.8: quantity must be between 1 and 8/],
+    ['a quantity given as text', { config_options: { '8': '3' } }, /^config_options\.8: must be an integer/],
+    ['a number for yes/no', { config_options: { '6': 1 } }, /^config_options\.6: must be true or false/],
+  ];
+  for (const [name, change, detail] of refusals) {
+    it(`refuses ${name} before AddOrder`, async () => {
+      const error = await rejectsWith(whmcs.backend().placeOrder(CUSTOMER, { ...ORDER, ...change }, CTX), 'validation');
+      assert.match(error.detail, detail);
+      assert.equal(whmcs.requests('AddOrder').length, 0);
+    });
+  }
+
+  it('refuses a product not sold in the customer’s currency', async () => {
+    const euros = new FakeWhmcs();
+    try {
+      euros
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsDetails', { ...answers.clientDetails, client: { ...answers.clientDetails.client, currency_code: 'EUR' } });
+      const error = await rejectsWith(euros.backend().placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, CTX), 'validation');
+      assert.match(error.detail, /not sold in the account's currency \(EUR\)/);
+      const annual = await rejectsWith(euros.backend().placeOrder(CUSTOMER, { ...ORDER, config_options: {} }, CTX), 'validation');
+      assert.match(annual.detail, /"annually" is not offered/, 'EUR has no annual price');
+      assert.equal(euros.requests('AddOrder').length, 0);
+    } finally {
+      await euros.close();
+    }
+  });
+
+  it('refuses a closed account before AddOrder', async () => {
+    const closed = new FakeWhmcs();
+    try {
+      closed
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsDetails', { ...answers.clientDetails, client: { ...answers.clientDetails.client, status: 'Closed' } });
+      await rejectsWith(closed.backend().placeOrder(CUSTOMER, ORDER, CTX), 'validation');
+      assert.equal(closed.requests('AddOrder').length, 0);
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('will not order a product without the order-key field (its outcome could never be reconciled)', async () => {
+    const error = await rejectsWith(whmcs.backend().placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, CTX), 'upstream_error');
+    assert.match(error.operatorMessage ?? '', /no custom field "Gateway Idempotency Key"/);
+    assert.equal(whmcs.requests('AddOrder').length, 0);
+  });
+
+  it('Invalid Payment Method is the operator’s misconfiguration', async () => {
+    const misconfigured = new FakeWhmcs();
+    try {
+      misconfigured
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsDetails', answers.clientDetails)
+        .answer('AddOrder', answers.addOrderInvalidPayment);
+      const error = await rejectsWith(misconfigured.backend({ paymentMethod: 'stripe' }).placeOrder(CUSTOMER, ORDER, CTX), 'upstream_error');
+      assert.match(error.operatorMessage ?? '', /paymentMethod "stripe" is not an active WHMCS payment gateway/);
+      assert.ok(!error.detail.includes('Invalid Payment Method'));
+      assert.equal(error.outcomeUnknown, false);
+    } finally {
+      await misconfigured.close();
+    }
+  });
+
+  it('Client ID Not Found from AddOrder is an upstream error naming the account', async () => {
+    const unknown = new FakeWhmcs();
+    try {
+      unknown
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsDetails', answers.clientDetails)
+        .answer('AddOrder', { result: 'error', message: 'Client ID Not Found' });
+      const error = await rejectsWith(unknown.backend().placeOrder(CUSTOMER, ORDER, CTX), 'upstream_error');
+      assert.match(error.operatorMessage ?? '', /account acme maps to WHMCS client 1/);
+    } finally {
+      await unknown.close();
+    }
+  });
+
+  it('an AddOrder timeout leaves the outcome unknown', async () => {
+    const slow = new FakeWhmcs();
+    try {
+      slow
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsDetails', answers.clientDetails)
+        .answer('AddOrder', answers.addOrder, { delayMs: 300 });
+      const error = await rejectsWith(slow.backend({ actionTimeoutsMs: { AddOrder: 30 } }).placeOrder(CUSTOMER, ORDER, CTX), 'timeout');
+      assert.equal(error.outcomeUnknown, true);
+      assert.equal(slow.requests('AddOrder').length, 1);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('a failure after AddOrder succeeded still says the order may exist', async () => {
+    const broken = new FakeWhmcs();
+    try {
+      broken
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsDetails', answers.clientDetails)
+        .answer('AddOrder', answers.addOrder)
+        .answer('GetOrders', '<html>Fatal error</html>');
+      const error = await rejectsWith(broken.backend().placeOrder(CUSTOMER, ORDER, CTX), 'upstream_error');
+      assert.equal(error.outcomeUnknown, true);
+      assert.match(error.operatorMessage ?? '', /after AddOrder \(order 1\) had succeeded/);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('an unreadable AddOrder answer leaves the outcome unknown', async () => {
+    const odd = new FakeWhmcs();
+    try {
+      odd
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsDetails', answers.clientDetails)
+        .answer('AddOrder', { result: 'success', orderid: 'abc' });
+      const error = await rejectsWith(odd.backend().placeOrder(CUSTOMER, ORDER, CTX), 'upstream_error');
+      assert.equal(error.outcomeUnknown, true);
+    } finally {
+      await odd.close();
+    }
+  });
+});
+
+describe('WHMCS backend: finding an order by its idempotency key', () => {
+  const tagged = (tag: string, id = '7', orderid = '1') => ({
+    ...answers.service,
+    id,
+    orderid,
+    pid: '2',
+    customfields: {
+      customfield: [
+        { id: '2', name: 'SSH Key', translated_name: 'SSH Key', value: '' },
+        { id: '7', name: 'Gateway Idempotency Key', translated_name: 'Gateway Idempotency Key', value: tag },
+      ],
+    },
+  });
+
+  let whmcs: FakeWhmcs;
+  beforeEach(() => {
+    whmcs = new FakeWhmcs();
+    whmcs.answer('GetProducts', answers.catalog).answer('GetClientsDetails', answers.clientDetails).answer('GetOrders', answers.orders);
+  });
+  afterEach(() => whmcs.close());
+
+  it('finds the service tagged with the key and returns its order', async () => {
+    whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service, tagged('beta:key-1', '6'), tagged('acme:key-1')]));
+    const order = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX);
+    assert.equal(order?.id, '1');
+    const scan = whmcs.requests('GetClientsProducts')[0];
+    assert.equal(scan?.get('clientid'), '1');
+    assert.equal(scan?.get('limitnum'), '100');
+    assert.equal(whmcs.requests('GetOrders')[0]?.get('userid'), '1');
+  });
+
+  it('returns null when no service carries the key; keys of accounts sharing the client stay apart', async () => {
+    whmcs.answer('GetClientsProducts', answers.clientsProducts([tagged('beta:key-1')]));
+    const backend = whmcs.backend();
+    assert.equal(await backend.findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX), null);
+    const sharingClient = { accountId: 'beta', upstreamId: '1' };
+    assert.equal((await backend.findOrderByIdempotencyKey(sharingClient, 'key-1', CTX))?.id, '1');
+  });
+
+  it('pages through all of the client’s services', async () => {
+    whmcs.answer('GetClientsProducts', (params) =>
+      params.get('limitstart') === '0' ? answers.clientsProducts([answers.service], 150) : answers.clientsProducts([tagged('acme:key-1')], 150),
+    );
+    const order = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX);
+    assert.equal(order?.id, '1');
+    assert.deepEqual(
+      whmcs.requests('GetClientsProducts').map((params) => params.get('limitstart')),
+      ['0', '100'],
+    );
+  });
+
+  it('is unavailable (never a blind re-execution) when no product can carry the key', async () => {
+    whmcs.answer('GetClientsProducts', answers.clientsProductsEmpty);
+    const error = await rejectsWith(whmcs.backend({ publicProductIds: ['1'] }).findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX), 'unavailable');
+    assert.match(error.operatorMessage ?? '', /cannot be reconciled/);
+  });
+
+  it('a failing search fails; it never answers null', async () => {
+    whmcs.answer('GetClientsProducts', '<html>busy</html>');
+    await rejectsWith(whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX), 'upstream_error');
+  });
+});
