@@ -257,6 +257,9 @@ function seedCustomFields(): ProductCustomField[] {
     { id: 6, productId: 3, name: 'Rack Position', description: 'Admin only', required: false, showOnOrder: false },
     idempotencyKey(7, 6),
     idempotencyKey(8, 7),
+    // Every public product carries the field: the gateway refuses to order a product without it.
+    idempotencyKey(9, 4),
+    idempotencyKey(10, 5),
   ];
 }
 
