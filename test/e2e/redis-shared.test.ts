@@ -1,0 +1,130 @@
+/**
+ * The production shape: two gateway instances on one Redis (the harness's own server). One limit,
+ * one idempotency record and one key set between them; a Redis outage mid-run degrades as the
+ * contract says and never hangs.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import { createRedisStores } from '../../src/stores/redis/index.js';
+import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis.js';
+
+describe('two gateways sharing one Redis', () => {
+  let redis: RedisServer;
+  let simulator: WhmcsSimulator;
+  let one: TestGateway;
+  let two: TestGateway;
+  let key: string;
+
+  before(async () => {
+    redis = await startRedisServer();
+    simulator = await startWhmcsSimulator();
+    const config = { rateLimits: { accountPerMinute: 6 } };
+    one = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), config });
+    two = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), config, issueKeys: false });
+    key = one.keys['acme:all'] as string;
+  });
+  after(async () => {
+    await Promise.all([one?.close(), two?.close()]);
+    await simulator?.close();
+    await redis?.stop();
+  });
+
+  const get = (gw: TestGateway, url: string, apiKey = key) => gw.app.inject({ method: 'GET', url, headers: bearer(apiKey) });
+
+  it('a key issued through one instance works on the other at once', async () => {
+    const { key: fresh } = await one.keyService.issue({ accountId: 'beta', name: 'late', scopes: ['read:webhooks'] });
+    assert.equal((await get(two, '/v1/webhooks', fresh)).statusCode, 200);
+  });
+
+  it('the account limit is one budget across instances', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await get(one, '/v1/webhooks')).statusCode);
+      statuses.push((await get(two, '/v1/webhooks')).statusCode);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429, 429]);
+  });
+
+  it('an idempotency record written by one instance is replayed by the other', async () => {
+    const headers = { ...bearer(one.keys['beta:all']), 'content-type': 'application/json', 'idempotency-key': 'shared-1' };
+    const payload = JSON.stringify({ product_id: '2', billing_cycle: 'monthly' });
+    const first = await one.app.inject({ method: 'POST', url: '/v1/orders', headers, payload });
+    assert.equal(first.statusCode, 201, first.body);
+    const replay = await two.app.inject({ method: 'POST', url: '/v1/orders', headers, payload });
+    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.body, first.body);
+  });
+
+  it('a revocation reaches the other instance\'s cache without waiting for its TTL', async () => {
+    const { key: doomed, record } = await one.keyService.issue({ accountId: 'beta', name: 'doomed', scopes: ['read:webhooks'] });
+    assert.equal((await get(two, '/v1/webhooks', doomed)).statusCode, 200, 'now cached on instance two');
+    await one.keyService.revoke(record.id);
+    let status = 200;
+    for (let i = 0; i < 20 && status === 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      status = (await get(two, '/v1/webhooks', doomed)).statusCode;
+    }
+    assert.equal(status, 401);
+  });
+
+  it('Redis down: POSTs answer 503 store_unavailable and run nothing; reads fall back; nothing hangs', async () => {
+    const beta = one.keys['beta:all'] as string;
+    assert.equal((await get(one, '/v1/products', beta)).statusCode, 200, 'key cached before the outage');
+    await redis.stop();
+    try {
+      const orders = simulator.state.orders.length;
+      const started = Date.now();
+      const post = await one.app.inject({
+        method: 'POST',
+        url: '/v1/orders',
+        headers: { ...bearer(beta), 'content-type': 'application/json', 'idempotency-key': 'outage-1' },
+        payload: JSON.stringify({ product_id: '1', billing_cycle: 'monthly' }),
+      });
+      assert.equal(post.statusCode, 503, post.body);
+      assert.equal(post.json().reason, 'store_unavailable');
+      assert.ok(Number(post.headers['retry-after']) >= 1);
+      assert.equal(simulator.state.orders.length, orders, 'not executed unguarded');
+      const read = await get(one, '/v1/products', beta);
+      assert.equal(read.statusCode, 200, 'rate limiting fell back to the instance');
+      assert.ok(read.headers['x-ratelimit-remaining'] !== undefined);
+      const health = await one.app.inject({ method: 'GET', url: '/v1/health' });
+      assert.ok([200, 503].includes(health.statusCode));
+      assert.ok(Date.now() - started < 5_000, 'no request hung');
+    } finally {
+      await redis.restart();
+    }
+    let status = 0;
+    for (let i = 0; i < 40 && status !== 201; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (
+        await one.app.inject({
+          method: 'POST',
+          url: '/v1/orders',
+          headers: { ...bearer(beta), 'content-type': 'application/json', 'idempotency-key': `after-outage-${i}` },
+          payload: JSON.stringify({ product_id: '1', billing_cycle: 'monthly' }),
+        })
+      ).statusCode;
+    }
+    assert.equal(status, 201, 'back to normal once Redis is back');
+  });
+});
+
+describe('rate limits configured to fail closed', () => {
+  it('answer 503 while Redis is down, never 429 or 500', async () => {
+    const redis = await startRedisServer();
+    const gw = await buildTestGateway({ stores: await createRedisStores({ url: redis.url }), config: { rateLimits: { onStoreError: 'closed' } } });
+    try {
+      assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(gw.keys['acme:all']) })).statusCode, 200);
+      await redis.stop();
+      const response = await gw.app.inject({ method: 'GET', url: '/v1/health' });
+      assert.equal(response.statusCode, 503);
+      assert.equal(response.json().reason, 'store_unavailable');
+    } finally {
+      await gw.close();
+      await redis.stop();
+    }
+  });
+});
