@@ -59,7 +59,9 @@ export class KeyService {
     const key = await this.store.getKey(keyId);
     const account = key ? await this.store.getAccount(key.accountId) : null;
     const entry = { key, account };
-    this.cache.set(keyId, entry);
+    // Misses are not cached: a key issued a moment ago must work at once. Unknown-key floods are
+    // bounded by the source-IP limit, which runs first.
+    if (key && account) this.cache.set(keyId, entry);
     return entry;
   }
 

@@ -59,7 +59,7 @@ describe('file key store', () => {
     assert.equal(await store.getKey('00000000000000aa'), null);
   });
 
-  it("sees another writer's changes once the check interval has passed", async () => {
+  it("sees a new key at once, and another writer's changes once the check interval has passed", async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const gateway = new FileKeyStore(path, { now: clock.now, checkIntervalMs: 250 });
@@ -67,9 +67,12 @@ describe('file key store', () => {
     assert.equal(await gateway.getKey('00000000000000aa'), null);
 
     await cli.putKey(key('00000000000000aa'));
-    assert.equal(await gateway.getKey('00000000000000aa'), null, 'not looked at the file again yet');
+    assert.deepEqual(await gateway.getKey('00000000000000aa'), key('00000000000000aa'), 'an unknown id sends it to the file');
+    const revoked = key('00000000000000aa', { revokedAt: '2026-03-02T00:00:00.000Z' });
+    await cli.putKey(revoked);
+    assert.deepEqual(await gateway.getKey('00000000000000aa'), key('00000000000000aa'), 'not looked at the file again yet');
     await clock.advance(250);
-    assert.deepEqual(await gateway.getKey('00000000000000aa'), key('00000000000000aa'));
+    assert.deepEqual(await gateway.getKey('00000000000000aa'), revoked);
   });
 
   it('announces the keys whose record changed on reload, and only those', async () => {

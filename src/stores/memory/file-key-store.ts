@@ -2,7 +2,8 @@
  * Accounts and keys in a JSON file, for memory (sandbox) mode: the operator CLI writes the file and
  * a running gateway sees the change without a restart, because lookups re-read the file when it
  * was replaced (checked at most every `checkIntervalMs`). A reload announces every key whose record
- * changed through `onInvalidation`, so caches drop revoked keys.
+ * changed through `onInvalidation`, so caches drop revoked keys; once a listener is registered the
+ * file is also checked on that interval, so a revocation by the CLI reaches cached keys promptly.
  *
  * Writes replace the file atomically (temp file, fsync, rename; mode 0600) after re-reading it, and
  * are serialised within a process. Two processes writing in the same instant can still lose one
@@ -38,6 +39,7 @@ export class FileKeyStore implements KeyStore {
   private reloading: Promise<void> | null = null;
   /** This process's read-modify-write cycles, one after the other. */
   private writes: Promise<void> = Promise.resolve();
+  private watcher: NodeJS.Timeout | undefined;
 
   constructor(
     readonly path: string,
@@ -71,6 +73,8 @@ export class FileKeyStore implements KeyStore {
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {
     await this.refresh();
+    // An unknown id may be a key the CLI wrote since the last check: look at the file once more.
+    if (this.data.keys[id] === undefined) await this.refresh(true);
     return copyOrNull(this.data.keys[id]);
   }
 
@@ -87,6 +91,15 @@ export class FileKeyStore implements KeyStore {
 
   onInvalidation(listener: (keyId: string) => void): void {
     this.listeners.add(listener);
+    if (this.watcher) return;
+    // A broken file must not crash the process: lookups will report it.
+    this.watcher = setInterval(() => void this.refresh().catch(() => undefined), this.checkIntervalMs);
+    this.watcher.unref();
+  }
+
+  close(): void {
+    clearInterval(this.watcher);
+    this.watcher = undefined;
   }
 
   /** Concurrent callers share one reload, so none of them reads the data before it is loaded. */

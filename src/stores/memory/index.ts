@@ -25,13 +25,14 @@ export interface MemoryStoresOptions {
 
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
   const { now } = options;
+  const fileKeys = options.keysFile ? new FileKeyStore(options.keysFile, { now }) : undefined;
   return {
     kind: 'memory',
     rateLimits: new MemoryRateLimitStore({ now, maxCounters: options.maxRateLimitCounters }),
     idempotency: new MemoryIdempotencyStore({ now, maxRecords: options.maxIdempotencyRecords }),
-    keys: options.keysFile ? new FileKeyStore(options.keysFile, { now }) : new MemoryKeyStore(),
+    keys: fileKeys ?? new MemoryKeyStore(),
     webhooks: new MemoryWebhookStore(),
     ping: async () => true,
-    close: async () => undefined,
+    close: async () => fileKeys?.close(),
   };
 }

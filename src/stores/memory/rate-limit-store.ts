@@ -46,21 +46,31 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.hit(keyChecks(request));
   }
 
-  private hit(checks: PolicyCheck[]): RateDecision {
+  async hitIpAndKey(ip: string, ipPolicy: WindowPolicy, request: KeyLimitRequest): Promise<RateDecision> {
+    return this.hit(ipChecks(ip, ipPolicy), keyChecks(request));
+  }
+
+  private hit(...groups: PolicyCheck[][]): RateDecision {
     const now = this.now();
-    const evaluated = checks.map((check) => ({
-      counter: check.counter,
-      evaluation: evaluate(check.rule, this.counters.get(check.counter), now),
-    }));
-    const allowed = evaluated.every(({ evaluation }) => evaluation.allowed);
-    const outcomes = evaluated.map(({ counter, evaluation }): RuleOutcome => {
-      if (allowed) {
-        const { state, ttlMs } = evaluation.consume();
-        this.counters.set(counter, state, { ttl: Math.max(1, Math.ceil(ttlMs)) });
+    const checked: PolicyCheck[] = [];
+    const outcomes: RuleOutcome[] = [];
+    for (const group of groups) {
+      const evaluated = group.map((check) => ({
+        counter: check.counter,
+        evaluation: evaluate(check.rule, this.counters.get(check.counter), now),
+      }));
+      const allowed = evaluated.every(({ evaluation }) => evaluation.allowed);
+      for (const { counter, evaluation } of evaluated) {
+        if (allowed) {
+          const { state, ttlMs } = evaluation.consume();
+          this.counters.set(counter, state, { ttl: Math.max(1, Math.ceil(ttlMs)) });
+        }
+        outcomes.push({ allowed: evaluation.allowed, retryAfterMs: evaluation.retryAfterMs, ...evaluation.report() });
       }
-      return { allowed: evaluation.allowed, retryAfterMs: evaluation.retryAfterMs, ...evaluation.report() };
-    });
-    return toDecision(checks, outcomes);
+      checked.push(...group);
+      if (!allowed) break;
+    }
+    return toDecision(checked, outcomes);
   }
 }
 

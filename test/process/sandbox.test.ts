@@ -1,0 +1,124 @@
+/**
+ * The process as an operator runs it: `src/server.ts` in sandbox mode prints working demo keys, the
+ * key CLI issues and revokes keys for the running gateway, SIGTERM shuts down cleanly, and a bad
+ * config stops the process with a clear message.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { call } from '../helpers/http.js';
+
+const TSX = ['--import', 'tsx'];
+
+function runCli(env: NodeJS.ProcessEnv, ...args: string[]) {
+  return spawnSync(process.execPath, [...TSX, 'src/cli/keys.ts', ...args], { env, encoding: 'utf8', timeout: 30_000 });
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('timed out');
+}
+
+describe('sandbox process', () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let server: ChildProcess;
+  let output = '';
+  let base: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rg-sandbox-'));
+    env = { ...process.env, PORT: '0', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
+    delete env.REDIS_URL;
+    server = spawn(process.execPath, [...TSX, 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    server.stdout?.on('data', (chunk) => (output += String(chunk)));
+    server.stderr?.on('data', (chunk) => (output += String(chunk)));
+    base = await waitFor(async () => /on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1], 30_000);
+    await waitFor(async () => (output.includes('try: curl') ? true : undefined), 10_000);
+  });
+  after(() => {
+    if (server.exitCode === null) server.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const demoKey = (account: string, name: string) => new RegExp(`${account}\\s+${name}\\s+(rk_\\S+)`).exec(output)?.[1];
+
+  it('prints demo keys that work: all scopes and read-only, per account', async () => {
+    const all = demoKey('acme', 'sandbox-all');
+    const readOnly = demoKey('acme', 'sandbox-read-only');
+    assert.ok(all && readOnly && demoKey('beta', 'sandbox-all'), output);
+    const me = await call(base, 'GET', '/v1/me', { key: all });
+    assert.equal(me.status, 200, me.text);
+    assert.equal(me.json().account.id, 'acme');
+    const order = await call(base, 'POST', '/v1/orders', { key: readOnly, body: { product_id: '1', billing_cycle: 'monthly' }, headers: { 'idempotency-key': 'ro-1' } });
+    assert.equal(order.status, 403);
+  });
+
+  it('the key CLI issues a key the running gateway accepts, and revokes it', async () => {
+    const issued = runCli(env, 'issue', '--account', 'acme', '--name', 'cli-test', '--scopes', 'read:billing');
+    assert.equal(issued.status, 0, issued.stderr);
+    const key = /key \(shown once, store it now\): (rk_\S+)/.exec(issued.stdout)?.[1];
+    assert.ok(key, issued.stdout);
+    const balance = await call(base, 'GET', '/v1/billing/balance', { key });
+    assert.equal(balance.status, 200, balance.text);
+    const listed = runCli(env, 'list', '--account', 'acme');
+    assert.match(listed.stdout, /name=cli-test\s+active/);
+    assert.ok(!listed.stdout.includes(key), 'list never shows a key');
+    const keyId = /^rk_([0-9a-f]{16})_/.exec(key)?.[1] as string;
+    assert.equal(runCli(env, 'revoke', keyId).status, 0);
+    const status = await waitFor(async () => {
+      const response = await call(base, 'GET', '/v1/billing/balance', { key });
+      return response.status === 401 ? response.status : undefined;
+    }, 10_000);
+    assert.equal(status, 401);
+  });
+
+  it('the CLI refuses bad input with a usage message', () => {
+    const bad = runCli(env, 'issue', '--account', 'acme', '--name', 'x', '--scopes', 'read:everything');
+    assert.equal(bad.status, 64);
+    assert.match(bad.stderr, /unknown scope\(s\): read:everything/);
+  });
+
+  it('SIGTERM shuts the gateway down cleanly', async () => {
+    const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+    server.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
+});
+
+describe('bad configuration', () => {
+  it('stops the process with every wrong field named', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rg-config-'));
+    try {
+      const file = join(dir, 'bad.json');
+      writeFileSync(file, JSON.stringify({ port: 'eighty', profile: 'C', rateLimits: { keyPerMinute: -1 } }));
+      const result = spawnSync(process.execPath, [...TSX, 'src/server.ts'], { env: { ...process.env, CONFIG_FILE: file }, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(result.status, 78);
+      for (const field of ['port', 'profile', 'rateLimits.keyPerMinute']) assert.match(result.stderr, new RegExp(`- ${field.replace('.', '\\.')}:`));
+      const noPepper = spawnSync(process.execPath, [...TSX, 'src/server.ts'], {
+        env: { ...process.env, CONFIG_FILE: join(dir, 'none.json') },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(noPepper.status, 78);
+      assert.match(noPepper.stderr, /cannot read config file/);
+      const upstreamWithoutPepper = spawnSync(process.execPath, [...TSX, 'src/server.ts'], {
+        env: { ...process.env, WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 'secret', KEY_PEPPER: '' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(upstreamWithoutPepper.status, 78);
+      assert.match(upstreamWithoutPepper.stderr, /keys\.pepper/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
