@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+const PEPPER = 'p'.repeat(40);
+
+describe('config', () => {
+  it('the shipped default is sandbox mode (no upstream), profile A, contract defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.upstream, undefined);
+    assert.equal(config.profile, 'A');
+    assert.deepEqual(
+      [config.rateLimits.keyPerMinute, config.rateLimits.keyBurst, config.rateLimits.keyPerDay, config.rateLimits.accountPerMinute, config.rateLimits.ipPerMinute],
+      [60, 20, 5000, 120, 600],
+    );
+    assert.equal(config.bodyLimitBytes, 65536);
+  });
+
+  it('environment variables override the file', () => {
+    const config = loadConfig({ PORT: '8080', HOST: '0.0.0.0', PROFILE: 'B', REDIS_URL: 'redis://127.0.0.1:7000', TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2' });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.profile, 'B');
+    assert.equal(config.redisUrl, 'redis://127.0.0.1:7000');
+    assert.deepEqual(config.trustedProxies, ['10.0.0.1', '10.0.0.2']);
+  });
+
+  it('the production example validates, with secrets from the environment', () => {
+    const config = loadConfig({ CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_SECRET: 'from-env' });
+    assert.equal(config.upstream?.whmcs.secret, 'from-env');
+    assert.deepEqual(config.upstream?.whmcs.publicProductIds, ['1', '2', '3']);
+  });
+
+  it('an upstream from the environment alone switches sandbox mode off', () => {
+    const config = loadConfig({ WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER });
+    assert.equal(config.upstream?.backend, 'whmcs');
+  });
+
+  it('refuses bad values, naming each field', () => {
+    assert.throws(() => loadConfig({ PORT: 'http' }), (error: Error) => error instanceof ConfigError && /PORT must be a whole number/.test(error.message));
+    assert.throws(() => loadConfig({ PROFILE: 'C' }), (error: Error) => error instanceof ConfigError && /- profile:/.test(error.message));
+    assert.throws(() => loadConfig({ WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
+    assert.throws(() => loadConfig({ KEY_PEPPER: 'short' }), (error: Error) => /keys\.pepper/.test(error.message));
+    assert.throws(() => loadConfig({ CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
+  });
+});
