@@ -1,7 +1,9 @@
 /**
- * The rate limits of contract §4 as a list of checks, one counter and one rule each. Both stores
- * evaluate such a list the same way: every rule first, then consume from all of them only when all
- * allow, so a refused request consumes nothing.
+ * The rate limits of contract §4 as groups of checks (the IP's; the key's and account's), one
+ * counter and one rule each. Both stores evaluate groups the same way: in order, each all-or-nothing
+ * (every rule first, then consume from all of them only when all allow, so a refused group consumes
+ * nothing), and a refused group ends the evaluation: the groups after it are neither checked nor
+ * consumed.
  */
 import type { KeyLimitRequest, PolicyName, RateDecision, WindowPolicy } from './types.js';
 

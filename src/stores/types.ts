@@ -64,10 +64,19 @@ export interface KeyLimitRequest {
 }
 
 export interface RateLimitStore {
-  /** Source-IP limit, counted for every request before authentication. */
+  /** Source-IP limit alone, for a request with no key limits to check with it. */
   hitIp(ip: string, policy: WindowPolicy): Promise<RateDecision>;
   /** Key and account limits, checked and consumed all-or-nothing: a refused request consumes nothing. */
   hitKey(request: KeyLimitRequest): Promise<RateDecision>;
+  /**
+   * The source-IP limit and the key/account limits in one decision (one round trip where the store
+   * allows it). The IP policy is checked first: refused there → nothing of the key or account is
+   * consumed or even looked at, `violated` is ['ip_minute'] and `policies` holds the IP policy's state
+   * only. Allowed there → the request is counted for the IP, and the key and account limits are
+   * checked and consumed all-or-nothing as in hitKey; `policies` holds the IP policy's state, then
+   * the key/account states.
+   */
+  hitIpAndKey(ip: string, ipPolicy: WindowPolicy, request: KeyLimitRequest): Promise<RateDecision>;
 }
 
 // ---- idempotency (contract §5) --------------------------------------------------------------

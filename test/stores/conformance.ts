@@ -285,6 +285,95 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       const decisions = await Promise.all(Array.from({ length: 30 }, () => store.hitIp(ip, { limit: 12, windowMs: 60_000 })));
       assert.equal(decisions.filter((decision) => decision.allowed).length, 12);
     });
+
+    test('IP and key in one decision: both counted, the IP policy reported first', async ({ store }) => {
+      const ipPolicy = { limit: 5, windowMs: 60_000 };
+      const allowed = await store.hitIpAndKey(
+        unique('198.51.100.9'),
+        ipPolicy,
+        keyRequest({ accountPerMinute: { limit: 120, windowMs: 60_000 } }),
+      );
+      assert.equal(allowed.allowed, true);
+      assert.deepEqual(allowed.violated, []);
+      assert.equal(allowed.retryAfterMs, null);
+      assert.deepEqual(
+        allowed.policies.map(({ name, limit, remaining, windowSeconds }) => ({ name, limit, remaining, windowSeconds })),
+        [
+          { name: 'ip_minute', limit: 5, remaining: 4, windowSeconds: 60 },
+          { name: 'key_minute', limit: 3, remaining: 2, windowSeconds: 1 },
+          { name: 'key_day', limit: 1_000, remaining: 999, windowSeconds: 86_400 },
+          { name: 'account_minute', limit: 120, remaining: 119, windowSeconds: 60 },
+        ],
+      );
+
+      const withoutAccount = await store.hitIpAndKey(unique('198.51.100.9'), ipPolicy, keyRequest());
+      assert.deepEqual(
+        withoutAccount.policies.map((state) => state.name),
+        ['ip_minute', 'key_minute', 'key_day'],
+      );
+    });
+
+    test('IP and key: refused by the IP limit, nothing of the key or account is consumed', async ({ store }) => {
+      const ip = unique('198.51.100.10');
+      const ipPolicy = { limit: 1, windowMs: 60_000 };
+      const request = keyRequest({
+        perMinute: { ratePerMinute: 1, burst: 2, periodMs: 60_000 },
+        perDay: 10,
+        accountPerMinute: { limit: 5, windowMs: 60_000 },
+      });
+      assert.equal((await store.hitIpAndKey(ip, ipPolicy, request)).allowed, true);
+
+      const refused = await store.hitIpAndKey(ip, ipPolicy, request);
+      assert.equal(refused.allowed, false);
+      assert.deepEqual(refused.violated, ['ip_minute']);
+      assertBetween(refused.retryAfterMs, 59_000, 60_000, 'retryAfterMs');
+      assert.deepEqual(
+        refused.policies.map((state) => state.name),
+        ['ip_minute'],
+        'the key and account limits were not looked at',
+      );
+
+      const next = await store.hitKey(request);
+      assert.deepEqual(
+        (['key_minute', 'key_day', 'account_minute'] as const).map((name) => policy(next, name).remaining),
+        [1, 8, 3],
+        'only the first request and this one consumed',
+      );
+    });
+
+    test('IP and key: refused by the key limit, the request still counts for the IP', async ({ store }) => {
+      const ip = unique('198.51.100.11');
+      const ipPolicy = { limit: 5, windowMs: 60_000 };
+      const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 0, periodMs: 60_000 }, perDay: 10 });
+      assert.equal((await store.hitIpAndKey(ip, ipPolicy, request)).allowed, true);
+
+      const refused = await store.hitIpAndKey(ip, ipPolicy, request);
+      assert.equal(refused.allowed, false);
+      assert.deepEqual(refused.violated, ['key_minute']);
+      assertBetween(refused.retryAfterMs, 59_000, 60_000, 'retryAfterMs');
+      assert.equal(policy(refused, 'ip_minute').remaining, 3, 'both requests counted for the IP');
+      assert.equal(policy(refused, 'key_day').remaining, 9, 'the key limits stay all-or-nothing');
+      assert.equal(policy(await store.hitIp(ip, ipPolicy), 'ip_minute').remaining, 2);
+    });
+
+    test('IP and key: parallel requests beyond the IP limit, exactly the limit allowed and consumed', async ({ store }) => {
+      const ip = unique('203.0.113.8');
+      const request = keyRequest({ perMinute: GENEROUS_MINUTE, perDay: 100 });
+      const decisions = await Promise.all(
+        Array.from({ length: 30 }, () => store.hitIpAndKey(ip, { limit: 12, windowMs: 60_000 }, request)),
+      );
+      assert.equal(decisions.filter((decision) => decision.allowed).length, 12);
+      assert.equal(policy(await store.hitKey(request), 'key_day').remaining, 100 - 13, 'the refused ones consumed nothing');
+    });
+
+    test('IP and key: parallel requests beyond the key limit, exactly burst + 1 allowed, all counted for the IP', async ({ store }) => {
+      const ip = unique('203.0.113.9');
+      const ipPolicy = { limit: 20, windowMs: 60_000 };
+      const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 4, periodMs: 60_000 } });
+      const decisions = await Promise.all(Array.from({ length: 15 }, () => store.hitIpAndKey(ip, ipPolicy, request)));
+      assert.equal(decisions.filter((decision) => decision.allowed).length, 5);
+      assert.equal(policy(await store.hitIp(ip, ipPolicy), 'ip_minute').remaining, 20 - 16);
+    });
   });
 }
 

@@ -39,6 +39,14 @@ function everyMethod(stores: Stores) {
         perDay: 5_000,
         accountPerMinute: { limit: 120, windowMs: 60_000 },
       }),
+    hitIpAndKey: () =>
+      stores.rateLimits.hitIpAndKey('192.0.2.1', { limit: 100, windowMs: 60_000 }, {
+        accountId: 'acct_1',
+        keyId: KEY.id,
+        perMinute: { ratePerMinute: 60, burst: 20 },
+        perDay: 5_000,
+        accountPerMinute: null,
+      }),
     begin: () =>
       stores.idempotency.begin({
         ...SCOPE,

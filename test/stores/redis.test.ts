@@ -110,6 +110,44 @@ describe('redis: specifics', () => {
     }
   });
 
+  it('hitIpAndKey makes one round trip: one EVALSHA for the IP and the key limits', async () => {
+    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('round-trip')}:` });
+    const hit = () =>
+      stores.rateLimits.hitIpAndKey('192.0.2.2', { limit: 5, windowMs: 60_000 }, {
+        accountId: 'acct_1',
+        keyId: '00000000000000aa',
+        perMinute: { ratePerMinute: 60, burst: 20 },
+        perDay: 5_000,
+        accountPerMinute: { limit: 120, windowMs: 60_000 },
+      });
+    const admin = new Redis(server.url);
+    try {
+      await hit(); // loads the script, should the server not know it yet (NOSCRIPT, then EVAL)
+      const monitor = await admin.monitor();
+      try {
+        // What clients send; the commands a script runs are reported too, from source 'lua'.
+        const received: string[] = [];
+        monitor.on('monitor', (_time: string, args: string[], source: string) => {
+          if (source !== 'lua') received.push(String(args[0]).toLowerCase());
+        });
+        const decision = await hit();
+        assert.equal(decision.allowed, true);
+        assert.equal(decision.policies.length, 4);
+
+        // MONITOR reports in the order the server ran the commands: once the PING is in, so is all before it.
+        await stores.ping();
+        const deadline = Date.now() + 2_000;
+        while (!received.includes('ping') && Date.now() < deadline) await realClock.advance(10);
+        assert.deepEqual(received, ['evalsha', 'ping']);
+      } finally {
+        monitor.disconnect();
+      }
+    } finally {
+      admin.disconnect();
+      await stores.close();
+    }
+  });
+
   it('the harness fails loudly, never skips, when redis-server is missing', async () => {
     const path = process.env.PATH;
     process.env.PATH = '/nonexistent';

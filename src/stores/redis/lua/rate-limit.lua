@@ -1,12 +1,17 @@
--- Checks every rate-limit policy of one request and consumes from all of them only when all allow
--- (contract §4): a refused request consumes nothing. Mirrors src/stores/memory/rate-limit-store.ts.
+-- Checks the rate-limit policies of one request, in groups (contract §4): the groups in order, each
+-- all-or-nothing (consumed from only when all of its policies allow, so a refused group consumes
+-- nothing), and a refused group ends the script: the groups after it are neither checked nor
+-- consumed. Mirrors src/stores/memory/rate-limit-store.ts.
 --
--- KEYS[i]: policy i's counter. All KEYS carry the same hash tag, so they share one cluster slot.
--- ARGV[1]: a unique member for sliding-log entries. Then three values per policy, kind first:
+-- KEYS[i]: policy i's counter, the groups one after another. The KEYS of one group carry the same
+-- hash tag (one cluster slot); several groups may span slots, which only a standalone server runs.
+-- ARGV[1]: a unique member for sliding-log entries. Then per group: its number of policies, and
+-- three values per policy, kind first:
 --   gcra  interval_ms burst   TAT string (ms); one per interval sustained, burst more at once
 --   day   limit       0       hash {day, count}: a fixed counter per UTC calendar day
 --   log   limit       window  sorted set of timestamps: exact rolling window
--- Returns { allowed, then per policy: allowed, remaining, reset_ms, retry_after_ms }.
+-- Returns { allowed (every group allowed), then per policy checked: allowed, remaining, reset_ms,
+-- retry_after_ms }; the policies of groups after a refused one are left out.
 -- Time is the server's (TIME), in ms with a microsecond fraction, so instances need no clock sync.
 -- (redis.call passes numbers on in their shortest exact form, so the fraction survives storage.)
 
@@ -96,24 +101,33 @@ rules.log = {
   end,
 }
 
-local policies = {}
-local all_allowed = true
-for i, key in ipairs(KEYS) do
-  local base = 2 + (i - 1) * 3
-  local rule = rules[ARGV[base]]
-  local a, b = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
-  local state = rule.check(key, a, b)
-  policies[i] = { key = key, rule = rule, a = a, b = b, state = state }
-  all_allowed = all_allowed and state.allowed
-end
+local result = { 1 }
+local key_index, arg_index = 1, 2
+while arg_index <= #ARGV do
+  local size = tonumber(ARGV[arg_index])
+  local group, group_allowed = {}, true
+  for i = 1, size do
+    local base = arg_index + 1 + (i - 1) * 3
+    local key = KEYS[key_index + i - 1]
+    local rule = rules[ARGV[base]]
+    local a, b = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2])
+    local state = rule.check(key, a, b)
+    group[i] = { key = key, rule = rule, a = a, b = b, state = state }
+    group_allowed = group_allowed and state.allowed
+  end
+  key_index, arg_index = key_index + size, arg_index + 1 + size * 3
 
-local result = { all_allowed and 1 or 0 }
-for _, policy in ipairs(policies) do
-  if all_allowed then policy.rule.consume(policy.key, policy.a, policy.b, policy.state) end
-  local remaining, reset = policy.rule.report(policy.key, policy.a, policy.b, policy.state)
-  table.insert(result, policy.state.allowed and 1 or 0)
-  table.insert(result, remaining)
-  table.insert(result, reset)
-  table.insert(result, policy.state.retry)
+  for _, policy in ipairs(group) do
+    if group_allowed then policy.rule.consume(policy.key, policy.a, policy.b, policy.state) end
+    local remaining, reset = policy.rule.report(policy.key, policy.a, policy.b, policy.state)
+    table.insert(result, policy.state.allowed and 1 or 0)
+    table.insert(result, remaining)
+    table.insert(result, reset)
+    table.insert(result, policy.state.retry)
+  end
+  if not group_allowed then
+    result[1] = 0
+    break
+  end
 end
 return result
