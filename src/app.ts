@@ -12,10 +12,10 @@ import { FileAuditLog, type AuditLog } from './audit.js';
 import type { Endpoint, Services } from './http/endpoint.js';
 import { installProblemHandling } from './http/problems.js';
 import { Idempotency } from './http/idempotency.js';
-import { registerEndpoint } from './http/register.js';
+import { bearerKey, enforceIpLimit, registerEndpoint } from './http/register.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
-import { RateLimiter, rateLimitedError, rateLimitHeaders } from './limits/rate-limiter.js';
+import { RateLimiter } from './limits/rate-limiter.js';
 import { loggerOptions } from './logger.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { endpoints } from './routes/v1/index.js';
@@ -66,6 +66,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('caller', undefined);
   app.decorateRequest('v1Input', undefined);
+  app.decorateRequest('ipLimitDeferred', false);
   const servedRoutes: string[] = [];
   app.decorate('servedRoutes', servedRoutes);
 
@@ -90,8 +91,16 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     if (query && KEY_QUERY_PARAMS.some((name) => query.has(name))) {
       throw new ApiError('invalid_request', 'API keys are accepted only in the Authorization header.');
     }
-    const decision = await rateLimiter.hitIp(request.ip);
-    if (!decision.allowed) throw rateLimitedError(decision, rateLimitHeaders(decision));
+    // For a route that authenticates a key this process already holds, the source-IP limit is
+    // decided with the key's limits in one store call (one Redis round trip on the hot path).
+    // Anything else (unknown keys, public routes, unknown paths) is counted here, before any lookup.
+    const scope = request.routeOptions.config?.scope;
+    const key = bearerKey(request.headers.authorization);
+    if (scope !== undefined && scope !== 'public' && key !== undefined && keys.isCached(key)) {
+      request.ipLimitDeferred = true;
+      return;
+    }
+    await enforceIpLimit(rateLimiter, request.ip);
   });
 
   const ctx = { services, rateLimiter, idempotency, typeBase: config.problemTypeBase };

@@ -9,7 +9,7 @@ import { ApiError } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
-import type { Caller, Endpoint, HandlerResult, Services } from './endpoint.js';
+import type { Caller, Endpoint, EndpointScope, HandlerResult, Services } from './endpoint.js';
 import { Idempotency, readIdempotencyKey } from './idempotency.js';
 import { problemDocument } from '../errors.js';
 import { parseInput } from './validation.js';
@@ -19,6 +19,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
     v1Input: { params: unknown; query: unknown; body: unknown; idempotencyKey: string | undefined } | undefined;
+    /** Set when the source-IP limit is decided together with the key's, after authentication. */
+    ipLimitDeferred: boolean;
+  }
+  interface FastifyContextConfig {
+    scope?: EndpointScope;
   }
 }
 
@@ -31,6 +36,11 @@ export interface RegisterContext {
 
 const BEARER = /^Bearer ([^\s]+)$/;
 
+/** The key in an Authorization header, or undefined. */
+export function bearerKey(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+}
+
 function unauthenticated(detail: string, keySent: boolean): ApiError {
   const challenge = keySent ? 'Bearer realm="v1", error="invalid_token"' : 'Bearer realm="v1"';
   return new ApiError('unauthenticated', detail, { headers: { 'www-authenticate': challenge } });
@@ -40,9 +50,9 @@ async function authenticate(request: FastifyRequest, reply: FastifyReply, ctx: R
   reply.header('cache-control', 'no-store');
   const header = request.headers.authorization;
   if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false);
-  const match = BEARER.exec(header);
-  if (!match) throw unauthenticated('The Authorization header must be "Bearer <key>".', true);
-  const result = await ctx.services.keys.authenticate(match[1] as string);
+  const key = bearerKey(header);
+  if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', true);
+  const result = await ctx.services.keys.authenticate(key);
   if (typeof result === 'string') {
     const details = {
       malformed: 'The API key is malformed.',
@@ -84,15 +94,30 @@ function outputOf(endpoint: Endpoint, result: HandlerResult): { body: unknown; c
   return { body, contentType: 'application/json; charset=utf-8' };
 }
 
+/** The source-IP limit on its own: 429 when refused. */
+export async function enforceIpLimit(rateLimiter: RateLimiter, ip: string): Promise<void> {
+  const decision = await rateLimiter.hitIp(ip);
+  if (!decision.allowed) throw rateLimitedError(decision, rateLimitHeaders(decision));
+}
+
 export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: RegisterContext): void {
   const isPublic = endpoint.scope === 'public';
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (isPublic) return;
-    const caller = await authenticate(request, reply, ctx);
+    let caller: Caller;
+    try {
+      caller = await authenticate(request, reply, ctx);
+      authorize(endpoint, caller);
+    } catch (error) {
+      // The source-IP limit was left for later (see app.ts); a refused request still counts.
+      if (request.ipLimitDeferred) await enforceIpLimit(ctx.rateLimiter, request.ip);
+      throw error;
+    }
     request.caller = caller;
-    authorize(endpoint, caller);
-    const decision = await ctx.rateLimiter.hitKey(caller.key);
+    const decision = request.ipLimitDeferred
+      ? await ctx.rateLimiter.hitIpAndKey(request.ip, caller.key)
+      : await ctx.rateLimiter.hitKey(caller.key);
     const headers = rateLimitHeaders(decision);
     reply.headers(headers);
     if (!decision.allowed) throw rateLimitedError(decision, headers);
@@ -161,5 +186,5 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
       .send(isBinary ? Buffer.from(response.body, 'base64') : response.body);
   };
 
-  app.route({ method: endpoint.method, url: endpoint.url, onRequest, preValidation, handler });
+  app.route({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope }, onRequest, preValidation, handler });
 }

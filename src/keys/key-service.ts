@@ -53,6 +53,12 @@ export class KeyService {
     return { key, account };
   }
 
+  /** True when the key's record is in this process's cache: checking it costs no store call. */
+  isCached(raw: string): boolean {
+    const parsed = parseApiKey(raw);
+    return parsed !== null && this.cache.has(parsed.keyId);
+  }
+
   private async lookup(keyId: string): Promise<CachedLookup> {
     const cached = this.cache.get(keyId);
     if (cached) return cached;

@@ -45,6 +45,11 @@ export class RateLimiter {
     return this.decide((store) => store.hitKey(this.keyRequest(key)));
   }
 
+  /** Both decisions in one store call: the hot path of an authenticated request. */
+  hitIpAndKey(ip: string, key: ApiKeyRecord): Promise<RateDecision> {
+    return this.decide((store) => store.hitIpAndKey(ip, this.ipPolicy, this.keyRequest(key)));
+  }
+
   /** The key's limits: config defaults with the key's own overrides. */
   keyRequest(key: ApiKeyRecord): KeyLimitRequest {
     const limits = this.options.config.rateLimits;
@@ -117,11 +122,14 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
     headers['x-ratelimit-remaining'] = String(Math.max(0, closest.remaining));
     headers['x-ratelimit-reset'] = String(seconds(closest.resetMs));
   }
-  if (decision.policies.length > 0) {
-    headers['ratelimit-policy'] = decision.policies
+  // The source-IP policy is reported only when it refused: it is not the key's, and the fields
+  // should stay the same across a key's responses.
+  const reported = decision.policies.filter((p) => p.name !== 'ip_minute' || decision.violated.includes('ip_minute'));
+  if (reported.length > 0) {
+    headers['ratelimit-policy'] = reported
       .map((p) => `"${POLICY_LABELS[p.name]}";q=${p.limit};w=${p.windowSeconds}`)
       .join(', ');
-    headers['ratelimit'] = decision.policies
+    headers['ratelimit'] = reported
       .map((p) => `"${POLICY_LABELS[p.name]}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`)
       .join(', ');
   }

@@ -105,6 +105,24 @@ describe('rate limits through the gateway', () => {
     }
   });
 
+  it('authenticated requests count against the source IP too, in the same decision as the key', async () => {
+    const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 4 } } });
+    try {
+      const key = gw.keys['acme:all'] as string;
+      const get = (authorization: string) => gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: { authorization } });
+      assert.equal((await get(`Bearer ${key}`)).statusCode, 200, 'first use: looked up, IP counted before');
+      assert.equal((await get(`Bearer ${key}`)).statusCode, 200, 'cached: IP counted with the key');
+      const wrongSecret = `Bearer ${key.slice(0, 20)}${'B'.repeat(43)}`;
+      assert.equal((await get(wrongSecret)).statusCode, 401, 'a failed authentication is counted as well');
+      assert.equal((await get(`Bearer ${key}`)).statusCode, 200);
+      const refused = await get(`Bearer ${key}`);
+      assert.equal(refused.statusCode, 429);
+      assert.deepEqual(refused.json().violated_policies, ['ip_minute']);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('X-Forwarded-For counts only from a trusted proxy', async () => {
     const untrusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 } } });
     const trusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 }, trustedProxies: ['127.0.0.1'] } });
