@@ -59,7 +59,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     exposeHeadRoutes: false,
-    requestTimeout: 120_000,
+    // Time to receive a whole request (slow-client protection); it does not limit slow upstream answers.
+    requestTimeout: 30_000,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 100 },
   });

@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { type Backend, BackendError, type CallContext, type Customer } from '../../src/backend/backend.js';
-import type { Order, OrderInput, PageRequest, Service, ServiceAction } from '../../src/v1/schemas.js';
+import type { Order, OrderInput, PageRequest, Product, Service, ServiceAction } from '../../src/v1/schemas.js';
 import type { ActionId, ActionTable } from './actions.js';
 import { createWhmcsClient, type FormParams, UpstreamBusinessError, type WhmcsLogger } from './client.js';
 import type { WhmcsConfig } from './config.js';
@@ -76,6 +76,30 @@ async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
   }
 }
 
+/**
+ * One GetProducts answer, parsed, and its public products mapped to v1 (on first use). Lives as
+ * long as the client caches that answer object, so every cache hit returns the same v1 objects.
+ */
+interface Catalog {
+  products: RawProduct[];
+  published?: PublishedCatalog;
+}
+
+/** The public products as v1 objects, deep-frozen: shared by every caller, never to be mutated. */
+interface PublishedCatalog {
+  list: readonly Product[];
+  byId: ReadonlyMap<string, Product>;
+}
+
+/** Freezes a freshly mapped value and everything in it (plain objects and arrays only). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function notFound(what: string): BackendError {
   return new BackendError('not_found', `No such ${what}.`);
 }
@@ -105,8 +129,8 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
   const client = createWhmcsClient(config, options);
   const logger = options.logger;
   const publicProductIds = new Set(config.publicProductIds);
-  // The catalog answer is cached by the client; parse each answer object once.
-  const parsedCatalogs = new WeakMap<object, RawProduct[]>();
+  // The catalog answer is cached by the client; parse (and map) each answer object once.
+  const catalogs = new WeakMap<object, Catalog>();
 
   // ---- calls and answers ----------------------------------------------------------------
 
@@ -155,19 +179,39 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     ]);
   }
 
+  async function currentCatalog(): Promise<Catalog> {
+    const answer = await client.call('GetProducts');
+    let entry = catalogs.get(answer);
+    if (!entry) {
+      entry = { products: parse('GetProducts', answer, ProductsAnswer) };
+      catalogs.set(answer, entry);
+    }
+    return entry;
+  }
+
   /** Every product, hidden and retired ones included (WHMCS cannot tell them apart). */
   async function catalog(): Promise<RawProduct[]> {
-    const answer = await client.call('GetProducts');
-    let products = parsedCatalogs.get(answer);
-    if (!products) {
-      products = parse('GetProducts', answer, ProductsAnswer);
-      parsedCatalogs.set(answer, products);
-    }
-    return products;
+    return (await currentCatalog()).products;
   }
 
   async function publicProduct(id: string): Promise<RawProduct | undefined> {
     return publicProductIds.has(id) ? (await catalog()).find((product) => product.pid === id) : undefined;
+  }
+
+  /**
+   * The allow-listed products as v1 objects, mapped once per catalog answer (not per request):
+   * the same frozen objects are returned until the cached answer is replaced.
+   */
+  async function published(): Promise<PublishedCatalog> {
+    const entry = await currentCatalog();
+    if (!entry.published) {
+      const list = entry.products.filter((product) => publicProductIds.has(product.pid)).map(mapProduct);
+      const byId = new Map<string, Product>();
+      // The first of duplicate ids wins, as a lookup in the catalog would find it.
+      for (const product of list) if (!byId.has(product.id)) byId.set(product.id, product);
+      entry.published = { list: deepFreeze(list), byId };
+    }
+    return entry.published;
   }
 
   /** Service id → its cancellation request. WHMCS offers no filter, so all pages are read (cached briefly). */
@@ -435,11 +479,12 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     name: 'whmcs',
     writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled),
     getAccount: forCustomer(async (customer) => mapAccount(await clientDetails(customer))),
-    listProducts: async () => (await catalog()).filter((product) => publicProductIds.has(product.pid)).map(mapProduct),
+    // Both answer shared, deep-frozen objects (see published()): callers must not mutate them.
+    listProducts: async () => (await published()).list as Product[],
     getProduct: async (id) => {
-      const product = await publicProduct(id);
+      const product = (await published()).byId.get(id);
       if (!product) throw notFound('product');
-      return mapProduct(product);
+      return product;
     },
     placeOrder: forCustomer(placeOrder),
     findOrderByIdempotencyKey: forCustomer(findOrderByIdempotencyKey),

@@ -36,6 +36,10 @@ export interface Backend {
   /** The longest a write may take upstream; idempotency claims are leased a little longer. */
   readonly writeTimeoutMs: number;
   getAccount(customer: Customer, ctx: CallContext): Promise<Omit<Account, 'id'>>;
+  /**
+   * May return shared, deeply frozen objects while the backend caches its catalog: callers must
+   * not mutate them (frozen response bodies let the routes reuse their serialised output).
+   */
   listProducts(ctx: CallContext): Promise<Product[]>;
   getProduct(id: string, ctx: CallContext): Promise<Product>;
   placeOrder(customer: Customer, input: OrderInput, ctx: CallContext & { idempotencyKey: string }): Promise<Order>;

@@ -78,20 +78,44 @@ function authorize(endpoint: Endpoint, caller: Caller): void {
   });
 }
 
-function toStored(result: HandlerResult, contentType: string): StoredResponse {
-  const body = Buffer.isBuffer(result.body) || result.body instanceof Uint8Array
-    ? Buffer.from(result.body).toString('base64')
-    : JSON.stringify(result.body);
-  return { status: result.status, headers: { 'content-type': contentType, ...result.headers }, body };
+const JSON_TYPE = 'application/json; charset=utf-8';
+const PDF_TYPE = 'application/pdf';
+
+/** Bytes travel (and are stored) as base64; everything else as JSON. */
+function serialise(body: unknown): string {
+  return Buffer.isBuffer(body) || body instanceof Uint8Array ? Buffer.from(body).toString('base64') : JSON.stringify(body);
 }
 
-function outputOf(endpoint: Endpoint, result: HandlerResult): { body: unknown; contentType: string } {
+function toStored(status: number, headers: Record<string, string> | undefined, contentType: string, body: string): StoredResponse {
+  return { status, headers: headers ? { 'content-type': contentType, ...headers } : { 'content-type': contentType }, body };
+}
+
+/**
+ * The response as stored and sent: a PDF as base64, anything else as the JSON of its documented
+ * schema's output. Parsing through that schema strips every field the contract does not name.
+ *
+ * A handler that returns the same FROZEN body object again (a cached catalog, say) gets the output
+ * computed the first time: the parse and the serialisation run once per distinct object, per
+ * endpoint and status. A frozen body is taken to be deeply immutable; whatever it holds, the
+ * memoised text is always a parse result, so an undocumented field can never get through. Bodies
+ * that are not frozen (every body built per request) are parsed and serialised every time.
+ */
+function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, WeakMap<object, string>>): StoredResponse {
   const spec = endpoint.responses[result.status];
   if (!spec) throw new Error(`${endpoint.operationId} answered ${result.status}, which it does not document`);
-  if (spec.contentType === 'application/pdf') return { body: result.body, contentType: 'application/pdf' };
-  // Parsing through the documented schema strips every field the contract does not name.
-  const body = spec.schema ? spec.schema.parse(result.body) : result.body;
-  return { body, contentType: 'application/json; charset=utf-8' };
+  const raw = result.body;
+  if (spec.contentType === PDF_TYPE) return toStored(result.status, result.headers, PDF_TYPE, serialise(raw));
+  const memoisable = typeof raw === 'object' && raw !== null && Object.isFrozen(raw);
+  let seen = memoisable ? memo.get(result.status) : undefined;
+  let body = seen?.get(raw as object);
+  if (body === undefined) {
+    body = serialise(spec.schema ? spec.schema.parse(raw) : raw);
+    if (memoisable) {
+      if (!seen) memo.set(result.status, (seen = new WeakMap()));
+      seen.set(raw as object, body);
+    }
+  }
+  return toStored(result.status, result.headers, JSON_TYPE, body);
 }
 
 /** The source-IP limit on its own: 429 when refused. */
@@ -102,6 +126,8 @@ export async function enforceIpLimit(rateLimiter: RateLimiter, ip: string): Prom
 
 export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: RegisterContext): void {
   const isPublic = endpoint.scope === 'public';
+  /** Status → frozen body object → its JSON output (see outputOf). */
+  const outputMemo = new Map<number, WeakMap<object, string>>();
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (isPublic) return;
@@ -148,9 +174,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
         services: ctx.services,
         log: request.log,
       };
-      const result = await endpoint.handler(context);
-      const output = outputOf(endpoint, result);
-      return toStored({ ...result, body: output.body }, output.contentType);
+      return outputOf(endpoint, await endpoint.handler(context), outputMemo);
     };
 
     let response: StoredResponse;

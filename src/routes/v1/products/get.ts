@@ -13,6 +13,7 @@ export default defineEndpoint({
   responses: { 200: { description: 'The product.', schema: ProductSchema } },
   errors: ['not_found'],
   async handler({ params, services, requestId }) {
+    // The backend's object itself: when it is a frozen, cached one, its output is computed once.
     return { status: 200, body: await services.backend.getProduct(params.id, { requestId }) };
   },
 });

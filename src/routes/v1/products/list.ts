@@ -1,6 +1,23 @@
 import { z } from 'zod';
 import { defineEndpoint } from '../../../http/endpoint.js';
-import { ProductSchema } from '../../../v1/schemas.js';
+import { type Product, ProductSchema } from '../../../v1/schemas.js';
+
+/**
+ * One frozen body per frozen catalog array: a backend that answers the same (cached, immutable)
+ * array again gets the same body object back, whose output the pipeline then parses and
+ * serialises only once (see outputOf in http/register.ts). A mutable array gets a fresh body.
+ */
+const bodies = new WeakMap<Product[], { readonly data: Product[] }>();
+
+function bodyOf(products: Product[]): { readonly data: Product[] } {
+  if (!Object.isFrozen(products)) return { data: products };
+  let body = bodies.get(products);
+  if (!body) {
+    body = Object.freeze({ data: products });
+    bodies.set(products, body);
+  }
+  return body;
+}
 
 export default defineEndpoint({
   method: 'GET',
@@ -14,6 +31,6 @@ export default defineEndpoint({
   },
   errors: [],
   async handler({ services, requestId }) {
-    return { status: 200, body: { data: await services.backend.listProducts({ requestId }) } };
+    return { status: 200, body: bodyOf(await services.backend.listProducts({ requestId })) };
   },
 });

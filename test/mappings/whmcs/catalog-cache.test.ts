@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { Product } from '../../../src/v1/schemas.js';
+import { CTX, FakeWhmcs } from './fake-whmcs.js';
+import * as answers from './fixtures/answers.js';
+
+/** Every object and array reachable from `value` is frozen. */
+function assertDeeplyFrozen(value: unknown, path = 'value'): void {
+  if (typeof value !== 'object' || value === null) return;
+  assert.ok(Object.isFrozen(value), `${path} is frozen`);
+  for (const [key, child] of Object.entries(value)) assertDeeplyFrozen(child, `${path}.${key}`);
+}
+
+/** The same catalog with VPS S renamed: a new upstream answer, told apart by its content. */
+const renamedCatalog = {
+  ...answers.catalog,
+  products: { product: [{ ...answers.vpsS, name: 'VPS S (2nd gen)' }, answers.vpsM, answers.setupFeeOnce, answers.freeTrial, answers.hiddenLegacy] },
+};
+
+describe('WHMCS backend: the mapped catalog is cached with the answer', () => {
+  let whmcs: FakeWhmcs;
+  beforeEach(() => {
+    whmcs = new FakeWhmcs();
+  });
+  afterEach(() => whmcs.close());
+
+  it('a cache hit returns the very same v1 objects: mapped once per answer', async () => {
+    whmcs.answer('GetProducts', answers.catalog);
+    const backend = whmcs.backend();
+    const first = await backend.listProducts(CTX);
+    const second = await backend.listProducts(CTX);
+    assert.equal(second, first, 'the same list');
+    assert.deepEqual(first.map((product) => product.id), ['1', '2', '3', '4']);
+    // getProduct answers the same objects the list holds.
+    for (const product of first) assert.equal(await backend.getProduct(product.id, CTX), product);
+    assert.equal(await backend.getProduct('2', CTX), await backend.getProduct('2', CTX));
+    assert.equal(whmcs.requests('GetProducts').length, 1);
+  });
+
+  it('the shared objects are frozen all the way down: no caller can change what the next one gets', async () => {
+    whmcs.answer('GetProducts', answers.catalog);
+    const backend = whmcs.backend();
+    const list = await backend.listProducts(CTX);
+    assertDeeplyFrozen(list, 'list');
+    const product = list[1] as Product;
+    assert.throws(() => {
+      product.name = 'changed';
+    }, TypeError);
+    assert.throws(() => list.push(product), TypeError);
+    assert.throws(() => product.prices.pop(), TypeError);
+    assert.equal((await backend.getProduct('2', CTX)).name, 'VPS M & Backup');
+  });
+
+  it('a new upstream answer after the TTL is mapped again, into new objects', async () => {
+    whmcs.answer('GetProducts', answers.catalog, { times: 1 }).answer('GetProducts', renamedCatalog);
+    const backend = whmcs.backend({ productCacheTtlMs: 200 });
+    const first = await backend.listProducts(CTX);
+    const firstProduct = await backend.getProduct('1', CTX);
+    assert.equal(firstProduct.name, 'VPS S');
+    await sleep(250);
+    // Past the TTL the cached answer is served while one refresh runs; then the new one is used.
+    let next = await backend.listProducts(CTX);
+    for (const deadline = Date.now() + 3_000; next === first && Date.now() < deadline; ) {
+      await sleep(5);
+      next = await backend.listProducts(CTX);
+    }
+    assert.notEqual(next, first, 'a new list once the new answer is in');
+    assert.equal(whmcs.requests('GetProducts').length, 2);
+    const nextProduct = await backend.getProduct('1', CTX);
+    assert.notEqual(nextProduct, firstProduct);
+    assert.equal(nextProduct.name, 'VPS S (2nd gen)');
+    assert.equal(next[0], nextProduct);
+    // Unchanged products are new objects too (the whole answer is mapped again), equal in content.
+    assert.notEqual(next[1], first[1]);
+    assert.deepEqual(next[1], first[1]);
+    // The new answer is cached like the first: same objects on every hit.
+    assert.equal(await backend.listProducts(CTX), next);
+    // What callers already hold is left as it was.
+    assert.equal(first[0]?.name, 'VPS S');
+  });
+});
