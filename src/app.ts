@@ -4,13 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Backend } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
-import { ApiError } from './errors.js';
+import { ApiError, problemDocument } from './errors.js';
 import { FileAuditLog, type AuditLog } from './audit.js';
 import type { Endpoint, Services } from './http/endpoint.js';
-import { installProblemHandling } from './http/problems.js';
+import { installProblemHandling, sendProblem } from './http/problems.js';
 import { Idempotency } from './http/idempotency.js';
 import { bearerKey, enforceIpLimit, registerEndpoint } from './http/register.js';
 import { KeyService } from './keys/key-service.js';
@@ -46,6 +47,28 @@ async function resolveWithDns(host: string): Promise<string[]> {
   return addresses.map((entry) => entry.address);
 }
 
+/**
+ * Requests Node cannot parse (oversized headers, a broken request line) never reach Fastify's
+ * handlers: answer them as a problem too, with a request id, then close the connection.
+ */
+function answerUnreadableRequest(error: Error & { code?: string }, socket: Duplex, typeBase: string): void {
+  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const requestId = randomUUID();
+  const detail = error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request could not be read.';
+  const body = JSON.stringify(problemDocument(new ApiError('invalid_request', detail), requestId, typeBase));
+  socket.end(
+    'HTTP/1.1 400 Bad Request\r\n' +
+      'Content-Type: application/problem+json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
 /** Query parameters that look like someone put an API key in the URL (contract §1). */
 const KEY_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'access_token', 'token'];
 
@@ -63,6 +86,15 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     requestTimeout: 30_000,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 100 },
+    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase),
+    // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks
+    // and the error handler; they are still problems.
+    frameworkErrors: (error, _request, reply) => {
+      const apiError = error.statusCode !== undefined && error.statusCode < 500
+        ? new ApiError('invalid_request', 'The request path is invalid.')
+        : new ApiError('internal_error', 'An unexpected error occurred; it has been logged.');
+      return sendProblem(reply, apiError, config.problemTypeBase);
+    },
   });
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('caller', undefined);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -95,6 +96,34 @@ describe('every failure is Problem+JSON', () => {
     for (const bad of ['', 'has space', 'x'.repeat(81), 'ключ', 'a/b']) {
       assertProblem(await post(JSON.stringify(order), { 'idempotency-key': bad }), 400, 'idempotency_key_invalid');
     }
+  });
+
+  it('over-long or malformed ids → 400, also past the router\'s parameter limit', async () => {
+    const headers = bearer(gw.keys['acme:all']);
+    assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/services/${'9'.repeat(40)}`, headers }), 400, 'invalid_request');
+    assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/services/${'9'.repeat(500)}`, headers }), 400, 'invalid_request');
+    assertProblem(await gw.app.inject({ method: 'GET', url: '/v1/services/%E0%A4%A', headers }), 400, 'invalid_request');
+    assertProblem(await gw.app.inject({ method: 'GET', url: '/v1/services/0', headers }), 400, 'invalid_request');
+    assertProblem(await gw.app.inject({ method: 'GET', url: '/v1/services/1%00', headers }), 400, 'invalid_request');
+  });
+
+  it('requests Node cannot read (oversized headers) → 400 problem with a request id', async () => {
+    const base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = new URL(base);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      });
+      let data = '';
+      socket.on('data', (chunk) => (data += String(chunk)));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    assert.match(raw, /^HTTP\/1\.1 400 /);
+    assert.match(raw, /content-type: application\/problem\+json/i);
+    assert.match(raw, /x-request-id: [0-9a-f-]{36}/i);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+    assert.equal(body.reason, 'invalid_request');
   });
 
   it('an incoming X-Request-Id is not trusted', async () => {
