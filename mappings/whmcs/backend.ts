@@ -34,6 +34,8 @@ export interface WhmcsBackendOptions {
   /** Replaces the backend's own undici Pool (tests pass a MockAgent); the caller closes it. */
   dispatcher?: Dispatcher;
   logger?: WhmcsLogger;
+  /** The circuit breaker's clock (tests inject one). */
+  now?: () => number;
 }
 
 /** Services read per page when searching a client's services for an order key. */
@@ -71,6 +73,7 @@ async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
     throw new BackendError(error.kind, error.detail, {
       operatorMessage: `${error.operatorMessage ?? error.detail} (after ${what} had succeeded)`,
       outcomeUnknown: true,
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
       cause: error,
     });
   }
@@ -109,8 +112,9 @@ const sameName = (left: string, right: string): boolean => left.trim().toLowerCa
 /**
  * The longest a write operation can run: the reads that check it, its writes, and the read-back.
  * Service actions read cancellation requests in two rounds (first page, then the rest at once).
+ * With the circuit breaker on, a write that comes first after it was open waits for a health probe.
  */
-function longestWriteOperationMs(actions: ActionTable, acceptsOrders: boolean): number {
+function longestWriteOperationMs(actions: ActionTable, acceptsOrders: boolean, breakerProbes: boolean): number {
   const readMs = Math.max(
     ...(['GetProducts', 'GetClientsDetails', 'GetClientsProducts', 'GetCancelledPackages', 'GetOrders'] as const).map(
       (id) => actions[id].timeoutMs,
@@ -122,7 +126,8 @@ function longestWriteOperationMs(actions: ActionTable, acceptsOrders: boolean): 
       (id) => actions[id].timeoutMs,
     ),
   );
-  return Math.max(order, 2 * readMs + serviceWriteMs + 2 * readMs);
+  const probeMs = breakerProbes ? actions.GetCurrencies.timeoutMs : 0;
+  return Math.max(order, 2 * readMs + serviceWriteMs + 2 * readMs) + probeMs;
 }
 
 export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOptions = {}): Backend {
@@ -477,7 +482,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
 
   return {
     name: 'whmcs',
-    writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled),
+    writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled, config.circuitBreaker.enabled),
     getAccount: forCustomer(async (customer) => mapAccount(await clientDetails(customer))),
     // Both answer shared, deep-frozen objects (see published()): callers must not mutate them.
     listProducts: async () => (await published()).list as Product[],
@@ -499,6 +504,8 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     }),
     listInvoices: forCustomer(listInvoices),
     getInvoiceDocument: forCustomer(getInvoiceDocument),
+    // False at once while the circuit breaker is open (nothing is sent); in half-open, the probe
+    // may be the one trial call that closes it.
     ping: async () => {
       try {
         await client.call('GetCurrencies');

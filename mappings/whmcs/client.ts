@@ -2,12 +2,14 @@
  * The WHMCS API client: form-encoded POSTs to `<url>/includes/api.php` over an undici Pool, with the
  * per-action policy of actions.ts enforced here (deadline, retry, coalescing, caching). Every failure
  * leaves as a BackendError whose `detail` is generic; WHMCS's own words go to `operatorMessage`,
- * with the credentials redacted.
+ * with the credentials redacted. A circuit breaker (breaker.ts) makes calls fail fast while WHMCS is
+ * down or overloaded.
  */
 import { LRUCache } from 'lru-cache';
 import { type Dispatcher, Pool } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import { type ActionDeclaration, type ActionId, type ActionTable, declareActions } from './actions.js';
+import { type BreakerTicket, CircuitOpenError, createCircuitBreaker } from './breaker.js';
 import type { WhmcsConfig } from './config.js';
 
 export type FormScalar = string | number | boolean;
@@ -15,7 +17,11 @@ export type FormParams = Readonly<Record<string, FormScalar | readonly FormScala
 /** A successful WHMCS answer (`result: "success"`), not yet checked against its shape. */
 export type WhmcsAnswer = Readonly<Record<string, unknown>>;
 
+export { CircuitOpenError } from './breaker.js';
+
 export interface WhmcsLogger {
+  /** The circuit breaker's "closed again" line; `warn` when absent. */
+  info?(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
@@ -24,6 +30,8 @@ export interface WhmcsClientOptions {
   /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
   dispatcher?: Dispatcher;
   logger?: WhmcsLogger;
+  /** The circuit breaker's clock (tests inject one); call deadlines always use real time. */
+  now?: () => number;
 }
 
 export interface WhmcsClient {
@@ -36,6 +44,12 @@ export interface WhmcsClient {
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 /** Cached answers are served stale (while one refresh runs) up to this many TTLs old. */
 const STALE_FACTOR = 10;
+/**
+ * Statuses that say WHMCS is down or overloaded rather than answering: a proxy in front of PHP with
+ * no (or no free) PHP worker, or a rate limiter. A 500 is PHP answering (often one action's fatal
+ * error), so it does not count.
+ */
+const OVERLOAD_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 const DETAIL = {
   refused: 'The billing system refused the gateway.',
@@ -241,6 +255,9 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
   const dispatcher: Dispatcher =
     options.dispatcher ?? new Pool(origin, { connections: config.connections, pipelining: 1, connectTimeout: config.connectTimeoutMs });
   const logger = options.logger;
+  const breaker = createCircuitBreaker(config.circuitBreaker, { logger, now: options.now });
+  /** upstream_error failures that still say WHMCS is down (see isDownSignal). */
+  const downSignals = new WeakSet<BackendError>();
 
   const credentials = encodeForm({ identifier: config.identifier, secret: config.secret, accesskey: config.accessKey });
   const secrets = [config.identifier, config.secret, config.accessKey]
@@ -298,8 +315,26 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
     const timedOut =
       failure.reason instanceof DeadlineExceeded || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
     if (timedOut) return new BackendError('timeout', DETAIL.timeout, { operatorMessage, outcomeUnknown, cause: failure.reason });
-    const detail = failure.reason instanceof ResponseTooLarge ? DETAIL.unreadable : DETAIL.broken;
-    return new BackendError('upstream_error', detail, { operatorMessage, outcomeUnknown, cause: failure.reason });
+    if (failure.reason instanceof ResponseTooLarge) {
+      return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage, outcomeUnknown, cause: failure.reason });
+    }
+    // The connection broke mid-call: the server (or the proxy in front of it) is going down.
+    const broken = new BackendError('upstream_error', DETAIL.broken, { operatorMessage, outcomeUnknown, cause: failure.reason });
+    downSignals.add(broken);
+    return broken;
+  }
+
+  /**
+   * What the circuit breaker counts: WHMCS unreachable (refused, DNS, connect timeout, no free
+   * connection in time), not answering in time, the connection breaking, or a proxy saying it is
+   * down or overloaded. Everything else is an answer, even an error: business errors, a 403 (a
+   * configuration problem, logged for the operator on every call; failing fast would hide nothing
+   * and only delay recovery once it is fixed), a 500 (one action's PHP error must not stop all of
+   * them), unreadable bodies.
+   */
+  function isDownSignal(error: unknown): error is BackendError {
+    if (!(error instanceof BackendError) || error instanceof CircuitOpenError) return false;
+    return error.kind === 'unavailable' || error.kind === 'timeout' || downSignals.has(error);
   }
 
   /** An answer we cannot read; from a write it may hide a half-done action. */
@@ -322,7 +357,9 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
     }
     if (statusCode < 200 || statusCode > 299) {
       // A 5xx can come from a PHP fatal error halfway through the action.
-      throw unreadable(action, `HTTP ${statusCode}: ${message ?? excerpt(body)}`, action.safety === 'write' && statusCode >= 500);
+      const error = unreadable(action, `HTTP ${statusCode}: ${message ?? excerpt(body)}`, action.safety === 'write' && statusCode >= 500);
+      if (OVERLOAD_STATUSES.has(statusCode)) downSignals.add(error);
+      throw error;
     }
     if (!isPlainObject(parsed)) throw unreadable(action, `not a JSON object: ${excerpt(body)}`);
     if (parsed.result === 'error' || parsed.status === 'error') {
@@ -333,7 +370,8 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
     return parsed;
   }
 
-  async function send(action: ActionDeclaration, params: FormParams): Promise<WhmcsAnswer> {
+  /** One call into WHMCS (with its retry), without the breaker. */
+  async function attempt(action: ActionDeclaration, params: FormParams): Promise<WhmcsAnswer> {
     const body = `${encodeForm({ action: action.name, ...params, responsetype: 'json' })}&${credentials}`;
     const request = { origin, path, body, deadline: Date.now() + action.timeoutMs };
     try {
@@ -348,6 +386,32 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
         throw second instanceof ExchangeFailure ? transportError(action, second) : second;
       }
     }
+  }
+
+  /** One call admitted by the breaker, its result reported back. */
+  async function tracked(ticket: BreakerTicket, action: ActionDeclaration, params: FormParams): Promise<WhmcsAnswer> {
+    try {
+      const answer = await attempt(action, params);
+      breaker.answered(ticket);
+      return answer;
+    } catch (error) {
+      if (isDownSignal(error)) breaker.failed(ticket, error);
+      else breaker.answered(ticket);
+      throw error;
+    }
+  }
+
+  /** One call through the circuit breaker; throws CircuitOpenError (nothing sent) while it is open. */
+  async function send(action: ActionDeclaration, params: FormParams): Promise<WhmcsAnswer> {
+    let ticket = breaker.admit(action.name);
+    if (ticket.trial && action.safety === 'write') {
+      // A write is never the trial: against a WHMCS that still hangs, it would end with an unknown
+      // outcome. The health probe goes first; the write follows only if WHMCS answered it.
+      await tracked(ticket, actions.GetCurrencies, {}).catch(() => undefined);
+      // Closed again, or re-opened: then this throws, and the write was never sent.
+      ticket = breaker.admit(action.name);
+    }
+    return tracked(ticket, action, params);
   }
 
   async function write(id: ActionId, params: FormParams): Promise<WhmcsAnswer> {
@@ -374,7 +438,10 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
         if (cache.generation === generation) cache.entries.set(key, { answer, freshUntil: Date.now() + ttlMs });
         return answer;
       } catch (error) {
-        if (serveStale) logger?.warn({ action: action.name, error: describeFailure(error) }, 'WHMCS refresh failed; serving the cached answer');
+        // While the breaker is open, every stale read would log this: its opening was logged once.
+        if (serveStale && !(error instanceof CircuitOpenError)) {
+          logger?.warn({ action: action.name, error: describeFailure(error) }, 'WHMCS refresh failed; serving the cached answer');
+        }
         throw error;
       }
     });

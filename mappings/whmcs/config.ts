@@ -94,6 +94,19 @@ export const WhmcsConfigSchema = z.strictObject({
   productCacheTtlMs: PositiveInt.default(60_000),
   /** Read GetCancelledPackages so that services show a pending cancellation. */
   trackCancellations: z.boolean().default(true),
+  /**
+   * Fail fast while WHMCS is down: after `failureThreshold` consecutive calls that found it
+   * unreachable, timed out, lost the connection or got a 429/502/503/504, every call fails at once
+   * (503, nothing sent) for `openMs`; then one trial call decides. Business errors, 403s and other
+   * answers do not count, and any of them resets the count.
+   */
+  circuitBreaker: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      failureThreshold: PositiveInt.default(5),
+      openMs: PositiveInt.default(10_000),
+    })
+    .prefault({}),
 });
 
 export type WhmcsConfig = z.infer<typeof WhmcsConfigSchema>;

@@ -85,11 +85,16 @@ export class BackendError extends Error {
   readonly operatorMessage: string | undefined;
   /** True when the request may have taken effect upstream (sent, then timed out or reset). */
   readonly outcomeUnknown: boolean;
+  /**
+   * When the backend knows how long the failure will last (a circuit breaker that is open), the
+   * milliseconds until a retry may succeed: the hint for the client's Retry-After.
+   */
+  readonly retryAfterMs: number | undefined;
 
   constructor(
     kind: BackendErrorKind,
     detail: string,
-    options: { operatorMessage?: string; outcomeUnknown?: boolean; cause?: unknown } = {},
+    options: { operatorMessage?: string; outcomeUnknown?: boolean; retryAfterMs?: number; cause?: unknown } = {},
   ) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'BackendError';
@@ -97,5 +102,6 @@ export class BackendError extends Error {
     this.detail = detail;
     this.operatorMessage = options.operatorMessage;
     this.outcomeUnknown = options.outcomeUnknown ?? false;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }

@@ -23,13 +23,18 @@ const GENERIC_DETAILS: Partial<Record<Reason, string>> = {
   upstream_timeout: 'The billing backend did not answer in time.',
 };
 
+/** Retry-After in seconds: the backend's own hint when it has one (an open circuit breaker), else 5. */
+function retryAfterSeconds(error: BackendError): string {
+  return String(error.retryAfterMs === undefined ? 5 : Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+}
+
 function fromBackend(error: BackendError): ApiError {
   const reason = BACKEND_REASONS[error.kind];
   // A mapping writes `detail` for clients, but server-side failures still get one fixed sentence each.
   const detail = error.kind === 'not_found' || error.kind === 'conflict' || error.kind === 'validation'
     ? error.detail
     : (GENERIC_DETAILS[reason] ?? error.detail);
-  const headers = reason === 'upstream_unavailable' ? { 'retry-after': '5' } : undefined;
+  const headers = reason === 'upstream_unavailable' ? { 'retry-after': retryAfterSeconds(error) } : undefined;
   return new ApiError(reason, detail, { cause: error, ...(headers ? { headers } : {}) });
 }
 

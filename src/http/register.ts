@@ -202,12 +202,11 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
     } else {
       response = await execute(false);
     }
-    const isBinary = !response.headers['content-type']?.startsWith('application/json') &&
-      !response.headers['content-type']?.startsWith('application/problem+json');
+    const isPdf = response.headers['content-type'] === PDF_TYPE;
     return reply
       .code(response.status)
       .headers(response.headers)
-      .send(isBinary ? Buffer.from(response.body, 'base64') : response.body);
+      .send(isPdf ? Buffer.from(response.body, 'base64') : response.body);
   };
 
   app.route({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope }, onRequest, preValidation, handler });

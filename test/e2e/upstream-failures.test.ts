@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call, type HttpResponse } from '../helpers/http.js';
 
@@ -107,5 +108,53 @@ describe('upstream unreachable', () => {
     const health = await gw.app.inject({ method: 'GET', url: '/v1/health' });
     assert.equal(health.statusCode, 503);
     assert.equal(health.json().reason, 'upstream_unavailable');
+  });
+});
+
+describe('circuit breaker', () => {
+  const OPEN_MS = 500;
+  const TIMEOUT_MS = 600;
+  let gw: TestGateway;
+  before(async () => {
+    gw = await buildTestGateway({ whmcs: { timeoutMs: TIMEOUT_MS, circuitBreaker: { failureThreshold: 2, openMs: OPEN_MS } } });
+  });
+  after(() => gw.close());
+
+  const me = () => gw.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${gw.keys['acme:all']}` } });
+  const reboot = () =>
+    gw.app.inject({
+      method: 'POST',
+      url: '/v1/services/1/actions',
+      headers: { authorization: `Bearer ${gw.keys['acme:all']}`, 'idempotency-key': 'breaker-reboot-1' },
+      payload: { action: 'reboot' },
+    });
+
+  it('a hanging WHMCS: after N timeouts, 503 at once without calling it; served again once it answers and openMs has passed', async () => {
+    assert.equal((await me()).statusCode, 200);
+    gw.simulator.inject({ kind: 'hang' });
+    for (let i = 0; i < 2; i += 1) assert.equal((await me()).statusCode, 504);
+
+    // Failing fast is shown by WHMCS receiving nothing (no timing assertions in tests).
+    const calls = gw.simulator.calls.length;
+    const response = await me();
+    assert.equal(response.statusCode, 503, response.body);
+    assert.equal(response.json().reason, 'upstream_unavailable');
+    assert.equal(response.headers['retry-after'], '1', 'the breaker\'s own hint: it opens for 500 ms');
+    const write = await reboot();
+    assert.equal(write.statusCode, 503, write.body);
+    assert.equal(write.json().reason, 'upstream_unavailable');
+    assert.equal(gw.simulator.calls.length, calls, 'nothing reached WHMCS while open');
+    assert.equal(gw.logs.filter((line) => line.includes('circuit breaker opened') && line.includes('"level":50')).length, 1);
+
+    gw.simulator.clearFaults();
+    await sleep(OPEN_MS + 50);
+    assert.equal((await me()).statusCode, 200);
+    assert.equal((await me()).statusCode, 200);
+    const retried = await reboot();
+    assert.ok(retried.statusCode < 300, retried.body);
+    assert.ok(gw.logs.some((line) => line.includes('circuit breaker closed')));
+    for (const secret of [gw.simulator.identifier, gw.simulator.secret]) {
+      assert.ok(!gw.logs.some((line) => line.includes(secret)), 'no credential in the logs');
+    }
   });
 });

@@ -509,7 +509,8 @@ describe('WHMCS backend: health', () => {
   it('declares how long a write operation may take', () => {
     const backend = whmcs.backend();
     assert.equal(backend.name, 'whmcs');
-    // Two rounds of reads, a 90 s module call, two rounds of reads after it.
-    assert.equal(backend.writeTimeoutMs, 4 * 15_000 + 90_000);
+    // Two rounds of reads, a 90 s module call, two rounds of reads after it, and the breaker's probe.
+    assert.equal(backend.writeTimeoutMs, 4 * 15_000 + 90_000 + 5_000);
+    assert.equal(whmcs.backend({ circuitBreaker: { enabled: false } }).writeTimeoutMs, 4 * 15_000 + 90_000);
   });
 });

@@ -33,7 +33,7 @@ export interface AnswerOptions {
 }
 
 export interface LogLine {
-  level: 'warn' | 'error';
+  level: 'info' | 'warn' | 'error';
   obj: object;
   msg: string;
 }
@@ -44,6 +44,7 @@ export class FakeWhmcs {
   readonly agent = new MockAgent({ enableCallHistory: true });
   readonly logs: LogLine[] = [];
   readonly logger = {
+    info: (obj: object, msg: string) => this.logs.push({ level: 'info', obj, msg }),
     warn: (obj: object, msg: string) => this.logs.push({ level: 'warn', obj, msg }),
     error: (obj: object, msg: string) => this.logs.push({ level: 'error', obj, msg }),
   };

@@ -1,0 +1,149 @@
+/**
+ * The circuit breaker of the WHMCS client. After `failureThreshold` consecutive signs that WHMCS is
+ * down or overloaded, every call fails at once, without sending anything, for `openMs`; then one
+ * trial call goes through (the others keep failing fast): an answer closes the breaker, another
+ * down-signal opens it again for `openMs`.
+ *
+ * The breaker only keeps the state: the client decides what is a down-signal (see client.ts). No
+ * timers: the move to half-open happens when the first call arrives after `openMs`, on the
+ * injected clock.
+ */
+import { BackendError } from '../../src/backend/backend.js';
+
+export interface CircuitBreakerConfig {
+  enabled: boolean;
+  failureThreshold: number;
+  openMs: number;
+}
+
+export interface BreakerLogger {
+  info?(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+/** Retry-After hint for callers turned away while the trial call runs (its length is unknown). */
+export const TRIAL_RETRY_AFTER_MS = 1_000;
+
+/**
+ * A call refused by the open breaker: nothing was sent, so a write's outcome is known (not run).
+ * No operatorMessage: the state change was logged once, each refusal would only repeat it.
+ */
+export class CircuitOpenError extends BackendError {
+  constructor(retryAfterMs: number) {
+    super('unavailable', 'The billing system is unavailable; calls to it are paused while it recovers.', {
+      outcomeUnknown: false,
+      retryAfterMs,
+    });
+    this.name = 'CircuitOpenError';
+  }
+}
+
+/** What `admit` hands out; its result is reported back with it. */
+export interface BreakerTicket {
+  /** The one call that decides, in half-open, whether the breaker closes. */
+  readonly trial: boolean;
+  /** Results of calls admitted before the last state change are ignored. */
+  readonly epoch: number;
+}
+
+export interface CircuitBreaker {
+  readonly state: CircuitState;
+  /** Lets a call through, or throws CircuitOpenError. `action` is for the logs. */
+  admit(action: string): BreakerTicket;
+  /** The call got an answer from WHMCS (any answer: success, business error, 403, …). */
+  answered(ticket: BreakerTicket): void;
+  /** The call failed with a sign that WHMCS is down or overloaded. */
+  failed(ticket: BreakerTicket, error: BackendError): void;
+}
+
+const NEVER_OPEN: CircuitBreaker = {
+  state: 'closed',
+  admit: () => ({ trial: false, epoch: 0 }),
+  answered: () => undefined,
+  failed: () => undefined,
+};
+
+export function createCircuitBreaker(
+  config: CircuitBreakerConfig,
+  options: { logger?: BreakerLogger | undefined; now?: (() => number) | undefined } = {},
+): CircuitBreaker {
+  if (!config.enabled) return NEVER_OPEN;
+  const { failureThreshold, openMs } = config;
+  const now = options.now ?? Date.now;
+  const logger = options.logger;
+
+  let state: CircuitState = 'closed';
+  /** Bumped at every state change. */
+  let epoch = 0;
+  /** Consecutive down-signals; kept while open (a failed trial adds one), reset on an answer. */
+  let failures = 0;
+  let openUntil = 0;
+  /** The action of the trial call in flight (half-open), for the logs. */
+  let trialAction = '';
+
+  function open(error: BackendError, trial: boolean): void {
+    state = 'open';
+    epoch += 1;
+    openUntil = now() + openMs;
+    // operatorMessage is redacted by the client: it never holds a credential.
+    logger?.error(
+      {
+        failures,
+        lastFailure: error.kind,
+        lastError: error.operatorMessage ?? error.detail,
+        openMs,
+        ...(trial ? { trialAction } : {}),
+      },
+      trial ? 'WHMCS circuit breaker re-opened: the trial call failed' : 'WHMCS circuit breaker opened: calls fail fast',
+    );
+  }
+
+  function close(): void {
+    const line = { action: trialAction, failures };
+    state = 'closed';
+    epoch += 1;
+    failures = 0;
+    const msg = 'WHMCS circuit breaker closed: the trial call was answered';
+    if (logger?.info) logger.info(line, msg);
+    else logger?.warn(line, msg);
+  }
+
+  return {
+    get state() {
+      return state;
+    },
+
+    admit(action) {
+      if (state === 'closed') return { trial: false, epoch };
+      if (state === 'half_open') throw new CircuitOpenError(TRIAL_RETRY_AFTER_MS);
+      const wait = openUntil - now();
+      if (wait > 0) throw new CircuitOpenError(wait);
+      state = 'half_open';
+      epoch += 1;
+      trialAction = action;
+      logger?.warn({ action, failures }, 'WHMCS circuit breaker half-open: one trial call goes through');
+      return { trial: true, epoch };
+    },
+
+    answered(ticket) {
+      if (ticket.epoch !== epoch) return;
+      if (ticket.trial) close();
+      else if (state === 'closed') failures = 0;
+    },
+
+    failed(ticket, error) {
+      if (ticket.epoch !== epoch) return;
+      if (ticket.trial) {
+        failures += 1;
+        open(error, true);
+        return;
+      }
+      if (state !== 'closed') return;
+      failures += 1;
+      if (failures >= failureThreshold) open(error, false);
+    },
+  };
+}
