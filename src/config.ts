@@ -86,7 +86,7 @@ export class ConfigError extends Error {
   }
 }
 
-export const DEFAULT_CONFIG_FILE = 'config/gateway.json';
+const DEFAULT_CONFIG_FILE = 'config/gateway.json';
 
 type Env = Record<string, string | undefined>;
 

@@ -27,7 +27,6 @@ export const REASONS = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type Reason = keyof typeof REASONS;
-export const REASON_NAMES = Object.keys(REASONS) as Reason[];
 
 export interface FieldError {
   /** JSON pointer (RFC 6901) into the request: `/body/field`, `/query/page`, `/path/id`. */

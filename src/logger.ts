@@ -9,7 +9,7 @@ import type { GatewayConfig } from './config.js';
 /** Query parameters whose values are harmless to log. */
 const LOGGABLE_QUERY = new Set(['page', 'per_page']);
 
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   const index = url.indexOf('?');
   if (index === -1) return url;
   const params = new URLSearchParams(url.slice(index + 1));
@@ -19,7 +19,7 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, index)}?${masked.join('&')}`;
 }
 
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'password',
   'secret',
   'identifier',

@@ -10,7 +10,7 @@ import type { GatewayConfig, ResolvedConfig } from './config.js';
 import { KeyService } from './keys/key-service.js';
 import { SCOPES, type KeyStore, type Scope } from './stores/types.js';
 
-export const SANDBOX_ACCOUNTS = [
+const SANDBOX_ACCOUNTS = [
   { id: 'acme', name: 'Acme Hosting (sandbox)', upstreamId: '1' },
   { id: 'beta', name: 'Beta Reseller (sandbox)', upstreamId: '2' },
 ] as const;
@@ -20,7 +20,6 @@ const READ_SCOPES: Scope[] = SCOPES.filter((scope) => scope.startsWith('read:') 
 export interface DemoKey {
   account: string;
   name: string;
-  scopes: Scope[];
   key: string;
 }
 
@@ -62,7 +61,7 @@ export async function issueDemoKeys(store: KeyStore, keys: KeyService): Promise<
       ['sandbox-read-only', READ_SCOPES],
     ] as const) {
       const { key } = await keys.issue({ accountId: account.id, name, scopes: [...scopes] });
-      issued.push({ account: account.id, name, scopes: [...scopes], key });
+      issued.push({ account: account.id, name, key });
     }
   }
   return issued;

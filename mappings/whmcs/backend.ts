@@ -28,7 +28,7 @@ import {
   ServicesAnswer,
 } from './parse.js';
 import { encodePhpArray } from './php-serialize.js';
-import { planServiceAction } from './service-actions.js';
+import { cancellationPending, noCancellationPending, planServiceAction, unsupported } from './service-actions.js';
 
 export interface WhmcsBackendOptions {
   /** Replaces the backend's own undici Pool (tests pass a MockAgent); the caller closes it. */
@@ -59,8 +59,11 @@ async function classified<T>(work: Promise<T>, rules: readonly ErrorRule[]): Pro
   try {
     return await work;
   } catch (error) {
-    const rule = error instanceof UpstreamBusinessError ? rules.find(({ match }) => match.test(error.upstreamMessage)) : undefined;
-    throw rule && error instanceof UpstreamBusinessError ? rule.error(error) : error;
+    if (error instanceof UpstreamBusinessError) {
+      const rule = rules.find(({ match }) => match.test(error.upstreamMessage));
+      if (rule) throw rule.error(error);
+    }
+    throw error;
   }
 }
 
@@ -107,6 +110,19 @@ function notFound(what: string): BackendError {
   return new BackendError('not_found', `No such ${what}.`);
 }
 
+/** An answer that does not fit the request: an upstream error, explained to the operator only. */
+function unreadableAnswer(operatorMessage: string, outcomeUnknown = false): BackendError {
+  return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage, outcomeUnknown });
+}
+
+/** The account maps to a clientid that WHMCS does not know. */
+function unknownClient(customer: Customer, cause: UpstreamBusinessError): BackendError {
+  return new BackendError('upstream_error', 'The account is not set up correctly.', {
+    operatorMessage: `account ${customer.accountId} maps to WHMCS client ${customer.upstreamId}, which WHMCS does not know`,
+    cause,
+  });
+}
+
 const sameName = (left: string, right: string): boolean => left.trim().toLowerCase() === right.trim().toLowerCase();
 
 /**
@@ -143,10 +159,10 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     const result = schema.safeParse(answer);
     if (result.success) return result.data;
     const action = client.actions[id];
-    throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
-      operatorMessage: `WHMCS ${action.name} answer has an unexpected shape: ${describeIssues(result.error.issues)}`,
-      outcomeUnknown: action.safety === 'write',
-    });
+    throw unreadableAnswer(
+      `WHMCS ${action.name} answer has an unexpected shape: ${describeIssues(result.error.issues)}`,
+      action.safety === 'write',
+    );
   }
 
   async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S): Promise<z.output<S>> {
@@ -164,23 +180,16 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
   /** Rows must belong to the customer even though the call was filtered: never leak another client's. */
   function assertOwned(id: ActionId, customer: Customer, owners: readonly string[]): void {
     if (owners.every((owner) => owner === customer.upstreamId)) return;
-    throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
-      operatorMessage: `WHMCS ${client.actions[id].name} returned records of another client than ${customer.upstreamId}; the owner filter was ignored`,
-    });
+    throw unreadableAnswer(
+      `WHMCS ${client.actions[id].name} returned records of another client than ${customer.upstreamId}; the owner filter was ignored`,
+    );
   }
 
   // ---- shared reads ---------------------------------------------------------------------
 
   async function clientDetails(customer: Customer): Promise<RawClient> {
     return classified(request('GetClientsDetails', { clientid: clientIdOf(customer) }, ClientDetailsAnswer), [
-      {
-        match: /client not found/i,
-        error: (cause) =>
-          new BackendError('upstream_error', 'The account is not set up correctly.', {
-            operatorMessage: `account ${customer.accountId} maps to WHMCS client ${customer.upstreamId}, which WHMCS does not know`,
-            cause,
-          }),
-      },
+      { match: /client not found/i, error: (cause) => unknownClient(customer, cause) },
     ]);
   }
 
@@ -227,9 +236,9 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
       request('GetCancelledPackages', { limitstart, limitnum: CANCELLATIONS_PAGE }, CancellationsAnswer);
     const first = await page(0);
     if (first.totalresults > CANCELLATIONS_PAGE * CANCELLATIONS_MAX_PAGES) {
-      throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
-        operatorMessage: `WHMCS lists ${first.totalresults} cancellation requests, more than the ${CANCELLATIONS_PAGE * CANCELLATIONS_MAX_PAGES} the gateway reads; prune tblcancelrequests or set trackCancellations to false`,
-      });
+      throw unreadableAnswer(
+        `WHMCS lists ${first.totalresults} cancellation requests, more than the ${CANCELLATIONS_PAGE * CANCELLATIONS_MAX_PAGES} the gateway reads; prune tblcancelrequests or set trackCancellations to false`,
+      );
     }
     const rest = [];
     for (let start = CANCELLATIONS_PAGE; start < first.totalresults; start += CANCELLATIONS_PAGE) rest.push(page(start));
@@ -293,14 +302,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
   }
 
   const addOrderErrors = (customer: Customer): ErrorRule[] => [
-    {
-      match: /client id not found/i,
-      error: (cause) =>
-        new BackendError('upstream_error', 'The account is not set up correctly.', {
-          operatorMessage: `account ${customer.accountId} maps to WHMCS client ${customer.upstreamId}, which WHMCS does not know`,
-          cause,
-        }),
-    },
+    { match: /client id not found/i, error: (cause) => unknownClient(customer, cause) },
     { match: /client status is closed/i, error: () => new BackendError('validation', 'The account is closed and cannot place orders.') },
     {
       match: /invalid payment method/i,
@@ -360,9 +362,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
 
   async function orderOfService(customer: Customer, service: RawService): Promise<Order> {
     if (service.orderid) return readOrder(customer, service.orderid);
-    throw new BackendError('upstream_error', 'The billing system answered with something unreadable.', {
-      operatorMessage: `WHMCS service ${service.id} carries an order key but no order id`,
-    });
+    throw unreadableAnswer(`WHMCS service ${service.id} carries an order key but no order id`);
   }
 
   async function findOrderByIdempotencyKey(customer: Customer, idempotencyKey: string): Promise<Order | null> {
@@ -399,12 +399,9 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
 
   const serviceActionErrors = (action: ServiceAction): ErrorRule[] => [
     { match: /service id not found/i, error: () => notFound('service') },
-    {
-      match: /not assigned to a module/i,
-      error: () => new BackendError('validation', `The action "${action}" is not supported for this service.`),
-    },
-    { match: /existing cancellation request/i, error: () => new BackendError('conflict', 'A cancellation is already pending for this service.') },
-    { match: /no cancellation request/i, error: () => new BackendError('conflict', 'No cancellation is pending for this service.') },
+    { match: /not assigned to a module/i, error: () => unsupported(action) },
+    { match: /existing cancellation request/i, error: cancellationPending },
+    { match: /no cancellation request/i, error: noCancellationPending },
     {
       match: /function not found in module/i,
       error: (cause) =>

@@ -17,12 +17,13 @@ export interface CircuitBreakerConfig {
 }
 
 export interface BreakerLogger {
+  /** The "closed again" line; `warn` when absent. */
   info?(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 
-export type CircuitState = 'closed' | 'open' | 'half_open';
+type CircuitState = 'closed' | 'open' | 'half_open';
 
 /** Retry-After hint for callers turned away while the trial call runs (its length is unknown). */
 export const TRIAL_RETRY_AFTER_MS = 1_000;
@@ -50,7 +51,6 @@ export interface BreakerTicket {
 }
 
 export interface CircuitBreaker {
-  readonly state: CircuitState;
   /** Lets a call through, or throws CircuitOpenError. `action` is for the logs. */
   admit(action: string): BreakerTicket;
   /** The call got an answer from WHMCS (any answer: success, business error, 403, …). */
@@ -60,7 +60,6 @@ export interface CircuitBreaker {
 }
 
 const NEVER_OPEN: CircuitBreaker = {
-  state: 'closed',
   admit: () => ({ trial: false, epoch: 0 }),
   answered: () => undefined,
   failed: () => undefined,
@@ -112,10 +111,6 @@ export function createCircuitBreaker(
   }
 
   return {
-    get state() {
-      return state;
-    },
-
     admit(action) {
       if (state === 'closed') return { trial: false, epoch };
       if (state === 'half_open') throw new CircuitOpenError(TRIAL_RETRY_AFTER_MS);

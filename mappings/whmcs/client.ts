@@ -9,7 +9,7 @@ import { LRUCache } from 'lru-cache';
 import { type Dispatcher, Pool } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import { type ActionDeclaration, type ActionId, type ActionTable, declareActions } from './actions.js';
-import { type BreakerTicket, CircuitOpenError, createCircuitBreaker } from './breaker.js';
+import { type BreakerLogger, type BreakerTicket, CircuitOpenError, createCircuitBreaker } from './breaker.js';
 import type { WhmcsConfig } from './config.js';
 
 export type FormScalar = string | number | boolean;
@@ -19,12 +19,8 @@ export type WhmcsAnswer = Readonly<Record<string, unknown>>;
 
 export { CircuitOpenError } from './breaker.js';
 
-export interface WhmcsLogger {
-  /** The circuit breaker's "closed again" line; `warn` when absent. */
-  info?(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+/** Where the mapping logs; it is handed on to the circuit breaker, hence the breaker's shape. */
+export type WhmcsLogger = BreakerLogger;
 
 export interface WhmcsClientOptions {
   /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
@@ -65,13 +61,11 @@ const DETAIL = {
  * `upstreamMessage`; left unclassified, this is an upstream error.
  */
 export class UpstreamBusinessError extends BackendError {
-  readonly action: string;
   readonly upstreamMessage: string;
 
-  constructor(action: string, upstreamMessage: string, operatorMessage: string) {
+  constructor(upstreamMessage: string, operatorMessage: string) {
     super('upstream_error', DETAIL.business, { operatorMessage });
     this.name = 'UpstreamBusinessError';
-    this.action = action;
     this.upstreamMessage = upstreamMessage;
   }
 }
@@ -364,7 +358,7 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
     if (!isPlainObject(parsed)) throw unreadable(action, `not a JSON object: ${excerpt(body)}`);
     if (parsed.result === 'error' || parsed.status === 'error') {
       const upstreamMessage = message ?? '';
-      throw new UpstreamBusinessError(action.name, upstreamMessage, redact(`WHMCS ${action.name} failed: ${upstreamMessage}`));
+      throw new UpstreamBusinessError(upstreamMessage, redact(`WHMCS ${action.name} failed: ${upstreamMessage}`));
     }
     if (parsed.result !== 'success') throw unreadable(action, `no result "success": ${excerpt(body)}`);
     return parsed;

@@ -10,7 +10,7 @@ const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a WHMCS produc
 const ModuleFunctionName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a PHP function name');
 
 /** Module calls are synchronous calls to the remote panel and can take a long time. */
-export const DEFAULT_ACTION_TIMEOUTS_MS: Readonly<Record<string, number>> = {
+const DEFAULT_ACTION_TIMEOUTS_MS: Readonly<Record<string, number>> = {
   ModuleCustom: 90_000,
   ModuleSuspend: 90_000,
   ModuleUnsuspend: 90_000,
@@ -31,7 +31,7 @@ const ModuleFunctionsSchema = z.strictObject({
 export type ModuleFunctions = z.infer<typeof ModuleFunctionsSchema>;
 
 /** func_names from each module's `_AdminCustomButtonArray` (see the WHMCS facts, §3). */
-export const DEFAULT_MODULE_FUNCTIONS: Readonly<Record<string, ModuleFunctions>> = {
+const DEFAULT_MODULE_FUNCTIONS: Readonly<Record<string, ModuleFunctions>> = {
   virtualizor: { start: 'start', stop: 'stop', reboot: 'reboot' },
   solusvmpro: { start: 'boot', stop: 'shutdown', reboot: 'reboot' },
   pvewhmcs: { start: 'vmStart', stop: 'vmShutdown', reboot: 'vmReboot' },

@@ -300,10 +300,8 @@ export const CancellationsAnswer = z.object({ totalresults: Count, packages: col
 
 const InvoiceStatus = mapped(INVOICE_STATUS, 'other');
 
-const Invoice = z.object({
-  id: Id,
-  userid: Id,
-  invoicenum: OptionalText,
+/** The dates and amounts GetInvoices rows and GetInvoice share. */
+const INVOICE_FIGURES = {
   date: LocalTime,
   duedate: LocalTime,
   datepaid: LocalTime,
@@ -312,6 +310,13 @@ const Invoice = z.object({
   tax: Decimal,
   tax2: Decimal,
   total: Decimal,
+};
+
+const Invoice = z.object({
+  id: Id,
+  userid: Id,
+  invoicenum: OptionalText,
+  ...INVOICE_FIGURES,
   status: InvoiceStatus,
   // Only in newer versions; otherwise the invoice is in the client's currency.
   currencycode: z.string().regex(/^[A-Z]{3}$/).optional().catch(undefined),
@@ -328,14 +333,7 @@ export const InvoiceAnswer = z.object({
   invoiceid: Id,
   invoicenum: OptionalText,
   userid: Id,
-  date: LocalTime,
-  duedate: LocalTime,
-  datepaid: LocalTime,
-  subtotal: Decimal,
-  credit: Decimal,
-  tax: Decimal,
-  tax2: Decimal,
-  total: Decimal,
+  ...INVOICE_FIGURES,
   balance: Decimal,
   taxrate: Decimal,
   status: InvoiceStatus,

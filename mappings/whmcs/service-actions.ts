@@ -38,8 +38,17 @@ const isPowerAction = (action: ServiceAction): action is PowerAction => (POWER_A
  * Not supported for this service (no module, or no allowed function): a `validation` error, since
  * the request is well-formed and no change of state would make it possible.
  */
-function unsupported(action: ServiceAction): BackendError {
+export function unsupported(action: ServiceAction): BackendError {
   return new BackendError('validation', `The action "${action}" is not supported for this service.`);
+}
+
+/** Refusals of cancel and cancel_revoke: the same answer whether the state read first or WHMCS itself refuses. */
+export function cancellationPending(): BackendError {
+  return new BackendError('conflict', 'A cancellation is already pending for this service.');
+}
+
+export function noCancellationPending(): BackendError {
+  return new BackendError('conflict', 'No cancellation is pending for this service.');
 }
 
 function requireState(action: ServiceAction, service: ServiceState, allowed: readonly ServiceStatus[]): void {
@@ -68,14 +77,14 @@ export function planServiceAction(action: ServiceAction, service: ServiceState, 
     }
     case 'cancel':
       requireState(action, service, ['active', 'suspended']);
-      if (service.cancellationPending) throw new BackendError('conflict', 'A cancellation is already pending for this service.');
+      if (service.cancellationPending) throw cancellationPending();
       return {
         action: 'AddCancelRequest',
         params: { serviceid, type: 'End of Billing Period', reason: config.cancelReason },
         outcome: 'scheduled',
       };
     case 'cancel_revoke':
-      if (!service.cancellationPending) throw new BackendError('conflict', 'No cancellation is pending for this service.');
+      if (!service.cancellationPending) throw noCancellationPending();
       return { action: 'CancelRevoke', params: { serviceid }, outcome: 'completed' };
   }
 }

@@ -69,8 +69,10 @@ function zoneOffsetMs(utcMs: number, timeZone: string): number {
 }
 
 /**
- * RFC 3339 UTC for a wall-clock time in `timeZone`. A time skipped by a DST change resolves to the
- * instant after the gap; an ambiguous one (clocks set back) to its second occurrence.
+ * RFC 3339 UTC for a wall-clock time in `timeZone`. Around a DST change the answer depends on the
+ * side of UTC: where the zone is at or ahead of UTC, a time skipped by the change moves forward by
+ * it and a repeated one (clocks set back) takes its second occurrence; where it is behind UTC, a
+ * skipped time moves back by it and a repeated one takes its first occurrence.
  */
 export function localToUtc(local: LocalDateTime, timeZone: string): string {
   const wallAsUtc = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second);

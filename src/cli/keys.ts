@@ -38,9 +38,11 @@ function parseScopes(raw: string | undefined): Scope[] {
   return scopes as Scope[];
 }
 
-function positive(name: string, raw: string | undefined): number | undefined {
+function wholeNumber(name: string, raw: string | undefined, minimum: 0 | 1): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) <= 0) throw new UsageError(`--${name} must be a positive whole number`);
+  if (!/^\d+$/.test(raw) || Number(raw) < minimum) {
+    throw new UsageError(`--${name} must be a whole number${minimum === 1 ? ' above 0' : ''}`);
+  }
   return Number(raw);
 }
 
@@ -81,9 +83,9 @@ async function run(argv: string[], keys: KeyService): Promise<string> {
       if (!values.account || !values.name) throw new UsageError('--account and --name are required');
       if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) throw new UsageError('--expires must be an RFC 3339 time');
       const overrides: KeyRateLimitOverrides = {};
-      const perMinute = positive('per-minute', values['per-minute']);
-      const burst = values.burst === undefined ? undefined : Number(values.burst);
-      const perDay = positive('per-day', values['per-day']);
+      const perMinute = wholeNumber('per-minute', values['per-minute'], 1);
+      const burst = wholeNumber('burst', values.burst, 0);
+      const perDay = wholeNumber('per-day', values['per-day'], 1);
       if (perMinute !== undefined) overrides.perMinute = perMinute;
       if (burst !== undefined) overrides.burst = burst;
       if (perDay !== undefined) overrides.perDay = perDay;

@@ -23,7 +23,7 @@ export function readIdempotencyKey(header: string | string[] | undefined): strin
 }
 
 /** JSON with object keys sorted at every level, so key order and white space do not matter. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value as object)
@@ -34,7 +34,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function fingerprint(method: string, route: string, params: unknown, body: unknown): string {
+function fingerprint(method: string, route: string, params: unknown, body: unknown): string {
   return createHash('sha256').update(canonicalJson([method, route, params ?? {}, body ?? null])).digest('hex');
 }
 

@@ -1,17 +1,17 @@
 /**
- * Turns an `Endpoint` into a Fastify route with the pipeline of DEVELOPERS.md, in this order:
+ * Turns an `Endpoint` into a Fastify route with this pipeline, in order:
  * key auth → scope → key/account limits (onRequest) → validation (preValidation) → idempotency
- * → handler → output shaped by the response schema. The request id and the source-IP limit run
- * before all of it, app-wide.
+ * → handler → output shaped by the response schema. The request id is set before all of it,
+ * app-wide, and so is the source-IP limit, except for a key this process has cached: then it is
+ * decided together with the key's limits, in one store call (see app.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.js';
+import { ApiError, problemDocument } from '../errors.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
 import type { Caller, Endpoint, EndpointScope, HandlerResult, Services } from './endpoint.js';
 import { Idempotency, readIdempotencyKey } from './idempotency.js';
-import { problemDocument } from '../errors.js';
 import { parseInput } from './validation.js';
 import { toApiError } from './problems.js';
 

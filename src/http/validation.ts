@@ -16,7 +16,7 @@ function describe(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-export function fieldErrors(part: InputPart, error: z.ZodError): FieldError[] {
+function fieldErrors(part: InputPart, error: z.ZodError): FieldError[] {
   return error.issues
     .flatMap((issue) =>
       issue.code === 'unrecognized_keys'

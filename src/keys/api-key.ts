@@ -18,11 +18,8 @@ export function parseApiKey(raw: string): ParsedKey | null {
   return { keyId: match[1] as string, secret: match[2] as string };
 }
 
-export function generateKeyId(): string {
-  return randomBytes(8).toString('hex');
-}
-
-export function generateApiKey(keyId: string = generateKeyId()): { keyId: string; secret: string; key: string } {
+export function generateApiKey(): { keyId: string; secret: string; key: string } {
+  const keyId = randomBytes(8).toString('hex');
   const secret = randomBytes(32).toString('base64url');
   return { keyId, secret, key: `rk_${keyId}_${secret}` };
 }

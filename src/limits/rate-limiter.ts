@@ -91,20 +91,14 @@ export class RateLimiter {
   }
 }
 
-const POLICY_LABELS: Record<PolicyState['name'], string> = {
-  ip_minute: 'ip_minute',
-  key_minute: 'key_minute',
-  key_day: 'key_day',
-  account_minute: 'account_minute',
-};
-
 function seconds(ms: number): number {
   return Math.max(0, Math.ceil(ms / 1000));
 }
 
 /**
  * Contract §3: X-RateLimit-* for the per-key policy closest to exhaustion (reset in delta seconds),
- * plus the IETF RateLimit-Policy / RateLimit fields for every policy that applied.
+ * plus the IETF RateLimit-Policy / RateLimit fields for every policy that applied (the source-IP
+ * one only when it refused).
  */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -127,10 +121,10 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   const reported = decision.policies.filter((p) => p.name !== 'ip_minute' || decision.violated.includes('ip_minute'));
   if (reported.length > 0) {
     headers['ratelimit-policy'] = reported
-      .map((p) => `"${POLICY_LABELS[p.name]}";q=${p.limit};w=${p.windowSeconds}`)
+      .map((p) => `"${p.name}";q=${p.limit};w=${p.windowSeconds}`)
       .join(', ');
     headers['ratelimit'] = reported
-      .map((p) => `"${POLICY_LABELS[p.name]}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`)
+      .map((p) => `"${p.name}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`)
       .join(', ');
   }
   return headers;

@@ -77,7 +77,7 @@ function problemSchema(): JsonSchema {
 }
 
 /** Every reason an endpoint can answer with: its own plus those its kind implies. */
-export function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
+function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
   const reasons = new Set<Reason>(['rate_limited', 'internal_error', ...endpoint.errors]);
   if (endpoint.scope !== 'public') {
     reasons.add('unauthenticated');

@@ -11,12 +11,11 @@ function clusterNode(seed: string): { host: string; port: number } {
   return { host: host || '127.0.0.1', port: Number(port ?? 6379) };
 }
 
-export async function createStores(config: StoreConfig, onError?: (error: Error) => void): Promise<Stores> {
-  const common = onError ? { onError } : {};
+export async function createStores(config: StoreConfig): Promise<Stores> {
   if (config.redisClusterNodes && config.redisClusterNodes.length > 0) {
-    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), ...common });
+    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode) });
   }
-  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, ...common });
+  if (config.redisUrl) return createRedisStores({ url: config.redisUrl });
   // Keys persist in a file so the operator CLI, another process, can issue them to a running gateway.
   return createMemoryStores({ keysFile: config.keys.file });
 }

@@ -85,6 +85,9 @@ describe('sandbox process', () => {
     const bad = runCli(env, 'issue', '--account', 'acme', '--name', 'x', '--scopes', 'read:everything');
     assert.equal(bad.status, 64);
     assert.match(bad.stderr, /unknown scope\(s\): read:everything/);
+    const badBurst = runCli(env, 'issue', '--account', 'acme', '--name', 'x', '--scopes', 'all', '--burst', 'abc');
+    assert.equal(badBurst.status, 64);
+    assert.match(badBurst.stderr, /--burst must be a whole number/);
   });
 
   it('SIGTERM shuts the gateway down cleanly', async () => {

@@ -112,8 +112,7 @@ function readValue(reader: Reader, depth: number): PhpValue {
 }
 
 /** Returns the decoded value, or `undefined` when the input is not an acceptable serialization. */
-export function phpUnserialize(input: string | Buffer): PhpValue | undefined {
-  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+function phpUnserialize(bytes: Buffer): PhpValue | undefined {
   try {
     // Like PHP, trailing bytes after the first complete value are ignored.
     return readValue(new Reader(bytes), 0);

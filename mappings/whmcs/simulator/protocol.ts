@@ -55,7 +55,7 @@ export function parsePhpForm(text: string, into: FormArray = {}): FormArray {
 const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#039;' };
 
 /** `htmlspecialchars($value, ENT_QUOTES)`. */
-export function htmlEncode(value: string): string {
+function htmlEncode(value: string): string {
   return value.replace(/[&<>"']/g, (char) => HTML_ENTITIES[char] ?? char);
 }
 

@@ -28,7 +28,7 @@ import {
 export type { WhmcsFault } from './faults.js';
 export type { SimulatorState } from './model.js';
 
-export const API_PATH = '/includes/api.php';
+const API_PATH = '/includes/api.php';
 
 /** Far above any real API request; stops a runaway client from filling memory. */
 const MAX_BODY_BYTES = 1024 * 1024;

@@ -4,7 +4,8 @@ import { ApiError } from '../../errors.js';
 
 /** Checks are cached briefly: a health probe must not become load on the billing panel. */
 const CHECK_TTL_MS = 5_000;
-let lastCheck: { at: number; services: object; result: Promise<'ok' | 'store' | 'upstream'> } | undefined;
+type HealthState = 'ok' | 'store' | 'upstream';
+let lastCheck: { at: number; services: object; result: Promise<HealthState> } | undefined;
 
 export default defineEndpoint({
   method: 'GET',
@@ -19,9 +20,9 @@ export default defineEndpoint({
   async handler({ services }) {
     const now = Date.now();
     if (!lastCheck || lastCheck.services !== services || now - lastCheck.at > CHECK_TTL_MS) {
-      const result = Promise.all([services.stores.ping(), services.backend.ping()]).then(([store, upstream]) =>
-        !store ? 'store' : !upstream ? 'upstream' : 'ok',
-      ) as Promise<'ok' | 'store' | 'upstream'>;
+      const result = Promise.all([services.stores.ping(), services.backend.ping()]).then(
+        ([store, upstream]): HealthState => (!store ? 'store' : !upstream ? 'upstream' : 'ok'),
+      );
       lastCheck = { at: now, services, result };
     }
     const state = await lastCheck.result;

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { byCreation, InvalidationListeners } from '../key-records.js';
+import { byCreation, copyOrNull, InvalidationListeners } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 interface KeyFile {
@@ -206,8 +206,4 @@ function changedKeys(before: KeyFile, after: KeyFile): string[] {
 
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function copyOrNull<T>(record: T | undefined): T | null {
-  return record === undefined ? null : structuredClone(record);
 }

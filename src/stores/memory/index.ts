@@ -19,8 +19,6 @@ export interface MemoryStoresOptions {
   now?: () => number;
   /** Keep accounts and keys in this JSON file (shared with the operator CLI); absent: in memory only. */
   keysFile?: string;
-  maxRateLimitCounters?: number;
-  maxIdempotencyRecords?: number;
 }
 
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
@@ -28,8 +26,8 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
   const fileKeys = options.keysFile ? new FileKeyStore(options.keysFile, { now }) : undefined;
   return {
     kind: 'memory',
-    rateLimits: new MemoryRateLimitStore({ now, maxCounters: options.maxRateLimitCounters }),
-    idempotency: new MemoryIdempotencyStore({ now, maxRecords: options.maxIdempotencyRecords }),
+    rateLimits: new MemoryRateLimitStore({ now }),
+    idempotency: new MemoryIdempotencyStore({ now }),
     keys: fileKeys ?? new MemoryKeyStore(),
     webhooks: new MemoryWebhookStore(),
     ping: async () => true,

@@ -1,5 +1,5 @@
 /** Accounts and keys in process memory, gone on exit. Sandbox mode keeps them in a FileKeyStore instead. */
-import { byCreation, InvalidationListeners } from '../key-records.js';
+import { byCreation, copyOrNull, InvalidationListeners } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 /** Operators create accounts and keys, clients cannot, so plain maps need no bound. */
@@ -40,9 +40,4 @@ export class MemoryKeyStore implements KeyStore {
   onInvalidation(listener: (keyId: string) => void): void {
     this.listeners.add(listener);
   }
-}
-
-/** Copies, so that a caller changing a record cannot change the store. */
-function copyOrNull<T>(record: T | undefined): T | null {
-  return record === undefined ? null : structuredClone(record);
 }

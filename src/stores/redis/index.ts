@@ -30,8 +30,6 @@ interface CommonRedisStoresOptions {
   commandTimeoutMs?: number;
   /** How long creation waits for Redis before it gives up; default 5 000 ms. */
   connectTimeoutMs?: number;
-  /** Connection errors as they happen, for the log. Store calls report theirs by rejecting. */
-  onError?: (error: Error) => void;
 }
 
 export type RedisStoresOptions = CommonRedisStoresOptions &
@@ -51,14 +49,15 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
   const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const onError = options.onError ?? (() => undefined);
 
   const client = createClient(options, commandTimeoutMs);
   // A subscribed connection can run nothing else, so invalidations get their own. (Two branches
   // because the union's duplicate() signatures cannot be called as one.)
   const subscriber: RedisClient = client instanceof Cluster ? client.duplicate() : client.duplicate();
   const clients = [client, subscriber];
-  for (const each of clients) each.on('error', onError);
+  // Connection errors are reported by the store calls that meet them (they reject); the events
+  // are only listened to so that an unhandled 'error' event cannot crash the process.
+  for (const each of clients) each.on('error', () => undefined);
   const close = async (): Promise<void> => {
     for (const each of clients) each.disconnect();
   };

@@ -12,10 +12,7 @@ const SCRIPT_DIRECTORY = new URL('./lua/', import.meta.url);
 export class LuaScript {
   readonly sha: string;
 
-  private constructor(
-    readonly name: string,
-    readonly source: string,
-  ) {
+  private constructor(readonly source: string) {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
@@ -23,6 +20,6 @@ export class LuaScript {
   static load(name: string): LuaScript {
     const path = fileURLToPath(new URL(`${name}.lua`, SCRIPT_DIRECTORY));
     if (!existsSync(path)) throw new Error(`Lua script ${name} not found at ${path}`);
-    return new LuaScript(name, readFileSync(path, 'utf8'));
+    return new LuaScript(readFileSync(path, 'utf8'));
   }
 }

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { BackendError } from '../../../backend/backend.js';
+import { BackendError, type Customer } from '../../../backend/backend.js';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint, type Services } from '../../../http/endpoint.js';
-import type { Customer } from '../../../backend/backend.js';
 import { ActionResultSchema, ALL_ACTIONS, PROFILE_ACTIONS, type ActionResult, type Service, type ServiceAction } from '../../../v1/schemas.js';
 import { IdParamsSchema } from '../params.js';
 

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
-import { checkWebhookUrl } from '../../../webhooks/url-policy.js';
+import { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH } from '../../../webhooks/url-policy.js';
 import { WebhookSetResultSchema } from './schemas.js';
 
 const WebhookInputSchema = z
   .strictObject({
-    url: z.string().max(2048).nullable().meta({ description: 'An https URL to set, or null to unset.' }),
+    url: z.string().max(MAX_WEBHOOK_URL_LENGTH).nullable().meta({ description: 'An https URL to set, or null to unset.' }),
   })
   .meta({ id: 'WebhookInput' });
 
