@@ -84,7 +84,9 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     exposeHeadRoutes: false,
     // Time to receive a whole request (slow-client protection); it does not limit slow upstream answers.
     requestTimeout: 30_000,
-    return503OnClosing: true,
+    // While draining, requests on open connections are still served (with Connection: close):
+    // the stores and the upstream client close only after the server has.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 100 },
     clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase),
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks
@@ -140,6 +142,16 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   for (const endpoint of allEndpoints(config)) {
     registerEndpoint(app, endpoint, ctx);
   }
+
+  // A response finished while draining closes its connection, so that keep-alive clients do not
+  // hold the shutdown open until their idle timeout.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('connection', 'close');
+  });
 
   app.addHook('onClose', async () => {
     await Promise.allSettled([backend.close(), stores.close(), audit.close()]);
