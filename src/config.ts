@@ -53,6 +53,11 @@ export const ConfigSchema = z.strictObject({
   /** Proxies whose X-Forwarded-For is believed (IPs or CIDRs). Anyone else's is ignored. */
   trustedProxies: z.array(z.string()).default([]),
   bodyLimitBytes: PositiveInt.default(64 * 1024),
+  /**
+   * How long SIGTERM waits for requests in flight before the process exits anyway. An abandoned
+   * write is not lost: its idempotency claim expires and a retry reconciles.
+   */
+  shutdownGraceMs: PositiveInt.default(30_000),
   /** Base of the Problem `type` URIs; each type is this plus the reason. */
   problemTypeBase: z.string().url().default('https://reseller-gateway.dev/problems/'),
   redisUrl: z.string().url().optional(),

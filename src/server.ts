@@ -9,8 +9,6 @@ import { resolvePepper } from './keys/pepper.js';
 import { issueDemoKeys, startSandbox, type Sandbox } from './sandbox.js';
 import { createStores } from './stores/factory.js';
 
-const SHUTDOWN_GRACE_MS = 10_000;
-
 function loadOrExit(): ReturnType<typeof loadConfig> {
   try {
     return loadConfig();
@@ -62,7 +60,7 @@ async function main(): Promise<void> {
     const timer = setTimeout(() => {
       app.log.error('shutdown took too long; exiting');
       process.exit(1);
-    }, SHUTDOWN_GRACE_MS);
+    }, config.shutdownGraceMs);
     timer.unref();
     await app.close();
     await sandbox?.close();
