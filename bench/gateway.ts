@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../mappings/whmcs/simulator/server.js';
-import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../mappings/whmcs/simulator/fixtures.js';
+import { simulatorUpstream } from '../src/sandbox.js';
 import { buildApp } from '../src/app.js';
 import { MemoryAuditLog } from '../src/audit.js';
 import { parseConfig, type ResolvedConfig } from '../src/config.js';
@@ -98,12 +98,7 @@ async function buildGateway(simulator: WhmcsSimulator, redisUrl: string): Promis
     rateLimits: UNREACHABLE_LIMITS,
     upstream: {
       backend: 'whmcs',
-      whmcs: {
-        url: simulator.url,
-        identifier: simulator.identifier,
-        secret: simulator.secret,
-        publicProductIds: SANDBOX_PUBLIC_PRODUCT_IDS,
-      },
+      whmcs: simulatorUpstream(simulator),
     },
   }) as ResolvedConfig;
   const stores = await createRedisStores({ url: redisUrl });

@@ -29,18 +29,23 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+/** The WHMCS mapping config that points at a simulator (sandbox, tests and benchmarks). */
+export function simulatorUpstream(simulator: WhmcsSimulator) {
+  return {
+    url: simulator.url,
+    identifier: simulator.identifier,
+    secret: simulator.secret,
+    publicProductIds: [...SANDBOX_PUBLIC_PRODUCT_IDS],
+  };
+}
+
 export async function startSandbox(config: GatewayConfig): Promise<Sandbox> {
   const simulator = await startWhmcsSimulator({
     host: '127.0.0.1',
     port: 0,
     ...(process.env.WHMCS_SIMULATOR_LATENCY_MS ? { latencyMs: Number(process.env.WHMCS_SIMULATOR_LATENCY_MS) } : {}),
   });
-  const whmcs = WhmcsConfigSchema.parse({
-    url: simulator.url,
-    identifier: simulator.identifier,
-    secret: simulator.secret,
-    publicProductIds: SANDBOX_PUBLIC_PRODUCT_IDS,
-  });
+  const whmcs = WhmcsConfigSchema.parse(simulatorUpstream(simulator));
   return {
     config: { ...config, upstream: { backend: 'whmcs', whmcs } },
     simulator,

@@ -27,14 +27,11 @@ export interface RateLimiterOptions {
 
 export class RateLimiter {
   private readonly ipPolicy: WindowPolicy;
-  private readonly accountPolicy: WindowPolicy | null;
   private lastFallbackWarning = 0;
 
   constructor(private readonly options: RateLimiterOptions) {
     const limits = options.config.rateLimits;
     this.ipPolicy = { limit: limits.ipPerMinute, windowMs: limits.windowMs };
-    this.accountPolicy =
-      options.config.profile === 'A' ? { limit: limits.accountPerMinute, windowMs: limits.windowMs } : null;
   }
 
   hitIp(ip: string): Promise<RateDecision> {
@@ -50,21 +47,8 @@ export class RateLimiter {
     return this.decide((store) => store.hitIpAndKey(ip, this.ipPolicy, this.keyRequest(key)));
   }
 
-  /** The key's limits: config defaults with the key's own overrides. */
-  keyRequest(key: ApiKeyRecord): KeyLimitRequest {
-    const limits = this.options.config.rateLimits;
-    const perMinute: GcraPolicy = {
-      ratePerMinute: key.rateLimits?.perMinute ?? limits.keyPerMinute,
-      burst: key.rateLimits?.burst ?? limits.keyBurst,
-      periodMs: limits.windowMs,
-    };
-    return {
-      accountId: key.accountId,
-      keyId: key.id,
-      perMinute,
-      perDay: key.rateLimits?.perDay ?? limits.keyPerDay,
-      accountPerMinute: this.accountPolicy,
-    };
+  private keyRequest(key: ApiKeyRecord): KeyLimitRequest {
+    return keyLimits(key, this.options.config);
   }
 
   private async decide(run: (store: RateLimitStore) => Promise<RateDecision>): Promise<RateDecision> {
@@ -136,4 +120,21 @@ export function rateLimitedError(decision: RateDecision, headers: Record<string,
     headers: { ...headers, 'retry-after': String(retryAfter) },
     extensions: { violated_policies: decision.violated },
   });
+}
+
+/** The limits a key runs under: config defaults with the key's own overrides (contract §4). */
+export function keyLimits(key: ApiKeyRecord, config: Pick<GatewayConfig, 'rateLimits' | 'profile'>): KeyLimitRequest {
+  const limits = config.rateLimits;
+  const perMinute: GcraPolicy = {
+    ratePerMinute: key.rateLimits?.perMinute ?? limits.keyPerMinute,
+    burst: key.rateLimits?.burst ?? limits.keyBurst,
+    periodMs: limits.windowMs,
+  };
+  return {
+    accountId: key.accountId,
+    keyId: key.id,
+    perMinute,
+    perDay: key.rateLimits?.perDay ?? limits.keyPerDay,
+    accountPerMinute: config.profile === 'A' ? { limit: limits.accountPerMinute, windowMs: limits.windowMs } : null,
+  };
 }

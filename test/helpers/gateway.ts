@@ -11,7 +11,7 @@ import { KeyService } from '../../src/keys/key-service.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { SCOPES, type Scope, type Stores } from '../../src/stores/types.js';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
-import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../mappings/whmcs/simulator/fixtures.js';
+import { simulatorUpstream } from '../../src/sandbox.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789abcdef';
 
@@ -62,10 +62,7 @@ export async function buildTestGateway(options: TestGatewayOptions = {}): Promis
     upstream: {
       backend: 'whmcs',
       whmcs: {
-        url: simulator.url,
-        identifier: simulator.identifier,
-        secret: simulator.secret,
-        publicProductIds: SANDBOX_PUBLIC_PRODUCT_IDS,
+        ...simulatorUpstream(simulator),
         timeoutMs: 3000,
         ...options.whmcs,
       },

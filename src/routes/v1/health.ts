@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { defineEndpoint } from '../../http/endpoint.js';
+import { defineEndpoint, type Services } from '../../http/endpoint.js';
 import { ApiError } from '../../errors.js';
 
 /** Checks are cached briefly: a health probe must not become load on the billing panel. */
 const CHECK_TTL_MS = 5_000;
 type HealthState = 'ok' | 'store' | 'upstream';
-let lastCheck: { at: number; services: object; result: Promise<HealthState> } | undefined;
+/** The last check per app (keyed by its services), so that apps in one process never share it. */
+const lastChecks = new WeakMap<Services, { at: number; result: Promise<HealthState> }>();
 
 export default defineEndpoint({
   method: 'GET',
@@ -19,13 +20,15 @@ export default defineEndpoint({
   errors: ['store_unavailable', 'upstream_unavailable'],
   async handler({ services }) {
     const now = Date.now();
-    if (!lastCheck || lastCheck.services !== services || now - lastCheck.at > CHECK_TTL_MS) {
+    let check = lastChecks.get(services);
+    if (!check || now - check.at > CHECK_TTL_MS) {
       const result = Promise.all([services.stores.ping(), services.backend.ping()]).then(
         ([store, upstream]): HealthState => (!store ? 'store' : !upstream ? 'upstream' : 'ok'),
       );
-      lastCheck = { at: now, services, result };
+      check = { at: now, result };
+      lastChecks.set(services, check);
     }
-    const state = await lastCheck.result;
+    const state = await check.result;
     if (state === 'store') throw new ApiError('store_unavailable', 'A store the gateway needs is down.', { headers: { 'retry-after': '5' } });
     if (state === 'upstream') throw new ApiError('upstream_unavailable', 'The billing backend is unreachable.', { headers: { 'retry-after': '5' } });
     return { status: 200, body: { status: 'ok' } };

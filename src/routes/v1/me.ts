@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineEndpoint } from '../../http/endpoint.js';
+import { keyLimits } from '../../limits/rate-limiter.js';
 import { AccountSchema, TimestampSchema } from '../../v1/schemas.js';
 import { SCOPES } from '../../stores/types.js';
 
@@ -34,8 +35,8 @@ export default defineEndpoint({
   errors: [],
   async handler({ caller, services, requestId }) {
     const account = await services.backend.getAccount(caller.customer, { requestId });
-    const limits = services.config.rateLimits;
     const key = caller.key;
+    const limits = keyLimits(key, services.config);
     return {
       status: 200,
       body: {
@@ -47,10 +48,10 @@ export default defineEndpoint({
           created_at: key.createdAt,
           expires_at: key.expiresAt,
           rate_limits: {
-            per_minute: key.rateLimits?.perMinute ?? limits.keyPerMinute,
-            burst: key.rateLimits?.burst ?? limits.keyBurst,
-            per_day: key.rateLimits?.perDay ?? limits.keyPerDay,
-            account_per_minute: services.config.profile === 'A' ? limits.accountPerMinute : null,
+            per_minute: limits.perMinute.ratePerMinute,
+            burst: limits.perMinute.burst,
+            per_day: limits.perDay,
+            account_per_minute: limits.accountPerMinute?.limit ?? null,
           },
         },
       },

@@ -1,4 +1,3 @@
-import { ApiError } from '../../../errors.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
 import { OrderInputSchema, OrderSchema, type Order } from '../../../v1/schemas.js';
 
@@ -29,7 +28,6 @@ export default defineEndpoint({
       const earlier = await services.backend.findOrderByIdempotencyKey(caller.customer, key, ctx);
       if (earlier) return created(earlier);
     }
-    if (!body) throw new ApiError('invalid_request', 'A JSON body is required.');
     return created(await services.backend.placeOrder(caller.customer, body, ctx));
   },
 });

@@ -74,7 +74,7 @@ export default defineEndpoint({
   errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale'],
   async handler({ params, body, caller, services, requestId, reconcile: mustReconcile }) {
     const allowed: readonly string[] = PROFILE_ACTIONS[services.config.profile];
-    const action = body?.action ?? '';
+    const action = body.action;
     if (!allowed.includes(action)) {
       throw new ApiError('invalid_action', `"${action.slice(0, 64)}" is not an action of this API; allowed: ${allowed.join(', ')}.`, {
         extensions: { allowed_actions: allowed },

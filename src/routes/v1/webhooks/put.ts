@@ -26,7 +26,7 @@ export default defineEndpoint({
   errors: ['validation_failed'],
   async handler({ body, caller, services }) {
     const updatedAt = new Date().toISOString();
-    if (!body || body.url === null) {
+    if (body.url === null) {
       await services.stores.webhooks.clear(caller.account.id);
       return { status: 200, body: { url: null, updated_at: updatedAt } };
     }
