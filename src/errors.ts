@@ -23,6 +23,8 @@ export const REASONS = {
   upstream_error: { status: 502, title: 'Upstream error' },
   upstream_unavailable: { status: 503, title: 'Upstream unavailable' },
   store_unavailable: { status: 503, title: 'Store unavailable' },
+  outcome_unknown: { status: 503, title: 'Outcome of an earlier attempt is unknown' },
+  backend_misconfigured: { status: 503, title: 'Backend misconfigured' },
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -1,6 +1,7 @@
 /**
  * `tsx mappings/whmcs/simulator/main.ts`: one simulator on PORT (default 8089) for manual play.
- * HOST, WHMCS_SIMULATOR_LATENCY_MS, WHMCS_SIMULATOR_IDENTIFIER and WHMCS_SIMULATOR_SECRET are honoured.
+ * HOST, WHMCS_SIMULATOR_LATENCY_MS, WHMCS_SIMULATOR_IDENTIFIER, WHMCS_SIMULATOR_SECRET and
+ * WHMCS_SIMULATOR_HIDE_CUSTOM_FIELDS=1 (service answers without custom fields) are honoured.
  * The secret is printed on purpose: it guards nothing but seed data.
  */
 import { startWhmcsSimulator } from './server.js';
@@ -20,6 +21,7 @@ const simulator = await startWhmcsSimulator({
   host: process.env.HOST || '127.0.0.1',
   port: numberFromEnv('PORT', 8089),
   latencyMs: numberFromEnv('WHMCS_SIMULATOR_LATENCY_MS', 0),
+  quirks: { hideServiceCustomFields: process.env.WHMCS_SIMULATOR_HIDE_CUSTOM_FIELDS === '1' },
   ...(process.env.WHMCS_SIMULATOR_IDENTIFIER ? { identifier: process.env.WHMCS_SIMULATOR_IDENTIFIER } : {}),
   ...(process.env.WHMCS_SIMULATOR_SECRET ? { secret: process.env.WHMCS_SIMULATOR_SECRET } : {}),
 });

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AccessControl } from './access.js';
 import { findAction } from './actions/index.js';
-import { failure } from './actions/shared.js';
+import { failure, type SimulatorQuirks } from './actions/shared.js';
 import { FaultPlan, type OutcomeFault, type WhmcsFault } from './faults.js';
 import { createSeedState } from './fixtures.js';
 import type { SimulatorState } from './model.js';
@@ -54,6 +54,8 @@ export interface WhmcsSimulatorOptions {
   allowedActions?: string[];
   /** The API IP allow-list (e.g. `['127.0.0.1']`); absent allows every address. */
   allowedIps?: string[];
+  /** Answer variants to start with (all off by default); they can be switched later through `quirks`. */
+  quirks?: Partial<SimulatorQuirks>;
 }
 
 export interface RecordedCall {
@@ -74,6 +76,8 @@ export interface WhmcsSimulator {
   readonly state: SimulatorState;
   /** Every call received, in order. */
   readonly calls: RecordedCall[];
+  /** Answer variants in force; assign to switch them while the simulator runs. */
+  readonly quirks: SimulatorQuirks;
   inject(fault: WhmcsFault): void;
   clearFaults(): void;
   close(): Promise<void>;
@@ -91,6 +95,7 @@ interface Runtime {
   faults: FaultPlan;
   access: AccessControl;
   latencyMs: number;
+  quirks: SimulatorQuirks;
   /** Aborted on close, so pending delays end with the server. */
   shutdown: AbortSignal;
 }
@@ -148,7 +153,7 @@ function answer(runtime: Runtime, params: FormArray, action: string, ip: string)
   if (permission) return jsonReply(403, failure(permission));
   const format = responseFormat(params, definition.list);
   if (!format) return jsonReply(200, failure(`Unsupported API response type format "${scalarParam(params, 'responsetype') ?? ''}"`));
-  const body = definition.handler({ params: sanitizeInput(params), state: runtime.state, now: new Date() });
+  const body = definition.handler({ params: sanitizeInput(params), state: runtime.state, now: new Date(), quirks: runtime.quirks });
   return render(format, action, body, version);
 }
 
@@ -230,6 +235,7 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
     faults: new FaultPlan(),
     access: new AccessControl({ ...options, identifier, secret }),
     latencyMs: options.latencyMs ?? 0,
+    quirks: { hideServiceCustomFields: false, ...options.quirks },
     shutdown: shutdown.signal,
   };
 
@@ -257,6 +263,7 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
     secret,
     state: runtime.state,
     calls: runtime.calls,
+    quirks: runtime.quirks,
     inject: (fault) => runtime.faults.inject(fault),
     clearFaults: () => runtime.faults.clear(),
     close: async () => {

@@ -1,7 +1,7 @@
 /** GetClientsProducts: every client's services unless `clientid` is sent, all rows unless `limitnum` is. */
 import { EMPTY_DATETIME, type Service, type SimulatorState } from '../model.js';
 import { phpInt, scalarParam, type ApiObject, type FormArray } from '../protocol.js';
-import { choiceDisplayName, findProduct, groupName, pageParams, paginate, paymentMethodName, type ActionHandler } from './shared.js';
+import { choiceDisplayName, findProduct, groupName, pageParams, paginate, paymentMethodName, type ActionHandler, type SimulatorQuirks } from './shared.js';
 
 /** The source default when `limitnum` is omitted (the docs say 25). */
 const ALL_ROWS = 999_999;
@@ -33,7 +33,7 @@ function renderCustomFields(state: SimulatorState, service: Service): ApiObject[
     }));
 }
 
-function renderService(state: SimulatorState, service: Service): ApiObject {
+function renderService(state: SimulatorState, service: Service, quirks: SimulatorQuirks): ApiObject {
   const product = findProduct(state, service.pid);
   const server = state.servers.find((row) => row.id === service.serverId);
   const order = state.orders.find((row) => row.id === service.orderId);
@@ -78,7 +78,7 @@ function renderService(state: SimulatorState, service: Service): ApiObject {
     bwusage: '0',
     bwlimit: '0',
     lastupdate: EMPTY_DATETIME,
-    customfields: { customfield: renderCustomFields(state, service) },
+    ...(quirks.hideServiceCustomFields ? {} : { customfields: { customfield: renderCustomFields(state, service) } }),
     configoptions: { configoption: renderConfigOptions(state, service) },
   };
 }
@@ -99,7 +99,7 @@ function matchesFilters(service: Service, params: FormArray): boolean {
   );
 }
 
-export const getClientsProducts: ActionHandler = ({ params, state }) => {
+export const getClientsProducts: ActionHandler = ({ params, state, quirks }) => {
   const matching = state.services.filter((service) => matchesFilters(service, params)).sort((a, b) => a.id - b.id);
   const page = pageParams(params, ALL_ROWS);
   const rows = paginate(matching, page);
@@ -114,6 +114,6 @@ export const getClientsProducts: ActionHandler = ({ params, state }) => {
     startnumber: page.start,
     numreturned: rows.length,
     // The empty string, not an object, when nothing matches.
-    products: rows.length === 0 ? '' : { product: rows.map((service) => renderService(state, service)) },
+    products: rows.length === 0 ? '' : { product: rows.map((service) => renderService(state, service, quirks)) },
   };
 };

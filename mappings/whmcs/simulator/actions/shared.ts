@@ -17,6 +17,16 @@ export interface ActionContext {
   params: FormArray;
   state: SimulatorState;
   now: Date;
+  quirks: SimulatorQuirks;
+}
+
+/**
+ * Answer variants seen on real WHMCS installs and WHMCS-compatible servers, switchable at run time so
+ * tests can check that the mapping does not rely on what such a server leaves out.
+ */
+export interface SimulatorQuirks {
+  /** GetClientsProducts answers carry no `customfields` (as on servers that do not expose them). */
+  hideServiceCustomFields: boolean;
 }
 
 export type ActionHandler = (context: ActionContext) => ApiObject;
