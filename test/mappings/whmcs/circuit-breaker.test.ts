@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWhmcsBackend } from '../../../mappings/whmcs/backend.js';
-import { TRIAL_RETRY_AFTER_MS } from '../../../mappings/whmcs/breaker.js';
+import { TRIAL_RETRY_AFTER_MS } from '../../../src/upstream/breaker.js';
 import { CircuitOpenError, createWhmcsClient, type WhmcsClient } from '../../../mappings/whmcs/client.js';
 import { WhmcsConfigSchema } from '../../../mappings/whmcs/config.js';
 import { CREDENTIALS, FakeWhmcs, type LogLine, rejectsWith, testConfig } from './fake-whmcs.js';

@@ -1,26 +1,20 @@
 /**
- * The circuit breaker of the WHMCS client. After `failureThreshold` consecutive signs that WHMCS is
- * down or overloaded, every call fails at once, without sending anything, for `openMs`; then one
- * trial call goes through (the others keep failing fast): an answer closes the breaker, another
- * down-signal opens it again for `openMs`.
+ * The circuit breaker of an upstream client. After `failureThreshold` consecutive signs that the
+ * upstream is down or overloaded, every call fails at once, without sending anything, for `openMs`;
+ * then one trial call goes through (the others keep failing fast): an answer closes the breaker,
+ * another down-signal opens it again for `openMs`.
  *
  * The breaker only keeps the state: the client decides what is a down-signal (see client.ts). No
  * timers: the move to half-open happens when the first call arrives after `openMs`, on the
  * injected clock.
  */
-import { BackendError } from '../../src/backend/backend.js';
+import { BackendError } from '../backend/backend.js';
+import type { BackendLogger } from '../backend/logger.js';
 
 export interface CircuitBreakerConfig {
   enabled: boolean;
   failureThreshold: number;
   openMs: number;
-}
-
-export interface BreakerLogger {
-  /** The "closed again" line; `warn` when absent. */
-  info?(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 type CircuitState = 'closed' | 'open' | 'half_open';
@@ -53,9 +47,9 @@ export interface BreakerTicket {
 export interface CircuitBreaker {
   /** Lets a call through, or throws CircuitOpenError. `action` is for the logs. */
   admit(action: string): BreakerTicket;
-  /** The call got an answer from WHMCS (any answer: success, business error, 403, …). */
+  /** The call got an answer from the upstream (any answer: success, business error, 403, …). */
   answered(ticket: BreakerTicket): void;
-  /** The call failed with a sign that WHMCS is down or overloaded. */
+  /** The call failed with a sign that the upstream is down or overloaded. */
   failed(ticket: BreakerTicket, error: BackendError): void;
 }
 
@@ -67,12 +61,17 @@ const NEVER_OPEN: CircuitBreaker = {
 
 export function createCircuitBreaker(
   config: CircuitBreakerConfig,
-  options: { logger?: BreakerLogger | undefined; now?: (() => number) | undefined } = {},
+  options: {
+    /** Names the upstream in log lines, e.g. `WHMCS`. */
+    label: string;
+    logger?: BackendLogger | undefined;
+    now?: (() => number) | undefined;
+  },
 ): CircuitBreaker {
   if (!config.enabled) return NEVER_OPEN;
   const { failureThreshold, openMs } = config;
   const now = options.now ?? Date.now;
-  const logger = options.logger;
+  const { label, logger } = options;
 
   let state: CircuitState = 'closed';
   /** Bumped at every state change. */
@@ -96,7 +95,7 @@ export function createCircuitBreaker(
         openMs,
         ...(trial ? { trialAction } : {}),
       },
-      trial ? 'WHMCS circuit breaker re-opened: the trial call failed' : 'WHMCS circuit breaker opened: calls fail fast',
+      `${label} circuit breaker ${trial ? 're-opened: the trial call failed' : 'opened: calls fail fast'}`,
     );
   }
 
@@ -105,7 +104,7 @@ export function createCircuitBreaker(
     state = 'closed';
     epoch += 1;
     failures = 0;
-    const msg = 'WHMCS circuit breaker closed: the trial call was answered';
+    const msg = `${label} circuit breaker closed: the trial call was answered`;
     if (logger?.info) logger.info(line, msg);
     else logger?.warn(line, msg);
   }
@@ -119,7 +118,7 @@ export function createCircuitBreaker(
       state = 'half_open';
       epoch += 1;
       trialAction = action;
-      logger?.warn({ action, failures }, 'WHMCS circuit breaker half-open: one trial call goes through');
+      logger?.warn({ action, failures }, `${label} circuit breaker half-open: one trial call goes through`);
       return { trial: true, epoch };
     },
 

@@ -1,0 +1,92 @@
+/**
+ * Answer reuse for reads: identical concurrent calls share one upstream request (coalescing), and
+ * actions declared cacheable keep their answers for a TTL, then serve them stale while one refresh
+ * runs (stale-while-revalidate). Writes bump an epoch and drop the caches they invalidate, so a read
+ * that starts after a write never joins or stores an answer from before it.
+ */
+import { LRUCache } from 'lru-cache';
+
+/** Cached answers are served stale (while one refresh runs) up to this many TTLs old. */
+const STALE_FACTOR = 10;
+const ENTRIES_PER_ACTION = 256;
+
+interface CachedAnswer<A> {
+  answer: A;
+  freshUntil: number;
+}
+
+interface ActionCache<A> {
+  entries: LRUCache<string, CachedAnswer<A>>;
+  /** Bumped on invalidation: a load that started before it must not store its answer. */
+  generation: number;
+}
+
+export interface AnswerCache<A> {
+  /** Joins the identical call in flight (started since the last write), or starts `load`. */
+  coalesced(key: string, load: () => Promise<A>): Promise<A>;
+  /**
+   * A fresh cached answer, else a stale one while one refresh runs (`onStaleRefreshFailed` hears
+   * of that refresh's failure), else the load itself.
+   */
+  cached(action: string, ttlMs: number, key: string, load: () => Promise<A>, onStaleRefreshFailed: (error: unknown) => void): Promise<A>;
+  /** After a write: later reads start new flights, and the named actions' answers are dropped. */
+  written(invalidates: readonly string[]): void;
+  clear(): void;
+}
+
+export function createAnswerCache<A>(now: () => number = Date.now): AnswerCache<A> {
+  let writeEpoch = 0;
+  const inFlight = new Map<string, Promise<A>>();
+  const caches = new Map<string, ActionCache<A>>();
+
+  function coalesced(key: string, load: () => Promise<A>): Promise<A> {
+    const flightKey = `${writeEpoch}\n${key}`;
+    const existing = inFlight.get(flightKey);
+    if (existing) return existing;
+    const flight = load().finally(() => inFlight.delete(flightKey));
+    inFlight.set(flightKey, flight);
+    return flight;
+  }
+
+  function cacheOf(action: string, ttlMs: number): ActionCache<A> {
+    let cache = caches.get(action);
+    if (!cache) {
+      cache = { entries: new LRUCache({ max: ENTRIES_PER_ACTION, ttl: ttlMs * STALE_FACTOR }), generation: 0 };
+      caches.set(action, cache);
+    }
+    return cache;
+  }
+
+  return {
+    coalesced,
+
+    cached(action, ttlMs, key, load, onStaleRefreshFailed) {
+      const cache = cacheOf(action, ttlMs);
+      const entry = cache.entries.get(key);
+      if (entry && entry.freshUntil > now()) return Promise.resolve(entry.answer);
+      const generation = cache.generation;
+      const refresh = coalesced(key, async () => {
+        const answer = await load();
+        if (cache.generation === generation) cache.entries.set(key, { answer, freshUntil: now() + ttlMs });
+        return answer;
+      });
+      if (!entry) return refresh;
+      refresh.catch(onStaleRefreshFailed);
+      return Promise.resolve(entry.answer);
+    },
+
+    written(invalidates) {
+      writeEpoch += 1;
+      for (const action of invalidates) {
+        const cache = caches.get(action);
+        if (!cache) continue;
+        cache.generation += 1;
+        cache.entries.clear();
+      }
+    },
+
+    clear() {
+      for (const cache of caches.values()) cache.entries.clear();
+    },
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * The backend-neutral upstream client: a mapping declares its actions (policy.ts) and its protocol
+ * (how a call becomes an HTTP request, how an answer is read), and gets calls with deadlines, one
+ * retry for reads that never left, coalescing, stale-while-revalidate caching, and a circuit breaker
+ * that makes calls fail fast while the upstream is down. Every failure leaves as a BackendError whose
+ * `detail` is generic; the upstream's own words go to `operatorMessage`, redacted.
+ */
+import { type Dispatcher, Pool } from 'undici';
+import { BackendError } from '../backend/backend.js';
+import type { BackendLogger } from '../backend/logger.js';
+import { createAnswerCache } from './answer-cache.js';
+import { DETAIL, type Redact } from './answers.js';
+import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from './breaker.js';
+import { describeError, type Exchange, ExchangeFailure, exchange, ResponseTooLarge } from './exchange.js';
+import type { ActionTable, UpstreamAction } from './policy.js';
+
+export interface UpstreamRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface UpstreamProtocol<Id extends string, Params, Answer> {
+  /** Names the upstream in log lines and operator messages: `WHMCS`, `FOSSBilling`. */
+  readonly label: string;
+  readonly actions: ActionTable<Id>;
+  /** A cheap read that shows the upstream answers: sent before a write when the breaker is half-open. */
+  readonly probe: Id;
+  readonly probeParams: Params;
+  request(action: UpstreamAction<Id>, params: Params): UpstreamRequest;
+  /** Identifies identical calls, for coalescing and caching. */
+  callKey(action: UpstreamAction<Id>, params: Params): string;
+  /** Returns the answer, or throws a BackendError by the protocol's own rules (status, envelope). */
+  read(action: UpstreamAction<Id>, exchange: Exchange): Answer;
+  readonly redact: Redact;
+}
+
+export interface UpstreamClientOptions {
+  /** Scheme, host and port of the upstream. */
+  origin: string;
+  connections: number;
+  connectTimeoutMs: number;
+  maxResponseBytes: number;
+  circuitBreaker: CircuitBreakerConfig;
+  /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
+  dispatcher?: Dispatcher | undefined;
+  logger?: BackendLogger | undefined;
+  /** The circuit breaker's clock (tests inject one); call deadlines always use real time. */
+  now?: (() => number) | undefined;
+}
+
+export interface UpstreamClient<Id extends string, Params, Answer> {
+  readonly actions: ActionTable<Id>;
+  call(id: Id, params: Params): Promise<Answer>;
+  close(): Promise<void>;
+}
+
+/**
+ * Statuses that say the upstream is down or overloaded rather than answering: a proxy in front of it
+ * with no (or no free) worker, or a rate limiter. A 500 is the application answering (often one
+ * action's fatal error), so it does not count.
+ */
+const OVERLOAD_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+export function createUpstreamClient<Id extends string, Params, Answer>(
+  protocol: UpstreamProtocol<Id, Params, Answer>,
+  options: UpstreamClientOptions,
+): UpstreamClient<Id, Params, Answer> {
+  const { label, actions, redact } = protocol;
+  const ownsDispatcher = options.dispatcher === undefined;
+  const dispatcher: Dispatcher =
+    options.dispatcher ?? new Pool(options.origin, { connections: options.connections, pipelining: 1, connectTimeout: options.connectTimeoutMs });
+  const logger = options.logger;
+  const breaker = createCircuitBreaker(options.circuitBreaker, { label, logger, now: options.now });
+  const answers = createAnswerCache<Answer>();
+  /** upstream_error failures that still say the upstream is down (see isDownSignal). */
+  const downSignals = new WeakSet<BackendError>();
+
+  function transportError(action: UpstreamAction<Id>, failure: ExchangeFailure): BackendError {
+    const operatorMessage = redact(`${label} ${action.name}: ${failure.message}`);
+    if (!failure.sent) return new BackendError('unavailable', DETAIL.unreachable, { operatorMessage, cause: failure.reason });
+    // Sent: a write may have run. Reads are harmless either way.
+    const outcomeUnknown = action.safety === 'write';
+    if (failure.timedOut) return new BackendError('timeout', DETAIL.timeout, { operatorMessage, outcomeUnknown, cause: failure.reason });
+    if (failure.reason instanceof ResponseTooLarge) {
+      return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage, outcomeUnknown, cause: failure.reason });
+    }
+    // The connection broke mid-call: the server (or the proxy in front of it) is going down.
+    const broken = new BackendError('upstream_error', DETAIL.broken, { operatorMessage, outcomeUnknown, cause: failure.reason });
+    downSignals.add(broken);
+    return broken;
+  }
+
+  /**
+   * What the circuit breaker counts: the upstream unreachable (refused, DNS, connect timeout, no free
+   * connection in time), not answering in time, the connection breaking, or a proxy saying it is
+   * down or overloaded. Everything else is an answer, even an error: business errors, a 403 (a
+   * configuration problem, logged for the operator on every call; failing fast would hide nothing
+   * and only delay recovery once it is fixed), a 500 (one action's error must not stop all of
+   * them), unreadable bodies.
+   */
+  function isDownSignal(error: unknown): error is BackendError {
+    if (!(error instanceof BackendError) || error instanceof CircuitOpenError) return false;
+    return error.kind === 'unavailable' || error.kind === 'timeout' || downSignals.has(error);
+  }
+
+  function read(action: UpstreamAction<Id>, answer: Exchange): Answer {
+    try {
+      return protocol.read(action, answer);
+    } catch (error) {
+      if (error instanceof BackendError && OVERLOAD_STATUSES.has(answer.statusCode)) downSignals.add(error);
+      throw error;
+    }
+  }
+
+  /** One call (with its retry), without the breaker. */
+  async function attempt(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
+    const request = {
+      origin: options.origin,
+      ...protocol.request(action, params),
+      deadline: Date.now() + action.timeoutMs,
+      maxResponseBytes: options.maxResponseBytes,
+    };
+    try {
+      return read(action, await exchange(dispatcher, request));
+    } catch (error) {
+      if (!(error instanceof ExchangeFailure)) throw error;
+      if (!action.retry || error.sent || Date.now() >= request.deadline) throw transportError(action, error);
+      logger?.warn({ action: action.name, error: redact(error.message) }, `${label} read failed before sending; retrying once`);
+      try {
+        return read(action, await exchange(dispatcher, request));
+      } catch (second) {
+        throw second instanceof ExchangeFailure ? transportError(action, second) : second;
+      }
+    }
+  }
+
+  /** One call admitted by the breaker, its result reported back. */
+  async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params): Promise<Answer> {
+    try {
+      const answer = await attempt(action, params);
+      breaker.answered(ticket);
+      return answer;
+    } catch (error) {
+      if (isDownSignal(error)) breaker.failed(ticket, error);
+      else breaker.answered(ticket);
+      throw error;
+    }
+  }
+
+  /** One call through the circuit breaker; throws CircuitOpenError (nothing sent) while it is open. */
+  async function send(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
+    let ticket = breaker.admit(action.name);
+    if (ticket.trial && action.safety === 'write') {
+      // A write is never the trial: against an upstream that still hangs, it would end with an
+      // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
+      await tracked(ticket, actions[protocol.probe], protocol.probeParams).catch(() => undefined);
+      // Closed again, or re-opened: then this throws, and the write was never sent.
+      ticket = breaker.admit(action.name);
+    }
+    return tracked(ticket, action, params);
+  }
+
+  async function write(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
+    try {
+      return await send(action, params);
+    } finally {
+      // Whatever the outcome, what was read before may be out of date now.
+      answers.written(action.invalidates ?? []);
+    }
+  }
+
+  function describeFailure(error: unknown): string {
+    return error instanceof BackendError ? (error.operatorMessage ?? error.detail) : describeError(error);
+  }
+
+  function call(id: Id, params: Params): Promise<Answer> {
+    const action = actions[id];
+    if (action.safety === 'write') return write(action, params);
+    const key = protocol.callKey(action, params);
+    if (action.cacheTtlMs !== undefined) {
+      return answers.cached(id, action.cacheTtlMs, key, () => send(action, params), (error) => {
+        // While the breaker is open, every stale read would log this: its opening was logged once.
+        if (error instanceof CircuitOpenError) return;
+        logger?.warn({ action: action.name, error: describeFailure(error) }, `${label} refresh failed; serving the cached answer`);
+      });
+    }
+    if (action.coalesce) return answers.coalesced(key, () => send(action, params));
+    return send(action, params);
+  }
+
+  async function close(): Promise<void> {
+    answers.clear();
+    if (ownsDispatcher) await dispatcher.close();
+  }
+
+  return { actions, call, close };
+}
