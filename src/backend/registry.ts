@@ -1,0 +1,47 @@
+/**
+ * What a backend brings to the gateway. Backends register at the edge (`mappings/index.ts`); the core
+ * knows them only through this shape, so adding one touches no file under src/.
+ */
+import type { z } from 'zod';
+import type { Backend } from './backend.js';
+import type { BackendLogger } from './logger.js';
+
+/** An environment variable that sets a field of the backend's config section. */
+export interface BackendEnvVar {
+  name: string;
+  /** Path inside the backend's section, e.g. `['url']` for `upstream.whmcs.url`. */
+  path: string[];
+  kind: 'string' | 'int' | 'list';
+}
+
+/** An upstream started for the sandbox: a simulator, or a second gateway. */
+export interface SandboxUpstream<Config> {
+  /** The backend's config section pointing at it. */
+  config: Config;
+  /** The accounts' upstream customer ids that hold the demo data, in the order of the demo accounts. */
+  customerIds: readonly [string, string];
+  close(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  /** Added to every upstream call (demos of a slow backend). */
+  latencyMs?: number;
+}
+
+export interface BackendPlugin<Config = unknown> {
+  /** The value of `upstream.backend` and the name of the config section under `upstream`. */
+  name: string;
+  /** Validates the backend's config section (defaults applied). */
+  configSchema: z.ZodType<Config>;
+  env: readonly BackendEnvVar[];
+  create(config: Config, deps: { logger: BackendLogger }): Backend;
+  /** Where it talks to, for the start-up line: never a credential. */
+  describe(config: Config): string;
+  /**
+   * Starts a local upstream for sandbox mode. Loaded lazily, so a production gateway never loads
+   * simulator code.
+   */
+  sandbox(options: SandboxOptions): Promise<SandboxUpstream<Config>>;
+}
+
+export type BackendRegistry = readonly BackendPlugin<any>[];
