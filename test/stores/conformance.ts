@@ -183,7 +183,8 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal((await store.hitKey(keyB)).allowed, true, 'the first request has left the window');
       const stillFull = await store.hitKey(keyA);
       assert.equal(stillFull.allowed, false, 'the other two are still inside it');
-      assertBetween(stillFull.retryAfterMs, 300, 600, 'retryAfterMs until the second leaves');
+      // About 600 ms: the gap between the first and second request (longer when the machine is slow).
+      assertBetween(stillFull.retryAfterMs, 300, 900, 'retryAfterMs until the second leaves');
     });
 
     test('a request refused by the key limit consumes nothing from the day and account limits', async ({ store }) => {
