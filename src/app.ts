@@ -3,7 +3,6 @@
  * loads config, listens and shuts down; tests build the app and use inject or a real port.
  */
 import { randomUUID } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Backend } from './backend/backend.js';
@@ -25,6 +24,7 @@ import { createBackend } from './backend/factory.js';
 import { createStores } from './stores/factory.js';
 import { MemoryRateLimitStore } from './stores/memory/index.js';
 import type { Stores } from './stores/types.js';
+import { dnsResolver } from './webhooks/url-policy.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,11 +40,6 @@ export interface AppOverrides {
   /** Where log lines go (tests capture them). */
   logStream?: NodeJS.WritableStream;
   resolveHost?: (host: string) => Promise<string[]>;
-}
-
-async function resolveWithDns(host: string): Promise<string[]> {
-  const addresses = await lookup(host, { all: true, verbatim: true });
-  return addresses.map((entry) => entry.address);
 }
 
 /**
@@ -109,7 +104,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const backend = overrides.backend ?? createBackend(config, app.log);
   const audit = overrides.audit ?? new FileAuditLog(config.audit.file);
   const keys = new KeyService(stores.keys, resolvePepper(config), { cacheTtlMs: config.keys.cacheTtlMs });
-  const services: Services = { config, backend, stores, keys, audit, resolveHost: overrides.resolveHost ?? resolveWithDns };
+  const services: Services = { config, backend, stores, keys, audit, resolveHost: overrides.resolveHost ?? dnsResolver() };
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log });
   const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs);
   const problems = installProblemHandling(app, config.problemTypeBase);

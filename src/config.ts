@@ -15,6 +15,11 @@ export const RateLimitConfigSchema = z.strictObject({
   /** Profile A only; ignored in Profile B, which has no account limit. */
   accountPerMinute: PositiveInt.default(120),
   ipPerMinute: PositiveInt.default(600),
+  /**
+   * IPv6 sources are counted per network of this prefix length: one client usually holds a whole
+   * /64 and could otherwise take a fresh address, and a fresh budget, for every request.
+   */
+  ipv6PrefixLength: z.number().int().min(1).max(128).default(64),
   /** Length of the "minute" windows; shorter only in tests and demos. */
   windowMs: PositiveInt.default(60_000),
   /** When the store is down: `open` falls back to a per-instance memory limiter, `closed` answers 503. */

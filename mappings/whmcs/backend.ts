@@ -177,12 +177,16 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     });
   }
 
-  /** Rows must belong to the customer even though the call was filtered: never leak another client's. */
-  function assertOwned(id: ActionId, customer: Customer, owners: readonly string[]): void {
+  /**
+   * Rows must belong to the customer even though the call was filtered: never leak another client's.
+   * For one record asked for by id (`single` names it), the caller gets what another account's
+   * record always is, not found (a 502 would tell the id exists); a listing cannot be trusted at all.
+   */
+  function assertOwned(id: ActionId, customer: Customer, owners: readonly string[], single?: string): void {
     if (owners.every((owner) => owner === customer.upstreamId)) return;
-    throw unreadableAnswer(
-      `WHMCS ${client.actions[id].name} returned records of another client than ${customer.upstreamId}; the owner filter was ignored`,
-    );
+    const operatorMessage = `WHMCS ${client.actions[id].name} returned records of another client than ${customer.upstreamId}; the owner filter was ignored`;
+    if (single !== undefined) throw new BackendError('not_found', `No such ${single}.`, { operatorMessage });
+    throw unreadableAnswer(operatorMessage);
   }
 
   // ---- shared reads ---------------------------------------------------------------------
@@ -248,15 +252,15 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     return requests;
   }
 
-  async function servicePage(customer: Customer, params: FormParams): Promise<{ services: RawService[]; total: number }> {
+  async function servicePage(customer: Customer, params: FormParams, single?: 'service'): Promise<{ services: RawService[]; total: number }> {
     const answer = await request('GetClientsProducts', { clientid: clientIdOf(customer), ...params }, ServicesAnswer);
-    assertOwned('GetClientsProducts', customer, answer.products.map((service) => service.clientid));
+    assertOwned('GetClientsProducts', customer, answer.products.map((service) => service.clientid), single);
     return { services: answer.products, total: answer.totalresults };
   }
 
   async function rawService(customer: Customer, id: string): Promise<RawService> {
     if (!IS_ID.test(id)) throw notFound('service');
-    const { services } = await servicePage(customer, { serviceid: id, limitstart: 0, limitnum: 1 });
+    const { services } = await servicePage(customer, { serviceid: id, limitstart: 0, limitnum: 1 }, 'service');
     const service = services.find((candidate) => candidate.id === id);
     if (!service) throw notFound('service');
     return service;
@@ -274,7 +278,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
       request('GetOrders', { id, userid: clientIdOf(customer), limitstart: 0, limitnum: 1 }, OrdersAnswer),
       currency ?? clientDetails(customer).then((account) => account.currency_code),
     ]);
-    assertOwned('GetOrders', customer, answer.orders.map((order) => order.userid));
+    assertOwned('GetOrders', customer, answer.orders.map((order) => order.userid), 'order');
     const order = answer.orders.find((candidate) => candidate.id === id);
     if (!order) throw notFound('order');
     return mapOrder(order, orderCurrency, config.timeZone);

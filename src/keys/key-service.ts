@@ -107,10 +107,22 @@ export class KeyService {
     return revoked;
   }
 
-  /** A new key with the same account, scopes and limits; the old one stays valid for `graceMs`. */
+  /**
+   * A new key with the same account, scopes and limits; the old one stays valid for `graceMs`.
+   * A revoked or expired key is refused: rotating must never give a dead (maybe leaked) key life
+   * again. A key already in a grace period keeps its earlier end.
+   */
   async rotate(keyId: string, graceMs = 0): Promise<{ record: ApiKeyRecord; key: string; old: ApiKeyRecord }> {
     const old = await this.store.getKey(keyId);
     if (!old) throw new Error(`unknown key ${keyId}`);
+    const now = this.now();
+    if (old.revokedAt !== null && Date.parse(old.revokedAt) <= now) {
+      throw new Error(`key ${keyId} is revoked (since ${old.revokedAt}) and cannot be rotated; issue a new key instead`);
+    }
+    if (old.expiresAt !== null && Date.parse(old.expiresAt) <= now) {
+      throw new Error(`key ${keyId} expired at ${old.expiresAt} and cannot be rotated; issue a new key instead`);
+    }
+    const end = old.revokedAt === null ? now + graceMs : Math.min(Date.parse(old.revokedAt), now + graceMs);
     const issued = await this.issue({
       accountId: old.accountId,
       name: old.name,
@@ -118,7 +130,7 @@ export class KeyService {
       expiresAt: old.expiresAt,
       rateLimits: old.rateLimits,
     });
-    const revoked = await this.revoke(keyId, new Date(this.now() + graceMs));
+    const revoked = await this.revoke(keyId, new Date(end));
     return { ...issued, old: revoked };
   }
 

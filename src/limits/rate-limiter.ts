@@ -3,7 +3,9 @@
  * shared store is down, limiting falls back to a per-instance memory store (fail open) or answers
  * 503 (fail closed), as configured; a store error never turns into a 429 or a 500.
  */
+import { isIPv4 } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import type { GatewayConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import {
@@ -35,7 +37,8 @@ export class RateLimiter {
   }
 
   hitIp(ip: string): Promise<RateDecision> {
-    return this.decide((store) => store.hitIp(ip, this.ipPolicy));
+    const source = ipLimitSource(ip, this.options.config.rateLimits.ipv6PrefixLength);
+    return this.decide((store) => store.hitIp(source, this.ipPolicy));
   }
 
   hitKey(key: ApiKeyRecord): Promise<RateDecision> {
@@ -44,7 +47,8 @@ export class RateLimiter {
 
   /** Both decisions in one store call: the hot path of an authenticated request. */
   hitIpAndKey(ip: string, key: ApiKeyRecord): Promise<RateDecision> {
-    return this.decide((store) => store.hitIpAndKey(ip, this.ipPolicy, this.keyRequest(key)));
+    const source = ipLimitSource(ip, this.options.config.rateLimits.ipv6PrefixLength);
+    return this.decide((store) => store.hitIpAndKey(source, this.ipPolicy, this.keyRequest(key)));
   }
 
   private keyRequest(key: ApiKeyRecord): KeyLimitRequest {
@@ -73,6 +77,25 @@ export class RateLimiter {
     this.lastFallbackWarning = now;
     this.options.log.warn({ err: error.message }, 'rate-limit store unavailable; limiting per instance');
   }
+}
+
+/**
+ * What the source-IP limit counts: an IPv4 address as it is (IPv4-mapped IPv6 included, so a
+ * dual-stack socket changes nothing), an IPv6 address as its network of `ipv6PrefixLength` bits.
+ */
+export function ipLimitSource(ip: string, ipv6PrefixLength: number): string {
+  if (isIPv4(ip)) return ip;
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.process(ip);
+  } catch {
+    // Not an address (a socket already gone): counted under its own text, as before.
+    return ip;
+  }
+  if (address.kind() === 'ipv4') return address.toString();
+  const bytes = address.toByteArray();
+  for (let bit = ipv6PrefixLength; bit < 128; bit++) bytes[bit >> 3] = (bytes[bit >> 3] as number) & ~(0x80 >> (bit & 7));
+  return `${ipaddr.fromByteArray(bytes).toString()}/${ipv6PrefixLength}`;
 }
 
 function seconds(ms: number): number {

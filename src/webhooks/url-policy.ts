@@ -3,6 +3,7 @@
  * DNS lookup is injected, so registration can resolve the host and tests need no network. This is
  * the registration-time check; delivery re-checks every address it connects to.
  */
+import { Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -11,8 +12,46 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** Returns every address (A and AAAA) the host name resolves to. */
 export type ResolveHost = (hostname: string) => Promise<readonly string[]>;
 
+/** The name servers did not answer in time. */
+export class HostLookupTimeoutError extends Error {}
+
+export interface DnsResolverOptions {
+  /** Name servers (`ip` or `ip:port`); the system's when absent. */
+  servers?: string[];
+  /** Time for the first try; c-ares doubles it on each further try. */
+  timeoutMs?: number;
+  tries?: number;
+}
+
+/** Answers that only mean "no address of this family". */
+const NO_ADDRESS = new Set(['ENODATA', 'ENOTFOUND']);
+
+/**
+ * A ResolveHost on c-ares with a time limit (1 s, then 2 s: at most about 3 s by default). Unlike
+ * dns.lookup, it does not wait on Node's small thread pool, which file writes (the audit log)
+ * share, and a silent name server cannot hold a registration open.
+ */
+export function dnsResolver(options: DnsResolverOptions = {}): (hostname: string) => Promise<string[]> {
+  const resolver = new Resolver({ timeout: options.timeoutMs ?? 1000, tries: options.tries ?? 2 });
+  if (options.servers) resolver.setServers(options.servers);
+  const family = async (lookup: Promise<string[]>): Promise<string[]> => {
+    try {
+      return await lookup;
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code === 'ETIMEOUT') throw new HostLookupTimeoutError('DNS lookup timed out', { cause: error });
+      if (code !== undefined && NO_ADDRESS.has(code)) return [];
+      throw error;
+    }
+  };
+  return async (hostname) => {
+    const [v4, v6] = await Promise.all([family(resolver.resolve4(hostname)), family(resolver.resolve6(hostname))]);
+    return [...v4, ...v6];
+  };
+}
+
 export interface WebhookUrlOptions {
-  /** When given, every address the host resolves to must be public too. Bound its time yourself. */
+  /** When given, every address the host resolves to must be public too. Bound its time (see dnsResolver). */
   resolve?: ResolveHost;
 }
 
@@ -98,7 +137,8 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions = 
     let addresses: readonly string[];
     try {
       addresses = await options.resolve(host);
-    } catch {
+    } catch (error) {
+      if (error instanceof HostLookupTimeoutError) return refuse('URL host could not be resolved in time; try again');
       return refuse('URL host could not be resolved');
     }
     if (addresses.length === 0) return refuse('URL host could not be resolved');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig, parseConfig } from '../../src/config.js';
 
 const PEPPER = 'p'.repeat(40);
 
@@ -42,5 +42,13 @@ describe('config', () => {
     assert.throws(() => loadConfig({ WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
     assert.throws(() => loadConfig({ KEY_PEPPER: 'short' }), (error: Error) => /keys\.pepper/.test(error.message));
     assert.throws(() => loadConfig({ CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
+  });
+
+  it('the IPv6 prefix of the source-IP limit is /64 unless set, and must be a prefix length', () => {
+    assert.equal(loadConfig({}).rateLimits.ipv6PrefixLength, 64);
+    for (const bad of [0, 129, 64.5, '64']) {
+      assert.throws(() => parseConfig({ rateLimits: { ipv6PrefixLength: bad } }), /- rateLimits\.ipv6PrefixLength:/);
+    }
+    assert.equal(parseConfig({ rateLimits: { ipv6PrefixLength: 128 } }).rateLimits.ipv6PrefixLength, 128);
   });
 });

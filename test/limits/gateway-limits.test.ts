@@ -141,6 +141,47 @@ describe('rate limits through the gateway', () => {
     }
   });
 
+  it('IPv6 sources are counted per /64: cycling through one\'s own prefix gains nothing', async () => {
+    const time = clock();
+    const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: { ipPerMinute: 3 } } });
+    try {
+      const from = async (remoteAddress: string) => (await gw.app.inject({ method: 'GET', url: '/v1/health', remoteAddress })).statusCode;
+      assert.equal(await from('2001:db8:1:2::1'), 200);
+      assert.equal(await from('2001:db8:1:2::2'), 200);
+      assert.equal(await from('2001:db8:1:2:ffff:ffff:ffff:fffe'), 200);
+      assert.equal(await from('2001:db8:1:2:abcd::9'), 429, 'another address of the same /64');
+      assert.equal(await from('2001:DB8:1:2:0:0:0:3'), 429, 'whatever the spelling');
+      assert.equal(await from('2001:db8:1:3::1'), 200, 'the next /64 is another client');
+      time.advance(60_000);
+      assert.equal(await from('2001:db8:1:2::1'), 200, 'the window moved on');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('an IPv4-mapped IPv6 source counts as its IPv4 address', async () => {
+    const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 } } });
+    try {
+      const from = async (remoteAddress: string) => (await gw.app.inject({ method: 'GET', url: '/v1/health', remoteAddress })).statusCode;
+      assert.deepEqual([await from('192.0.2.7'), await from('::ffff:192.0.2.7'), await from('::ffff:c000:207')], [200, 200, 429]);
+      assert.equal(await from('192.0.2.8'), 200, 'IPv4 sources are still counted one by one');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('the IPv6 prefix is configurable, and applies to clients behind a trusted proxy', async () => {
+    const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2, ipv6PrefixLength: 56 }, trustedProxies: ['127.0.0.1'] } });
+    try {
+      const from = async (client: string) =>
+        (await gw.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-forwarded-for': client } })).statusCode;
+      assert.deepEqual([await from('2001:db8:1:200::1'), await from('2001:db8:1:2ff::1'), await from('2001:db8:1:201::7')], [200, 200, 429]);
+      assert.equal(await from('2001:db8:1:300::1'), 200, 'another /56');
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('a key can carry its own limits', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });

@@ -79,6 +79,12 @@ describe('sandbox process', () => {
       return response.status === 401 ? response.status : undefined;
     }, 10_000);
     assert.equal(status, 401);
+    // Rotating a revoked (maybe leaked) key must not bring it back for a grace period.
+    const rotated = runCli(env, 'rotate', keyId, '--grace', '3600');
+    assert.equal(rotated.status, 1, rotated.stdout);
+    assert.match(rotated.stderr, new RegExp(`key ${keyId} is revoked .*cannot be rotated`));
+    assert.doesNotMatch(rotated.stdout, /rk_/, 'no successor key');
+    assert.equal((await call(base, 'GET', '/v1/billing/balance', { key })).status, 401);
   });
 
   it('the CLI refuses bad input with a usage message', () => {

@@ -235,9 +235,10 @@ describe('WHMCS backend: orders', () => {
     assert.equal(whmcs.requests('GetOrders')[0]?.get('userid'), '2');
   });
 
-  it('an answer with another client’s order is refused even if WHMCS ignored the filter', async () => {
+  it('an answer with another client’s order is not found even if WHMCS ignored the filter; the operator is told', async () => {
     whmcs.answer('GetOrders', answers.orders);
-    await rejectsWith(whmcs.backend().getOrder(OTHER_CUSTOMER, '1', CTX), 'upstream_error');
+    const error = await rejectsWith(whmcs.backend().getOrder(OTHER_CUSTOMER, '1', CTX), 'not_found');
+    assert.match(error.operatorMessage ?? '', /GetOrders returned records of another client than 2; the owner filter was ignored/);
   });
 
   it('an id that is not a WHMCS id is not found without asking WHMCS', async () => {
