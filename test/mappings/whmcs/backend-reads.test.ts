@@ -466,14 +466,15 @@ describe('WHMCS backend: invoices', () => {
     ]);
     assert.deepEqual(document.customer, { name: 'Test Client', company: null, email: 'test@example.com' });
     assert.deepEqual(document.balance, { amount: '15.95', currency: 'USD' });
-    assert.equal(document.tax_rate, '0.000');
+    assert.equal(document.tax_rate, '0.00', '"0.000" reads like 0 and "0.00"');
     assert.equal(document.due_on, '2020-12-30');
     assert.equal(whmcs.requests('GetInvoice')[0]?.get('invoiceid'), '1');
   });
 
   it('an invoice without items (`items` absent, `transactions` "")', async () => {
     const { items: _none, ...withoutItems } = answers.invoice;
-    whmcs.answer('GetInvoice', { ...withoutItems, userid: '1' });
+    const zero = { subtotal: '0.00', total: '0.00', balance: '0.00' };
+    whmcs.answer('GetInvoice', { ...withoutItems, ...zero, userid: '1' });
     assert.deepEqual((await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX)).items, []);
   });
 
