@@ -5,6 +5,7 @@
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import type { Backend } from '../../src/backend/backend.js';
 import { MemoryAuditLog } from '../../src/audit.js';
 import { parseConfig, type ResolvedConfig } from '../../src/config.js';
 import { KeyService } from '../../src/keys/key-service.js';
@@ -42,6 +43,8 @@ export interface TestGatewayOptions {
   simulator?: WhmcsSimulator;
   /** Whether to issue the standard test keys (off for a second instance sharing a store). */
   issueKeys?: boolean;
+  /** A backend to use instead of the one the config builds (e.g. the mapping on a scripted WHMCS). */
+  backend?: Backend;
 }
 
 /** Fake DNS for webhook URL checks: there is no resolver in the test sandbox. */
@@ -77,7 +80,8 @@ export async function buildTestGateway(options: TestGatewayOptions = {}): Promis
       done();
     },
   });
-  const app = await buildApp(config, { stores, audit, logStream, resolveHost: fakeResolve });
+  const backend = options.backend ? { backend: options.backend } : {};
+  const app = await buildApp(config, { stores, audit, logStream, resolveHost: fakeResolve, ...backend });
   await app.ready();
   const keyService = new KeyService(stores.keys, TEST_PEPPER);
   const keys: Record<string, string> = {};
