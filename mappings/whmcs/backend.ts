@@ -165,6 +165,12 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     );
   }
 
+  /** A field the schema leaves optional because only some requests read it (see parse.ts): this one does. */
+  function needed<T>(id: ActionId, field: string, value: T | undefined): T {
+    if (value !== undefined) return value;
+    throw unreadableAnswer(`WHMCS ${client.actions[id].name} answer has no ${field}, which this request needs`);
+  }
+
   async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S): Promise<z.output<S>> {
     return parse(id, await client.call(id, params), schema);
   }
@@ -433,7 +439,8 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     ]);
     const current = mapService(service, account.currency_code, cancellations.get(service.id));
     // The module comes from the product, hidden products included.
-    const module = products.find((product) => product.pid === service.pid)?.module ?? '';
+    const product = products.find((candidate) => candidate.pid === service.pid);
+    const module = product ? needed('GetProducts', 'products.product[].module', product.module) : '';
     const plan = planServiceAction(
       action,
       { id: service.id, status: current.status, cancellationPending: current.cancellation_requested, module },
@@ -497,11 +504,16 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     getOrder: forCustomer((customer, id: string) => readOrder(customer, id)),
     listServices: forCustomer(listServices),
     getService: forCustomer((customer, id: string) => readService(customer, id)),
-    getCredentials: forCustomer(async (customer, id: string) => mapCredentials(await rawService(customer, id))),
+    getCredentials: forCustomer(async (customer, id: string) => {
+      const service = await rawService(customer, id);
+      const field = (name: string) => `products.product[].${name}`;
+      const username = needed('GetClientsProducts', field('username'), service.username);
+      return mapCredentials(service, username, needed('GetClientsProducts', field('password'), service.password));
+    }),
     runServiceAction: forCustomer(runServiceAction),
     getBalance: forCustomer(async (customer) => {
       const account = await clientDetails(customer);
-      return { credit: { amount: account.credit, currency: account.currency_code } };
+      return { credit: { amount: needed('GetClientsDetails', 'client.credit (or, without client, credit)', account.credit), currency: account.currency_code } };
     }),
     listInvoices: forCustomer(listInvoices),
     getInvoiceDocument: forCustomer(getInvoiceDocument),

@@ -76,7 +76,8 @@ const RECURRING_FIELDS: ReadonlyArray<readonly [RecurringCycle, keyof RawCyclePr
 const isCurrencyCode = (code: string): boolean => /^[A-Z]{3}$/.test(code);
 /** "-1.00" (or a missing field) marks a disabled cycle. */
 const isEnabled = (price: string | undefined): price is string => price !== undefined && !price.startsWith('-');
-const setupFee = (fee: string | undefined): string => (isEnabled(fee) ? fee : '0.00');
+/** A negative setup fee means none; an absent one is unknown, so the cycle is not offered (never a guessed 0.00). */
+const setupFee = (fee: string): string => (isEnabled(fee) ? fee : '0.00');
 
 /** Where a cycle's price and setup fee are; one-time prices live in the monthly fields. */
 function pricingFields(cycle: BillingCycle): readonly [keyof RawCyclePricing, keyof RawCyclePricing] {
@@ -87,7 +88,8 @@ function pricingFields(cycle: BillingCycle): readonly [keyof RawCyclePricing, ke
 function priceOf(currency: string, cycle: BillingCycle, pricing: RawCyclePricing): Price[] {
   const [priceField, feeField] = pricingFields(cycle);
   const price = pricing[priceField];
-  return isEnabled(price) ? [{ currency, billing_cycle: cycle, price, setup_fee: setupFee(pricing[feeField]) }] : [];
+  const fee = pricing[feeField];
+  return isEnabled(price) && fee !== undefined ? [{ currency, billing_cycle: cycle, price, setup_fee: setupFee(fee) }] : [];
 }
 
 function cyclePrices(paytype: RawProduct['paytype'], currency: string, pricing: RawCyclePricing): Price[] {
@@ -196,11 +198,12 @@ export function mapService(service: RawService, currency: string, cancellation: 
   };
 }
 
-export function mapCredentials(service: RawService): Credentials {
+/** `username` and `password` are passed in once checked: the schema leaves them optional (see parse.ts). */
+export function mapCredentials(service: RawService, username: string, password: string): Credentials {
   return {
     service_id: service.id,
-    username: service.username === '' ? null : service.username,
-    password: service.password === '' ? null : service.password,
+    username: username === '' ? null : username,
+    password: password === '' ? null : password,
     hostname: service.domain === '' ? null : service.domain,
     ip_addresses: serviceAddresses(service),
   };

@@ -1,8 +1,22 @@
 /**
- * Schemas for the raw WHMCS answers (shapes and quirks from the WHMCS facts, §1, §2 and §6). They
- * are tolerant where WHMCS is inconsistent (numbers as strings, empty collections as "" or [] or
- * absent, "0000-00-00" for no date, HTML entities) and strict everywhere else: an answer that does
- * not fit is an upstream error, never a crash. Upstream enums become v1 enums here.
+ * Schemas for the raw WHMCS answers (shapes and quirks from the WHMCS facts, §1, §2 and §6). Each
+ * reads only the fields the mapping uses; every other field may be absent or odd without effect.
+ * They are tolerant where WHMCS is inconsistent (numbers as strings, empty collections as "", [],
+ * null or absent, "0000-00-00" for no date, HTML entities); null stands for WHMCS's own "none"
+ * ("", 0, "0000-00-00") where a field has one. A used field that is missing fails the answer
+ * (502, the operator log names the action and the field), except for these defaults, safe
+ * because none of them can make the gateway show or charge an amount the upstream did not state:
+ * - invoice `tax` / `tax2` absent: 0.00. Servers without a second tax level omit tax2; `total` is
+ *   always the upstream's own, so only the split of the tax figure can be affected.
+ * - invoice `taxrate` absent: no rate (the PDF says "Tax" without a percentage).
+ * - product pricing: a currency, a cycle's price or its setup fee absent: that cycle (currency) is
+ *   not offered. The gateway quotes and sells only prices it read; it never assumes a zero fee.
+ * - product `customfields` absent, or a custom field without a name: no order-key field, so orders
+ *   for the product are refused rather than placed without a way to reconcile them.
+ * - client `credit`, product `module`, service `username` / `password`: read only by the requests
+ *   that use them (balance, service actions, credentials), which fail when they are absent.
+ * - a collection absent while `totalresults` says the page has rows fails; reading it as empty
+ *   would be wrong data (an empty list, or "no such order" during reconciliation).
  */
 import { z } from 'zod';
 import type { BillingCycle, ServiceStatus } from '../../src/v1/schemas.js';
@@ -21,15 +35,15 @@ const Count = Int.pipe(z.number().min(0));
 /** A record id: positive; v1 ids are strings. */
 const Id = Int.pipe(z.number().min(1)).transform(String);
 
-/** A reference that WHMCS writes as 0, "0", "" or null when there is none. */
+/** A reference that WHMCS writes as 0, "0", "" or null when there is none; the field must be there. */
 const OptionalId = z
   .union([z.null(), z.literal(''), Int.pipe(z.number().min(0))])
-  .optional()
   .transform((value) => (typeof value === 'number' && value > 0 ? String(value) : null));
 
+/** Two decimals at least, no trailing zeros beyond (so "0.000", 0 and "0.00" read alike). */
 function padDecimals(decimal: string): string {
   const [whole, fraction = ''] = decimal.split('.');
-  return `${whole}.${fraction.padEnd(2, '0')}`;
+  return `${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
 }
 
 /** Money is a decimal string ("9.99", "-1.00"), sometimes a JSON number; never a float on our side. */
@@ -40,43 +54,47 @@ const Decimal = z
 
 /** Free text: decoded once, since WHMCS stores every input HTML-encoded. */
 const Text = z.union([z.string(), z.number()]).transform((value) => decodeEntities(String(value)));
-const OptionalText = z
-  .union([Text, z.null()])
-  .optional()
-  .transform((value) => value ?? '');
+/** Text whose "none" is "" (null counts as none); the field itself must be there. */
+const TextOrNone = z.union([Text, z.null()]).transform((value) => value ?? '');
 
-/** Kept byte for byte (credentials, addresses): decoding could corrupt a secret. */
-const RawText = z
-  .union([z.string(), z.number(), z.null()])
-  .optional()
-  .transform((value) => (value === null || value === undefined ? '' : String(value)));
+/** Kept byte for byte (credentials, addresses): decoding could corrupt a secret. null is "". */
+const RawText = z.union([z.string(), z.number(), z.null()]).transform((value) => (value === null ? '' : String(value)));
 
-/** "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS"; "0000-00-00…", "" and null mean none. */
+/** A field only some requests read: absent (or null) stays `undefined`, and those requests refuse it. */
+const Lazy = <T extends z.ZodType>(schema: T) =>
+  schema
+    .optional()
+    .transform((value: z.output<T> | undefined) => (value === null ? undefined : value) as Exclude<z.output<T>, null> | undefined);
+
+/** "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS"; "0000-00-00…", "" and null mean none; the field must be there. */
 const LocalTime = z
   .union([z.string(), z.null()])
-  .optional()
   .transform((value, ctx): LocalDateTime | null => {
-    if (value === null || value === undefined || value === '' || value.startsWith('0000-00-00')) return null;
+    if (value === null || value === '' || value.startsWith('0000-00-00')) return null;
     const parsed = parseLocalDateTime(value.trim());
     if (!parsed) ctx.issues.push({ code: 'custom', message: 'not a date', input: value });
     return parsed;
   });
 
-/** PHP truthiness as WHMCS writes flags: 1/0, "1"/"0", "on"/"", true/false. */
+/** PHP truthiness as WHMCS writes flags: 1/0, "1"/"0", "on"/"", true/false; null is false. */
 const Flag = z
   .union([z.boolean(), z.number(), z.string(), z.null()])
-  .optional()
   .transform((value) => value === true || value === 1 || value === '1' || value === 'on' || value === 'true');
 
 /**
  * A WHMCS collection `{ <item>: [...] }`. When empty, WHMCS sends "" (GetClientsProducts), [] (GetInvoices),
- * null, or omits the key (GetProducts, GetOrders, GetInvoice items).
+ * null, or omits the key (GetProducts, GetOrders, GetInvoice items): so an absent key reads as
+ * empty, and the answers where that could hide rows check it against a count (`paged`).
  */
 function collection<K extends string, T extends z.ZodType>(key: K, item: T) {
+  return presentCollection(key, item).optional().transform((value) => value ?? []);
+}
+
+/** A collection whose key WHMCS always sends; its empty forms are still "", [] and null. */
+function presentCollection<K extends string, T extends z.ZodType>(key: K, item: T) {
   const wrapper = z.object({ [key]: z.array(item) } as { [P in K]: z.ZodArray<T> });
   return z
     .union([wrapper, z.literal(''), z.null(), z.array(z.never()).max(0)])
-    .optional()
     .transform((value): Array<z.output<T>> => {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
       return (value as Record<K, Array<z.output<T>>>)[key];
@@ -151,28 +169,57 @@ const CLIENT_STATUS = { active: 'active', inactive: 'inactive', closed: 'closed'
 const PRODUCT_TYPE = { hostingaccount: 'hosting', reselleraccount: 'reseller', server: 'server', other: 'other' } as const;
 const CONFIG_OPTION_TYPE = { '1': 'dropdown', '2': 'radio', '3': 'yesno', '4': 'quantity' } as const;
 
+// ---- list answers ---------------------------------------------------------------------------
+
+/** The offset WHMCS echoes; only used to tell an empty page from a cut-off answer (absent: 0). */
+const StartNumber = z.union([Count, z.null()]).optional().catch(undefined);
+
+/**
+ * An empty collection is believed only when `totalresults` says no row is due from this offset:
+ * otherwise the rows were dropped, and an empty list (or "no such order") would be wrong data.
+ */
+function rowsDue<A extends { totalresults?: number | undefined; startnumber?: number | null | undefined }>(key: keyof A & string) {
+  return (answer: A, ctx: z.core.$RefinementCtx<A>) => {
+    const rows = answer[key] as unknown[];
+    const total = answer.totalresults;
+    if (rows.length === 0 && total !== undefined && total > (answer.startnumber ?? 0)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `absent or empty although totalresults is ${total}` });
+    }
+  };
+}
+
 // ---- GetClientsDetails ----------------------------------------------------------------------
 
 const ClientFields = z.object({
-  firstname: OptionalText,
-  lastname: OptionalText,
-  companyname: OptionalText,
+  firstname: TextOrNone,
+  lastname: TextOrNone,
+  companyname: TextOrNone,
   email: Text,
   status: mapped(CLIENT_STATUS),
   currency_code: z.string().regex(/^[A-Z]{3}$/, 'not an ISO 4217 code'),
-  credit: Decimal,
+  // Only the balance reads it.
+  credit: Lazy(z.union([Decimal, z.null()])),
 });
+type ClientFieldsOutput = z.output<typeof ClientFields>;
 
 /** The client appears twice (top level, deprecated, and under `client`): `client` when present. */
-export const ClientDetailsAnswer = z.preprocess(
-  (answer) => (typeof answer === 'object' && answer !== null && 'client' in answer ? answer.client : answer),
-  ClientFields,
-);
-export type RawClient = z.output<typeof ClientDetailsAnswer>;
+export const ClientDetailsAnswer = z.unknown().transform((answer, ctx): ClientFieldsOutput => {
+  const nested = typeof answer === 'object' && answer !== null && 'client' in answer;
+  const result = ClientFields.safeParse(nested ? answer.client : answer);
+  if (result.success) return result.data;
+  if (nested) {
+    for (const issue of result.error.issues) ctx.issues.push({ ...issue, path: ['client', ...issue.path], input: undefined });
+  } else {
+    const why = describeIssues(result.error.issues);
+    ctx.issues.push({ code: 'custom', message: `no \`client\`, and the top-level copy does not fit (${why})`, input: undefined });
+  }
+  return z.NEVER;
+});
+export type RawClient = ClientFieldsOutput;
 
 // ---- GetProducts ----------------------------------------------------------------------------
 
-/** `pricing.{CUR}`: prices and setup fees per cycle; "-1.00" or absent = cycle disabled. */
+/** `pricing.{CUR}`: prices and setup fees per cycle; "-1.00", or an absent price or fee = not offered. */
 const CyclePricing = z.object({
   msetupfee: Decimal.optional(),
   qsetupfee: Decimal.optional(),
@@ -189,40 +236,57 @@ const CyclePricing = z.object({
 });
 export type RawCyclePricing = z.output<typeof CyclePricing>;
 
-/** Currency code → pricing; PHP writes an empty map as []. */
+/** Currency code → pricing; PHP writes an empty map as []. Absent: offered in no currency. */
 const PricingByCurrency = z
   .union([z.record(z.string(), CyclePricing), z.array(z.never()).max(0)])
-  .transform((value): Record<string, RawCyclePricing> => (Array.isArray(value) ? {} : value));
+  .optional()
+  .transform((value): Record<string, RawCyclePricing> => (value === undefined || Array.isArray(value) ? {} : value));
 
-const ConfigOptionChoice = z.object({ id: Id, name: Text, pricing: PricingByCurrency.optional().transform((value) => value ?? {}) });
+const ConfigOptionChoice = z.object({ id: Id, name: Text, pricing: PricingByCurrency });
 
-const ProductConfigOption = z.object({
-  id: Id,
-  name: Text,
-  type: z.union([z.string(), z.number()]).transform(String).pipe(mapped(CONFIG_OPTION_TYPE)),
-  minqty: Count.optional(),
-  maxqty: Count.optional(),
-  options: collection('option', ConfigOptionChoice),
-});
+/** A quantity bound; only quantity options read it. */
+const QuantityBound = z.union([Count, z.null()]).optional();
+
+const ProductConfigOption = z
+  .object({
+    id: Id,
+    name: Text,
+    type: z.union([z.string(), z.number()]).transform(String).pipe(mapped(CONFIG_OPTION_TYPE)),
+    minqty: QuantityBound,
+    maxqty: QuantityBound,
+    options: presentCollection('option', ConfigOptionChoice),
+  })
+  .superRefine((option, ctx) => {
+    if (option.type !== 'quantity') return;
+    for (const bound of ['minqty', 'maxqty'] as const) {
+      if (option[bound] === undefined || option[bound] === null) ctx.addIssue({ code: 'custom', path: [bound], message: 'absent from a quantity option' });
+    }
+  });
 export type RawProductConfigOption = z.output<typeof ProductConfigOption>;
 
-const ProductCustomField = z.object({ id: Id, name: Text });
+/** Only read to find the order-key field: one without a name is simply not that field. */
+const ProductCustomField = z.object({ id: Id, name: TextOrNone.optional().transform((value) => value ?? '') });
 
 const Product = z.object({
   pid: Id,
   name: Text,
-  description: OptionalText,
+  description: TextOrNone,
   type: mapped(PRODUCT_TYPE, 'other'),
-  module: RawText,
+  // Only service actions read it.
+  module: Lazy(RawText),
   paytype: mapped({ free: 'free', onetime: 'onetime', recurring: 'recurring' } as const),
-  pricing: PricingByCurrency.optional().transform((value) => value ?? {}),
+  pricing: PricingByCurrency,
+  // Absent: no order-key field, so the product cannot be ordered (see placeOrder).
   customfields: collection('customfield', ProductCustomField),
-  configoptions: collection('configoption', ProductConfigOption),
+  configoptions: presentCollection('configoption', ProductConfigOption),
 });
 export type RawProduct = z.output<typeof Product>;
 
-/** GetProducts: `products` is absent when nothing matches. Hidden and retired products are included. */
-export const ProductsAnswer = z.object({ products: collection('product', Product) }).transform((answer) => answer.products);
+/** GetProducts (not paginated): `products` is absent when nothing matches. Hidden and retired products are included. */
+export const ProductsAnswer = z
+  .object({ totalresults: Count.optional(), products: collection('product', Product) })
+  .superRefine(rowsDue('products'))
+  .transform((answer) => answer.products);
 
 // ---- AddOrder / GetOrders -------------------------------------------------------------------
 
@@ -234,7 +298,7 @@ const IdList = z
   .transform((value) => value.split(',').map((part) => part.trim()).filter((part) => part !== '' && part !== '0'));
 
 /** `serviceids` is a comma-separated string; `invoiceid` is absent with noinvoice. */
-export const AddOrderAnswer = z.object({ orderid: Id, serviceids: IdList, invoiceid: OptionalId });
+export const AddOrderAnswer = z.object({ orderid: Id, serviceids: IdList, invoiceid: OptionalId.optional() });
 
 const OrderLineItem = z.object({ type: z.string(), relid: OptionalId });
 
@@ -248,20 +312,26 @@ const Order = z.object({
   status: mapped(ORDER_STATUS, 'other'),
   paymentstatus: z
     .union([z.string(), z.null()])
-    .optional()
     .transform((value) => (value ? value : null))
     .pipe(mapped(PAYMENT_STATUS, 'other').nullable()),
-  lineitems: collection('lineitem', OrderLineItem),
+  lineitems: presentCollection('lineitem', OrderLineItem),
 });
 export type RawOrder = z.output<typeof Order>;
 
-/** GetOrders: `orders` is absent when there are no rows. */
-export const OrdersAnswer = z.object({ totalresults: Count, orders: collection('order', Order) });
+/** GetOrders: `orders` is absent when there are no rows; `totalresults` is only read to check that. */
+export const OrdersAnswer = z
+  .object({ totalresults: Count.optional(), startnumber: StartNumber, orders: collection('order', Order) })
+  .superRefine(rowsDue('orders'));
 
 // ---- GetClientsProducts ---------------------------------------------------------------------
 
-const ServiceCustomField = z.object({ id: Id, name: OptionalText, value: OptionalText });
-const ServiceConfigOption = z.object({ option: OptionalText, value: OptionalText });
+/** Read by order reconciliation only; absent parts read as "" (never as a match). */
+const ServiceCustomField = z.object({
+  id: Id,
+  name: TextOrNone.optional().transform((value) => value ?? ''),
+  value: TextOrNone.optional().transform((value) => value ?? ''),
+});
+const ServiceConfigOption = z.object({ option: TextOrNone, value: TextOrNone });
 
 const Service = z.object({
   id: Id,
@@ -270,35 +340,47 @@ const Service = z.object({
   pid: Id,
   regdate: LocalTime,
   name: Text,
-  domain: OptionalText,
+  domain: TextOrNone,
   // dedicatedip/assignedips are the service's own addresses; serverip/serverhostname are the node's.
   dedicatedip: RawText,
   assignedips: RawText,
   billingcycle: mapped(SERVICE_BILLING_CYCLE),
   nextduedate: LocalTime,
   status: mapped(SERVICE_STATUS),
-  username: RawText,
-  password: RawText,
+  // Only the credentials read them.
+  username: Lazy(RawText),
+  password: Lazy(RawText),
   recurringamount: Decimal,
   customfields: collection('customfield', ServiceCustomField),
-  configoptions: collection('configoption', ServiceConfigOption),
+  configoptions: presentCollection('configoption', ServiceConfigOption),
 });
 export type RawService = z.output<typeof Service>;
 
 /** GetClientsProducts: `products` is "" when there are none. */
-export const ServicesAnswer = z.object({ totalresults: Count, products: collection('product', Service) });
+export const ServicesAnswer = z
+  .object({ totalresults: Count, startnumber: StartNumber, products: collection('product', Service) })
+  .superRefine(rowsDue('products'));
 
 // ---- GetCancelledPackages -------------------------------------------------------------------
 
-const CancellationRequest = z.object({ relid: Id, type: OptionalText });
+/** `type` decides the effective date ("Immediate" or "End of Billing Period"): no default. */
+const CancellationRequest = z.object({ relid: Id, type: Text });
 export type RawCancellationRequest = z.output<typeof CancellationRequest>;
 
 /** `packages` is [] when there are none. */
-export const CancellationsAnswer = z.object({ totalresults: Count, packages: collection('package', CancellationRequest) });
+export const CancellationsAnswer = z
+  .object({ totalresults: Count, startnumber: StartNumber, packages: collection('package', CancellationRequest) })
+  .superRefine(rowsDue('packages'));
 
 // ---- GetInvoices / GetInvoice ---------------------------------------------------------------
 
 const InvoiceStatus = mapped(INVOICE_STATUS, 'other');
+
+/** A tax level: absent or null is 0.00 (see the defaults at the top). */
+const Tax = z
+  .union([Decimal, z.null()])
+  .optional()
+  .transform((value) => value ?? '0.00');
 
 /** The dates and amounts GetInvoices rows and GetInvoice share. */
 const INVOICE_FIGURES = {
@@ -307,15 +389,15 @@ const INVOICE_FIGURES = {
   datepaid: LocalTime,
   subtotal: Decimal,
   credit: Decimal,
-  tax: Decimal,
-  tax2: Decimal,
+  tax: Tax,
+  tax2: Tax,
   total: Decimal,
 };
 
 const Invoice = z.object({
   id: Id,
   userid: Id,
-  invoicenum: OptionalText,
+  invoicenum: TextOrNone,
   ...INVOICE_FIGURES,
   status: InvoiceStatus,
   // Only in newer versions; otherwise the invoice is in the client's currency.
@@ -324,19 +406,35 @@ const Invoice = z.object({
 export type RawInvoice = z.output<typeof Invoice>;
 
 /** GetInvoices: `invoices` is [] when there are none. */
-export const InvoicesAnswer = z.object({ totalresults: Count, invoices: collection('invoice', Invoice) });
+export const InvoicesAnswer = z
+  .object({ totalresults: Count, startnumber: StartNumber, invoices: collection('invoice', Invoice) })
+  .superRefine(rowsDue('invoices'));
 
-const InvoiceItem = z.object({ description: OptionalText, amount: Decimal, taxed: Flag });
+const InvoiceItem = z.object({ description: TextOrNone, amount: Decimal, taxed: Flag });
 
-/** GetInvoice: `items` is absent without items, `transactions` is "" (not read). */
-export const InvoiceAnswer = z.object({
-  invoiceid: Id,
-  invoicenum: OptionalText,
-  userid: Id,
-  ...INVOICE_FIGURES,
-  balance: Decimal,
-  taxrate: Decimal,
-  status: InvoiceStatus,
-  items: collection('item', InvoiceItem),
-});
+/** The rate of the first tax level; absent, null or "" means none is stated. */
+const TaxRate = z
+  .union([Decimal, z.literal(''), z.null()])
+  .optional()
+  .transform((value) => (value === undefined || value === null || value === '' ? null : value));
+
+const isZero = (decimal: string): boolean => /^-?0+\.0+$/.test(decimal);
+
+/** GetInvoice: `items` is absent without items (then the subtotal is zero), `transactions` is "" (not read). */
+export const InvoiceAnswer = z
+  .object({
+    invoiceid: Id,
+    invoicenum: TextOrNone,
+    userid: Id,
+    ...INVOICE_FIGURES,
+    balance: Decimal,
+    taxrate: TaxRate,
+    status: InvoiceStatus,
+    items: collection('item', InvoiceItem),
+  })
+  .superRefine((invoice, ctx) => {
+    if (invoice.items.length === 0 && !isZero(invoice.subtotal)) {
+      ctx.addIssue({ code: 'custom', path: ['items'], message: `absent or empty although the subtotal is ${invoice.subtotal}` });
+    }
+  });
 export type RawInvoiceDocument = z.output<typeof InvoiceAnswer>;

@@ -239,7 +239,7 @@ class Layout {
 
     const rows: Array<[string, Money]> = [
       ['Subtotal', invoice.subtotal],
-      [`Tax (${this.text.line(invoice.tax_rate, 20)}%)`, invoice.tax],
+      [invoice.tax_rate === null ? 'Tax' : `Tax (${this.text.line(invoice.tax_rate, 20)}%)`, invoice.tax],
       ['Credit applied', invoice.credit],
     ];
     for (const [label, amount] of rows) {

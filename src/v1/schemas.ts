@@ -198,7 +198,8 @@ export type Invoice = z.infer<typeof InvoiceSchema>;
 /** What the PDF renderer needs; not a v1 response of its own. */
 export interface InvoiceDocument extends Invoice {
   balance: Money;
-  tax_rate: string;
+  /** null when the billing system states no rate. */
+  tax_rate: string | null;
   items: Array<{ description: string; amount: Money; taxed: boolean }>;
   customer: { name: string; company: string | null; email: string };
 }

@@ -121,6 +121,14 @@ describe('renderInvoicePdf', () => {
     assert.ok(!text.includes('Paid on'), 'no payment date while unpaid');
   });
 
+  it('labels the tax without a rate when the billing system states none', async () => {
+    const [text = ''] = await pageTexts(await renderInvoicePdf(invoiceWith({ tax_rate: null }), ISSUER));
+    const lines = text.split('\n');
+    assert.ok(lines.includes('Tax'), 'a plain "Tax" label');
+    assert.ok(!lines.some((line) => line.startsWith('Tax (')), 'no invented rate');
+    assert.ok(lines.includes('248.90 EUR'), 'the tax amount is still shown');
+  });
+
   it('shows the payment date once paid, and "#id" when the invoice has no number', async () => {
     const bytes = await renderInvoicePdf(invoiceWith({ number: '', status: 'paid', paid_at: '2026-02-03T10:15:00Z' }), ISSUER);
     const [text = ''] = await pageTexts(bytes);

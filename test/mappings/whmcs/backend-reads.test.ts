@@ -10,6 +10,7 @@ import {
 } from '../../../src/v1/schemas.js';
 import { type Answer, CTX, CUSTOMER, FakeWhmcs, OTHER_CUSTOMER, SERVICE_PASSWORD, rejectsWith } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
+import * as variants from './fixtures/variants.js';
 
 /** Answers only for client 1, as WHMCS does when its owner filter is ANDed. */
 const ownedBy = (param: string, owned: unknown, empty: unknown) => (params: URLSearchParams) => (params.get(param) === '1' ? owned : empty);
@@ -62,6 +63,15 @@ describe('WHMCS backend: account and balance', () => {
       assert.match(error.operatorMessage ?? '', /unexpected shape/);
     });
   }
+
+  it('a client answer without `credit` serves /v1/me; only the balance, which reads it, fails naming it', async () => {
+    const { credit: _credit, ...client } = answers.clientDetails.client;
+    whmcs.answer('GetClientsDetails', { ...answers.clientDetails, client });
+    const backend = whmcs.backend();
+    assert.equal((await backend.getAccount(CUSTOMER, CTX)).currency, 'USD');
+    const error = await rejectsWith(backend.getBalance(CUSTOMER, CTX), 'upstream_error');
+    assert.match(error.operatorMessage ?? '', /WHMCS GetClientsDetails answer has no client\.credit/);
+  });
 
   it('getBalance: the credit in the client currency, as an exact decimal', async () => {
     whmcs.answer('GetClientsDetails', { ...answers.clientDetails, client: { ...answers.clientDetails.client, credit: '12.5', currency_code: 'EUR' } });
@@ -467,14 +477,40 @@ describe('WHMCS backend: invoices', () => {
     ]);
     assert.deepEqual(document.customer, { name: 'Test Client', company: null, email: 'test@example.com' });
     assert.deepEqual(document.balance, { amount: '15.95', currency: 'USD' });
-    assert.equal(document.tax_rate, '0.000');
+    assert.equal(document.tax_rate, '0.00', '"0.000" reads like 0 and "0.00"');
     assert.equal(document.due_on, '2020-12-30');
     assert.equal(whmcs.requests('GetInvoice')[0]?.get('invoiceid'), '1');
   });
 
+  it('an invoice without tax2 and rates (issue 7): tax2 is 0.00 and no rate is stated', async () => {
+    whmcs.answer('GetInvoice', variants.invoiceWithoutSecondTax);
+    const document = await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX);
+    assert.deepEqual(document.tax, { amount: '2.00', currency: 'USD' });
+    assert.equal(document.tax_rate, null);
+    assert.deepEqual(document.items[0]?.taxed, true);
+  });
+
+  it('an invoice typed as its reference page types it (floats): the same decimals', async () => {
+    whmcs.answer('GetInvoice', variants.invoiceAsNumbers);
+    const document = await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX);
+    assert.deepEqual(
+      [document.subtotal.amount, document.tax.amount, document.total.amount, document.balance.amount, document.tax_rate],
+      ['10.00', '2.40', '12.40', '0.00', '19.00'],
+    );
+    assert.equal(document.paid_at, '2026-02-03T10:15:00Z');
+  });
+
+  it('items absent while the subtotal is not zero: the rows were lost, an upstream error', async () => {
+    const { items: _lost, ...withoutItems } = answers.invoice;
+    whmcs.answer('GetInvoice', { ...withoutItems, userid: 1 });
+    const error = await rejectsWith(whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX), 'upstream_error');
+    assert.match(error.operatorMessage ?? '', /WHMCS GetInvoice answer .*items: absent or empty although the subtotal is 15\.95/);
+  });
+
   it('an invoice without items (`items` absent, `transactions` "")', async () => {
     const { items: _none, ...withoutItems } = answers.invoice;
-    whmcs.answer('GetInvoice', { ...withoutItems, userid: '1' });
+    const zero = { subtotal: '0.00', total: '0.00', balance: '0.00' };
+    whmcs.answer('GetInvoice', { ...withoutItems, ...zero, userid: '1' });
     assert.deepEqual((await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX)).items, []);
   });
 
