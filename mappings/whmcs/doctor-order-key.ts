@@ -11,7 +11,11 @@ import { failureOutcome } from './doctor-probes.js';
 import { describeIssues, ProductsAnswer, type RawProduct } from './parse.js';
 import { decodeEntities } from './text.js';
 
-export const FIELD_CHECK = { id: 'order-key-field', title: 'Every public product has the order-key custom field', blocks: ['orders'] } as const;
+export const FIELD_CHECK = {
+  id: 'order-key-field',
+  title: 'Every public product has the order-key custom field',
+  blocks: ['orders'],
+} as const;
 export const VISIBLE_CHECK = {
   id: 'order-key-visible',
   title: 'Service answers (GetClientsProducts) show the order-key field',
@@ -98,58 +102,72 @@ function shownFields(service: Record<string, unknown>): FieldRef[] | undefined {
 
 const HIDDEN_FIX =
   'Make GetClientsProducts return each service\'s "customfields" (stock WHMCS does; a WHMCS-compatible server, an API ' +
-  'hook or a proxy that strips them must stop doing so). Until then orders answer 503 backend_misconfigured, because ' +
-  'an order whose outcome is unknown could not be found again and would be placed twice.';
+  'hook or a proxy that strips them must stop doing so): without them, an order whose answer was lost could not be ' +
+  'found again, and a retry would order twice.';
 
-async function firstServiceAnswer(client: WhmcsClient, params: Record<string, string | number>) {
+const failed = (detail: string, fix: string): DoctorCheck => ({ ...VISIBLE_CHECK, status: 'fail', detail, fix });
+
+/**
+ * A read that failed proves nothing either way: `skip` keeps what the last run found (a passing
+ * check is not failed by a slow WHMCS, a failing one is not passed by it); a role without the
+ * action is a failure, since orders need it.
+ */
+function readFailed<C extends { id: string; title: string }>(check: C, what: string, error: unknown): DoctorCheck {
+  const outcome = failureOutcome(error);
+  const detail = `${what} failed: ${outcome.message}`;
+  if (outcome.kind === 'denied' || outcome.kind === 'unknown_action') {
+    return { ...check, status: 'fail', detail, fix: 'Allow it in the gateway credential\'s API role (see api-role).' };
+  }
+  return { ...check, status: 'skip', detail: `Not checked: ${detail}`, fix: 'Run doctor again once WHMCS answers.' };
+}
+
+type ServiceRead = { service: Record<string, unknown> | undefined } | { failure: DoctorCheck };
+
+async function firstServiceAnswer(client: WhmcsClient, params: Record<string, string | number>): Promise<ServiceRead> {
   try {
     return { service: firstService(await client.call('GetClientsProducts', { ...params, limitstart: 0, limitnum: 1 })) };
   } catch (error) {
-    return { error: failureOutcome(error).message };
+    return { failure: readFailed(VISIBLE_CHECK, 'GetClientsProducts', error) };
   }
+}
+
+function productsWithField(config: WhmcsConfig, catalog: readonly RawProduct[]): Set<string> {
+  const has = (product: RawProduct) =>
+    config.orderKeyField.ids[product.pid] !== undefined || product.customfields.some((field) => isKeyField(config, product.pid, field));
+  return new Set(catalog.filter(has).map((product) => product.pid));
 }
 
 /** Looks at one service of a public product (only its custom fields; nothing else is kept). */
 export async function visibleCheck(client: WhmcsClient, config: WhmcsConfig, catalog: readonly RawProduct[]): Promise<DoctorCheck> {
   // Products without the field are the field check's failure; their services prove nothing here.
-  const withField = new Set(
-    catalog
-      .filter((product) => config.orderKeyField.ids[product.pid] !== undefined || product.customfields.some((field) => isKeyField(config, product.pid, field)))
-      .map((product) => product.pid),
-  );
+  const withField = productsWithField(config, catalog);
   const sampled = config.publicProductIds.filter((pid) => withField.has(pid)).slice(0, MAX_PRODUCTS_SAMPLED);
+  const name = config.orderKeyField.name;
   for (const pid of sampled) {
-    const { service, error } = await firstServiceAnswer(client, { pid });
-    if (error !== undefined) {
-      return { ...VISIBLE_CHECK, status: 'fail', detail: `GetClientsProducts failed: ${error}`, fix: 'Fix the failure above and run doctor again.' };
-    }
-    if (!service) continue;
-    const id = String(service.id ?? '?');
-    const fields = shownFields(service);
-    if (fields === undefined) {
-      return { ...VISIBLE_CHECK, status: 'fail', detail: `GetClientsProducts shows no custom fields for service ${id} (product ${pid}).`, fix: HIDDEN_FIX };
-    }
+    const read = await firstServiceAnswer(client, { pid });
+    if ('failure' in read) return read.failure;
+    if (!read.service) continue;
+    const id = String(read.service.id ?? '?');
+    const fields = shownFields(read.service);
+    if (fields === undefined) return failed(`GetClientsProducts shows no custom fields for service ${id} (product ${pid}).`, HIDDEN_FIX);
     if (!fields.some((field) => isKeyField(config, pid, field))) {
-      return {
-        ...VISIBLE_CHECK,
-        status: 'fail',
-        detail: `Service ${id} (product ${pid}) shows custom fields, but not "${config.orderKeyField.name}"${config.orderKeyField.ids[pid] === undefined ? '' : ` (field id ${config.orderKeyField.ids[pid]})`}.`,
-        fix: `Check that the field belongs to product ${pid} and that upstream.whmcs.orderKeyField (name, ids) names it. ${HIDDEN_FIX}`,
-      };
+      const configured = config.orderKeyField.ids[pid];
+      return failed(
+        `Service ${id} (product ${pid}) shows custom fields, but not "${name}"${configured === undefined ? '' : ` (field id ${configured})`}.`,
+        `Make upstream.whmcs.orderKeyField (name, or ids.${pid}) name the field of product ${pid} that holds the key.`,
+      );
     }
-    return { ...VISIBLE_CHECK, status: 'pass', detail: `Service ${id} (product ${pid}) shows "${config.orderKeyField.name}".` };
+    return { ...VISIBLE_CHECK, status: 'pass', detail: `Service ${id} (product ${pid}) shows "${name}".` };
   }
   return anyServiceCheck(client);
 }
 
 /** No public product has a service yet: any service still tells whether answers carry custom fields. */
 async function anyServiceCheck(client: WhmcsClient): Promise<DoctorCheck> {
-  const { service, error } = await firstServiceAnswer(client, {});
-  if (error !== undefined) {
-    return { ...VISIBLE_CHECK, status: 'fail', detail: `GetClientsProducts failed: ${error}`, fix: 'Fix the failure above and run doctor again.' };
-  }
-  if (service && shownFields(service) === undefined) {
-    return { ...VISIBLE_CHECK, status: 'fail', detail: `GetClientsProducts shows no custom fields (service ${String(service.id ?? '?')}).`, fix: HIDDEN_FIX };
+  const read = await firstServiceAnswer(client, {});
+  if ('failure' in read) return read.failure;
+  if (read.service && shownFields(read.service) === undefined) {
+    return failed(`GetClientsProducts shows no custom fields (service ${String(read.service.id ?? '?')}).`, HIDDEN_FIX);
   }
   return {
     ...VISIBLE_CHECK,
@@ -159,14 +177,16 @@ async function anyServiceCheck(client: WhmcsClient): Promise<DoctorCheck> {
   };
 }
 
-/** GetProducts, parsed as the mapping parses it; a failure explains itself. */
-export async function readCatalog(client: WhmcsClient): Promise<{ catalog: RawProduct[] } | { error: string }> {
+/** GetProducts, parsed as the mapping parses it; a failure is the field check's result. */
+export async function readCatalog(client: WhmcsClient): Promise<{ catalog: RawProduct[] } | { failure: DoctorCheck }> {
   let answer: WhmcsAnswer;
   try {
     answer = await client.call('GetProducts');
   } catch (error) {
-    return { error: `GetProducts failed: ${failureOutcome(error).message}` };
+    return { failure: readFailed(FIELD_CHECK, 'GetProducts', error) };
   }
   const parsed = ProductsAnswer.safeParse(answer);
-  return parsed.success ? { catalog: parsed.data } : { error: `GetProducts answer unreadable: ${describeIssues(parsed.error.issues)}` };
+  if (parsed.success) return { catalog: parsed.data };
+  const detail = `The GetProducts answer is unreadable: ${describeIssues(parsed.error.issues)}`;
+  return { failure: { ...FIELD_CHECK, status: 'fail', detail, fix: 'Check that upstream.whmcs.url points at WHMCS itself.' } };
 }

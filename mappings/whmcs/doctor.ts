@@ -15,6 +15,8 @@ const ROLE_CHECK = { id: 'api-role', title: 'The API role allows every action th
 const REVOKE_CHECK = { id: 'cancel-revoke', title: 'The custom cancel-revoke action answers' } as const;
 const TIME_ZONE_CHECK = { id: 'time-zone', title: 'The WHMCS server time zone is set' } as const;
 
+const AGAIN = 'Fix the cause above and run doctor again.';
+
 /** The longest any one doctor call may take. */
 const PROBE_TIMEOUT_MS = 15_000;
 /** Probes in flight at once. */
@@ -73,14 +75,19 @@ async function credentialsCheck(client: WhmcsClient, config: WhmcsConfig): Promi
         ...CREDENTIALS_CHECK,
         status: 'fail',
         detail: `No usable answer from WHMCS: ${outcome.message}`,
-        fix: `Check upstream.whmcs.url (WHMCS_URL): it must be the WHMCS root, whose API is ${config.url.replace(/\/+$/, '')}/includes/api.php, reachable from the gateway.`,
+        fix:
+          `Check upstream.whmcs.url (WHMCS_URL): it must be the WHMCS root, reachable from the gateway, whose API is ` +
+          `${config.url.replace(/\/+$/, '')}/includes/api.php.`,
       };
   }
 }
 
 async function roleCheck(client: WhmcsClient, config: WhmcsConfig, scope: DiagnoseScope): Promise<DoctorCheck> {
   const actions = usedActions(config, scope.serviceActions);
-  const outcomes = await inBatches(actions, PROBE_CONCURRENCY, async (id) => ({ id, outcome: await probe(client, id, PROBE_PARAMS[id]) }));
+  const outcomes = await inBatches(actions, PROBE_CONCURRENCY, async (id) => ({
+    id,
+    outcome: await probe(client, id, PROBE_PARAMS[id]),
+  }));
   const denied = outcomes.filter(({ outcome }) => outcome.kind === 'denied' || outcome.kind === 'unknown_action');
   const unclear = outcomes.filter(({ outcome }) => outcome.kind === 'refused' || outcome.kind === 'failed');
   if (denied.length === 0 && unclear.length === 0) {
@@ -96,7 +103,7 @@ async function roleCheck(client: WhmcsClient, config: WhmcsConfig, scope: Diagno
     ...(denied.length > 0
       ? [`In WHMCS (System Settings → API Roles) allow for the gateway credential's role: ${grants.join(', ')}.`]
       : []),
-    ...(unclear.length > 0 ? ['Fix the failures above and run doctor again.'] : []),
+    ...(unclear.length > 0 ? [AGAIN] : []),
   ];
   return { ...ROLE_CHECK, status: 'fail', detail: details.join(' '), fix: fixes.join(' ') };
 }
@@ -117,7 +124,7 @@ async function cancelRevokeCheck(client: WhmcsClient, config: WhmcsConfig): Prom
       return { ...REVOKE_CHECK, status: 'fail', detail: `${name} is not usable: ${outcome.message}`, fix: install };
     case 'refused':
     case 'failed':
-      return { ...REVOKE_CHECK, status: 'fail', detail: `${name} could not be checked: ${outcome.message}`, fix: 'Fix the failure above and run doctor again.' };
+      return { ...REVOKE_CHECK, status: 'fail', detail: `${name} could not be checked: ${outcome.message}`, fix: AGAIN };
   }
 }
 
@@ -157,11 +164,8 @@ export async function diagnoseWhmcs(config: WhmcsConfig, scope: DiagnoseScope, o
     const role = await roleCheck(client, config, scope);
     const read = await readCatalog(client);
     const orderKey =
-      'error' in read
-        ? [
-            { ...FIELD_CHECK, status: 'fail' as const, detail: read.error, fix: 'Fix the failure above and run doctor again.' },
-            skipped(VISIBLE_CHECK, 'the product catalog could not be read'),
-          ]
+      'failure' in read
+        ? [read.failure, skipped(VISIBLE_CHECK, 'the product catalog could not be read')]
         : [fieldCheck(config, read.catalog), await visibleCheck(client, config, read.catalog)];
     const revoke = revokeUsed ? [await cancelRevokeCheck(client, config)] : [];
     return [credentials, role, ...orderKey, ...revoke, timeZoneCheck(config)];

@@ -30,7 +30,10 @@ export interface DoctorCheck {
   id: string;
   /** What is checked, one line. */
   title: string;
-  /** `warn`: could not be verified (not a failure); `skip`: not run because an earlier check failed. */
+  /**
+   * `warn`: nothing to verify yet (not a failure); `skip`: not verified because something failed
+   * (an earlier check, a read): the gateway keeps what the previous run found.
+   */
   status: 'pass' | 'fail' | 'warn' | 'skip';
   /** What was found. */
   detail: string;

@@ -25,7 +25,7 @@ environment: WHMCS_URL, WHMCS_IDENTIFIER, WHMCS_SECRET, ...). Nothing is changed
 
 exit codes:
   ${DOCTOR_EXIT.ok}   every check passed
-  ${DOCTOR_EXIT.failed}   at least one check failed (or was skipped because an earlier one failed), or doctor crashed
+  ${DOCTOR_EXIT.failed}   a check failed or could not run (SKIP), or doctor crashed
   ${DOCTOR_EXIT.usage}   bad command line
   ${DOCTOR_EXIT.unverified}   nothing failed, but some checks could not be verified (WARN)
   ${DOCTOR_EXIT.config}  the configuration is invalid

@@ -26,7 +26,7 @@ export interface DoctorSummary {
 export function summarize(checks: readonly DoctorCheck[]): DoctorSummary {
   const counts = { pass: 0, fail: 0, warn: 0, skip: 0 };
   for (const check of checks) counts[check.status] += 1;
-  // A skipped check follows a failed one, so it never decides the code on its own.
+  // A skipped check was not verified because something failed (an earlier check, a read).
   const exitCode = counts.fail > 0 || counts.skip > 0 ? DOCTOR_EXIT.failed : counts.warn > 0 ? DOCTOR_EXIT.unverified : DOCTOR_EXIT.ok;
   return { exitCode, counts };
 }
@@ -48,7 +48,9 @@ export function formatText(heading: string, checks: readonly DoctorCheck[]): str
     if (blocked) lines.push(`      ${blocked}`);
   }
   const { exitCode, counts } = summarize(checks);
-  const parts = (['pass', 'fail', 'warn', 'skip'] as const).filter((status) => counts[status] > 0).map((status) => `${counts[status]} ${status}`);
+  const parts = (['pass', 'fail', 'warn', 'skip'] as const)
+    .filter((status) => counts[status] > 0)
+    .map((status) => `${counts[status]} ${status}`);
   lines.push('', `${parts.join(', ')} (exit code ${exitCode})`);
   return `${lines.join('\n')}\n`;
 }

@@ -31,7 +31,16 @@ const ALL_ACTIONS = [
   'GatewayDeleteCancelRequest',
 ];
 
-const WRITE_ACTIONS = new Set(['addorder', 'acceptorder', 'modulecustom', 'modulesuspend', 'moduleunsuspend', 'moduleterminate', 'addcancelrequest', 'gatewaydeletecancelrequest']);
+const WRITE_ACTIONS = new Set([
+  'addorder',
+  'acceptorder',
+  'modulecustom',
+  'modulesuspend',
+  'moduleunsuspend',
+  'moduleterminate',
+  'addcancelrequest',
+  'gatewaydeletecancelrequest',
+]);
 
 describe('WHMCS doctor', () => {
   const simulators: WhmcsSimulator[] = [];
@@ -126,6 +135,14 @@ describe('WHMCS doctor', () => {
     const visible = (await diagnose(sim)).get('order-key-visible');
     assert.equal(visible?.status, 'warn');
     assert.match(visible.detail, /No service of a public product exists yet/);
+  });
+
+  it('a service read that fails proves nothing: the visibility check is skipped (a gateway keeps what it knew)', async () => {
+    const sim = await simulator();
+    sim.inject({ action: 'GetClientsProducts', kind: 'http500' });
+    const visible = (await diagnose(sim)).get('order-key-visible');
+    assert.equal(visible?.status, 'skip');
+    assert.match(visible.detail, /^Not checked: GetClientsProducts failed: .*HTTP 500/);
   });
 
   it('fails the role check naming each action the API role lacks, and where to allow it', async () => {
