@@ -77,9 +77,7 @@ async function main(argv: string[]): Promise<number> {
   const backend = createBackend(config, pino({ level: 'silent' }));
   try {
     const checks = await diagnose(backend, config);
-    const where = sandbox
-      ? `the embedded sandbox simulator (no upstream is configured) at ${sandbox.simulator.url}`
-      : `${config.upstream.backend} at ${config.upstream.whmcs.url}`;
+    const where = sandbox ? 'the embedded sandbox simulator (no upstream is configured)' : `the ${backend.name} upstream`;
     const heading = `reseller-doctor: checking ${where} (profile ${config.profile})`;
     if (checks.length === 0) {
       process.stdout.write(`${heading}\nThe ${backend.name} backend has no checks.\n`);

@@ -64,7 +64,8 @@ describe('reseller-doctor process', () => {
   it('passes against the simulator: every check PASS, exit code 0', async () => {
     const run = await runDoctor(env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    assert.match(run.stdout, /checking whmcs at http:\/\/127\.0\.0\.1:\d+ \(profile A\)/);
+    assert.match(run.stdout, /checking the whmcs upstream \(profile A\)/);
+    assert.match(run.stdout, /WHMCS at http:\/\/127\.0\.0\.1:\d+ accepted the credentials/);
     for (const title of ['API credentials', 'API role allows every action', 'order-key custom field', 'show the order-key field', 'cancel-revoke action', 'time zone']) {
       assert.match(run.stdout, new RegExp(`^PASS  .*${title}`, 'm'), title);
     }
