@@ -21,6 +21,8 @@ import { buildOpenApiDocument } from './openapi/document.js';
 import { endpoints } from './routes/v1/index.js';
 import { openApiEndpoint } from './routes/v1/openapi.js';
 import { createBackend } from './backend/factory.js';
+import { DoctorMonitor } from './doctor/monitor.js';
+import { PROFILE_ACTIONS } from './v1/schemas.js';
 import { createStores } from './stores/factory.js';
 import { MemoryRateLimitStore } from './stores/memory/index.js';
 import type { Stores } from './stores/types.js';
@@ -30,6 +32,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** `METHOD /url` of every route registered, as Fastify serves them. */
     servedRoutes: readonly string[];
+    /** The backend's self-checks in this process (run at ready and every doctor.intervalMs). */
+    doctor: DoctorMonitor;
   }
 }
 
@@ -104,7 +108,14 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const backend = overrides.backend ?? createBackend(config, app.log);
   const audit = overrides.audit ?? new FileAuditLog(config.audit.file);
   const keys = new KeyService(stores.keys, resolvePepper(config), { cacheTtlMs: config.keys.cacheTtlMs });
-  const services: Services = { config, backend, stores, keys, audit, resolveHost: overrides.resolveHost ?? dnsResolver() };
+  const doctor = new DoctorMonitor(
+    backend,
+    { serviceActions: PROFILE_ACTIONS[config.profile] },
+    { intervalMs: config.doctor.intervalMs, log: app.log.child({ component: 'doctor' }) },
+  );
+  app.decorate('doctor', doctor);
+  if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
+  const services: Services = { config, backend, stores, keys, audit, doctor, resolveHost: overrides.resolveHost ?? dnsResolver() };
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log });
   const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs);
   const problems = installProblemHandling(app, config.problemTypeBase);
@@ -149,6 +160,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   });
 
   app.addHook('onClose', async () => {
+    doctor.stop();
     await Promise.allSettled([backend.close(), stores.close(), audit.close()]);
   });
   return app;

@@ -80,6 +80,15 @@ export const ConfigSchema = z.strictObject({
   rateLimits: RateLimitConfigSchema.prefault({}),
   idempotency: IdempotencyConfigSchema.prefault({}),
   audit: z.strictObject({ file: z.string().default('data/audit.log') }).prefault({}),
+  /** The backend's self-checks (`npm run doctor`), also run in the gateway without holding up start-up. */
+  doctor: z
+    .strictObject({
+      /** Run the checks at start-up (logged; failing ones can stop orders, see README). */
+      enabled: z.boolean().default(true),
+      /** Run them again this often; 0 disables the re-runs. */
+      intervalMs: z.number().int().min(0).default(300_000),
+    })
+    .prefault({}),
   issuer: IssuerSchema.prefault({}),
   /** Absent: sandbox mode (embedded simulator upstream, demo keys). */
   upstream: UpstreamConfigSchema.optional(),

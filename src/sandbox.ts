@@ -36,6 +36,8 @@ export function simulatorUpstream(simulator: WhmcsSimulator) {
     identifier: simulator.identifier,
     secret: simulator.secret,
     publicProductIds: [...SANDBOX_PUBLIC_PRODUCT_IDS],
+    // The simulator's clock writes UTC.
+    timeZone: 'UTC',
   };
 }
 

@@ -10,6 +10,7 @@ import type { Order, OrderInput, PageRequest, Product, Service, ServiceAction } 
 import type { ActionId, ActionTable } from './actions.js';
 import { createWhmcsClient, type FormParams, UpstreamBusinessError, type WhmcsLogger } from './client.js';
 import type { WhmcsConfig } from './config.js';
+import { diagnoseWhmcs } from './doctor.js';
 import { mapAccount, mapCredentials, mapInvoice, mapInvoiceDocument, mapOrder, mapProduct, mapService } from './map.js';
 import { validateOrder } from './orders.js';
 import {
@@ -517,6 +518,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     }),
     listInvoices: forCustomer(listInvoices),
     getInvoiceDocument: forCustomer(getInvoiceDocument),
+    diagnose: (scope) => diagnoseWhmcs(config, scope, { dispatcher: options.dispatcher, logger, now: options.now }),
     // False at once while the circuit breaker is open (nothing is sent); in half-open, the probe
     // may be the one trial call that closes it.
     ping: async () => {

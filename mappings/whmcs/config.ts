@@ -89,8 +89,8 @@ export const WhmcsConfigSchema = z.strictObject({
   /** A custom API action (not in stock WHMCS) that deletes a service's cancellation request. */
   cancelRevokeAction: z.string().regex(/^[A-Za-z0-9]+$/).default('GatewayDeleteCancelRequest'),
   cancelReason: z.string().min(1).max(500).default('Cancelled through the reseller API'),
-  /** IANA zone of the WHMCS server clock, for its "YYYY-MM-DD HH:MM:SS" values. */
-  timeZone: z.string().refine(isTimeZone, 'must be an IANA time zone').default('UTC'),
+  /** IANA zone of the WHMCS server clock, for its "YYYY-MM-DD HH:MM:SS" values (UTC when not set). */
+  timeZone: z.string().refine(isTimeZone, 'must be an IANA time zone').optional(),
   productCacheTtlMs: PositiveInt.default(60_000),
   /** Read GetCancelledPackages so that services show a pending cancellation. */
   trackCancellations: z.boolean().default(true),
@@ -107,6 +107,8 @@ export const WhmcsConfigSchema = z.strictObject({
       openMs: PositiveInt.default(10_000),
     })
     .prefault({}),
-});
+  })
+  // `doctor` reports a zone left unset: UTC is only a guess at the server's clock.
+  .transform((config) => ({ ...config, timeZone: config.timeZone ?? 'UTC', timeZoneConfigured: config.timeZone !== undefined }));
 
 export type WhmcsConfig = z.infer<typeof WhmcsConfigSchema>;

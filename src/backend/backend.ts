@@ -18,6 +18,37 @@ import type {
   ServiceAction,
 } from '../v1/schemas.js';
 
+/** Operations of the gateway that a failing doctor check can stop (nothing is sent upstream then). */
+export type DoctorGuardedOperation = 'orders';
+
+/**
+ * One result of a backend's self-check (`doctor`). Every text is for the operator and safe to log:
+ * no credential, no customer data.
+ */
+export interface DoctorCheck {
+  /** Stable identifier, e.g. `order-key-field`. */
+  id: string;
+  /** What is checked, one line. */
+  title: string;
+  /**
+   * `warn`: nothing to verify yet (not a failure); `skip`: not verified because something failed
+   * (an earlier check, a read): the gateway keeps what the previous run found.
+   */
+  status: 'pass' | 'fail' | 'warn' | 'skip';
+  /** What was found. */
+  detail: string;
+  /** What the operator should do; present unless the check passed. */
+  fix?: string;
+  /** Refused while this check fails: the gateway could not do them safely. */
+  blocks?: readonly DoctorGuardedOperation[];
+}
+
+/** What the deployment uses, so that a backend checks only what matters. */
+export interface DiagnoseScope {
+  /** The v1 service actions offered (they follow the profile). */
+  serviceActions: readonly ServiceAction[];
+}
+
 /** The calling account, as the backend needs it: which upstream customer it is. */
 export interface Customer {
   accountId: string;
@@ -56,6 +87,11 @@ export interface Backend {
   getBalance(customer: Customer, ctx: CallContext): Promise<Balance>;
   listInvoices(customer: Customer, page: PageRequest, ctx: CallContext): Promise<PageResult<Invoice>>;
   getInvoiceDocument(customer: Customer, id: string, ctx: CallContext): Promise<InvoiceDocument>;
+  /**
+   * Checks the real upstream before it is trusted: credentials, permissions, the setup the mapping
+   * relies on. Must not change anything upstream; rejects only on a bug (failures are results).
+   */
+  diagnose?(scope: DiagnoseScope): Promise<DoctorCheck[]>;
   /** True when the upstream answers; used by the health check. Must not throw. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -73,7 +109,9 @@ export type BackendErrorKind =
   /** The backend could not be reached (nothing was sent, or the connection was refused). */
   | 'unavailable'
   /** The backend did not answer in time. */
-  | 'timeout';
+  | 'timeout'
+  /** The backend is set up in a way that makes the operation unsafe (found by `diagnose`); nothing was sent. */
+  | 'misconfigured';
 
 /**
  * A failure the backend reports to the gateway. `detail` is safe to show a client (written by the

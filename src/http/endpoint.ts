@@ -8,6 +8,7 @@ import type { Backend, Customer } from '../backend/backend.js';
 import type { ResolvedConfig } from '../config.js';
 import type { Reason } from '../errors.js';
 import type { AuditLog } from '../audit.js';
+import type { DoctorGate } from '../doctor/monitor.js';
 import type { KeyService } from '../keys/key-service.js';
 import type { AccountRecord, ApiKeyRecord, Scope, Stores } from '../stores/types.js';
 
@@ -33,6 +34,8 @@ export interface Services {
   stores: Stores;
   keys: KeyService;
   audit: AuditLog;
+  /** Operations stopped while a backend self-check fails (see src/doctor/). */
+  doctor: DoctorGate;
   /** DNS resolution for webhook URL checks (injected in tests: there is no DNS there). */
   resolveHost(host: string): Promise<string[]>;
 }

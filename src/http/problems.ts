@@ -15,6 +15,7 @@ const BACKEND_REASONS: Record<BackendErrorKind, Reason> = {
   upstream_error: 'upstream_error',
   unavailable: 'upstream_unavailable',
   timeout: 'upstream_timeout',
+  misconfigured: 'backend_misconfigured',
 };
 
 const GENERIC_DETAILS: Partial<Record<Reason, string>> = {
@@ -34,7 +35,8 @@ function fromBackend(error: BackendError): ApiError {
   const detail = error.kind === 'not_found' || error.kind === 'conflict' || error.kind === 'validation'
     ? error.detail
     : (GENERIC_DETAILS[reason] ?? error.detail);
-  const headers = reason === 'upstream_unavailable' ? { 'retry-after': retryAfterSeconds(error) } : undefined;
+  const headers =
+    reason === 'upstream_unavailable' || reason === 'backend_misconfigured' ? { 'retry-after': retryAfterSeconds(error) } : undefined;
   return new ApiError(reason, detail, { cause: error, ...(headers ? { headers } : {}) });
 }
 

@@ -49,6 +49,7 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
   idempotency_in_progress: { 'Retry-After': { description: 'Seconds until the first request\'s claim expires.', schema: { type: 'integer' } } },
   upstream_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   store_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
+  backend_misconfigured: { 'Retry-After': { description: 'Seconds until the gateway checks the backend again.', schema: { type: 'integer' } } },
 };
 
 function problemSchema(): JsonSchema {

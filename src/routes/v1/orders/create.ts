@@ -1,8 +1,27 @@
+import { BackendError } from '../../../backend/backend.js';
+import type { Services } from '../../../http/endpoint.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
 import { OrderInputSchema, OrderSchema, type Order } from '../../../v1/schemas.js';
 
 function created(order: Order) {
   return { status: 201, body: order, headers: { location: `/v1/orders/${order.id}` } };
+}
+
+/**
+ * While a self-check that orders depend on fails (the backend could not find an order again after a
+ * timeout), ordering stops: nothing is sent upstream, and the key is left free for a later retry.
+ */
+function refuseWhileMisconfigured(services: Services): void {
+  const blocker = services.doctor.blockerOf('orders');
+  if (!blocker) return;
+  throw new BackendError(
+    'misconfigured',
+    'Ordering is temporarily unavailable while the operator fixes the billing backend\'s setup. Nothing was ordered; retry later with the same Idempotency-Key.',
+    {
+      operatorMessage: `order refused: doctor check "${blocker.id}" fails: ${blocker.detail} Fix: ${blocker.fix ?? '-'}`,
+      retryAfterMs: services.doctor.retryAfterMs(),
+    },
+  );
 }
 
 export default defineEndpoint({
@@ -12,7 +31,8 @@ export default defineEndpoint({
   summary: 'Place an order',
   description:
     'Requires `Idempotency-Key`. The order is validated against the product (billing cycle, configuration options) before anything is placed. ' +
-    'If an earlier attempt with the same key timed out after reaching the backend, the gateway finds that order instead of placing a second one.',
+    'If an earlier attempt with the same key timed out after reaching the backend, the gateway finds that order instead of placing a second one. ' +
+    'While the backend is set up in a way that would not let it find such an order (see `doctor`), ordering answers 503 `backend_misconfigured` with Retry-After and nothing is ordered.',
   tag: 'Orders',
   scope: 'write:orders',
   idempotent: true,
@@ -20,8 +40,9 @@ export default defineEndpoint({
   responses: {
     201: { description: 'The order was placed.', schema: OrderSchema, headers: { Location: 'URL of the new order.' } },
   },
-  errors: ['validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale'],
+  errors: ['validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'backend_misconfigured'],
   async handler({ body, caller, services, requestId, idempotencyKey, reconcile }) {
+    refuseWhileMisconfigured(services);
     const key = idempotencyKey as string;
     const ctx = { requestId, idempotencyKey: key };
     if (reconcile) {

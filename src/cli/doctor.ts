@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+/**
+ * `reseller-doctor` (`npm run doctor`): checks the configured upstream before the gateway trusts
+ * it, with the gateway's own config (CONFIG_FILE and the environment). Each check prints pass or
+ * fail and, when it fails, the fix. Changes nothing upstream. Exit codes: see DOCTOR_EXIT.
+ *
+ *   reseller-doctor [--json]
+ */
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import type { Backend, DoctorCheck } from '../backend/backend.js';
+import { createBackend } from '../backend/factory.js';
+import { ConfigError, loadConfig, type GatewayConfig, type ResolvedConfig } from '../config.js';
+import { DOCTOR_EXIT, formatJson, formatText, summarize } from '../doctor/report.js';
+import { startSandbox, type Sandbox } from '../sandbox.js';
+import { PROFILE_ACTIONS } from '../v1/schemas.js';
+
+const USAGE = `usage: reseller-doctor [--json] [--help]
+
+Checks the upstream configured for the gateway (CONFIG_FILE, default config/gateway.json, and the
+environment: WHMCS_URL, WHMCS_IDENTIFIER, WHMCS_SECRET, ...). Nothing is changed upstream.
+
+  --json   machine-readable output: {"ok", "exit_code", "backend", "counts", "checks": [...]}
+  --help   this text
+
+exit codes:
+  ${DOCTOR_EXIT.ok}   every check passed
+  ${DOCTOR_EXIT.failed}   a check failed or could not run (SKIP), or doctor crashed
+  ${DOCTOR_EXIT.usage}   bad command line
+  ${DOCTOR_EXIT.unverified}   nothing failed, but some checks could not be verified (WARN)
+  ${DOCTOR_EXIT.config}  the configuration is invalid
+`;
+
+interface Options {
+  json: boolean;
+}
+
+function parseOptions(argv: string[]): Options | 'help' {
+  const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  return values.help ? 'help' : { json: values.json === true };
+}
+
+/** The gateway's config; without an upstream (sandbox mode), the embedded simulator is checked. */
+async function resolveUpstream(loaded: GatewayConfig): Promise<{ config: ResolvedConfig; sandbox?: Sandbox }> {
+  if (loaded.upstream) return { config: loaded as ResolvedConfig };
+  const sandbox = await startSandbox(loaded);
+  return { config: sandbox.config, sandbox };
+}
+
+async function diagnose(backend: Backend, config: ResolvedConfig): Promise<DoctorCheck[]> {
+  if (!backend.diagnose) return [];
+  return backend.diagnose({ serviceActions: PROFILE_ACTIONS[config.profile] });
+}
+
+async function main(argv: string[]): Promise<number> {
+  let options: Options | 'help';
+  try {
+    options = parseOptions(argv);
+  } catch (error) {
+    process.stderr.write(`reseller-doctor: ${(error as Error).message}\n${USAGE}`);
+    return DOCTOR_EXIT.usage;
+  }
+  if (options === 'help') {
+    process.stdout.write(USAGE);
+    return DOCTOR_EXIT.ok;
+  }
+  let loaded: GatewayConfig;
+  try {
+    loaded = loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`reseller-doctor: ${error.message}\n`);
+    return DOCTOR_EXIT.config;
+  }
+  const { config, sandbox } = await resolveUpstream(loaded);
+  // The report is the output; the mapping's own log lines would only repeat it.
+  const backend = createBackend(config, pino({ level: 'silent' }));
+  try {
+    const checks = await diagnose(backend, config);
+    const where = sandbox ? 'the embedded sandbox simulator (no upstream is configured)' : `the ${backend.name} upstream`;
+    const heading = `reseller-doctor: checking ${where} (profile ${config.profile})`;
+    if (checks.length === 0) {
+      process.stdout.write(`${heading}\nThe ${backend.name} backend has no checks.\n`);
+      return DOCTOR_EXIT.ok;
+    }
+    process.stdout.write(options.json ? formatJson(backend.name, checks) : formatText(heading, checks));
+    return summarize(checks).exitCode;
+  } finally {
+    await backend.close();
+    await sandbox?.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`reseller-doctor: ${(error as Error).stack ?? String(error)}\n`);
+    process.exitCode = DOCTOR_EXIT.failed;
+  },
+);
