@@ -20,4 +20,4 @@ USER node
 ENV AUDIT_LOG_FILE=/var/lib/reseller-gateway/audit.log KEYS_FILE=/var/lib/reseller-gateway/keys.json
 EXPOSE 3000
 STOPSIGNAL SIGTERM
-CMD ["node", "--enable-source-maps", "dist/src/server.js"]
+CMD ["node", "--enable-source-maps", "dist/bin/gateway.js"]

@@ -11,8 +11,8 @@ import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { startWhmcsSimulator, type WhmcsSimulator } from '../mappings/whmcs/simulator/server.js';
-import { simulatorUpstream } from '../src/sandbox.js';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../simulators/whmcs/server.js';
+import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { buildApp } from '../src/app.js';
 import { MemoryAuditLog } from '../src/audit.js';
 import { parseConfig, type ResolvedConfig } from '../src/config.js';
@@ -21,6 +21,7 @@ import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
 import { AUTOCANNON_VERSION, runLoad, type LoadResult } from './load.js';
 import { countCommandsSent, describe, perRequest, readCommandStats, total, type CommandCounts } from './redis-commands.js';
+import { BACKENDS } from '../mappings/index.js';
 
 const DURATION_S = positiveIntFromEnv('BENCH_DURATION', 10);
 const CONNECTIONS = positiveIntFromEnv('BENCH_CONNECTIONS', 32);
@@ -98,9 +99,9 @@ async function buildGateway(simulator: WhmcsSimulator, redisUrl: string): Promis
     rateLimits: UNREACHABLE_LIMITS,
     upstream: {
       backend: 'whmcs',
-      whmcs: simulatorUpstream(simulator),
+      whmcs: whmcsSimulatorConfig(simulator),
     },
-  }) as ResolvedConfig;
+  }, BACKENDS) as ResolvedConfig;
   const stores = await createRedisStores({ url: redisUrl });
   // No credentials are read here; a memory audit log keeps the bench from writing under data/.
   const app = await buildApp(config, { stores, audit: new MemoryAuditLog() }).catch(async (error: unknown) => {

@@ -21,6 +21,7 @@ import { buildOpenApiDocument } from './openapi/document.js';
 import { endpoints } from './routes/v1/index.js';
 import { openApiEndpoint } from './routes/v1/openapi.js';
 import { createBackend } from './backend/factory.js';
+import type { BackendRegistry } from './backend/registry.js';
 import { DoctorMonitor } from './doctor/monitor.js';
 import { PROFILE_ACTIONS } from './v1/schemas.js';
 import { createStores } from './stores/factory.js';
@@ -38,7 +39,9 @@ declare module 'fastify' {
 }
 
 export interface AppOverrides {
+  /** The backend to serve; else built from `backends` by the config's `upstream.backend`. */
   backend?: Backend;
+  backends?: BackendRegistry;
   stores?: Stores;
   audit?: AuditLog;
   /** Where log lines go (tests capture them). */
@@ -66,6 +69,11 @@ function answerUnreadableRequest(error: Error & { code?: string }, socket: Duple
       'Connection: close\r\n\r\n' +
       body,
   );
+}
+
+function requireRegistry(backends: BackendRegistry | undefined): BackendRegistry {
+  if (!backends) throw new Error('buildApp needs a backend or the backend registry');
+  return backends;
 }
 
 /** Query parameters that look like someone put an API key in the URL (contract §1). */
@@ -105,7 +113,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.decorate('servedRoutes', servedRoutes);
 
   const stores = overrides.stores ?? (await createStores(config));
-  const backend = overrides.backend ?? createBackend(config, app.log);
+  const backend = overrides.backend ?? createBackend(config, requireRegistry(overrides.backends), app.log);
   const audit = overrides.audit ?? new FileAuditLog(config.audit.file);
   const keys = new KeyService(stores.keys, resolvePepper(config), { cacheTtlMs: config.keys.cacheTtlMs });
   const doctor = new DoctorMonitor(

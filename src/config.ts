@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { WhmcsConfigSchema } from '../mappings/whmcs/config.js';
+import type { BackendEnvVar, BackendRegistry } from './backend/registry.js';
 
 const PositiveInt = z.number().int().positive();
 
@@ -37,10 +37,11 @@ export const IdempotencyConfigSchema = z.strictObject({
   leaseMarginMs: PositiveInt.default(5_000),
 });
 
-export const UpstreamConfigSchema = z.strictObject({
-  backend: z.literal('whmcs'),
-  whmcs: WhmcsConfigSchema,
-});
+/**
+ * Which backend serves, and its own section (`upstream.<backend>`), which the backend's plugin
+ * validates (see parseConfig). Without the section the gateway runs that backend's sandbox.
+ */
+export const UpstreamSelectionSchema = z.looseObject({ backend: z.string().min(1) });
 
 export const IssuerSchema = z.strictObject({
   name: z.string().min(1).default('Example Hosting Ltd.'),
@@ -90,12 +91,14 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   issuer: IssuerSchema.prefault({}),
-  /** Absent: sandbox mode (embedded simulator upstream, demo keys). */
-  upstream: UpstreamConfigSchema.optional(),
+  /** Absent, or without the backend's section: sandbox mode (a local upstream, demo keys). */
+  upstream: UpstreamSelectionSchema.optional(),
 });
 
 export type GatewayConfig = z.infer<typeof ConfigSchema>;
-export type ResolvedConfig = GatewayConfig & { upstream: z.infer<typeof UpstreamConfigSchema> };
+export type UpstreamConfig = z.infer<typeof UpstreamSelectionSchema>;
+/** A config whose upstream is chosen and configured: what the app is built from. */
+export type ResolvedConfig = GatewayConfig & { upstream: UpstreamConfig };
 export type Profile = GatewayConfig['profile'];
 
 export class ConfigError extends Error {
@@ -121,10 +124,7 @@ const ENV_OVERRIDES: Array<[name: string, path: string[], kind: 'string' | 'int'
   ['KEY_PEPPER', ['keys', 'pepper'], 'string'],
   ['KEYS_FILE', ['keys', 'file'], 'string'],
   ['AUDIT_LOG_FILE', ['audit', 'file'], 'string'],
-  ['WHMCS_URL', ['upstream', 'whmcs', 'url'], 'string'],
-  ['WHMCS_IDENTIFIER', ['upstream', 'whmcs', 'identifier'], 'string'],
-  ['WHMCS_SECRET', ['upstream', 'whmcs', 'secret'], 'string'],
-  ['WHMCS_ACCESS_KEY', ['upstream', 'whmcs', 'accessKey'], 'string'],
+  ['BACKEND', ['upstream', 'backend'], 'string'],
 ];
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
@@ -164,22 +164,53 @@ function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `  - ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('\n');
 }
 
+/** The backend's own section, validated by its plugin; its issues are named by their full path. */
+function parseUpstream(upstream: UpstreamConfig, registry: BackendRegistry): UpstreamConfig {
+  const plugin = registry.find((candidate) => candidate.name === upstream.backend);
+  const known = registry.map((candidate) => candidate.name).join(', ');
+  if (!plugin) throw new ConfigError(`invalid configuration:\n  - upstream.backend: unknown backend "${upstream.backend}"; known: ${known}`);
+  const strays = Object.keys(upstream).filter((key) => key !== 'backend' && key !== plugin.name);
+  if (strays.length > 0) {
+    const lines = strays.map((key) => `  - upstream.${key}: not a setting of backend "${plugin.name}" (its section is upstream.${plugin.name})`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const section = upstream[plugin.name];
+  if (section === undefined) return upstream;
+  const result = plugin.configSchema.safeParse(section);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  - ${['upstream', plugin.name, ...issue.path].join('.')}: ${issue.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return { backend: plugin.name, [plugin.name]: result.data };
+}
+
+/** True when the config names an upstream to serve; else the gateway runs a sandbox. */
+export function hasUpstream(config: GatewayConfig): config is ResolvedConfig {
+  return config.upstream !== undefined && config.upstream[config.upstream.backend] !== undefined;
+}
+
 /** Validates a raw config object (file contents with environment applied). */
-export function parseConfig(raw: unknown): GatewayConfig {
+export function parseConfig(raw: unknown, registry: BackendRegistry): GatewayConfig {
   const result = ConfigSchema.safeParse(raw);
   if (!result.success) throw new ConfigError(`invalid configuration:\n${describeIssues(result.error)}`);
   const config = result.data;
-  if (config.upstream && !config.keys.pepper) {
+  if (config.upstream) config.upstream = parseUpstream(config.upstream, registry);
+  if (hasUpstream(config) && !config.keys.pepper) {
     throw new ConfigError('invalid configuration:\n  - keys.pepper: required when an upstream is configured (set KEY_PEPPER)');
   }
   return config;
+}
+
+/** Each backend's environment variables, as paths into its section. */
+function backendEnv(registry: BackendRegistry): Array<[name: string, path: string[], kind: BackendEnvVar['kind']]> {
+  return registry.flatMap((plugin) => plugin.env.map(({ name, path, kind }): [string, string[], BackendEnvVar['kind']] => [name, ['upstream', plugin.name, ...path], kind]));
 }
 
 /**
  * Reads CONFIG_FILE (default config/gateway.json, optional when absent), applies the environment
  * on top and validates the result.
  */
-export function loadConfig(env: Env = process.env): GatewayConfig {
+export function loadConfig(registry: BackendRegistry, env: Env = process.env): GatewayConfig {
   const explicitFile = env.CONFIG_FILE;
   const file = explicitFile ?? DEFAULT_CONFIG_FILE;
   let raw: Record<string, unknown> = {};
@@ -188,12 +219,15 @@ export function loadConfig(env: Env = process.env): GatewayConfig {
   } catch (error) {
     if (explicitFile !== undefined || !(error as Error).message.startsWith('cannot read')) throw error;
   }
-  for (const [name, path, kind] of ENV_OVERRIDES) {
+  for (const [name, path, kind] of [...ENV_OVERRIDES, ...backendEnv(registry)]) {
     const value = env[name];
     if (value !== undefined && value !== '') setPath(raw, path, envValue(name, value, kind));
   }
-  if (raw.upstream && typeof raw.upstream === 'object' && !('backend' in raw.upstream)) {
-    (raw.upstream as Record<string, unknown>).backend = 'whmcs';
+  const upstream = raw.upstream;
+  if (upstream && typeof upstream === 'object' && !('backend' in upstream)) {
+    // One backend's section (from the file or its environment variables) names the backend.
+    const sections = Object.keys(upstream);
+    if (sections.length === 1) (upstream as Record<string, unknown>).backend = sections[0];
   }
-  return parseConfig(raw);
+  return parseConfig(raw, registry);
 }

@@ -1,18 +1,20 @@
 /**
- * Sandbox mode: what `npm start` runs on a fresh machine. An embedded WHMCS simulator on a loopback
- * port is the upstream, two demo accounts map to two of its clients, and fresh demo keys for them
- * are issued at every start (the previous run's demo keys are revoked).
+ * Sandbox mode: what `npm start` runs on a fresh machine. The chosen backend's local upstream (a
+ * simulator, or a second gateway) starts on a loopback port, two demo accounts map to two of its
+ * customers, and fresh demo keys for them are issued at every start (the previous run's demo keys
+ * are revoked).
  */
-import { startWhmcsSimulator, type WhmcsSimulator } from '../mappings/whmcs/simulator/server.js';
-import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../mappings/whmcs/simulator/fixtures.js';
-import { WhmcsConfigSchema } from '../mappings/whmcs/config.js';
-import type { GatewayConfig, ResolvedConfig } from './config.js';
+import type { BackendRegistry } from './backend/registry.js';
+import { ConfigError, type GatewayConfig, type ResolvedConfig } from './config.js';
 import { KeyService } from './keys/key-service.js';
 import { SCOPES, type KeyStore, type Scope } from './stores/types.js';
 
+/** The backend a sandbox runs when neither BACKEND nor upstream.backend names one. */
+export const DEFAULT_SANDBOX_BACKEND = 'whmcs';
+
 const SANDBOX_ACCOUNTS = [
-  { id: 'acme', name: 'Acme Hosting (sandbox)', upstreamId: '1' },
-  { id: 'beta', name: 'Beta Reseller (sandbox)', upstreamId: '2' },
+  { id: 'acme', name: 'Acme Hosting (sandbox)' },
+  { id: 'beta', name: 'Beta Reseller (sandbox)' },
 ] as const;
 
 const READ_SCOPES: Scope[] = SCOPES.filter((scope) => scope.startsWith('read:') && scope !== 'read:credentials');
@@ -25,41 +27,34 @@ export interface DemoKey {
 
 export interface Sandbox {
   config: ResolvedConfig;
-  simulator: WhmcsSimulator;
+  /** For the start-up line: which backend, and where its local upstream listens. */
+  upstream: string;
+  /** The demo accounts and the upstream customers they map to. */
+  accounts: ReadonlyArray<{ id: string; name: string; upstreamId: string }>;
   close(): Promise<void>;
 }
 
-/** The WHMCS mapping config that points at a simulator (sandbox, tests and benchmarks). */
-export function simulatorUpstream(simulator: WhmcsSimulator) {
+export async function startSandbox(config: GatewayConfig, registry: BackendRegistry, latencyMs?: number): Promise<Sandbox> {
+  const name = config.upstream?.backend ?? DEFAULT_SANDBOX_BACKEND;
+  const plugin = registry.find((candidate) => candidate.name === name);
+  if (!plugin) throw new ConfigError(`invalid configuration:\n  - upstream.backend: unknown backend "${name}"`);
+  const upstream = await plugin.sandbox(latencyMs === undefined ? {} : { latencyMs });
   return {
-    url: simulator.url,
-    identifier: simulator.identifier,
-    secret: simulator.secret,
-    publicProductIds: [...SANDBOX_PUBLIC_PRODUCT_IDS],
-    // The simulator's clock writes UTC.
-    timeZone: 'UTC',
-  };
-}
-
-export async function startSandbox(config: GatewayConfig): Promise<Sandbox> {
-  const simulator = await startWhmcsSimulator({
-    host: '127.0.0.1',
-    port: 0,
-    ...(process.env.WHMCS_SIMULATOR_LATENCY_MS ? { latencyMs: Number(process.env.WHMCS_SIMULATOR_LATENCY_MS) } : {}),
-  });
-  const whmcs = WhmcsConfigSchema.parse(simulatorUpstream(simulator));
-  return {
-    config: { ...config, upstream: { backend: 'whmcs', whmcs } },
-    simulator,
-    close: () => simulator.close(),
+    config: { ...config, upstream: { backend: name, [name]: upstream.config } },
+    upstream: plugin.describe(upstream.config),
+    accounts: SANDBOX_ACCOUNTS.map((account, index) => ({ ...account, upstreamId: upstream.customerIds[index] as string })),
+    close: () => upstream.close(),
   };
 }
 
 /** Creates the demo accounts if needed, revokes earlier demo keys, and issues fresh ones. */
-export async function issueDemoKeys(store: KeyStore, keys: KeyService): Promise<DemoKey[]> {
+export async function issueDemoKeys(store: KeyStore, keys: KeyService, sandbox: Pick<Sandbox, 'accounts'>): Promise<DemoKey[]> {
   const issued: DemoKey[] = [];
-  for (const account of SANDBOX_ACCOUNTS) {
-    if (!(await store.getAccount(account.id))) await keys.createAccount(account);
+  for (const account of sandbox.accounts) {
+    const existing = await store.getAccount(account.id);
+    // A sandbox started with another backend maps the demo accounts to that backend's customers.
+    if (!existing) await keys.createAccount(account);
+    else if (existing.upstreamId !== account.upstreamId) await store.putAccount({ ...existing, upstreamId: account.upstreamId });
     for (const old of await store.listKeys(account.id)) {
       if (old.name.startsWith('sandbox-') && old.revokedAt === null) await keys.revoke(old.id);
     }

@@ -1,17 +1,20 @@
 /**
- * Process entry: load config, start (with the sandbox upstream when none is configured), listen,
- * and shut down gracefully on SIGINT/SIGTERM.
+ * The gateway process: load config, start (with the sandbox upstream when none is configured),
+ * listen, and shut down gracefully on SIGINT/SIGTERM. The entry (bin/gateway.ts) hands it the
+ * registered backends.
  */
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type ResolvedConfig } from './config.js';
+import { describeUpstream } from './backend/factory.js';
+import type { BackendRegistry } from './backend/registry.js';
+import { ConfigError, hasUpstream, loadConfig, type ResolvedConfig } from './config.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
 import { issueDemoKeys, startSandbox, type Sandbox } from './sandbox.js';
 import { createStores } from './stores/factory.js';
 
-function loadOrExit(): ReturnType<typeof loadConfig> {
+function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
   try {
-    return loadConfig();
+    return loadConfig(registry);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`reseller-gateway: ${error.message}\n`);
@@ -21,27 +24,30 @@ function loadOrExit(): ReturnType<typeof loadConfig> {
   }
 }
 
-async function main(): Promise<void> {
-  const loaded = loadOrExit();
+async function main(registry: BackendRegistry): Promise<void> {
+  const loaded = loadOrExit(registry);
   let sandbox: Sandbox | undefined;
   let config: ResolvedConfig;
-  if (loaded.upstream) {
-    config = loaded as ResolvedConfig;
+  if (hasUpstream(loaded)) {
+    config = loaded;
   } else {
-    sandbox = await startSandbox(loaded);
+    const latency = process.env.SANDBOX_UPSTREAM_LATENCY_MS;
+    sandbox = await startSandbox(loaded, registry, latency ? Number(latency) : undefined);
     config = sandbox.config;
   }
   const stores = await createStores(config);
-  const app = await buildApp(config, { stores });
+  const app = await buildApp(config, { stores, backends: registry });
   const address = await app.listen({ host: config.host, port: config.port });
+  const upstream = describeUpstream(config, registry);
+  app.log.info({ upstream, profile: config.profile, store: stores.kind }, `serving v1 on ${address}; upstream: ${upstream}`);
 
   if (sandbox) {
     const keys = new KeyService(stores.keys, resolvePepper(config));
-    const demo = await issueDemoKeys(stores.keys, keys);
+    const demo = await issueDemoKeys(stores.keys, keys, sandbox);
     const lines = [
       '',
       `reseller-gateway sandbox (profile ${config.profile}, ${stores.kind} store) on ${address}`,
-      `upstream: embedded WHMCS simulator at ${sandbox.simulator.url}`,
+      `upstream: ${upstream} (local sandbox upstream)`,
       'demo keys (new at every start; the previous ones are revoked):',
       ...demo.map((d) => `  ${d.account.padEnd(5)} ${d.name.padEnd(18)} ${d.key}`),
       '',
@@ -70,7 +76,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`reseller-gateway: failed to start: ${(error as Error).stack ?? String(error)}\n`);
-  process.exit(1);
-});
+/** Runs the gateway process with the registered backends until a signal stops it. */
+export function runGateway(registry: BackendRegistry): void {
+  main(registry).catch((error: unknown) => {
+    process.stderr.write(`reseller-gateway: failed to start: ${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  });
+}

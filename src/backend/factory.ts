@@ -1,12 +1,19 @@
-import type { FastifyBaseLogger } from 'fastify';
-import { createWhmcsBackend } from '../../mappings/whmcs/backend.js';
 import type { ResolvedConfig } from '../config.js';
 import type { Backend } from './backend.js';
+import type { BackendLogger } from './logger.js';
+import type { BackendRegistry } from './registry.js';
 
-/** The configured upstream's mapping module. WHMCS is the one backend today. */
-export function createBackend(config: ResolvedConfig, log: FastifyBaseLogger): Backend {
-  switch (config.upstream.backend) {
-    case 'whmcs':
-      return createWhmcsBackend(config.upstream.whmcs, { logger: log });
-  }
+/** The configured backend, built by its registered plugin from its (already validated) section. */
+export function createBackend(config: ResolvedConfig, registry: BackendRegistry, logger: BackendLogger): Backend {
+  const { backend: name } = config.upstream;
+  const plugin = registry.find((candidate) => candidate.name === name);
+  if (!plugin) throw new Error(`backend "${name}" is not registered`);
+  return plugin.create(config.upstream[name], { logger });
+}
+
+/** The start-up line's "which backend, where": never a credential. */
+export function describeUpstream(config: ResolvedConfig, registry: BackendRegistry): string {
+  const { backend: name } = config.upstream;
+  const plugin = registry.find((candidate) => candidate.name === name);
+  return plugin ? plugin.describe(config.upstream[name]) : name;
 }

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * `reseller-doctor` (`npm run doctor`): checks the configured upstream before the gateway trusts
  * it, with the gateway's own config (CONFIG_FILE and the environment). Each check prints pass or
@@ -9,8 +8,9 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Backend, DoctorCheck } from '../backend/backend.js';
-import { createBackend } from '../backend/factory.js';
-import { ConfigError, loadConfig, type GatewayConfig, type ResolvedConfig } from '../config.js';
+import { createBackend, describeUpstream } from '../backend/factory.js';
+import type { BackendRegistry } from '../backend/registry.js';
+import { ConfigError, hasUpstream, loadConfig, type GatewayConfig, type ResolvedConfig } from '../config.js';
 import { DOCTOR_EXIT, formatJson, formatText, summarize } from '../doctor/report.js';
 import { startSandbox, type Sandbox } from '../sandbox.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
@@ -41,9 +41,9 @@ function parseOptions(argv: string[]): Options | 'help' {
 }
 
 /** The gateway's config; without an upstream (sandbox mode), the embedded simulator is checked. */
-async function resolveUpstream(loaded: GatewayConfig): Promise<{ config: ResolvedConfig; sandbox?: Sandbox }> {
-  if (loaded.upstream) return { config: loaded as ResolvedConfig };
-  const sandbox = await startSandbox(loaded);
+async function resolveUpstream(loaded: GatewayConfig, registry: BackendRegistry): Promise<{ config: ResolvedConfig; sandbox?: Sandbox }> {
+  if (hasUpstream(loaded)) return { config: loaded };
+  const sandbox = await startSandbox(loaded, registry);
   return { config: sandbox.config, sandbox };
 }
 
@@ -52,7 +52,7 @@ async function diagnose(backend: Backend, config: ResolvedConfig): Promise<Docto
   return backend.diagnose({ serviceActions: PROFILE_ACTIONS[config.profile] });
 }
 
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[], registry: BackendRegistry): Promise<number> {
   let options: Options | 'help';
   try {
     options = parseOptions(argv);
@@ -66,18 +66,18 @@ async function main(argv: string[]): Promise<number> {
   }
   let loaded: GatewayConfig;
   try {
-    loaded = loadConfig();
+    loaded = loadConfig(registry);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`reseller-doctor: ${error.message}\n`);
     return DOCTOR_EXIT.config;
   }
-  const { config, sandbox } = await resolveUpstream(loaded);
+  const { config, sandbox } = await resolveUpstream(loaded, registry);
   // The report is the output; the mapping's own log lines would only repeat it.
-  const backend = createBackend(config, pino({ level: 'silent' }));
+  const backend = createBackend(config, registry, pino({ level: 'silent' }));
   try {
     const checks = await diagnose(backend, config);
-    const where = sandbox ? 'the embedded sandbox simulator (no upstream is configured)' : `the ${backend.name} upstream`;
+    const where = sandbox ? `the sandbox upstream, ${sandbox.upstream} (no upstream is configured)` : `the upstream, ${describeUpstream(config, registry)}`;
     const heading = `reseller-doctor: checking ${where} (profile ${config.profile})`;
     if (checks.length === 0) {
       process.stdout.write(`${heading}\nThe ${backend.name} backend has no checks.\n`);
@@ -91,12 +91,15 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`reseller-doctor: ${(error as Error).stack ?? String(error)}\n`);
-    process.exitCode = DOCTOR_EXIT.failed;
-  },
-);
+/** The doctor CLI; the entry (bin/reseller-doctor.ts) hands it the registered backends. */
+export function runDoctorCli(registry: BackendRegistry): void {
+  void main(process.argv.slice(2), registry).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`reseller-doctor: ${(error as Error).stack ?? String(error)}\n`);
+      process.exitCode = DOCTOR_EXIT.failed;
+    },
+  );
+}

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * Operator CLI for accounts and API keys. It works on the same store as the gateway (Redis when
  * REDIS_URL is set, else the sandbox key file), so keys take effect in running gateways at once.
@@ -12,6 +11,7 @@
  *   reseller-keys revoke <key id>
  */
 import { parseArgs } from 'node:util';
+import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
@@ -115,10 +115,10 @@ async function run(argv: string[], keys: KeyService): Promise<string> {
   }
 }
 
-async function main(): Promise<number> {
+async function main(registry: BackendRegistry): Promise<number> {
   let config;
   try {
-    config = loadConfig();
+    config = loadConfig(registry);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`reseller-keys: ${error.message}\n`);
@@ -143,4 +143,7 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code));
+/** The key CLI; the entry (bin/reseller-keys.ts) hands it the registered backends for the config. */
+export function runKeysCli(registry: BackendRegistry): void {
+  void main(registry).then((code) => process.exit(code));
+}

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig, parseConfig } from '../../src/config.js';
+import { ConfigError, hasUpstream, loadConfig, parseConfig } from '../../src/config.js';
+import type { WhmcsConfig } from '../../mappings/whmcs/config.js';
+import { BACKENDS } from '../../mappings/index.js';
 
 const PEPPER = 'p'.repeat(40);
 
 describe('config', () => {
   it('the shipped default is sandbox mode (no upstream), profile A, contract defaults', () => {
-    const config = loadConfig({});
+    const config = loadConfig(BACKENDS, {});
     assert.equal(config.upstream, undefined);
     assert.equal(config.profile, 'A');
     assert.deepEqual(
@@ -17,7 +19,7 @@ describe('config', () => {
   });
 
   it('environment variables override the file', () => {
-    const config = loadConfig({ PORT: '8080', HOST: '0.0.0.0', PROFILE: 'B', REDIS_URL: 'redis://127.0.0.1:7000', TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2' });
+    const config = loadConfig(BACKENDS, { PORT: '8080', HOST: '0.0.0.0', PROFILE: 'B', REDIS_URL: 'redis://127.0.0.1:7000', TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2' });
     assert.equal(config.port, 8080);
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.profile, 'B');
@@ -26,29 +28,47 @@ describe('config', () => {
   });
 
   it('the production example validates, with secrets from the environment', () => {
-    const config = loadConfig({ CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_SECRET: 'from-env' });
-    assert.equal(config.upstream?.whmcs.secret, 'from-env');
-    assert.deepEqual(config.upstream?.whmcs.publicProductIds, ['1', '2', '3']);
+    const config = loadConfig(BACKENDS, { CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_SECRET: 'from-env' });
+    const whmcs = config.upstream?.whmcs as WhmcsConfig;
+    assert.equal(whmcs.secret, 'from-env');
+    assert.deepEqual(whmcs.publicProductIds, ['1', '2', '3']);
   });
 
   it('an upstream from the environment alone switches sandbox mode off', () => {
-    const config = loadConfig({ WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER });
+    const config = loadConfig(BACKENDS, { WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER });
     assert.equal(config.upstream?.backend, 'whmcs');
+    assert.equal(hasUpstream(config), true);
+  });
+
+  it('validates upstream.backend against the registry and the section by its plugin', () => {
+    assert.throws(() => parseConfig({ upstream: { backend: 'odoo' } }, BACKENDS), /upstream\.backend: unknown backend "odoo"; known: whmcs/);
+    assert.throws(
+      () => parseConfig({ keys: { pepper: PEPPER }, upstream: { backend: 'whmcs', whmcs: { url: 'https://b.example' }, other: {} } }, BACKENDS),
+      /upstream\.other: not a setting of backend "whmcs"/,
+    );
+    assert.throws(() => parseConfig({ keys: { pepper: PEPPER }, upstream: { backend: 'whmcs', whmcs: { url: 'https://b.example' } } }, BACKENDS), /- upstream\.whmcs\.identifier:/);
+  });
+
+  it('BACKEND without that backend\'s section picks the sandbox upstream', () => {
+    const config = loadConfig(BACKENDS, { BACKEND: 'whmcs' });
+    assert.equal(config.upstream?.backend, 'whmcs');
+    assert.equal(hasUpstream(config), false);
+    assert.throws(() => loadConfig(BACKENDS, { BACKEND: 'nope' }), /unknown backend "nope"/);
   });
 
   it('refuses bad values, naming each field', () => {
-    assert.throws(() => loadConfig({ PORT: 'http' }), (error: Error) => error instanceof ConfigError && /PORT must be a whole number/.test(error.message));
-    assert.throws(() => loadConfig({ PROFILE: 'C' }), (error: Error) => error instanceof ConfigError && /- profile:/.test(error.message));
-    assert.throws(() => loadConfig({ WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
-    assert.throws(() => loadConfig({ KEY_PEPPER: 'short' }), (error: Error) => /keys\.pepper/.test(error.message));
-    assert.throws(() => loadConfig({ CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
+    assert.throws(() => loadConfig(BACKENDS, { PORT: 'http' }), (error: Error) => error instanceof ConfigError && /PORT must be a whole number/.test(error.message));
+    assert.throws(() => loadConfig(BACKENDS, { PROFILE: 'C' }), (error: Error) => error instanceof ConfigError && /- profile:/.test(error.message));
+    assert.throws(() => loadConfig(BACKENDS, { WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
+    assert.throws(() => loadConfig(BACKENDS, { KEY_PEPPER: 'short' }), (error: Error) => /keys\.pepper/.test(error.message));
+    assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
   });
 
   it('the IPv6 prefix of the source-IP limit is /64 unless set, and must be a prefix length', () => {
-    assert.equal(loadConfig({}).rateLimits.ipv6PrefixLength, 64);
+    assert.equal(loadConfig(BACKENDS, {}).rateLimits.ipv6PrefixLength, 64);
     for (const bad of [0, 129, 64.5, '64']) {
-      assert.throws(() => parseConfig({ rateLimits: { ipv6PrefixLength: bad } }), /- rateLimits\.ipv6PrefixLength:/);
+      assert.throws(() => parseConfig({ rateLimits: { ipv6PrefixLength: bad } }, BACKENDS), /- rateLimits\.ipv6PrefixLength:/);
     }
-    assert.equal(parseConfig({ rateLimits: { ipv6PrefixLength: 128 } }).rateLimits.ipv6PrefixLength, 128);
+    assert.equal(parseConfig({ rateLimits: { ipv6PrefixLength: 128 } }, BACKENDS).rateLimits.ipv6PrefixLength, 128);
   });
 });

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { startWhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import { startWhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const ORDER = { product_id: '1', billing_cycle: 'monthly' };

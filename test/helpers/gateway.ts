@@ -11,8 +11,9 @@ import { parseConfig, type ResolvedConfig } from '../../src/config.js';
 import { KeyService } from '../../src/keys/key-service.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { SCOPES, type Scope, type Stores } from '../../src/stores/types.js';
-import { startWhmcsSimulator, type WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
-import { simulatorUpstream } from '../../src/sandbox.js';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
+import { whmcsSimulatorConfig } from '../../simulators/whmcs/sandbox.js';
+import { BACKENDS } from '../../mappings/index.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789abcdef';
 
@@ -69,12 +70,12 @@ export async function buildTestGateway(options: TestGatewayOptions = {}): Promis
     upstream: {
       backend: 'whmcs',
       whmcs: {
-        ...simulatorUpstream(simulator),
+        ...whmcsSimulatorConfig(simulator),
         timeoutMs: 3000,
         ...options.whmcs,
       },
     },
-  }) as ResolvedConfig;
+  }, BACKENDS) as ResolvedConfig;
   const stores = options.stores ?? createMemoryStores();
   const audit = new MemoryAuditLog();
   const logs: string[] = [];

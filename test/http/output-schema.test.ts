@@ -15,6 +15,7 @@ import { KeyService } from '../../src/keys/key-service.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import type { Product } from '../../src/v1/schemas.js';
 import { bearer, fakeResolve, TEST_PEPPER } from '../helpers/gateway.js';
+import { BACKENDS } from '../../mappings/index.js';
 
 const UNDOCUMENTED = ['cost_price', 'admin_notes', 'server_ip', 'module'];
 
@@ -120,7 +121,7 @@ describe('the documented response schema strips undocumented fields', () => {
       logLevel: 'warn',
       keys: { pepper: TEST_PEPPER },
       upstream: { backend: 'whmcs', whmcs: { url: 'https://billing.example.test/', identifier: 'id', secret: 'secret', publicProductIds: ['1'] } },
-    }) as ResolvedConfig;
+    }, BACKENDS) as ResolvedConfig;
     const stores = createMemoryStores();
     const logStream = new Writable({ write: (_chunk, _encoding, done) => done() });
     app = await buildApp(config, { backend: stubBackend(answers), stores, audit: new MemoryAuditLog(), logStream, resolveHost: fakeResolve });

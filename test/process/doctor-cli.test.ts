@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startWhmcsSimulator, type WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
-import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../mappings/whmcs/simulator/fixtures.js';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
+import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../simulators/whmcs/fixtures.js';
 import { TEST_PEPPER } from '../helpers/gateway.js';
 
 interface Run {
@@ -21,7 +21,7 @@ interface Run {
 /** Asynchronous on purpose: the simulator answers from this very process. */
 function runDoctor(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/doctor.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/reseller-doctor.ts', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -64,7 +64,7 @@ describe('reseller-doctor process', () => {
   it('passes against the simulator: every check PASS, exit code 0', async () => {
     const run = await runDoctor(env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
-    assert.match(run.stdout, /checking the whmcs upstream \(profile A\)/);
+    assert.match(run.stdout, /checking the upstream, whmcs at http:\/\/127\.0\.0\.1:\d+ \(profile A\)/);
     assert.match(run.stdout, /WHMCS at http:\/\/127\.0\.0\.1:\d+ accepted the credentials/);
     for (const title of ['API credentials', 'API role allows every action', 'order-key custom field', 'show the order-key field', 'cancel-revoke action', 'time zone']) {
       assert.match(run.stdout, new RegExp(`^PASS  .*${title}`, 'm'), title);

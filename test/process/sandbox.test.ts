@@ -1,5 +1,5 @@
 /**
- * The process as an operator runs it: `src/server.ts` in sandbox mode prints working demo keys, the
+ * The process as an operator runs it: `bin/gateway.ts` in sandbox mode prints working demo keys, the
  * key CLI issues and revokes keys for the running gateway, SIGTERM shuts down cleanly, and a bad
  * config stops the process with a clear message.
  */
@@ -14,7 +14,7 @@ import { call } from '../helpers/http.js';
 const TSX = ['--import', 'tsx'];
 
 function runCli(env: NodeJS.ProcessEnv, ...args: string[]) {
-  return spawnSync(process.execPath, [...TSX, 'src/cli/keys.ts', ...args], { env, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(process.execPath, [...TSX, 'bin/reseller-keys.ts', ...args], { env, encoding: 'utf8', timeout: 30_000 });
 }
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -38,7 +38,7 @@ describe('sandbox process', () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-sandbox-'));
     env = { ...process.env, PORT: '0', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
     delete env.REDIS_URL;
-    server = spawn(process.execPath, [...TSX, 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    server = spawn(process.execPath, [...TSX, 'bin/gateway.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout?.on('data', (chunk) => (output += String(chunk)));
     server.stderr?.on('data', (chunk) => (output += String(chunk)));
     base = await waitFor(async () => /on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1], 30_000);
@@ -55,6 +55,7 @@ describe('sandbox process', () => {
     const all = demoKey('acme', 'sandbox-all');
     const readOnly = demoKey('acme', 'sandbox-read-only');
     assert.ok(all && readOnly && demoKey('beta', 'sandbox-all'), output);
+    assert.match(output, /upstream: whmcs at http:\/\/127\.0\.0\.1:\d+ \(local sandbox upstream\)/, 'says which backend it serves, and where');
     const me = await call(base, 'GET', '/v1/me', { key: all });
     assert.equal(me.status, 200, me.text);
     assert.equal(me.json().account.id, 'acme');
@@ -109,17 +110,17 @@ describe('bad configuration', () => {
     try {
       const file = join(dir, 'bad.json');
       writeFileSync(file, JSON.stringify({ port: 'eighty', profile: 'C', rateLimits: { keyPerMinute: -1 } }));
-      const result = spawnSync(process.execPath, [...TSX, 'src/server.ts'], { env: { ...process.env, CONFIG_FILE: file }, encoding: 'utf8', timeout: 30_000 });
+      const result = spawnSync(process.execPath, [...TSX, 'bin/gateway.ts'], { env: { ...process.env, CONFIG_FILE: file }, encoding: 'utf8', timeout: 30_000 });
       assert.equal(result.status, 78);
       for (const field of ['port', 'profile', 'rateLimits.keyPerMinute']) assert.match(result.stderr, new RegExp(`- ${field.replace('.', '\\.')}:`));
-      const noPepper = spawnSync(process.execPath, [...TSX, 'src/server.ts'], {
+      const noPepper = spawnSync(process.execPath, [...TSX, 'bin/gateway.ts'], {
         env: { ...process.env, CONFIG_FILE: join(dir, 'none.json') },
         encoding: 'utf8',
         timeout: 30_000,
       });
       assert.equal(noPepper.status, 78);
       assert.match(noPepper.stderr, /cannot read config file/);
-      const upstreamWithoutPepper = spawnSync(process.execPath, [...TSX, 'src/server.ts'], {
+      const upstreamWithoutPepper = spawnSync(process.execPath, [...TSX, 'bin/gateway.ts'], {
         env: { ...process.env, WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 'secret', KEY_PEPPER: '' },
         encoding: 'utf8',
         timeout: 30_000,

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { DoctorCheck } from '../../../src/backend/backend.js';
-import { simulatorUpstream } from '../../../src/sandbox.js';
+import { whmcsSimulatorConfig } from '../../../simulators/whmcs/sandbox.js';
 import { PROFILE_ACTIONS } from '../../../src/v1/schemas.js';
 import { createWhmcsBackend } from '../../../mappings/whmcs/backend.js';
 import { WhmcsConfigSchema } from '../../../mappings/whmcs/config.js';
-import { startWhmcsSimulator, type WhmcsSimulator, type WhmcsSimulatorOptions } from '../../../mappings/whmcs/simulator/server.js';
+import { startWhmcsSimulator, type WhmcsSimulator, type WhmcsSimulatorOptions } from '../../../simulators/whmcs/server.js';
 
 /** Every action a Profile A or B gateway calls, plus the custom cancel-revoke action. */
 const ALL_ACTIONS = [
@@ -59,7 +59,7 @@ describe('WHMCS doctor', () => {
     overrides: Record<string, unknown> = {},
     profile: 'A' | 'B' = 'A',
   ): Promise<Map<string, DoctorCheck>> {
-    const config = WhmcsConfigSchema.parse({ ...simulatorUpstream(sim), ...overrides });
+    const config = WhmcsConfigSchema.parse({ ...whmcsSimulatorConfig(sim), ...overrides });
     const backend = createWhmcsBackend(config);
     try {
       const checks = await backend.diagnose?.({ serviceActions: PROFILE_ACTIONS[profile] });
@@ -130,7 +130,7 @@ describe('WHMCS doctor', () => {
 
   it('cannot verify the field before any service of a public product exists: a warning, which stops nothing', async () => {
     const sim = await simulator();
-    const publicIds = new Set(simulatorUpstream(sim).publicProductIds.map(Number));
+    const publicIds = new Set(whmcsSimulatorConfig(sim).publicProductIds.map(Number));
     sim.state.services = sim.state.services.filter((service) => !publicIds.has(service.pid));
     const visible = (await diagnose(sim)).get('order-key-visible');
     assert.equal(visible?.status, 'warn');
@@ -213,7 +213,7 @@ describe('WHMCS doctor', () => {
 
   it('fails the time-zone check when upstream.whmcs.timeZone is left unset', async () => {
     const sim = await simulator();
-    const { timeZone: _unset, ...upstream } = simulatorUpstream(sim);
+    const { timeZone: _unset, ...upstream } = whmcsSimulatorConfig(sim);
     const config = WhmcsConfigSchema.parse(upstream);
     assert.equal(config.timeZone, 'UTC', 'the mapping still reads UTC');
     const backend = createWhmcsBackend(config);

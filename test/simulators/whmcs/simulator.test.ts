@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { request } from 'undici';
-import { IDEMPOTENCY_KEY_FIELD_NAME, SANDBOX_PUBLIC_PRODUCT_IDS } from '../../../mappings/whmcs/simulator/fixtures.js';
-import { startWhmcsSimulator, type WhmcsSimulator, type WhmcsSimulatorOptions } from '../../../mappings/whmcs/simulator/server.js';
+import { IDEMPOTENCY_KEY_FIELD_NAME, SANDBOX_PUBLIC_PRODUCT_IDS } from '../../../simulators/whmcs/fixtures.js';
+import { startWhmcsSimulator, type WhmcsSimulator, type WhmcsSimulatorOptions } from '../../../simulators/whmcs/server.js';
 
 // Parse boundary: answers are asserted field by field, so the parsed JSON stays untyped.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,5 +1,5 @@
 /**
- * `tsx mappings/whmcs/simulator/main.ts`: one simulator on PORT (default 8089) for manual play.
+ * `tsx simulators/whmcs/main.ts`: one simulator on PORT (default 8089) for manual play.
  * HOST, WHMCS_SIMULATOR_LATENCY_MS, WHMCS_SIMULATOR_IDENTIFIER, WHMCS_SIMULATOR_SECRET and
  * WHMCS_SIMULATOR_HIDE_CUSTOM_FIELDS=1 (service answers without custom fields) are honoured.
  * The secret is printed on purpose: it guards nothing but seed data.

@@ -1,0 +1,10 @@
+/**
+ * The backends this gateway can serve. Adding one: its mapping under mappings/<name>/, its simulator
+ * under simulators/<name>/, and one line here. Simulators load only when a sandbox starts.
+ */
+import type { BackendRegistry } from '../src/backend/registry.js';
+import { whmcsPlugin } from './whmcs/plugin.js';
+
+export const BACKENDS: BackendRegistry = [
+  { ...whmcsPlugin, sandbox: async (options) => (await import('../simulators/whmcs/sandbox.js')).startWhmcsSandbox(options) },
+];
