@@ -1,7 +1,8 @@
 /**
  * Turns an `Endpoint` into a Fastify route with this pipeline, in order:
  * key auth → scope → key/account limits (onRequest) → validation (preValidation) → idempotency
- * → handler → output shaped by the response schema. The request id is set before all of it,
+ * → handler → output shaped by the response schema → audit record (routes marked `audited`; their
+ * failures are audited by the error handler). The request id is set before all of it,
  * app-wide, and so is the source-IP limit, except for a key this process has cached: then it is
  * decided together with the key's limits, in one store call (see app.ts).
  */
