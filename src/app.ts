@@ -12,7 +12,8 @@ import { FileAuditLog, type AuditLog } from './audit.js';
 import type { Endpoint, Services } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { Idempotency } from './http/idempotency.js';
-import { bearerKey, enforceIpLimit, registerEndpoint } from './http/register.js';
+import { enforceIpLimit, registerEndpoint } from './http/register.js';
+import { bearerKey } from './keys/api-key.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
 import { RateLimiter } from './limits/rate-limiter.js';
@@ -115,7 +116,10 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const stores = overrides.stores ?? (await createStores(config));
   const backend = overrides.backend ?? createBackend(config, requireRegistry(overrides.backends), app.log);
   const audit = overrides.audit ?? new FileAuditLog(config.audit.file);
-  const keys = new KeyService(stores.keys, resolvePepper(config), { cacheTtlMs: config.keys.cacheTtlMs });
+  const keys = new KeyService(stores.keys, resolvePepper(config), {
+    cacheTtlMs: config.keys.cacheTtlMs,
+    staleIfErrorMs: config.keys.staleIfErrorMs,
+  });
   const doctor = new DoctorMonitor(
     backend,
     { serviceActions: PROFILE_ACTIONS[config.profile] },
@@ -126,7 +130,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const services: Services = { config, backend, stores, keys, audit, doctor, resolveHost: overrides.resolveHost ?? dnsResolver() };
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log });
   const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs);
-  const problems = installProblemHandling(app, config.problemTypeBase);
+  const problems = installProblemHandling(app, config.problemTypeBase, audit);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       servedRoutes.push(`${method} ${route.url}`);

@@ -1,17 +1,22 @@
 /**
  * The credentials audit log (contract §6): one JSON line per credentials read, whatever its outcome,
  * written and flushed to disk before the response leaves. Kept apart from the application log.
+ * The pipeline writes the records (src/http/audited.ts), for every route marked `audited`.
  */
 import { mkdirSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { Reason } from './errors.js';
 
 export interface AuditRecord {
   time: string;
   event: 'credentials.read';
   request_id: string;
-  key_id: string;
-  account_id: string;
+  /** The key's id: the authenticated key's, else parsed from the key sent; null when none could be. */
+  key_id: string | null;
+  /** Null when the request was not authenticated. */
+  account_id: string | null;
+  /** As sent in the path (it may be invalid: a 400 is audited too). */
   service_id: string;
   source_ip: string;
   /** Truncated, control characters removed: it is the client's text. */
@@ -20,6 +25,8 @@ export interface AuditRecord {
   fields: string[];
   outcome: 'returned' | 'denied' | 'not_found' | 'failed';
   status: number;
+  /** The problem's reason; null when the credentials were returned. */
+  reason: Reason | null;
 }
 
 export interface AuditLog {

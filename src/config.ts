@@ -76,6 +76,11 @@ export const ConfigSchema = z.strictObject({
       /** Memory mode: where keys persist, so the CLI and a running gateway share them. */
       file: z.string().default('data/keys.json'),
       cacheTtlMs: PositiveInt.default(5_000),
+      /**
+       * While the key store is unreachable, a key this instance read from it within this time keeps
+       * authenticating (reads go on through a Redis outage); older or never-seen keys answer 503.
+       */
+      staleIfErrorMs: z.number().int().min(0).default(600_000),
     })
     .prefault({}),
   rateLimits: RateLimitConfigSchema.prefault({}),

@@ -45,9 +45,6 @@ export interface HandlerContext<P, Q, B> {
   query: Q;
   body: B;
   requestId: string;
-  /** The source IP, after trusted-proxy resolution. */
-  ip: string;
-  userAgent: string;
   /** Present on every endpoint whose scope is not `public`. */
   caller: Caller;
   idempotencyKey: string | undefined;
@@ -81,6 +78,11 @@ export interface Endpoint<
   body?: B;
   /** Requires `Idempotency-Key` and runs under the idempotency rules (contract §5). */
   idempotent?: boolean;
+  /**
+   * Every request routed here writes one audit record, whatever its outcome, before the answer
+   * leaves; an answer whose record cannot be written is replaced by a 503 (src/http/audited.ts).
+   */
+  audited?: boolean;
   responses: Record<number, ResponseSpec>;
   /** Error reasons this endpoint can answer with, beyond those every endpoint of its kind has. */
   errors: Reason[];

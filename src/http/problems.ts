@@ -7,6 +7,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { BackendError, type BackendErrorKind } from '../backend/backend.js';
 import { ApiError, problemDocument, type Reason } from '../errors.js';
 import { StoreUnavailableError } from '../stores/types.js';
+import type { AuditLog } from '../audit.js';
+import { auditFailure, isAudited } from './audited.js';
 
 const BACKEND_REASONS: Record<BackendErrorKind, Reason> = {
   not_found: 'not_found',
@@ -106,13 +108,21 @@ interface RouteShape {
   methods: Set<string>;
 }
 
-/** Error handler, not-found handler and 405 detection for the whole app. */
-export function installProblemHandling(app: FastifyInstance, typeBase: string): { addRoute(method: string, url: string): void } {
+/**
+ * Error handler, not-found handler and 405 detection for the whole app. On an audited route the
+ * failure is audited before its problem is sent (unrouted requests belong to no endpoint).
+ */
+export function installProblemHandling(
+  app: FastifyInstance,
+  typeBase: string,
+  audit: AuditLog,
+): { addRoute(method: string, url: string): void } {
   const routes = new Map<string, RouteShape>();
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error);
     logFailure(request, error, apiError);
+    if (isAudited(request)) await auditFailure(request, audit, apiError);
     return sendProblem(reply, apiError, typeBase);
   });
 

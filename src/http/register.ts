@@ -1,18 +1,21 @@
 /**
  * Turns an `Endpoint` into a Fastify route with this pipeline, in order:
  * key auth → scope → key/account limits (onRequest) → validation (preValidation) → idempotency
- * → handler → output shaped by the response schema. The request id is set before all of it,
+ * → handler → output shaped by the response schema → audit record (routes marked `audited`; their
+ * failures are audited by the error handler). The request id is set before all of it,
  * app-wide, and so is the source-IP limit, except for a key this process has cached: then it is
  * decided together with the key's limits, in one store call (see app.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, problemDocument } from '../errors.js';
+import { bearerKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
 import type { Caller, Endpoint, EndpointScope, HandlerResult, Services } from './endpoint.js';
 import { Idempotency, readIdempotencyKey } from './idempotency.js';
 import { parseInput } from './validation.js';
+import { auditAnswer } from './audited.js';
 import { toApiError } from './problems.js';
 
 declare module 'fastify' {
@@ -24,6 +27,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     scope?: EndpointScope;
+    /** Every request routed here is audited (see audited.ts). */
+    audited?: boolean;
   }
 }
 
@@ -32,13 +37,6 @@ export interface RegisterContext {
   rateLimiter: RateLimiter;
   idempotency: Idempotency;
   typeBase: string;
-}
-
-const BEARER = /^Bearer ([^\s]+)$/;
-
-/** The key in an Authorization header, or undefined. */
-export function bearerKey(header: string | undefined): string | undefined {
-  return header === undefined ? undefined : BEARER.exec(header)?.[1];
 }
 
 function unauthenticated(detail: string, keySent: boolean): ApiError {
@@ -134,13 +132,14 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
     let caller: Caller;
     try {
       caller = await authenticate(request, reply, ctx);
+      // Known from here on, even if the scope refuses it (the audit names the key and account).
+      request.caller = caller;
       authorize(endpoint, caller);
     } catch (error) {
       // The source-IP limit was left for later (see app.ts); a refused request still counts.
       if (request.ipLimitDeferred) await enforceIpLimit(ctx.rateLimiter, request.ip);
       throw error;
     }
-    request.caller = caller;
     const decision = request.ipLimitDeferred
       ? await ctx.rateLimiter.hitIpAndKey(request.ip, caller.key)
       : await ctx.rateLimiter.hitKey(caller.key);
@@ -166,8 +165,6 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
         query: input.query,
         body: input.body,
         requestId: request.id,
-        ip: request.ip,
-        userAgent: request.headers['user-agent'] ?? '',
         caller: request.caller as Caller,
         idempotencyKey: input.idempotencyKey,
         reconcile,
@@ -202,6 +199,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
     } else {
       response = await execute(false);
     }
+    if (endpoint.audited) await auditAnswer(request, ctx.services.audit, response);
     const isPdf = response.headers['content-type'] === PDF_TYPE;
     return reply
       .code(response.status)
@@ -209,5 +207,5 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
       .send(isPdf ? Buffer.from(response.body, 'base64') : response.body);
   };
 
-  app.route({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope }, onRequest, preValidation, handler });
+  app.route({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope, audited: endpoint.audited === true }, onRequest, preValidation, handler });
 }

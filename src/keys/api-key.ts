@@ -18,6 +18,13 @@ export function parseApiKey(raw: string): ParsedKey | null {
   return { keyId: match[1] as string, secret: match[2] as string };
 }
 
+const BEARER = /^Bearer ([^\s]+)$/;
+
+/** The key in an Authorization header, or undefined. */
+export function bearerKey(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+}
+
 export function generateApiKey(): { keyId: string; secret: string; key: string } {
   const keyId = randomBytes(8).toString('hex');
   const secret = randomBytes(32).toString('base64url');

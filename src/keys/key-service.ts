@@ -1,9 +1,12 @@
 /**
  * Issuing, rotating, revoking and checking API keys. Used by the gateway (authenticate) and the
  * operator CLI (the rest). Lookups are cached in process for a short time; revocation and rotation
- * publish an invalidation so every instance drops its copy at once.
+ * publish an invalidation so every instance drops its copy at once. While the store is unreachable,
+ * a copy the store confirmed within `staleIfErrorMs` keeps serving (stale if error), so reads go on
+ * through a Redis outage; a key never seen (or invalidated) meets the store error instead.
  */
 import { LRUCache } from 'lru-cache';
+import { StoreUnavailableError } from '../stores/types.js';
 import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore, Scope } from '../stores/types.js';
 import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
 
@@ -22,53 +25,86 @@ export interface IssueKeyInput {
   rateLimits?: KeyRateLimitOverrides | null;
 }
 
-interface CachedLookup {
-  key: ApiKeyRecord | null;
-  account: AccountRecord | null;
+interface CachedLookup extends AuthenticatedKey {
+  /** When the store last answered with this record (`now()`). */
+  readAt: number;
+}
+
+export interface KeyServiceOptions {
+  /** How long a looked-up record is used without asking the store again. */
+  cacheTtlMs?: number;
+  /** How long after the store's last answer a record may stand in while the store is down (0: never). */
+  staleIfErrorMs?: number;
+  now?: () => number;
 }
 
 export class KeyService {
   private readonly cache: LRUCache<string, CachedLookup>;
+  private readonly freshMs: number;
+  private readonly staleIfErrorMs: number;
+  private readonly now: () => number;
+  /** Counts invalidations: a lookup that overlapped one may have read the old record, so it is not cached. */
+  private invalidations = 0;
 
   constructor(
     private readonly store: KeyStore,
     private readonly pepper: string,
-    options: { cacheTtlMs?: number; now?: () => number } = {},
+    options: KeyServiceOptions = {},
   ) {
     this.now = options.now ?? Date.now;
-    this.cache = new LRUCache<string, CachedLookup>({ max: 10_000, ttl: options.cacheTtlMs ?? 5_000 });
-    store.onInvalidation((keyId) => this.cache.delete(keyId));
+    this.freshMs = options.cacheTtlMs ?? 5_000;
+    this.staleIfErrorMs = options.staleIfErrorMs ?? 0;
+    // Entries outlive their freshness only to stand in for the store while it is down.
+    this.cache = new LRUCache<string, CachedLookup>({ max: 10_000, ttl: Math.max(this.freshMs, this.staleIfErrorMs) });
+    store.onInvalidation((keyId) => {
+      this.invalidations += 1;
+      this.cache.delete(keyId);
+    });
   }
-
-  private readonly now: () => number;
 
   async authenticate(raw: string): Promise<AuthenticatedKey | AuthFailure> {
     const parsed = parseApiKey(raw);
     if (!parsed) return 'malformed';
-    const { key, account } = await this.lookup(parsed.keyId);
+    const found = await this.lookup(parsed.keyId);
     // The hash is checked before the key's state so that a guessed id reveals nothing about it.
-    if (!key || !account || !secretMatches(parsed.secret, key.secretHash, this.pepper)) return 'unknown';
+    if (!found || !secretMatches(parsed.secret, found.key.secretHash, this.pepper)) return 'unknown';
+    const { key, account } = found;
     if (key.revokedAt !== null && Date.parse(key.revokedAt) <= this.now()) return 'revoked';
     if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.now()) return 'expired';
     return { key, account };
   }
 
-  /** True when the key's record is in this process's cache: checking it costs no store call. */
+  /** True when this process holds the key's record (fresh or kept to stand in for the store). */
   isCached(raw: string): boolean {
     const parsed = parseApiKey(raw);
     return parsed !== null && this.cache.has(parsed.keyId);
   }
 
-  private async lookup(keyId: string): Promise<CachedLookup> {
+  private async lookup(keyId: string): Promise<AuthenticatedKey | null> {
     const cached = this.cache.get(keyId);
-    if (cached) return cached;
-    const key = await this.store.getKey(keyId);
-    const account = key ? await this.store.getAccount(key.accountId) : null;
-    const entry = { key, account };
+    const startedAt = this.now();
+    if (cached && startedAt - cached.readAt < this.freshMs) return cached;
+    const invalidationsBefore = this.invalidations;
+    let found: AuthenticatedKey | null;
+    try {
+      found = await this.read(keyId);
+    } catch (error) {
+      // Store down: the copy it confirmed last stands in, unless too old. An invalidation (revocation)
+      // received meanwhile has deleted it, so a revoked key is never served from here.
+      if (error instanceof StoreUnavailableError && cached && startedAt - cached.readAt <= this.staleIfErrorMs) return cached;
+      throw error;
+    }
     // Misses are not cached: a key issued a moment ago must work at once. Unknown-key floods are
     // bounded by the source-IP limit, which runs first.
-    if (key && account) this.cache.set(keyId, entry);
-    return entry;
+    if (!found) this.cache.delete(keyId);
+    else if (this.invalidations === invalidationsBefore) this.cache.set(keyId, { ...found, readAt: startedAt });
+    return found;
+  }
+
+  private async read(keyId: string): Promise<AuthenticatedKey | null> {
+    const key = await this.store.getKey(keyId);
+    const account = key ? await this.store.getAccount(key.accountId) : null;
+    return key && account ? { key, account } : null;
   }
 
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {

@@ -2,11 +2,37 @@ import { z } from 'zod';
 import { defineEndpoint, type Services } from '../../http/endpoint.js';
 import { ApiError } from '../../errors.js';
 
-/** Checks are cached briefly: a health probe must not become load on the billing panel. */
-const CHECK_TTL_MS = 5_000;
+/**
+ * A check's result stands this long from when it started, so a probe never reports a recovery later
+ * than this; it also keeps probes from becoming load on the billing panel (one check per second).
+ */
+const CHECK_TTL_MS = 1_000;
+/** Each dependency gets this long to answer, whatever its own timeouts; silence counts as down. */
+const PING_TIMEOUT_MS = 1_000;
 type HealthState = 'ok' | 'store' | 'upstream';
 /** The last check per app (keyed by its services), so that apps in one process never share it. */
-const lastChecks = new WeakMap<Services, { at: number; result: Promise<HealthState> }>();
+const lastChecks = new WeakMap<Services, { startedAt: number; result: Promise<HealthState> }>();
+
+/** The ping's answer, or false once PING_TIMEOUT_MS has passed (the ping itself runs on and is ignored). */
+function bounded(ping: () => Promise<boolean>): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+  });
+  return Promise.race([ping().catch(() => false), timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The current check: the last one while it is younger than CHECK_TTL_MS (finished or not), else a new one. */
+function currentCheck(services: Services): Promise<HealthState> {
+  const now = Date.now();
+  const last = lastChecks.get(services);
+  if (last && now - last.startedAt < CHECK_TTL_MS) return last.result;
+  const result = Promise.all([bounded(() => services.stores.ping()), bounded(() => services.backend.ping())]).then(
+    ([store, upstream]): HealthState => (!store ? 'store' : !upstream ? 'upstream' : 'ok'),
+  );
+  lastChecks.set(services, { startedAt: now, result });
+  return result;
+}
 
 export default defineEndpoint({
   method: 'GET',
@@ -19,16 +45,7 @@ export default defineEndpoint({
   responses: { 200: { description: 'The gateway can serve.', schema: z.object({ status: z.literal('ok') }).meta({ id: 'Health' }) } },
   errors: ['store_unavailable', 'upstream_unavailable'],
   async handler({ services }) {
-    const now = Date.now();
-    let check = lastChecks.get(services);
-    if (!check || now - check.at > CHECK_TTL_MS) {
-      const result = Promise.all([services.stores.ping(), services.backend.ping()]).then(
-        ([store, upstream]): HealthState => (!store ? 'store' : !upstream ? 'upstream' : 'ok'),
-      );
-      check = { at: now, result };
-      lastChecks.set(services, check);
-    }
-    const state = await check.result;
+    const state = await currentCheck(services);
     if (state === 'store') throw new ApiError('store_unavailable', 'A store the gateway needs is down.', { headers: { 'retry-after': '5' } });
     if (state === 'upstream') throw new ApiError('upstream_unavailable', 'The billing backend is unreachable.', { headers: { 'retry-after': '5' } });
     return { status: 200, body: { status: 'ok' } };
