@@ -17,7 +17,7 @@ import { simulatorUpstream } from '../../src/sandbox.js';
 
 export const CHAOS_PEPPER = 'chaos-pepper-0123456789abcdef0123456789abcdef';
 
-const BOOT_TIMEOUT_MS = 30_000;
+const BOOT_TIMEOUT_MS = 60_000;
 const OUTPUT_TAIL_CHARS = 8_000;
 /** Write actions with long default deadlines that the test never calls: shortened so that they do not stretch the claim's lease. */
 const UNUSED_WRITE_ACTIONS = ['ModuleCustom', 'ModuleSuspend', 'ModuleUnsuspend', 'ModuleTerminate', 'AcceptOrder'];

@@ -119,12 +119,15 @@ export function isDefinitive(answer: Answer, hidesCustomFields: boolean): boolea
 }
 
 export interface RetryBounds {
+  /** May be moved while retries run (after a restart). */
   deadline: number;
   maxAttempts: number;
   /** Wait when the answer names none (Retry-After absent). */
   defaultWaitMs: number;
   /** Wait after no answer at all (the gateway is down): a client backs off. */
   unreachableWaitMs: number;
+  /** The longest wait, whatever Retry-After says: a slow answer must not outlast the test. */
+  maxWaitMs: number;
 }
 
 /**
@@ -145,7 +148,7 @@ export async function retryUntilDefinitive(
     answer = await client.place(base, slot);
     if (isDefinitive(answer, hidesCustomFields) || ledger.ordersOf(slot.id).length > 1) return answer;
     const asked = answer.status === 0 ? bounds.unreachableWaitMs : (answer.retryAfterMs ?? bounds.defaultWaitMs);
-    const wait = Math.min(asked, bounds.deadline - Date.now());
+    const wait = Math.min(asked, bounds.maxWaitMs, bounds.deadline - Date.now());
     if (wait <= 0) return answer;
     await sleep(Math.max(wait, 50));
   }
