@@ -67,6 +67,12 @@ export class OrderClient {
   private readonly agent = new Agent({ headersTimeout: 20_000, bodyTimeout: 20_000, connectTimeout: 2_000 });
   /** Every answer per slot id, in order. */
   readonly answers = new Map<string, Answer[]>();
+  private closed = false;
+
+  /** After close, retries stop: nothing outlives the test. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
 
   async place(base: string, slot: OrderSlot): Promise<Answer> {
     const answer = await request(`${base}/v1/orders`, {
@@ -82,7 +88,8 @@ export class OrderClient {
   }
 
   close(): Promise<void> {
-    return this.agent.close();
+    this.closed = true;
+    return this.agent.destroy();
   }
 }
 
@@ -144,7 +151,7 @@ export async function retryUntilDefinitive(
   bounds: RetryBounds,
 ): Promise<Answer> {
   let answer: Answer = { status: 0 };
-  for (let attempt = 0; attempt < bounds.maxAttempts; attempt += 1) {
+  for (let attempt = 0; attempt < bounds.maxAttempts && !client.isClosed; attempt += 1) {
     answer = await client.place(base, slot);
     if (isDefinitive(answer, hidesCustomFields) || ledger.ordersOf(slot.id).length > 1) return answer;
     const asked = answer.status === 0 ? bounds.unreachableWaitMs : (answer.retryAfterMs ?? bounds.defaultWaitMs);
