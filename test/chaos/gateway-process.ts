@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import type { WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
-import { IdempotencyConfigSchema } from '../../src/config.js';
+import { ConfigSchema, IdempotencyConfigSchema } from '../../src/config.js';
 import { simulatorUpstream } from '../../src/sandbox.js';
 
 export const CHAOS_PEPPER = 'chaos-pepper-0123456789abcdef0123456789abcdef';
@@ -28,6 +28,11 @@ const UNUSED_WRITE_TIMEOUT_MS = 500;
  * setting only gateways that have it accept: the config is strict, so it is passed only then.
  */
 export const SETTLE_SUPPORTED = 'settleMs' in IdempotencyConfigSchema.shape;
+/**
+ * The in-process doctor refuses all orders (503 backend_misconfigured) once it sees the hidden
+ * field, at a moment of its own choosing: off, so that what is tested is the reconciliation rule.
+ */
+const DOCTOR_CONFIGURABLE = 'doctor' in ConfigSchema.shape;
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -72,6 +77,7 @@ function chaosConfig(port: number, directory: string, options: ChaosGatewayOptio
     rateLimits: { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 },
     idempotency: { leaseMarginMs: 100, ...(SETTLE_SUPPORTED ? { settleMs: options.settleMs } : {}) },
     audit: { file: join(directory, 'audit.log') },
+    ...(DOCTOR_CONFIGURABLE ? { doctor: { enabled: false } } : {}),
     upstream: {
       backend: 'whmcs',
       whmcs: {
