@@ -1,5 +1,5 @@
 /**
- * The gateway as production runs it, for the chaos tests: `src/server.ts` in a child process, a
+ * The gateway as production runs it, for the chaos tests: `bin/gateway.ts` in a child process, a
  * config file in a temp directory, the harness's own Redis, a WHMCS simulator as the upstream. It
  * can be killed with SIGKILL (no shutdown code runs) and started again on the same port and Redis.
  * Every child still running when the test process exits is killed.
@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import type { WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import type { WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { ConfigSchema, IdempotencyConfigSchema } from '../../src/config.js';
-import { simulatorUpstream } from '../../src/sandbox.js';
+import { whmcsSimulatorConfig } from '../../simulators/whmcs/sandbox.js';
 
 export const CHAOS_PEPPER = 'chaos-pepper-0123456789abcdef0123456789abcdef';
 
@@ -81,7 +81,7 @@ function chaosConfig(port: number, directory: string, options: ChaosGatewayOptio
     upstream: {
       backend: 'whmcs',
       whmcs: {
-        ...simulatorUpstream(options.simulator),
+        ...whmcsSimulatorConfig(options.simulator),
         timeoutMs: options.readTimeoutMs,
         actionTimeoutsMs: { ...shortWrites, GetCurrencies: options.readTimeoutMs, AddOrder: options.addOrderTimeoutMs },
         connections: options.connections,
@@ -119,7 +119,7 @@ export async function createChaosGateway(options: ChaosGatewayOptions): Promise<
       output = '';
       // Only what the process needs: variables such as REDIS_URL or WHMCS_URL would override the file.
       const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NODE_ENV: 'production', CONFIG_FILE: configFile };
-      const started = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const started = spawn(process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       child = started;
       running.add(started);
       started.once('exit', () => running.delete(started));

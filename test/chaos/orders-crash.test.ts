@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { setMaxListeners } from 'node:events';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startWhmcsSimulator, type WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { startRedisServer } from '../helpers/redis.js';
 import { SETTLE_SUPPORTED, createChaosGateway, type ChaosGateway } from './gateway-process.js';
 import { Ledger, OrderClient, issueAccountKeys, orderSlots, retryUntilDefinitive, type Answer, type OrderSlot } from './orders.js';

@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { decodeSerializedArray } from '../../mappings/whmcs/simulator/php-serialize.js';
-import type { WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import { decodeSerializedArray } from '../../simulators/whmcs/php-serialize.js';
+import type { WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { KeyService } from '../../src/keys/key-service.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { CHAOS_PEPPER } from './gateway-process.js';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { AuditRecord } from '../../src/audit.js';
-import { startWhmcsSimulator, type WhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import type { AccountRecord, ApiKeyRecord } from '../../src/stores/types.js';
 import { bearer, buildTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.js';
