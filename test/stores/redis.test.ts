@@ -76,6 +76,7 @@ describe('redis: specifics', () => {
         fingerprint: 'f',
         endpoint: 'POST /v1/orders',
         leaseMs: 5_000,
+        settleMs: 5_000,
         retentionMs: 60_000,
         staleAfterMs: null,
       });

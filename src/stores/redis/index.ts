@@ -30,6 +30,8 @@ interface CommonRedisStoresOptions {
   commandTimeoutMs?: number;
   /** How long creation waits for Redis before it gives up; default 5 000 ms. */
   connectTimeoutMs?: number;
+  /** Idempotency claims and write-ahead marks wait for this many replicas (WAIT); absent: no wait. */
+  replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
 }
 
 export type RedisStoresOptions = CommonRedisStoresOptions &
@@ -69,7 +71,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
     const stores: Stores = {
       kind: 'redis',
       rateLimits: new RedisRateLimitStore(redis),
-      idempotency: new RedisIdempotencyStore(redis),
+      idempotency: new RedisIdempotencyStore(redis, options.replicaAcks ?? null),
       keys,
       webhooks: new RedisWebhookStore(redis),
       ping: () =>
