@@ -6,6 +6,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError, parseConfig } from '../../src/config.js';
+import { Idempotency } from '../../src/http/idempotency.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -187,5 +189,20 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(retry.statusCode, 200, retry.body);
     assert.equal(retry.json().service.status, 'suspended');
     assert.equal(sent('modulesuspend'), 1);
+  });
+});
+
+describe('settle time configuration', () => {
+  const idempotency = (settings: Record<string, unknown>) =>
+    new Idempotency(createMemoryStores().idempotency, parseConfig({ idempotency: settings }), 30_000);
+
+  it('defaults to the write timeout plus the lease margin', () => {
+    assert.equal(idempotency({}).settleMs, 35_000);
+    assert.equal(idempotency({ leaseMarginMs: 1_000 }).settleMs, 31_000);
+  });
+
+  it('refuses a settle time shorter than the write timeout at boot', () => {
+    assert.throws(() => idempotency({ settleMs: 29_999 }), ConfigError);
+    assert.equal(idempotency({ settleMs: 120_000 }).settleMs, 120_000);
   });
 });
