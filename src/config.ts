@@ -43,10 +43,11 @@ export const IdempotencyConfigSchema = z.strictObject({
   settleMs: PositiveInt.optional(),
   /**
    * Redis with replicas: claims and write-ahead marks wait (WAIT) for this many replicas, at most
-   * replicaWaitMs; fewer answers 503 store_unavailable and sends nothing. 0: no wait.
+   * replicaWaitMs (below the 500 ms Redis command timeout); fewer answers 503 store_unavailable
+   * and sends nothing. 0: no wait.
    */
   replicaAcks: z.number().int().min(0).default(0),
-  replicaWaitMs: PositiveInt.default(100),
+  replicaWaitMs: PositiveInt.max(400).default(100),
 });
 
 export const UpstreamConfigSchema = z.strictObject({

@@ -147,7 +147,7 @@ describe('redis: specifics', () => {
   });
 
   it('with replicaAcks, a claim or write-ahead mark counts only once a replica has it (WAIT)', async () => {
-    const replicaAcks = { replicas: 1, timeoutMs: 100 };
+    const replicaAcks = { replicas: 1, timeoutMs: 200 };
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('wait')}:`, replicaAcks });
     const request = (key: string) => ({
       accountId: 'acct_1', key, fingerprint: 'f', endpoint: 'POST /v1/orders', leaseMs: 5_000, settleMs: 5_000, retentionMs: 60_000, staleAfterMs: null,
@@ -156,10 +156,11 @@ describe('redis: specifics', () => {
     const replicaClient = new Redis(replica.url);
     const primary = new Redis(server.url);
     try {
-      await assert.rejects(stores.idempotency.begin(request(unique('alone'))), StoreUnavailableError, 'no replica acknowledged the claim');
+      await assert.rejects(stores.idempotency.begin(request(unique('alone'))), /reached 0 of 1 replicas within 200 ms/, 'no replica acknowledged the claim');
 
+      await primary.config('SET', 'repl-diskless-sync-delay', '0');
       await replicaClient.replicaof('127.0.0.1', String(server.port));
-      const deadline = Date.now() + 5_000;
+      const deadline = Date.now() + 10_000;
       while (!/slave0:.*state=online/.test(await primary.info('replication')) && Date.now() < deadline) await realClock.advance(20);
       const scope = request(unique('replicated'));
       const claim = await stores.idempotency.begin(scope);

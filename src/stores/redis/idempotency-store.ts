@@ -25,7 +25,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   ) {}
 
   async begin(request: BeginRequest): Promise<BeginResult> {
-    const result = parseBeginReply(
+    return parseBeginReply(
       await this.evalDurable(
         this.scripts.begin,
         [this.recordKey(request)],
@@ -41,7 +41,6 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         ],
       ),
     );
-    return result;
   }
 
   async markSent(scope: IdempotencyScope, token: string, leaseMs: number): Promise<boolean> {
