@@ -19,7 +19,8 @@ describe('upstream failures', () => {
   let key: string;
   before(async () => {
     gw = await buildTestGateway({
-      whmcs: { timeoutMs: 400, actionTimeoutsMs: { AddOrder: 400, ModuleCustom: 400 } },
+      // Reads get time to spare on a loaded machine; the writes under test time out quickly.
+      whmcs: { timeoutMs: 2_000, actionTimeoutsMs: { AddOrder: 400, ModuleCustom: 400, GetInvoices: 400 } },
       config: { idempotency: { leaseMarginMs: 100 } },
     });
     base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
