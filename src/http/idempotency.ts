@@ -181,14 +181,16 @@ export class Idempotency {
     try {
       response = await run.execute(attempt);
     } catch (error) {
+      // The sent write's own answer: a refusal, not an unknown outcome.
+      const writeAnswered = sent && error instanceof BackendError && !error.outcomeUnknown;
       const writeSent = sent || claim.sentAt !== null;
       // A refusal is definitive when nothing was sent before it, or when the sent write itself answered it.
-      if (isDefinitiveBackendAnswer(error) && (sent || claim.sentAt === null)) {
+      if (isDefinitiveBackendAnswer(error) && (writeAnswered || claim.sentAt === null)) {
         const rendered = run.render(toApiError(error));
         await record(() => this.store.complete(scope, claim.token, rendered));
         throw error;
       }
-      if (writeSent && error instanceof BackendError && toApiError(error).status < 500) {
+      if (writeSent && !writeAnswered && error instanceof BackendError && toApiError(error).status < 500) {
         // A definitive-looking answer after a write was sent: the write may stand, so the
         // outcome stays unknown rather than pushing the client to a new key.
         await record(() => this.store.markUnknown(scope, claim.token));

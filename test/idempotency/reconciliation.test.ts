@@ -185,6 +185,12 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     gw.simulator.inject({ action: 'ModuleSuspend', kind: 'stall_after_effect', ms: 1_000, times: 1 });
     assert.ok((await post('/v1/services/1/actions', 'suspend-1', { action: 'suspend' })).statusCode >= 500);
     settle();
+    gw.simulator.inject({ action: 'GetClientsProducts', kind: 'html', times: 3 });
+    const unreadable = await post('/v1/services/1/actions', 'suspend-1', { action: 'suspend' });
+    assert.equal(unreadable.statusCode, 503, 'a state that cannot be read proves nothing');
+    assert.equal(unreadable.json().reason, 'outcome_unknown');
+    gw.simulator.clearFaults();
+    settle();
     const retry = await post('/v1/services/1/actions', 'suspend-1', { action: 'suspend' });
     assert.equal(retry.statusCode, 200, retry.body);
     assert.equal(retry.json().service.status, 'suspended');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Customer } from '../../../backend/backend.js';
+import { BackendError, type Customer } from '../../../backend/backend.js';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint, type Services } from '../../../http/endpoint.js';
 import { type IdempotentAttempt, requireAttempt } from '../../../http/idempotency.js';
@@ -43,7 +43,13 @@ function actionVisible(action: ServiceAction, service: Service): boolean | null 
  * happen, run it; where the state cannot tell (power actions), refuse rather than run it twice.
  */
 async function reconcile(services: Services, customer: Customer, id: string, action: ServiceAction, requestId: string, attempt: IdempotentAttempt) {
-  const service = await services.backend.getService(customer, id, { requestId });
+  let service: Service;
+  try {
+    service = await services.backend.getService(customer, id, { requestId });
+  } catch (error) {
+    if (!(error instanceof BackendError)) throw error;
+    throw attempt.outcomeUnknown(`service ${id}: reading its state failed: ${error.operatorMessage ?? error.detail}`);
+  }
   const visible = actionVisible(action, service);
   if (visible === true) {
     const scheduled = action === 'cancel';
