@@ -36,7 +36,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     gw = await buildTestGateway({
       profile,
       stores: createMemoryStores({ now: time.now }),
-      whmcs: { timeoutMs: 5_000, actionTimeoutsMs: { AddOrder: 400, ModuleCustom: 400, ModuleSuspend: 400 } },
+      whmcs: { timeoutMs: 5_000, actionTimeoutsMs: { AddOrder: 400, ModuleCustom: 400, ModuleSuspend: 400, AddCancelRequest: 400 } },
       config: { idempotency: { leaseMarginMs: 100 } },
     });
   };
@@ -177,6 +177,16 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(retry.statusCode, 503, retry.body);
     assert.equal(retry.json().reason, 'outcome_unknown');
     assert.equal(sent('modulecustom'), 1);
+  });
+
+  it('a cancellation whose outcome is unknown is not judged from the cached cancellation list', async () => {
+    gw.simulator.inject({ action: 'AddCancelRequest', kind: 'stall_after_effect', ms: 1_000, times: 1 });
+    assert.ok((await post('/v1/services/1/actions', 'cancel-1', { action: 'cancel' })).statusCode >= 500);
+    settle();
+    const retry = await post('/v1/services/1/actions', 'cancel-1', { action: 'cancel' });
+    assert.equal(retry.statusCode, 503, retry.body);
+    assert.equal(retry.json().reason, 'outcome_unknown');
+    assert.equal(sent('addcancelrequest'), 1);
   });
 
   it('a state action whose outcome is unknown is reconciled from a fresh read of the service', async () => {

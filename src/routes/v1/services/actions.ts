@@ -19,7 +19,7 @@ function resultStatus(result: ActionResult): number {
   return result.outcome === 'scheduled' ? 202 : 200;
 }
 
-/** Whether the service as it stands shows the action's effect; null when its state cannot tell. */
+/** Whether a fresh read of the service shows the action's effect; null when its state cannot tell. */
 function actionVisible(action: ServiceAction, service: Service): boolean | null {
   switch (action) {
     case 'suspend':
@@ -28,10 +28,8 @@ function actionVisible(action: ServiceAction, service: Service): boolean | null 
       return service.status === 'active';
     case 'terminate':
       return service.status === 'terminated';
-    case 'cancel':
-      return service.cancellation_requested;
-    case 'cancel_revoke':
-      return !service.cancellation_requested;
+    // Pending cancellations come from a cached list (or none at all when the backend does not
+    // track them): not proof either way.
     default:
       return null;
   }
@@ -52,8 +50,7 @@ async function reconcile(services: Services, customer: Customer, id: string, act
   }
   const visible = actionVisible(action, service);
   if (visible === true) {
-    const scheduled = action === 'cancel';
-    return { action, outcome: scheduled ? 'scheduled' : 'completed', effective_on: scheduled ? service.cancellation_effective_on : null, service } as ActionResult;
+    return { action, outcome: 'completed', effective_on: null, service } as ActionResult;
   }
   if (visible === null) throw attempt.outcomeUnknown(`service ${id}: the effect of "${action}" is not visible in the service's state`);
   return null;
