@@ -147,8 +147,9 @@ describe('redis: specifics', () => {
   });
 
   it('with replicaAcks, a claim or write-ahead mark counts only once a replica has it (WAIT)', async () => {
-    const replicaAcks = { replicas: 1, timeoutMs: 200 };
-    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('wait')}:`, replicaAcks });
+    // Generous on a loaded machine: the wait is bounded by the command timeout, raised to match.
+    const replicaAcks = { replicas: 1, timeoutMs: 2_000 };
+    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('wait')}:`, replicaAcks, commandTimeoutMs: 3_000 });
     const request = (key: string) => ({
       accountId: 'acct_1', key, fingerprint: 'f', endpoint: 'POST /v1/orders', leaseMs: 5_000, settleMs: 5_000, retentionMs: 60_000, staleAfterMs: null,
     });
@@ -156,12 +157,14 @@ describe('redis: specifics', () => {
     const replicaClient = new Redis(replica.url);
     const primary = new Redis(server.url);
     try {
-      await assert.rejects(stores.idempotency.begin(request(unique('alone'))), /reached 0 of 1 replicas within 200 ms/, 'no replica acknowledged the claim');
+      await assert.rejects(stores.idempotency.begin(request(unique('alone'))), /reached 0 of 1 replicas within 2000 ms/, 'no replica acknowledged the claim');
 
       await primary.config('SET', 'repl-diskless-sync-delay', '0');
       await replicaClient.replicaof('127.0.0.1', String(server.port));
       const deadline = Date.now() + 10_000;
       while (!/slave0:.*state=online/.test(await primary.info('replication')) && Date.now() < deadline) await realClock.advance(20);
+      await primary.set(unique('sync'), '1');
+      assert.equal(await primary.wait(1, 10_000), 1, 'the replica is in sync');
       const scope = request(unique('replicated'));
       const claim = await stores.idempotency.begin(scope);
       assert.equal(claim.kind, 'acquired');
