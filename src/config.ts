@@ -35,6 +35,19 @@ export const IdempotencyConfigSchema = z.strictObject({
   profileBWindowMs: PositiveInt.default(24 * 3_600_000),
   /** Added to the slowest upstream timeout to form the claim's lease. */
   leaseMarginMs: PositiveInt.default(5_000),
+  /**
+   * After a write was sent, how long upstream may still be working on it: no retry reconciles
+   * (or sends again) before. Unset: the backend's write timeout + leaseMarginMs. Never shorter
+   * than the write timeout (checked at boot).
+   */
+  settleMs: PositiveInt.optional(),
+  /**
+   * Redis with replicas: claims and write-ahead marks wait (WAIT) for this many replicas, at most
+   * replicaWaitMs (below the 500 ms Redis command timeout); fewer answers 503 store_unavailable
+   * and sends nothing. 0: no wait.
+   */
+  replicaAcks: z.number().int().min(0).default(0),
+  replicaWaitMs: PositiveInt.max(400).default(100),
 });
 
 /**

@@ -5,7 +5,15 @@
  */
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { type Backend, BackendError, type CallContext, type Customer } from '../../src/backend/backend.js';
+import {
+  type Backend,
+  BackendError,
+  type CallContext,
+  type Customer,
+  type OrderKeyContext,
+  type OrderSearch,
+  type WriteContext,
+} from '../../src/backend/backend.js';
 import type { Order, OrderInput, PageRequest, Product, Service, ServiceAction } from '../../src/v1/schemas.js';
 import type { ActionId, ActionTable } from './actions.js';
 import { createWhmcsClient, type FormParams, UpstreamBusinessError, type WhmcsLogger } from './client.js';
@@ -39,10 +47,8 @@ export interface WhmcsBackendOptions {
   now?: () => number;
 }
 
-/** Services read per page when searching a client's services for an order key. */
+/** Services read per page when searching a client's services for an order key (all pages are read). */
 const SERVICE_SCAN_PAGE = 100;
-/** A search that would need more pages is refused as inconclusive. */
-const SERVICE_SCAN_MAX_PAGES = 100;
 /** GetCancelledPackages rows per page (the table is never pruned, so it only grows). */
 const CANCELLATIONS_PAGE = 1000;
 /** Beyond this, reading every request on each service read is too costly (and a hostile total is refused). */
@@ -300,16 +306,20 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     return product.customfields.find((field) => sameName(field.name, config.orderKeyField.name))?.id;
   }
 
-  /** Idempotency keys are per account, and several accounts could share one WHMCS client. */
-  const orderKeyTag = (customer: Customer, idempotencyKey: string): string => `${customer.accountId}:${idempotencyKey}`;
+  /**
+   * Idempotency keys are per account (several accounts could share one WHMCS client), and the
+   * record id ties the tag to one use of the key: a key reused after its record expired never
+   * matches the first use's order.
+   */
+  const orderKeyTag = (customer: Customer, ctx: OrderKeyContext): string =>
+    `${customer.accountId}:${ctx.idempotencyKey}:${ctx.idempotencyRecord}`;
 
-  function carriesTag(service: RawService, tag: string): boolean {
+  /** The service's value of the order key field; undefined when the answer does not show that field. */
+  function orderKeyValue(service: RawService): string | undefined {
     const configured = config.orderKeyField.ids[service.pid];
-    return service.customfields.some(
-      (field) =>
-        field.value === tag &&
-        (configured !== undefined ? field.id === String(configured) : sameName(field.name, config.orderKeyField.name)),
-    );
+    return service.customfields.find((field) =>
+      configured !== undefined ? field.id === String(configured) : sameName(field.name, config.orderKeyField.name),
+    )?.value;
   }
 
   const addOrderErrors = (customer: Customer): ErrorRule[] => [
@@ -338,7 +348,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
   async function placeOrder(
     customer: Customer,
     input: OrderInput,
-    ctx: CallContext & { idempotencyKey: string },
+    ctx: OrderKeyContext & WriteContext,
   ): Promise<Order> {
     const [product, account] = await Promise.all([publicProduct(input.product_id), clientDetails(customer)]);
     if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
@@ -352,6 +362,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
       });
     }
     const cycle = product.paytype === 'recurring' ? input.billing_cycle : product.paytype;
+    await ctx.beforeWrite();
     const answer = await classified(
       client.call('AddOrder', {
         clientid: clientIdOf(customer),
@@ -359,7 +370,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
         pid: [product.pid],
         billingcycle: [cycle],
         configoptions: configOptions.length > 0 ? [encodePhpArray(configOptions)] : undefined,
-        customfields: [encodePhpArray([[Number(keyFieldId), orderKeyTag(customer, ctx.idempotencyKey)]])],
+        customfields: [encodePhpArray([[Number(keyFieldId), orderKeyTag(customer, ctx)]])],
         hostname: input.hostname === undefined ? undefined : [input.hostname],
         domain: input.hostname === undefined ? undefined : [input.hostname],
         noemail: true,
@@ -371,29 +382,61 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     return afterWrite(readOrder(customer, placed.orderid, account.currency_code), `AddOrder (order ${placed.orderid})`);
   }
 
-  async function orderOfService(customer: Customer, service: RawService): Promise<Order> {
-    if (service.orderid) return readOrder(customer, service.orderid);
-    throw unreadableAnswer(`WHMCS service ${service.id} carries an order key but no order id`);
+  /** Why a read failed, for the operator's log. */
+  const failure = (error: unknown): string =>
+    error instanceof BackendError ? (error.operatorMessage ?? error.detail) : error instanceof Error ? error.message : String(error);
+
+  async function orderOfService(customer: Customer, service: RawService): Promise<OrderSearch> {
+    if (!service.orderid) return { kind: 'unknown', reason: `WHMCS service ${service.id} carries the order key but no order id` };
+    try {
+      return { kind: 'found', order: await readOrder(customer, service.orderid) };
+    } catch (error) {
+      return { kind: 'unknown', reason: `order ${service.orderid} carries the order key but could not be read: ${failure(error)}` };
+    }
   }
 
-  async function findOrderByIdempotencyKey(customer: Customer, idempotencyKey: string): Promise<Order | null> {
-    const products = await catalog();
-    if (!products.some((product) => publicProductIds.has(product.pid) && orderKeyFieldId(product) !== undefined)) {
-      throw new BackendError('unavailable', 'The outcome of the earlier order cannot be checked at the moment.', {
-        operatorMessage: `no public product has the custom field "${config.orderKeyField.name}"; orders cannot be reconciled`,
-      });
+  /**
+   * Proof of absence or nothing: every page of the client's services is read, and every service
+   * of a product with the key field must show that field's value.
+   */
+  async function findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch> {
+    const unknown = (reason: string): OrderSearch => ({ kind: 'unknown', reason: `order key search for client ${customer.upstreamId}: ${reason}` });
+    let products: RawProduct[];
+    try {
+      products = await catalog();
+    } catch (error) {
+      return unknown(`reading the products failed: ${failure(error)}`);
     }
-    const tag = orderKeyTag(customer, idempotencyKey);
-    for (let page = 0; page < SERVICE_SCAN_MAX_PAGES; page += 1) {
-      const limitstart = page * SERVICE_SCAN_PAGE;
-      const { services, total } = await servicePage(customer, { limitstart, limitnum: SERVICE_SCAN_PAGE });
-      const match = services.find((service) => carriesTag(service, tag));
-      if (match) return orderOfService(customer, match);
-      if (services.length === 0 || limitstart + SERVICE_SCAN_PAGE >= total) return null;
+    const keyed = new Set(products.filter((product) => orderKeyFieldId(product) !== undefined).map((product) => product.pid));
+    if (![...keyed].some((pid) => publicProductIds.has(pid))) {
+      return unknown(`no public product has the custom field "${config.orderKeyField.name}"`);
     }
-    throw new BackendError('unavailable', 'The outcome of the earlier order cannot be checked at the moment.', {
-      operatorMessage: `client ${customer.upstreamId} has more than ${SERVICE_SCAN_PAGE * SERVICE_SCAN_MAX_PAGES} services; order key search gave up`,
-    });
+    const tag = orderKeyTag(customer, ctx);
+    const seen = new Set<string>();
+    let total: number | undefined;
+    for (let limitstart = 0; total === undefined || limitstart < total; limitstart += SERVICE_SCAN_PAGE) {
+      let page: { services: RawService[]; total: number };
+      try {
+        page = await servicePage(customer, { limitstart, limitnum: SERVICE_SCAN_PAGE });
+      } catch (error) {
+        return unknown(`reading services at offset ${limitstart} failed: ${failure(error)}`);
+      }
+      if (total !== undefined && page.total !== total) return unknown(`the service count changed during the search (${total}, then ${page.total})`);
+      total = page.total;
+      if (page.services.length === 0 && limitstart < total) return unknown(`GetClientsProducts answered no services at offset ${limitstart} of ${total}`);
+      for (const service of page.services) {
+        seen.add(service.id);
+        const value = orderKeyValue(service);
+        if (value === tag) return orderOfService(customer, service);
+        if (value === undefined && keyed.has(service.pid)) {
+          return unknown(
+            `GetClientsProducts does not show the custom field "${config.orderKeyField.name}" of service ${service.id} (product ${service.pid}); the answers must include the services' customfields`,
+          );
+        }
+      }
+    }
+    if (seen.size < (total ?? 0)) return unknown(`${seen.size} distinct services read of ${total}`);
+    return { kind: 'absent' };
   }
 
   // ---- services -------------------------------------------------------------------------
@@ -431,7 +474,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     },
   ];
 
-  async function runServiceAction(customer: Customer, id: string, action: ServiceAction) {
+  async function runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: WriteContext) {
     const [service, account, cancellations, products] = await Promise.all([
       rawService(customer, id),
       clientDetails(customer),
@@ -447,6 +490,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
       { id: service.id, status: current.status, cancellationPending: current.cancellation_requested, module },
       config,
     );
+    await ctx.beforeWrite();
     await classified(client.call(plan.action, plan.params), serviceActionErrors(action));
     const after = await afterWrite(readService(customer, id), `${client.actions[plan.action].name} (service ${id})`);
     const effectiveOn = plan.outcome === 'scheduled' ? (after.cancellation_effective_on ?? current.next_due_on) : null;

@@ -62,6 +62,29 @@ export interface CallContext {
   idempotencyKey?: string;
 }
 
+/** What an idempotent POST gives the backend for the reconciliation of an earlier attempt. */
+export interface OrderKeyContext extends CallContext {
+  idempotencyKey: string;
+  /** Names this use of the key (kept across its retries): the upstream tag ties an order to it. */
+  idempotencyRecord: string;
+}
+
+/** For a write whose outcome cannot be observed. */
+export interface WriteContext extends CallContext {
+  /**
+   * Write-ahead: called right before the write is sent, so that a later attempt knows to
+   * reconcile. When it throws, nothing may be sent.
+   */
+  beforeWrite(): Promise<void>;
+}
+
+/**
+ * What the search for an earlier attempt's order found. `absent` is proof: every service of the
+ * customer was read and each one that could carry the key showed its value. Anything less is
+ * `unknown`, with the reason for the operator (never a secret).
+ */
+export type OrderSearch = { kind: 'found'; order: Order } | { kind: 'absent' } | { kind: 'unknown'; reason: string };
+
 export interface Backend {
   readonly name: string;
   /** The longest a write may take upstream; idempotency claims are leased a little longer. */
@@ -73,17 +96,18 @@ export interface Backend {
    */
   listProducts(ctx: CallContext): Promise<Product[]>;
   getProduct(id: string, ctx: CallContext): Promise<Product>;
-  placeOrder(customer: Customer, input: OrderInput, ctx: CallContext & { idempotencyKey: string }): Promise<Order>;
+  placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order>;
   /**
-   * Finds the order that an earlier attempt with this idempotency key placed, if any. Called when
-   * that attempt's outcome is unknown (timeout after sending), before anything is executed again.
+   * Looks for the order that an earlier attempt with this key and record placed. Called when that
+   * attempt sent its write and its outcome is unknown, before anything is sent again. Never throws
+   * for a failed read: that is `unknown`.
    */
-  findOrderByIdempotencyKey(customer: Customer, idempotencyKey: string, ctx: CallContext): Promise<Order | null>;
+  findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch>;
   getOrder(customer: Customer, id: string, ctx: CallContext): Promise<Order>;
   listServices(customer: Customer, page: PageRequest, ctx: CallContext): Promise<PageResult<Service>>;
   getService(customer: Customer, id: string, ctx: CallContext): Promise<Service>;
   getCredentials(customer: Customer, id: string, ctx: CallContext): Promise<Credentials>;
-  runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: CallContext): Promise<ActionResult>;
+  runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: WriteContext): Promise<ActionResult>;
   getBalance(customer: Customer, ctx: CallContext): Promise<Balance>;
   listInvoices(customer: Customer, page: PageRequest, ctx: CallContext): Promise<PageResult<Invoice>>;
   getInvoiceDocument(customer: Customer, id: string, ctx: CallContext): Promise<InvoiceDocument>;

@@ -10,6 +10,7 @@ import type { Reason } from '../errors.js';
 import type { AuditLog } from '../audit.js';
 import type { DoctorGate } from '../doctor/monitor.js';
 import type { KeyService } from '../keys/key-service.js';
+import type { IdempotentAttempt } from './idempotency.js';
 import type { AccountRecord, ApiKeyRecord, Scope, Stores } from '../stores/types.js';
 
 export type EndpointScope = Scope | 'public' | 'any';
@@ -48,8 +49,8 @@ export interface HandlerContext<P, Q, B> {
   /** Present on every endpoint whose scope is not `public`. */
   caller: Caller;
   idempotencyKey: string | undefined;
-  /** True when an earlier attempt with this Idempotency-Key may have acted: find out before acting. */
-  reconcile: boolean;
+  /** Present on idempotent endpoints: this attempt's record, write-ahead and reconciliation needs. */
+  attempt: IdempotentAttempt | undefined;
   services: Services;
   log: FastifyBaseLogger;
 }

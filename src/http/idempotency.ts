@@ -2,10 +2,15 @@
  * Idempotency for the two POSTs (contract §5): one atomic claim per account and key, replay of the
  * stored definitive response, conflict on another body or endpoint, Profile A's 410 after the
  * window, and reconciliation when an earlier attempt's outcome is unknown.
+ *
+ * A write whose outcome cannot be observed is announced in the store before it is sent
+ * (write-ahead). From then on the record never counts as "not executed": a retry waits for the
+ * settle time, then reconciles, and the handler may send again only with proof of absence.
  */
 import { createHash } from 'node:crypto';
 import { BackendError } from '../backend/backend.js';
 import type { GatewayConfig } from '../config.js';
+import { ConfigError } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { BeginRequest, IdempotencyStore, StoredResponse } from '../stores/types.js';
 import { StoreUnavailableError } from '../stores/types.js';
@@ -43,6 +48,24 @@ export interface IdempotentOutcome {
   replayed: boolean;
 }
 
+/** What the handler of an idempotent endpoint gets for its attempt. */
+export interface IdempotentAttempt {
+  /** Names this use of the key; kept across its retries, new when the key is reused after expiry. */
+  recordId: string;
+  /** True when an earlier attempt sent a write: find out what it did before acting. */
+  reconcile: boolean;
+  /** Write-ahead: call right before a write is sent; when it throws, send nothing. */
+  beforeWrite(): Promise<void>;
+  /** The refusal when the earlier attempt's outcome cannot be proven; logs `reason` for the operator. */
+  outcomeUnknown(reason: string): ApiError;
+}
+
+/** For handlers of idempotent endpoints, which always run under an attempt. */
+export function requireAttempt(attempt: IdempotentAttempt | undefined): IdempotentAttempt {
+  if (!attempt) throw new Error('an idempotent endpoint ran without its idempotency attempt');
+  return attempt;
+}
+
 export interface IdempotentRun {
   accountId: string;
   key: string;
@@ -50,19 +73,23 @@ export interface IdempotentRun {
   route: string;
   params: unknown;
   body: unknown;
-  /** Runs the endpoint; `reconcile` asks it to find out first what an earlier attempt did. */
-  execute(reconcile: boolean): Promise<StoredResponse>;
+  /** Runs the endpoint for this attempt. */
+  execute(attempt: IdempotentAttempt): Promise<StoredResponse>;
   /** Renders an error the way the client would see it, for storing definitive 4xx answers. */
   render(error: ApiError): StoredResponse;
+}
+
+interface Log {
+  error(obj: object, msg: string): void;
 }
 
 /**
  * The backend's definitive refusals, stored and replayed (contract §5). A validation failure is not
  * among them: it is a rejection before anything was executed, which the client may fix and retry
- * with the same key.
+ * with the same key. A refusal met after a write was sent is not definitive: the write may stand.
  */
 function isDefinitiveBackendAnswer(error: unknown): boolean {
-  return error instanceof BackendError && (error.kind === 'not_found' || error.kind === 'conflict');
+  return error instanceof BackendError && !error.outcomeUnknown && (error.kind === 'not_found' || error.kind === 'conflict');
 }
 
 /** True when the backend can have acted: such an attempt must be reconciled, never blindly re-run. */
@@ -72,36 +99,37 @@ function mayHaveExecuted(error: unknown): boolean {
   return true;
 }
 
+const seconds = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
+
 export class Idempotency {
+  private readonly leaseMs: number;
+  readonly settleMs: number;
+
   constructor(
     private readonly store: IdempotencyStore,
     private readonly config: Pick<GatewayConfig, 'profile' | 'idempotency'>,
     /** The longest a backend write may take; the claim's lease is a little longer. */
-    private readonly writeTimeoutMs: number,
-  ) {}
-
-  private windows(): Pick<BeginRequest, 'leaseMs' | 'retentionMs' | 'staleAfterMs'> {
-    const settings = this.config.idempotency;
-    const leaseMs = this.writeTimeoutMs + settings.leaseMarginMs;
-    return this.config.profile === 'A'
-      ? { leaseMs, retentionMs: settings.staleRetentionMs, staleAfterMs: settings.replayWindowMs }
-      : { leaseMs, retentionMs: settings.profileBWindowMs, staleAfterMs: null };
+    writeTimeoutMs: number,
+  ) {
+    const settings = config.idempotency;
+    this.leaseMs = writeTimeoutMs + settings.leaseMarginMs;
+    if (settings.settleMs !== undefined && settings.settleMs < writeTimeoutMs) {
+      throw new ConfigError(
+        `idempotency.settleMs (${settings.settleMs}) must not be shorter than the backend's write timeout (${writeTimeoutMs} ms)`,
+      );
+    }
+    this.settleMs = settings.settleMs ?? writeTimeoutMs + settings.leaseMarginMs;
   }
 
-  async run(
-    run: IdempotentRun,
-    toApiError: (error: unknown) => ApiError,
-    log: { error(obj: object, msg: string): void },
-  ): Promise<IdempotentOutcome> {
-    const settle = async (operation: () => Promise<void>): Promise<void> => {
-      // Recording the outcome must not turn a done request into an error: the client gets its
-      // answer; a record left behind expires with its lease and the next attempt reconciles.
-      try {
-        await operation();
-      } catch (error) {
-        log.error({ err: (error as Error).message }, 'could not record the idempotency outcome');
-      }
-    };
+  private windows(): Pick<BeginRequest, 'leaseMs' | 'retentionMs' | 'staleAfterMs' | 'settleMs'> {
+    const settings = this.config.idempotency;
+    const common = { leaseMs: this.leaseMs, settleMs: this.settleMs };
+    return this.config.profile === 'A'
+      ? { ...common, retentionMs: settings.staleRetentionMs, staleAfterMs: settings.replayWindowMs }
+      : { ...common, retentionMs: settings.profileBWindowMs, staleAfterMs: null };
+  }
+
+  async run(run: IdempotentRun, toApiError: (error: unknown) => ApiError, log: Log): Promise<IdempotentOutcome> {
     const scope = { accountId: run.accountId, key: run.key };
     const claim = await this.guard(() =>
       this.store.begin({
@@ -121,32 +149,80 @@ export class Idempotency {
         );
       case 'stale':
         throw new ApiError('replay_stale', 'This Idempotency-Key is older than the replay window; use a new key.');
-      case 'in_progress': {
-        const retryAfter = String(Math.max(1, Math.ceil(claim.retryAfterMs / 1000)));
+      case 'in_progress':
         throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed.', {
-          headers: { 'retry-after': retryAfter },
+          headers: { 'retry-after': seconds(claim.retryAfterMs) },
         });
-      }
       case 'acquired':
         break;
     }
 
+    const record = (operation: () => Promise<unknown>) => this.record(operation, log);
+    let sent = false;
+    const attempt: IdempotentAttempt = {
+      recordId: claim.recordId,
+      reconcile: claim.sentAt !== null,
+      beforeWrite: async () => {
+        const held = await this.guard(() => this.store.markSent(scope, claim.token, this.leaseMs));
+        if (!held) {
+          throw new ApiError('idempotency_in_progress', 'Another request with this Idempotency-Key took over; nothing was sent.', {
+            headers: { 'retry-after': '1' },
+          });
+        }
+        sent = true;
+      },
+      outcomeUnknown: (reason) => {
+        log.error({ idempotencyKey: run.key, recordId: claim.recordId, reason }, 'outcome of an earlier attempt cannot be proven; nothing sent');
+        return this.outcomeUnknown();
+      },
+    };
+
     let response: StoredResponse;
     try {
-      response = await run.execute(claim.reconcile);
+      response = await run.execute(attempt);
     } catch (error) {
-      if (isDefinitiveBackendAnswer(error)) {
+      // The sent write's own answer: a refusal, not an unknown outcome.
+      const writeAnswered = sent && error instanceof BackendError && !error.outcomeUnknown;
+      const writeSent = sent || claim.sentAt !== null;
+      // A refusal is definitive when nothing was sent before it, or when the sent write itself answered it.
+      if (isDefinitiveBackendAnswer(error) && (writeAnswered || claim.sentAt === null)) {
         const rendered = run.render(toApiError(error));
-        await settle(() => this.store.complete(scope, claim.token, rendered));
-      } else if (mayHaveExecuted(error)) {
-        await settle(() => this.store.markUnknown(scope, claim.token));
-      } else {
-        await settle(() => this.store.release(scope, claim.token));
+        await record(() => this.store.complete(scope, claim.token, rendered));
+        throw error;
       }
+      if (writeSent && !writeAnswered && error instanceof BackendError && toApiError(error).status < 500) {
+        // A definitive-looking answer after a write was sent: the write may stand, so the
+        // outcome stays unknown rather than pushing the client to a new key.
+        await record(() => this.store.markUnknown(scope, claim.token));
+        throw attempt.outcomeUnknown(`after a sent write: ${describe(error)}`);
+      }
+      if (sent || mayHaveExecuted(error)) await record(() => this.store.markUnknown(scope, claim.token));
+      else await record(() => this.store.release(scope, claim.token));
       throw error;
     }
-    await settle(() => this.store.complete(scope, claim.token, response));
+    await record(() => this.store.complete(scope, claim.token, response));
     return { response, replayed: false };
+  }
+
+  /** 503 outcome_unknown, with the time until a retry could find proof. */
+  private outcomeUnknown(): ApiError {
+    return new ApiError(
+      'outcome_unknown',
+      'An earlier attempt with this Idempotency-Key may have taken effect and its outcome cannot be checked now; nothing was sent. Retry later with the same key.',
+      { headers: { 'retry-after': seconds(this.settleMs) } },
+    );
+  }
+
+  /**
+   * Recording the outcome must not turn a done request into an error: the client gets its answer;
+   * a record left behind expires with its lease and the next attempt reconciles.
+   */
+  private async record(operation: () => Promise<unknown>, log: Log): Promise<void> {
+    try {
+      await operation();
+    } catch (error) {
+      log.error({ err: (error as Error).message }, 'could not record the idempotency outcome');
+    }
   }
 
   private async guard<T>(operation: () => Promise<T>): Promise<T> {
@@ -162,4 +238,11 @@ export class Idempotency {
       throw error;
     }
   }
+}
+
+/** What went wrong, for the operator's log line (BackendError operator messages carry no secrets). */
+function describe(error: unknown): string {
+  if (error instanceof BackendError) return `${error.kind}: ${error.operatorMessage ?? error.detail}`;
+  if (error instanceof ApiError) return `${error.reason}: ${error.detail}`;
+  return error instanceof Error ? error.message : String(error);
 }

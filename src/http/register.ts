@@ -13,7 +13,7 @@ import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
 import type { Caller, Endpoint, EndpointScope, HandlerResult, Services } from './endpoint.js';
-import { Idempotency, readIdempotencyKey } from './idempotency.js';
+import { Idempotency, type IdempotentAttempt, readIdempotencyKey } from './idempotency.js';
 import { parseInput } from './validation.js';
 import { auditAnswer } from './audited.js';
 import { toApiError } from './problems.js';
@@ -159,7 +159,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const input = request.v1Input as NonNullable<FastifyRequest['v1Input']>;
-    const execute = async (reconcile: boolean): Promise<StoredResponse> => {
+    const execute = async (attempt?: IdempotentAttempt): Promise<StoredResponse> => {
       const context = {
         params: input.params,
         query: input.query,
@@ -167,7 +167,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
         requestId: request.id,
         caller: request.caller as Caller,
         idempotencyKey: input.idempotencyKey,
-        reconcile,
+        attempt,
         services: ctx.services,
         log: request.log,
       };
@@ -197,7 +197,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
       response = outcome.response;
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
     } else {
-      response = await execute(false);
+      response = await execute();
     }
     if (endpoint.audited) await auditAnswer(request, ctx.services.audit, response);
     const isPdf = response.headers['content-type'] === PDF_TYPE;

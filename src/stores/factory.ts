@@ -4,7 +4,7 @@ import { createMemoryStores } from './memory/index.js';
 import { createRedisStores } from './redis/index.js';
 import type { Stores } from './types.js';
 
-type StoreConfig = Pick<GatewayConfig, 'redisUrl' | 'redisClusterNodes' | 'keys'>;
+type StoreConfig = Pick<GatewayConfig, 'redisUrl' | 'redisClusterNodes' | 'keys'> & Partial<Pick<GatewayConfig, 'idempotency'>>;
 
 function clusterNode(seed: string): { host: string; port: number } {
   const [host, port] = seed.replace(/^redis:\/\//, '').split(':');
@@ -12,10 +12,12 @@ function clusterNode(seed: string): { host: string; port: number } {
 }
 
 export async function createStores(config: StoreConfig): Promise<Stores> {
+  const acks = config.idempotency?.replicaAcks ?? 0;
+  const replicaAcks = acks > 0 ? { replicas: acks, timeoutMs: config.idempotency?.replicaWaitMs ?? 100 } : undefined;
   if (config.redisClusterNodes && config.redisClusterNodes.length > 0) {
-    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode) });
+    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks });
   }
-  if (config.redisUrl) return createRedisStores({ url: config.redisUrl });
+  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks });
   // Keys persist in a file so the operator CLI, another process, can issue them to a running gateway.
   return createMemoryStores({ keysFile: config.keys.file });
 }

@@ -99,6 +99,11 @@ export interface BeginRequest extends IdempotencyScope {
   endpoint: string;
   /** How long the claim holds before another request may take over (upstream timeout + margin). */
   leaseMs: number;
+  /**
+   * After a write-ahead mark, how long upstream may still be working on the write it announced:
+   * until sentAt + settleMs no other request may take the key over (it answers in progress).
+   */
+  settleMs: number;
   /** How long the record is kept at all. */
   retentionMs: number;
   /** Profile A: after this age any use of the key is stale (410). Null: no stale phase (Profile B). */
@@ -107,10 +112,12 @@ export interface BeginRequest extends IdempotencyScope {
 
 export type BeginResult =
   /**
-   * The caller holds the key and must execute. `reconcile` is true when an earlier attempt's
-   * outcome is unknown (it timed out after sending, or its holder died): find out what it did first.
+   * The caller holds the key and must execute. `recordId` names this use of the key (kept across
+   * retries, new when the key is reused after its record expired). `sentAt` is the time of an
+   * earlier attempt's write-ahead mark: that attempt may have acted, so find out what it did first.
+   * Null: nothing was ever sent for this record, so it may be executed fresh.
    */
-  | { kind: 'acquired'; token: string; reconcile: boolean }
+  | { kind: 'acquired'; token: string; recordId: string; sentAt: number | null }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'in_progress'; retryAfterMs: number }
   | { kind: 'conflict' }
@@ -120,10 +127,19 @@ export interface IdempotencyStore {
   begin(request: BeginRequest): Promise<BeginResult>;
   /** Stores the definitive response. Ignored when the token no longer holds the key. */
   complete(scope: IdempotencyScope, token: string, response: StoredResponse): Promise<void>;
-  /** Nothing was executed (rejected before the backend was called): forget the attempt. */
+  /**
+   * Nothing was executed by this attempt: forget it. A record with a write-ahead mark is kept
+   * (as markUnknown does): an earlier attempt may have acted.
+   */
   release(scope: IdempotencyScope, token: string): Promise<void>;
   /** The backend may have executed it: keep the record, drop the lease so a retry reconciles. */
   markUnknown(scope: IdempotencyScope, token: string): Promise<void>;
+  /**
+   * Write-ahead: records, with the store's clock, that a write whose outcome cannot be observed is
+   * about to be sent, and renews the lease for `leaseMs`. False when `token` no longer holds the
+   * key (its lease ran out and another request took it over): then nothing may be sent.
+   */
+  markSent(scope: IdempotencyScope, token: string, leaseMs: number): Promise<boolean>;
 }
 
 // ---- keys and accounts (contract §1) --------------------------------------------------------

@@ -11,6 +11,7 @@ import type {
   AccountRecord,
   ApiKeyRecord,
   BeginRequest,
+  BeginResult,
   IdempotencyStore,
   KeyLimitRequest,
   KeyStore,
@@ -394,6 +395,7 @@ function beginRequest(overrides: Partial<BeginRequest> = {}): BeginRequest {
     fingerprint: 'fingerprint-1',
     endpoint: 'POST /v1/orders',
     leaseMs: 5_000,
+    settleMs: 300,
     retentionMs: 60_000,
     staleAfterMs: null,
     ...overrides,
@@ -401,9 +403,13 @@ function beginRequest(overrides: Partial<BeginRequest> = {}): BeginRequest {
 }
 
 async function acquire(store: IdempotencyStore, request: BeginRequest): Promise<string> {
+  return (await acquired(store, request)).token;
+}
+
+async function acquired(store: IdempotencyStore, request: BeginRequest): Promise<Extract<BeginResult, { kind: 'acquired' }>> {
   const result = await store.begin(request);
   assert.equal(result.kind, 'acquired');
-  return result.token;
+  return result;
 }
 
 export function runIdempotencyConformance(name: string, factory: FixtureFactory<IdempotencyStore>): void {
@@ -412,11 +418,11 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
   };
 
   describe(`${name}: idempotency`, () => {
-    test('a new key is acquired, with a token and nothing to reconcile', async ({ store }) => {
-      const result = await store.begin(beginRequest());
-      assert.equal(result.kind, 'acquired');
+    test('a new key is acquired, with a token, a record id and nothing sent', async ({ store }) => {
+      const result = await acquired(store, beginRequest());
       assert.ok(result.token.length >= 16);
-      assert.equal(result.reconcile, false);
+      assert.ok(result.recordId.length >= 16);
+      assert.equal(result.sentAt, null);
     });
 
     test('while the first request runs, a repeat is in progress until its lease ends', async ({ store }) => {
@@ -459,21 +465,38 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
     test('release forgets the attempt: the key is new again', async ({ store }) => {
       const request = beginRequest();
       await store.release(request, await acquire(store, request));
-      const again = await store.begin(request);
-      assert.equal(again.kind, 'acquired');
-      assert.equal(again.reconcile, false);
+      const again = await acquired(store, request);
+      assert.equal(again.sentAt, null);
     });
 
-    test('an outcome marked unknown is acquired again to reconcile, and the old token is void', async ({ store }) => {
+    test('an outcome marked unknown before any write-ahead mark is acquired again fresh; the old token is void', async ({ store }) => {
       const request = beginRequest();
-      const first = await acquire(store, request);
-      await store.markUnknown(request, first);
-      const retry = await store.begin(request);
-      assert.equal(retry.kind, 'acquired');
-      assert.equal(retry.reconcile, true);
-      assert.notEqual(retry.token, first);
+      const first = await acquired(store, request);
+      await store.markUnknown(request, first.token);
+      const retry = await acquired(store, request);
+      assert.equal(retry.sentAt, null, 'nothing was sent: it may be executed fresh');
+      assert.equal(retry.recordId, first.recordId, 'the same record');
+      assert.notEqual(retry.token, first.token);
+      await store.complete(request, first.token, { ...RESPONSE, body: 'from the old holder' });
+      assert.equal((await store.begin(request)).kind, 'in_progress', 'the old token stored nothing');
+    });
 
-      await store.complete(request, first, { ...RESPONSE, body: 'from the old holder' });
+    test('after a write-ahead mark: in progress until the settle time has passed, then acquired to reconcile', async ({ store, clock }) => {
+      const request = beginRequest({ settleMs: 300 });
+      const first = await acquired(store, request);
+      assert.equal(await store.markSent(request, first.token, 5_000), true);
+      await store.markUnknown(request, first.token);
+      const early = await store.begin(request);
+      assert.equal(early.kind, 'in_progress', 'upstream may still be working on the write');
+      assertBetween(early.retryAfterMs, 1, 300, 'retryAfterMs');
+
+      await clock.advance(350);
+      const retry = await acquired(store, request);
+      assert.notEqual(retry.sentAt, null, 'the next holder knows a write was sent');
+      assert.equal(retry.recordId, first.recordId);
+      assert.notEqual(retry.token, first.token);
+
+      await store.complete(request, first.token, { ...RESPONSE, body: 'from the old holder' });
       assert.equal((await store.begin(request)).kind, 'in_progress', 'the old token stored nothing');
       await store.complete(request, retry.token, RESPONSE);
       assert.deepEqual(await store.begin(request), { kind: 'replay', response: RESPONSE });
@@ -488,14 +511,52 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.equal((await store.begin(request)).kind, 'in_progress');
     });
 
-    test('a holder whose lease ran out is replaced, with reconcile', async ({ store, clock }) => {
+    test('a holder that died before its write-ahead mark is replaced once its lease ran out, executing fresh', async ({ store, clock }) => {
       const request = beginRequest({ leaseMs: 200 });
-      const crashed = await acquire(store, request);
+      const crashed = await acquired(store, request);
       await clock.advance(250);
-      const takeover = await store.begin(request);
-      assert.equal(takeover.kind, 'acquired');
-      assert.equal(takeover.reconcile, true);
-      assert.notEqual(takeover.token, crashed);
+      const takeover = await acquired(store, request);
+      assert.equal(takeover.sentAt, null);
+      assert.equal(takeover.recordId, crashed.recordId);
+      assert.notEqual(takeover.token, crashed.token);
+    });
+
+    test('a holder that died after its write-ahead mark: an expired lease never means "never sent"', async ({ store, clock }) => {
+      const request = beginRequest({ leaseMs: 200, settleMs: 400 });
+      const crashed = await acquired(store, request);
+      assert.equal(await store.markSent(request, crashed.token, 200), true);
+      await clock.advance(250);
+      assert.equal((await store.begin(request)).kind, 'in_progress', 'lease over, settle time not');
+      await clock.advance(200);
+      const takeover = await acquired(store, request);
+      assert.notEqual(takeover.sentAt, null);
+    });
+
+    test('markSent renews the lease, and a token that lost the key may not send', async ({ store, clock }) => {
+      const request = beginRequest({ leaseMs: 200, settleMs: 200 });
+      const slow = await acquired(store, request);
+      await clock.advance(150);
+      assert.equal(await store.markSent(request, slow.token, 400), true);
+      await clock.advance(250);
+      assert.equal((await store.begin(request)).kind, 'in_progress', 'the renewed lease still holds');
+
+      const other = beginRequest({ leaseMs: 200 });
+      const lost = await acquired(store, other);
+      await clock.advance(250);
+      const third = await acquired(store, other);
+      assert.equal(await store.markSent(other, lost.token, 5_000), false, 'the lease was lost: send nothing');
+      assert.equal(await store.markSent(other, third.token, 5_000), true);
+    });
+
+    test('release after a write-ahead mark keeps the record: the next holder reconciles', async ({ store, clock }) => {
+      const request = beginRequest({ settleMs: 100 });
+      const first = await acquired(store, request);
+      await store.markSent(request, first.token, 5_000);
+      await store.release(request, first.token);
+      await clock.advance(150);
+      const retry = await acquired(store, request);
+      assert.notEqual(retry.sentAt, null);
+      assert.equal(retry.recordId, first.recordId);
     });
 
     test('Profile A: stale once older than staleAfterMs, counted from the first request', async ({ store, clock }) => {
@@ -508,7 +569,19 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       await clock.advance(250);
       assert.deepEqual(await store.begin(request), { kind: 'stale' });
       assert.deepEqual(await store.begin(request), { kind: 'stale' }, 'and it stays stale');
-      assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'conflict' });
+      assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'stale' }, 'another body too');
+    });
+
+    test('Profile A: records in progress or of unknown outcome are stale after staleAfterMs too', async ({ store, clock }) => {
+      const running = beginRequest({ staleAfterMs: 300, leaseMs: 60_000 });
+      await acquire(store, running);
+      const unknown = beginRequest({ staleAfterMs: 300, settleMs: 60_000 });
+      const token = await acquire(store, unknown);
+      await store.markSent(unknown, token, 60_000);
+      await store.markUnknown(unknown, token);
+      await clock.advance(350);
+      assert.deepEqual(await store.begin(running), { kind: 'stale' });
+      assert.deepEqual(await store.begin(unknown), { kind: 'stale' });
     });
 
     test('Profile B: after retentionMs from the first request the key is new again', async ({ store, clock }) => {
@@ -519,9 +592,18 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.equal((await store.begin(request)).kind, 'replay', 'completing does not extend the retention');
 
       await clock.advance(200);
-      const fresh = await store.begin(request);
-      assert.equal(fresh.kind, 'acquired');
-      assert.equal(fresh.reconcile, false);
+      assert.equal((await acquired(store, request)).sentAt, null);
+    });
+
+    test('a key reused after its record expired gets a new record id', async ({ store, clock }) => {
+      const request = beginRequest({ retentionMs: 200, settleMs: 50 });
+      const first = await acquired(store, request);
+      await store.markSent(request, first.token, 5_000);
+      await store.markUnknown(request, first.token);
+      await clock.advance(250);
+      const reused = await acquired(store, request);
+      assert.equal(reused.sentAt, null);
+      assert.notEqual(reused.recordId, first.recordId);
     });
 
     test('parallel begins on one key: exactly one acquires', async ({ store }) => {

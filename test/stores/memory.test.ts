@@ -144,6 +144,7 @@ describe('memory: idempotency bound', () => {
       fingerprint: 'f',
       endpoint: 'POST /v1/orders',
       leaseMs: 60_000,
+      settleMs: 60_000,
       retentionMs: 60_000,
       staleAfterMs: null,
     });

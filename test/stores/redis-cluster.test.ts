@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisStores } from '../../src/stores/redis/index.js';
-import type { Stores } from '../../src/stores/types.js';
+import { StoreUnavailableError, type Stores } from '../../src/stores/types.js';
 import { startRedisCluster } from '../helpers/redis.js';
 import type { RedisClusterNodes } from '../helpers/redis.js';
 import {
@@ -42,6 +42,31 @@ runKeyStoreConformance('redis cluster', clusterFixture((stores) => stores.keys))
 runWebhookConformance('redis cluster', clusterFixture((stores) => stores.webhooks));
 
 describe('redis cluster: specifics', () => {
+  it('WAIT runs on the master that holds the claim: with no replicas there, replicaAcks refuses it as unavailable', async () => {
+    const stores = await createRedisStores({
+      clusterNodes: cluster.nodes,
+      keyPrefix: `${unique('wait')}:`,
+      replicaAcks: { replicas: 1, timeoutMs: 50 },
+    });
+    try {
+      for (let index = 0; index < 6; index += 1) {
+        const claim = stores.idempotency.begin({
+          accountId: `acct_${index}`,
+          key: 'k',
+          fingerprint: 'f',
+          endpoint: 'POST /v1/orders',
+          leaseMs: 5_000,
+          settleMs: 5_000,
+          retentionMs: 60_000,
+          staleAfterMs: null,
+        });
+        await assert.rejects(claim, (error: Error) => error instanceof StoreUnavailableError && /reached 0 of 1 replicas/.test(error.message));
+      }
+    } finally {
+      await stores.close();
+    }
+  });
+
   it('spreads accounts over all masters', async () => {
     const stores = await createRedisStores({ clusterNodes: cluster.nodes, keyPrefix: `${unique('spread')}:` });
     try {

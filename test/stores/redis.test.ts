@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisStores } from '../../src/stores/redis/index.js';
-import type { Stores } from '../../src/stores/types.js';
+import { StoreUnavailableError, type Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
 import {
@@ -76,6 +76,7 @@ describe('redis: specifics', () => {
         fingerprint: 'f',
         endpoint: 'POST /v1/orders',
         leaseMs: 5_000,
+        settleMs: 5_000,
         retentionMs: 60_000,
         staleAfterMs: null,
       });
@@ -106,6 +107,72 @@ describe('redis: specifics', () => {
       ]);
     } finally {
       inspector.disconnect();
+      await stores.close();
+    }
+  });
+
+  it('an idempotent POST costs the idempotency store three round trips: claim, write-ahead mark, outcome', async () => {
+    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('idem-trips')}:` });
+    const scope = { accountId: 'acct_1', key: unique('order') };
+    const begin = () =>
+      stores.idempotency.begin({ ...scope, fingerprint: 'f', endpoint: 'POST /v1/orders', leaseMs: 5_000, settleMs: 5_000, retentionMs: 60_000, staleAfterMs: null });
+    const post = async () => {
+      const claim = await begin();
+      assert.equal(claim.kind, 'acquired');
+      assert.equal(await stores.idempotency.markSent(scope, claim.token, 5_000), true);
+      await stores.idempotency.complete(scope, claim.token, { status: 201, headers: {}, body: '{}' });
+    };
+    const admin = new Redis(server.url);
+    try {
+      await post(); // loads the scripts, should the server not know them yet
+      scope.key = unique('order');
+      const monitor = await admin.monitor();
+      try {
+        const received: string[] = [];
+        monitor.on('monitor', (_time: string, args: string[], source: string) => {
+          if (source !== 'lua') received.push(String(args[0]).toLowerCase());
+        });
+        await post();
+        await stores.ping();
+        const deadline = Date.now() + 2_000;
+        while (!received.includes('ping') && Date.now() < deadline) await realClock.advance(10);
+        assert.deepEqual(received, ['evalsha', 'evalsha', 'evalsha', 'ping']);
+      } finally {
+        monitor.disconnect();
+      }
+    } finally {
+      admin.disconnect();
+      await stores.close();
+    }
+  });
+
+  it('with replicaAcks, a claim or write-ahead mark counts only once a replica has it (WAIT)', async () => {
+    // Generous on a loaded machine: the wait is bounded by the command timeout, raised to match.
+    const replicaAcks = { replicas: 1, timeoutMs: 2_000 };
+    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('wait')}:`, replicaAcks, commandTimeoutMs: 3_000 });
+    const request = (key: string) => ({
+      accountId: 'acct_1', key, fingerprint: 'f', endpoint: 'POST /v1/orders', leaseMs: 5_000, settleMs: 5_000, retentionMs: 60_000, staleAfterMs: null,
+    });
+    const replica = await startRedisServer();
+    const replicaClient = new Redis(replica.url);
+    const primary = new Redis(server.url);
+    try {
+      await assert.rejects(stores.idempotency.begin(request(unique('alone'))), /reached 0 of 1 replicas within 2000 ms/, 'no replica acknowledged the claim');
+
+      await primary.config('SET', 'repl-diskless-sync-delay', '0');
+      await replicaClient.replicaof('127.0.0.1', String(server.port));
+      const deadline = Date.now() + 10_000;
+      while (!/slave0:.*state=online/.test(await primary.info('replication')) && Date.now() < deadline) await realClock.advance(20);
+      await primary.set(unique('sync'), '1');
+      assert.equal(await primary.wait(1, 10_000), 1, 'the replica is in sync');
+      const scope = request(unique('replicated'));
+      const claim = await stores.idempotency.begin(scope);
+      assert.equal(claim.kind, 'acquired');
+      assert.equal(await stores.idempotency.markSent(scope, claim.token, 5_000), true);
+    } finally {
+      primary.disconnect();
+      replicaClient.disconnect();
+      await replica.stop();
       await stores.close();
     }
   });

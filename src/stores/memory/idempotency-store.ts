@@ -9,11 +9,15 @@ import type { BeginRequest, BeginResult, IdempotencyScope, IdempotencyStore, Sto
 interface IdempotencyRecord {
   state: 'in_progress' | 'completed' | 'unknown';
   token: string;
+  /** Names this use of the key; kept across retries, new once the record has expired. */
+  recordId: string;
   fingerprint: string;
   endpoint: string;
   /** Time of the first request: the age that decides staleness counts from here. */
   createdAt: number;
   leaseUntil: number;
+  /** Time of the last write-ahead mark; null while nothing was sent. */
+  sentAt: number | null;
   response: StoredResponse | null;
 }
 
@@ -26,7 +30,7 @@ export interface MemoryIdempotencyStoreOptions {
   maxRecords?: number;
 }
 
-function newOwnerToken(): string {
+function newRandomId(): string {
   return randomBytes(16).toString('base64url');
 }
 
@@ -45,32 +49,34 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const id = recordId(request);
     const record = this.records.get(id);
     if (!record) {
-      const token = newOwnerToken();
       const created: IdempotencyRecord = {
         state: 'in_progress',
-        token,
+        token: newRandomId(),
+        recordId: newRandomId(),
         fingerprint: request.fingerprint,
         endpoint: request.endpoint,
         createdAt: now,
         leaseUntil: now + request.leaseMs,
+        sentAt: null,
         response: null,
       };
       this.records.set(id, created, { ttl: request.retentionMs });
-      return { kind: 'acquired', token, reconcile: false };
+      return { kind: 'acquired', token: created.token, recordId: created.recordId, sentAt: null };
     }
+    // Age counts from the first request; past it every use is stale, whatever the record holds.
+    if (request.staleAfterMs !== null && now - record.createdAt >= request.staleAfterMs) return { kind: 'stale' };
     if (record.fingerprint !== request.fingerprint || record.endpoint !== request.endpoint) return { kind: 'conflict' };
-    if (record.state === 'completed' && record.response) {
-      const stale = request.staleAfterMs !== null && now - record.createdAt >= request.staleAfterMs;
-      return stale ? { kind: 'stale' } : { kind: 'replay', response: structuredClone(record.response) };
-    }
-    if (record.state === 'in_progress' && record.leaseUntil > now) {
-      return { kind: 'in_progress', retryAfterMs: Math.max(1, record.leaseUntil - now) };
-    }
-    // Unknown outcome, or a holder that died: the new holder must reconcile; the old token is void.
+    if (record.state === 'completed' && record.response) return { kind: 'replay', response: structuredClone(record.response) };
+    // A live holder, or a sent write upstream may still be working on: wait for both.
+    const leaseUntil = record.state === 'in_progress' ? record.leaseUntil : 0;
+    const waitUntil = Math.max(leaseUntil, record.sentAt === null ? 0 : record.sentAt + request.settleMs);
+    if (waitUntil > now) return { kind: 'in_progress', retryAfterMs: waitUntil - now };
+    // Unknown outcome, or a holder that died: the old token is void; the new holder reconciles
+    // when something was sent, else executes fresh.
     record.state = 'in_progress';
-    record.token = newOwnerToken();
+    record.token = newRandomId();
     record.leaseUntil = now + request.leaseMs;
-    return { kind: 'acquired', token: record.token, reconcile: true };
+    return { kind: 'acquired', token: record.token, recordId: record.recordId, sentAt: record.sentAt };
   }
 
   async complete(scope: IdempotencyScope, token: string, response: StoredResponse): Promise<void> {
@@ -82,12 +88,27 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async release(scope: IdempotencyScope, token: string): Promise<void> {
-    if (this.held(scope, token)) this.records.delete(recordId(scope));
+    const record = this.held(scope, token);
+    if (!record) return;
+    if (record.sentAt === null) this.records.delete(recordId(scope));
+    else this.unknown(record);
   }
 
   async markUnknown(scope: IdempotencyScope, token: string): Promise<void> {
     const record = this.held(scope, token);
-    if (!record) return;
+    if (record) this.unknown(record);
+  }
+
+  async markSent(scope: IdempotencyScope, token: string, leaseMs: number): Promise<boolean> {
+    const record = this.held(scope, token);
+    if (record?.state !== 'in_progress') return false;
+    const now = this.now();
+    record.sentAt = now;
+    record.leaseUntil = now + leaseMs;
+    return true;
+  }
+
+  private unknown(record: IdempotencyRecord): void {
     record.state = 'unknown';
     record.leaseUntil = 0;
   }

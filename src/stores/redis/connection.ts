@@ -40,6 +40,33 @@ export class RedisConnection {
     }
   }
 
+  /**
+   * Runs the script and then `WAIT replicas timeoutMs` in one pipeline (one round trip, on the
+   * node that holds the key): the script's reply and how many replicas acknowledged its writes.
+   */
+  evalScriptAndWait(
+    script: LuaScript,
+    keys: string[],
+    args: Array<string | number>,
+    wait: { replicas: number; timeoutMs: number },
+  ): Promise<{ reply: unknown; acknowledged: number }> {
+    return this.run(async (client) => {
+      const run = async (command: 'evalsha' | 'eval'): Promise<[Error | null, unknown][]> => {
+        const pipeline = client.pipeline();
+        if (command === 'evalsha') pipeline.evalsha(script.sha, keys.length, ...keys, ...args);
+        else pipeline.eval(script.source, keys.length, ...keys, ...args);
+        pipeline.wait(wait.replicas, wait.timeoutMs);
+        return ((await pipeline.exec()) ?? []) as [Error | null, unknown][];
+      };
+      let results = await run('evalsha');
+      if (results[0]?.[0]?.message.startsWith('NOSCRIPT')) results = await run('eval');
+      const [[scriptError, reply] = [null, null], [waitError, acknowledged] = [null, 0]] = results;
+      if (scriptError) throw scriptError;
+      if (waitError) throw waitError;
+      return { reply, acknowledged: Number(acknowledged) };
+    });
+  }
+
   evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
     return this.run(async (client) => {
       try {

@@ -1,6 +1,7 @@
 /** Idempotency records in Redis; every step is one script (lua/idempotency-*.lua). */
 import { randomBytes } from 'node:crypto';
 import { accountTag } from '../rate-policies.js';
+import { StoreUnavailableError } from '../types.js';
 import type { BeginRequest, BeginResult, IdempotencyScope, IdempotencyStore, StoredResponse } from '../types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
@@ -11,24 +12,51 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     complete: LuaScript.load('idempotency-complete'),
     release: LuaScript.load('idempotency-release'),
     markUnknown: LuaScript.load('idempotency-mark-unknown'),
+    markSent: LuaScript.load('idempotency-mark-sent'),
   };
 
-  constructor(private readonly redis: RedisConnection) {}
+  constructor(
+    private readonly redis: RedisConnection,
+    /**
+     * Where replicas exist: claims and write-ahead marks wait (Redis WAIT) until this many replicas
+     * have them, at most `timeoutMs`; fewer is treated as the store being unavailable. Null: no wait.
+     */
+    private readonly replicaAcks: { replicas: number; timeoutMs: number } | null = null,
+  ) {}
 
   async begin(request: BeginRequest): Promise<BeginResult> {
-    const reply = await this.redis.evalScript(
-      this.scripts.begin,
-      [this.recordKey(request)],
-      [
-        request.fingerprint,
-        request.endpoint,
-        Math.ceil(request.leaseMs),
-        Math.ceil(request.retentionMs),
-        request.staleAfterMs ?? '',
-        randomBytes(16).toString('base64url'),
-      ],
+    return parseBeginReply(
+      await this.evalDurable(
+        this.scripts.begin,
+        [this.recordKey(request)],
+        [
+          request.fingerprint,
+          request.endpoint,
+          Math.ceil(request.leaseMs),
+          Math.ceil(request.retentionMs),
+          request.staleAfterMs ?? '',
+          Math.ceil(request.settleMs),
+          randomBytes(16).toString('base64url'),
+          randomBytes(12).toString('base64url'),
+        ],
+      ),
     );
-    return parseBeginReply(reply);
+  }
+
+  async markSent(scope: IdempotencyScope, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.evalDurable(this.scripts.markSent, [this.recordKey(scope)], [token, Math.ceil(leaseMs)])) === 1;
+  }
+
+  /** A claim or a write-ahead mark: with replicas configured, it must reach them before it counts. */
+  private async evalDurable(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+    if (!this.replicaAcks) return this.redis.evalScript(script, keys, args);
+    const { reply, acknowledged } = await this.redis.evalScriptAndWait(script, keys, args, this.replicaAcks);
+    if (acknowledged < this.replicaAcks.replicas) {
+      throw new StoreUnavailableError(
+        `idempotency record reached ${acknowledged} of ${this.replicaAcks.replicas} replicas within ${this.replicaAcks.timeoutMs} ms`,
+      );
+    }
+    return reply;
   }
 
   async complete(scope: IdempotencyScope, token: string, response: StoredResponse): Promise<void> {
@@ -54,7 +82,7 @@ function parseBeginReply(reply: unknown): BeginResult {
   const [kind, ...rest] = Array.isArray(reply) ? (reply as unknown[]) : [];
   switch (kind) {
     case 'acquired':
-      return { kind, token: String(rest[0]), reconcile: rest[1] === 1 };
+      return { kind, token: String(rest[0]), recordId: String(rest[1]), sentAt: rest[2] === '' ? null : Number(rest[2]) };
     case 'replay':
       return {
         kind,

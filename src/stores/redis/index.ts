@@ -30,6 +30,8 @@ interface CommonRedisStoresOptions {
   commandTimeoutMs?: number;
   /** How long creation waits for Redis before it gives up; default 5 000 ms. */
   connectTimeoutMs?: number;
+  /** Idempotency claims and write-ahead marks wait for this many replicas (WAIT); absent: no wait. */
+  replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
 }
 
 export type RedisStoresOptions = CommonRedisStoresOptions &
@@ -50,6 +52,10 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
 
+  if (options.replicaAcks && options.replicaAcks.timeoutMs >= commandTimeoutMs) {
+    // WAIT blocks its command: past the command timeout every claim would fail as unavailable.
+    throw new Error(`replica wait (${options.replicaAcks.timeoutMs} ms) must be shorter than the Redis command timeout (${commandTimeoutMs} ms)`);
+  }
   const client = createClient(options, commandTimeoutMs);
   // A subscribed connection can run nothing else, so invalidations get their own. (Two branches
   // because the union's duplicate() signatures cannot be called as one.)
@@ -69,7 +75,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
     const stores: Stores = {
       kind: 'redis',
       rateLimits: new RedisRateLimitStore(redis),
-      idempotency: new RedisIdempotencyStore(redis),
+      idempotency: new RedisIdempotencyStore(redis, options.replicaAcks ?? null),
       keys,
       webhooks: new RedisWebhookStore(redis),
       ping: () =>

@@ -4,7 +4,7 @@ import type { OrderInput } from '../../../src/v1/schemas.js';
 import { CUSTOMER, FakeWhmcs, rejectsWith } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
 
-const CTX = { requestId: 'req-order', idempotencyKey: 'key-1' };
+const CTX = { requestId: 'req-order', idempotencyKey: 'key-1', idempotencyRecord: 'rec-1', beforeWrite: async () => undefined };
 const decode = (base64: string | null | undefined): string => Buffer.from(base64 ?? '', 'base64').toString('utf8');
 
 const ORDER: OrderInput = {
@@ -38,7 +38,7 @@ describe('WHMCS backend: placing orders', () => {
     assert.equal(params.get('pid[0]'), '2');
     assert.equal(params.get('billingcycle[0]'), 'annually');
     assert.equal(decode(params.get('configoptions[0]')), 'a:4:{i:4;i:12;i:5;i:21;i:6;i:1;i:8;i:3;}');
-    assert.equal(decode(params.get('customfields[0]')), 'a:1:{i:7;s:10:"acme:key-1";}');
+    assert.equal(decode(params.get('customfields[0]')), 'a:1:{i:7;s:16:"acme:key-1:rec-1";}');
     assert.equal(params.get('hostname[0]'), 'vps7.example.net');
     assert.equal(params.get('domain[0]'), 'vps7.example.net');
     assert.equal(params.get('noemail'), '1');
@@ -54,7 +54,7 @@ describe('WHMCS backend: placing orders', () => {
     const params = whmcs.requests('AddOrder')[0];
     assert.equal(params?.get('billingcycle[0]'), 'onetime');
     assert.equal(params?.has('configoptions[0]'), false);
-    assert.equal(decode(params?.get('customfields[0]')), 'a:1:{i:9;s:10:"acme:key-1";}', 'the configured field id wins');
+    assert.equal(decode(params?.get('customfields[0]')), 'a:1:{i:9;s:16:"acme:key-1:rec-1";}', 'the configured field id wins');
   });
 
   it('accepts the order when configured, with autosetup and no emails', async () => {
@@ -161,6 +161,21 @@ describe('WHMCS backend: placing orders', () => {
     }
   });
 
+  it('the write-ahead runs right before AddOrder is sent; when it throws, nothing is sent', async () => {
+    const steps: string[] = [];
+    const order = whmcs.backend().placeOrder(CUSTOMER, ORDER, {
+      ...CTX,
+      beforeWrite: async () => {
+        steps.push(`mark after ${whmcs.requests('GetClientsDetails').length} reads, ${whmcs.requests('AddOrder').length} AddOrder`);
+      },
+    });
+    await order;
+    assert.deepEqual(steps, ['mark after 1 reads, 0 AddOrder']);
+    const refused = whmcs.backend().placeOrder(CUSTOMER, ORDER, { ...CTX, beforeWrite: () => Promise.reject(new Error('lease lost')) });
+    await assert.rejects(refused, /lease lost/);
+    assert.equal(whmcs.requests('AddOrder').length, 1, 'only the first order was sent');
+  });
+
   it('an AddOrder timeout leaves the outcome unknown', async () => {
     const slow = new FakeWhmcs();
     try {
@@ -220,6 +235,8 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
       ],
     },
   });
+  const KEY = { requestId: 'req-find', idempotencyKey: 'key-1', idempotencyRecord: 'rec-2' };
+  const TAG = 'acme:key-1:rec-2';
 
   let whmcs: FakeWhmcs;
   beforeEach(() => {
@@ -228,44 +245,65 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
   });
   afterEach(() => whmcs.close());
 
-  it('finds the service tagged with the key and returns its order', async () => {
-    whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service, tagged('beta:key-1', '6'), tagged('acme:key-1')]));
-    const order = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX);
-    assert.equal(order?.id, '1');
+  it('finds the service tagged with the key and record, and returns its order', async () => {
+    whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service, tagged('beta:key-1:rec-2', '6'), tagged(TAG)]));
+    const search = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY);
+    assert.equal(search.kind === 'found' && search.order.id, '1');
     const scan = whmcs.requests('GetClientsProducts')[0];
     assert.equal(scan?.get('clientid'), '1');
     assert.equal(scan?.get('limitnum'), '100');
     assert.equal(whmcs.requests('GetOrders')[0]?.get('userid'), '1');
   });
 
-  it('returns null when no service carries the key; keys of accounts sharing the client stay apart', async () => {
-    whmcs.answer('GetClientsProducts', answers.clientsProducts([tagged('beta:key-1')]));
+  it('proves absence when every service shows the key field; accounts sharing the client and older uses of the key stay apart', async () => {
+    whmcs.answer('GetClientsProducts', answers.clientsProducts([tagged('beta:key-1:rec-2'), tagged('acme:key-1:rec-1', '8'), tagged('acme:key-1', '9')]));
     const backend = whmcs.backend();
-    assert.equal(await backend.findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX), null);
+    assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, KEY), { kind: 'absent' });
     const sharingClient = { accountId: 'beta', upstreamId: '1' };
-    assert.equal((await backend.findOrderByIdempotencyKey(sharingClient, 'key-1', CTX))?.id, '1');
+    assert.equal((await backend.findOrderByIdempotencyKey(sharingClient, KEY)).kind, 'found');
   });
 
-  it('pages through all of the client’s services', async () => {
+  it('reads every page, past any page limit', async () => {
+    const pages = 120;
+    whmcs.answer('GetClientsProducts', (params) => {
+      const start = Number(params.get('limitstart'));
+      const rows = Array.from({ length: 100 }, (_, i) => ({ ...answers.service, id: String(start + i + 1) }));
+      if (start === (pages - 1) * 100) rows[99] = tagged(TAG, String(start + 100));
+      return answers.clientsProducts(rows, pages * 100);
+    });
+    const search = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY);
+    assert.equal(search.kind, 'found');
+    assert.equal(whmcs.requests('GetClientsProducts').length, pages);
+  });
+
+  it('cannot tell when the answer shows no custom fields for a service of a product with the key field', async () => {
+    const { customfields: _hidden, ...bare } = tagged('');
+    whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service, bare]));
+    const search = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY);
+    assert.equal(search.kind, 'unknown');
+    assert.match(search.kind === 'unknown' ? search.reason : '', /does not show the custom field "Gateway Idempotency Key" of service 7/);
+  });
+
+  it('cannot tell when a page comes back short or the total changes during the search', async () => {
     whmcs.answer('GetClientsProducts', (params) =>
-      params.get('limitstart') === '0' ? answers.clientsProducts([answers.service], 150) : answers.clientsProducts([tagged('acme:key-1')], 150),
+      params.get('limitstart') === '0' ? answers.clientsProducts([answers.service], 150) : answers.clientsProducts([], 150),
     );
-    const order = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX);
-    assert.equal(order?.id, '1');
-    assert.deepEqual(
-      whmcs.requests('GetClientsProducts').map((params) => params.get('limitstart')),
-      ['0', '100'],
+    assert.equal((await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY)).kind, 'unknown');
+    whmcs.answer('GetClientsProducts', (params) =>
+      answers.clientsProducts([{ ...answers.service, id: String(Number(params.get('limitstart')) + 1) }], params.get('limitstart') === '0' ? 150 : 151),
     );
+    assert.equal((await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY)).kind, 'unknown');
   });
 
-  it('is unavailable (never a blind re-execution) when no product can carry the key', async () => {
+  it('cannot tell when no product can carry the key', async () => {
     whmcs.answer('GetClientsProducts', answers.clientsProductsEmpty);
-    const error = await rejectsWith(whmcs.backend({ publicProductIds: ['1'] }).findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX), 'unavailable');
-    assert.match(error.operatorMessage ?? '', /cannot be reconciled/);
+    const search = await whmcs.backend({ publicProductIds: ['1'] }).findOrderByIdempotencyKey(CUSTOMER, KEY);
+    assert.match(search.kind === 'unknown' ? search.reason : '', /no public product has the custom field/);
   });
 
-  it('a failing search fails; it never answers null', async () => {
+  it('a failing read cannot tell; it never answers absent', async () => {
     whmcs.answer('GetClientsProducts', '<html>busy</html>');
-    await rejectsWith(whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, 'key-1', CTX), 'upstream_error');
+    const search = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY);
+    assert.equal(search.kind, 'unknown');
   });
 });

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { MockAgent } from 'undici';
-import { BackendError, type CallContext, type Customer } from '../../../src/backend/backend.js';
+import { BackendError, type Customer, type WriteContext } from '../../../src/backend/backend.js';
 import { createWhmcsBackend } from '../../../mappings/whmcs/backend.js';
 import { type WhmcsConfig, WhmcsConfigSchema } from '../../../mappings/whmcs/config.js';
 
@@ -16,7 +16,7 @@ export const SERVICE_PASSWORD = 'Plaintext-Decrypted';
 
 export const CUSTOMER: Customer = { accountId: 'acme', upstreamId: '1' };
 export const OTHER_CUSTOMER: Customer = { accountId: 'beta', upstreamId: '2' };
-export const CTX: CallContext = { requestId: 'req-1' };
+export const CTX: WriteContext = { requestId: 'req-1', beforeWrite: async () => undefined };
 
 export function testConfig(overrides: Record<string, unknown> = {}): WhmcsConfig {
   return WhmcsConfigSchema.parse({ url: `${ORIGIN}/whmcs/`, ...CREDENTIALS, publicProductIds: ['1', '2', '3', '4'], ...overrides });

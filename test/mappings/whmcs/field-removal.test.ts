@@ -16,7 +16,7 @@ import * as variants from './fixtures/variants.js';
 
 // ---- the requests -----------------------------------------------------------------------------
 
-const CTX = { requestId: 'req-variants' };
+const CTX = { requestId: 'req-variants', beforeWrite: async () => undefined };
 const REQUESTS = {
   account: (backend: Backend) => backend.getAccount(CUSTOMER, CTX),
   balance: (backend: Backend) => backend.getBalance(CUSTOMER, CTX),
@@ -24,7 +24,7 @@ const REQUESTS = {
   product: (backend: Backend) => backend.getProduct('2', CTX),
   order: (backend: Backend) => backend.getOrder(CUSTOMER, '1', CTX),
   place: (backend: Backend) =>
-    backend.placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'annually', config_options: { '4': '12', '8': 3 } }, { ...CTX, idempotencyKey: 'k-1' }),
+    backend.placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'annually', config_options: { '4': '12', '8': 3 } }, { ...CTX, idempotencyKey: 'k-1', idempotencyRecord: 'r-1' }),
   services: (backend: Backend) => backend.listServices(CUSTOMER, { page: 1, perPage: 25 }, CTX),
   service: (backend: Backend) => backend.getService(CUSTOMER, '1', CTX),
   credentials: (backend: Backend) => backend.getCredentials(CUSTOMER, '1', CTX),

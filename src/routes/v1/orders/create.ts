@@ -1,6 +1,7 @@
 import { BackendError } from '../../../backend/backend.js';
 import type { Services } from '../../../http/endpoint.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
+import { requireAttempt } from '../../../http/idempotency.js';
 import { OrderInputSchema, OrderSchema, type Order } from '../../../v1/schemas.js';
 
 function created(order: Order) {
@@ -31,7 +32,8 @@ export default defineEndpoint({
   summary: 'Place an order',
   description:
     'Requires `Idempotency-Key`. The order is validated against the product (billing cycle, configuration options) before anything is placed. ' +
-    'If an earlier attempt with the same key timed out after reaching the backend, the gateway finds that order instead of placing a second one. ' +
+    'If an earlier attempt with the same key timed out after reaching the backend, the gateway finds that order instead of placing a second one; ' +
+    'it orders again only with proof that the earlier attempt placed nothing, else it answers 503 `outcome_unknown` (409 `idempotency_in_progress` while that attempt may still be running). ' +
     'While the backend is set up in a way that would not let it find such an order (see `doctor`), ordering answers 503 `backend_misconfigured` with Retry-After and nothing is ordered.',
   tag: 'Orders',
   scope: 'write:orders',
@@ -40,15 +42,17 @@ export default defineEndpoint({
   responses: {
     201: { description: 'The order was placed.', schema: OrderSchema, headers: { Location: 'URL of the new order.' } },
   },
-  errors: ['validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'backend_misconfigured'],
-  async handler({ body, caller, services, requestId, idempotencyKey, reconcile }) {
+  errors: ['validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'backend_misconfigured', 'outcome_unknown'],
+  async handler({ body, caller, services, requestId, idempotencyKey, attempt }) {
     refuseWhileMisconfigured(services);
-    const key = idempotencyKey as string;
-    const ctx = { requestId, idempotencyKey: key };
+    const { recordId, reconcile, beforeWrite, outcomeUnknown } = requireAttempt(attempt);
+    const ctx = { requestId, idempotencyKey: idempotencyKey as string, idempotencyRecord: recordId };
     if (reconcile) {
-      const earlier = await services.backend.findOrderByIdempotencyKey(caller.customer, key, ctx);
-      if (earlier) return created(earlier);
+      // An earlier attempt sent AddOrder: order again only with proof that it placed nothing.
+      const earlier = await services.backend.findOrderByIdempotencyKey(caller.customer, ctx);
+      if (earlier.kind === 'found') return created(earlier.order);
+      if (earlier.kind === 'unknown') throw outcomeUnknown(earlier.reason);
     }
-    return created(await services.backend.placeOrder(caller.customer, body, ctx));
+    return created(await services.backend.placeOrder(caller.customer, body, { ...ctx, beforeWrite }));
   },
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BackendError, type Customer } from '../../../backend/backend.js';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint, type Services } from '../../../http/endpoint.js';
+import { type IdempotentAttempt, requireAttempt } from '../../../http/idempotency.js';
 import { ActionResultSchema, ALL_ACTIONS, PROFILE_ACTIONS, type ActionResult, type Service, type ServiceAction } from '../../../v1/schemas.js';
 import { IdParamsSchema } from '../params.js';
 
@@ -18,7 +19,7 @@ function resultStatus(result: ActionResult): number {
   return result.outcome === 'scheduled' ? 202 : 200;
 }
 
-/** Whether the service as it stands shows the action's effect; null when its state cannot tell. */
+/** Whether a fresh read of the service shows the action's effect; null when its state cannot tell. */
 function actionVisible(action: ServiceAction, service: Service): boolean | null {
   switch (action) {
     case 'suspend':
@@ -27,30 +28,31 @@ function actionVisible(action: ServiceAction, service: Service): boolean | null 
       return service.status === 'active';
     case 'terminate':
       return service.status === 'terminated';
-    case 'cancel':
-      return service.cancellation_requested;
-    case 'cancel_revoke':
-      return !service.cancellation_requested;
+    // Pending cancellations come from a cached list (or none at all when the backend does not
+    // track them): not proof either way.
     default:
       return null;
   }
 }
 
 /**
- * An earlier attempt with this key may have acted. Where the service's state shows the effect,
- * answer as if it succeeded; where it shows it did not happen, run it; where it cannot tell
- * (power actions), refuse rather than run it twice.
+ * An earlier attempt with this key sent the action and its outcome is unknown. Where a fresh read
+ * of the service's state shows the effect, answer as if it succeeded; where it shows it did not
+ * happen, run it; where the state cannot tell (power actions), refuse rather than run it twice.
  */
-async function reconcile(services: Services, customer: Customer, id: string, action: ServiceAction, requestId: string) {
-  const service = await services.backend.getService(customer, id, { requestId });
+async function reconcile(services: Services, customer: Customer, id: string, action: ServiceAction, requestId: string, attempt: IdempotentAttempt) {
+  let service: Service;
+  try {
+    service = await services.backend.getService(customer, id, { requestId });
+  } catch (error) {
+    if (!(error instanceof BackendError)) throw error;
+    throw attempt.outcomeUnknown(`service ${id}: reading its state failed: ${error.operatorMessage ?? error.detail}`);
+  }
   const visible = actionVisible(action, service);
   if (visible === true) {
-    const scheduled = action === 'cancel';
-    return { action, outcome: scheduled ? 'scheduled' : 'completed', effective_on: scheduled ? service.cancellation_effective_on : null, service } as ActionResult;
+    return { action, outcome: 'completed', effective_on: null, service } as ActionResult;
   }
-  if (visible === null) {
-    throw new BackendError('unavailable', 'The outcome of an earlier attempt with this Idempotency-Key is unknown; check the service and retry with a new key.');
-  }
+  if (visible === null) throw attempt.outcomeUnknown(`service ${id}: the effect of "${action}" is not visible in the service's state`);
   return null;
 }
 
@@ -71,8 +73,9 @@ export default defineEndpoint({
     200: { description: 'The action ran; the service as it now stands.', schema: ActionResultSchema },
     202: { description: 'The action was accepted and takes effect later (cancel).', schema: ActionResultSchema },
   },
-  errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale'],
-  async handler({ params, body, caller, services, requestId, reconcile: mustReconcile }) {
+  errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'outcome_unknown'],
+  async handler({ params, body, caller, services, requestId, attempt: maybeAttempt }) {
+    const attempt = requireAttempt(maybeAttempt);
     const allowed: readonly string[] = PROFILE_ACTIONS[services.config.profile];
     const action = body.action;
     if (!allowed.includes(action)) {
@@ -81,11 +84,11 @@ export default defineEndpoint({
       });
     }
     const serviceAction = action as ServiceAction;
-    if (mustReconcile) {
-      const earlier = await reconcile(services, caller.customer, params.id, serviceAction, requestId);
+    if (attempt.reconcile) {
+      const earlier = await reconcile(services, caller.customer, params.id, serviceAction, requestId, attempt);
       if (earlier) return { status: resultStatus(earlier), body: earlier };
     }
-    const result = await services.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId });
+    const result = await services.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId, beforeWrite: attempt.beforeWrite });
     return { status: resultStatus(result), body: result };
   },
 });

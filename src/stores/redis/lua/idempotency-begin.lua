@@ -1,10 +1,12 @@
 -- Claims an idempotency key in one atomic step (contract §5). Mirrors
 -- src/stores/memory/idempotency-store.ts. The clock is the server's (TIME).
 --
--- KEYS[1]: the record, a hash {state, token, fingerprint, endpoint, createdAt, leaseUntil,
---          status, headers, body}, scoped to account and client key (not to the endpoint).
--- ARGV: fingerprint, endpoint, lease_ms, retention_ms, stale_after_ms ('' for none), new_token
--- Returns { 'acquired', token, reconcile 0|1 } | { 'replay', status, headers_json, body }
+-- KEYS[1]: the record, a hash {state, token, recordId, fingerprint, endpoint, createdAt,
+--          leaseUntil, sentAt, status, headers, body}, scoped to account and client key (not to
+--          the endpoint).
+-- ARGV: fingerprint, endpoint, lease_ms, retention_ms, stale_after_ms ('' for none), settle_ms,
+--       new_token, new_record_id
+-- Returns { 'acquired', token, record_id, sent_at ('' for none) } | { 'replay', status, headers_json, body }
 --       | { 'in_progress', retry_after_ms } | { 'conflict' } | { 'stale' }
 
 local time = redis.call('TIME')
@@ -12,22 +14,27 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local key = KEYS[1]
 local fingerprint, endpoint = ARGV[1], ARGV[2]
 local lease_ms, retention_ms = tonumber(ARGV[3]), tonumber(ARGV[4])
-local stale_after_ms = tonumber(ARGV[5])
-local token = ARGV[6]
+local stale_after_ms, settle_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
+local token = ARGV[7]
 
-local function claim(reconcile)
+local function claim(record_id, sent_at)
   redis.call('HSET', key, 'state', 'in_progress', 'token', token, 'leaseUntil', now + lease_ms)
-  return { 'acquired', token, reconcile }
+  return { 'acquired', token, record_id, sent_at or '' }
 end
 
 local record = redis.call('HMGET', key, 'state', 'fingerprint', 'endpoint', 'createdAt', 'leaseUntil',
-  'status', 'headers', 'body')
+  'status', 'headers', 'body', 'recordId', 'sentAt')
 local state = record[1]
 
 if not state then
-  redis.call('HSET', key, 'fingerprint', fingerprint, 'endpoint', endpoint, 'createdAt', now)
+  redis.call('HSET', key, 'fingerprint', fingerprint, 'endpoint', endpoint, 'createdAt', now, 'recordId', ARGV[8])
   redis.call('PEXPIRE', key, retention_ms)
-  return claim(0)
+  return claim(ARGV[8], nil)
+end
+
+-- Age counts from the first request; past it every use is stale, whatever the record holds.
+if stale_after_ms and now - tonumber(record[4]) >= stale_after_ms then
+  return { 'stale' }
 end
 
 if record[2] ~= fingerprint or record[3] ~= endpoint then
@@ -35,17 +42,18 @@ if record[2] ~= fingerprint or record[3] ~= endpoint then
 end
 
 if state == 'completed' then
-  -- Age counts from the first request, not from completion.
-  if stale_after_ms and now - tonumber(record[4]) >= stale_after_ms then
-    return { 'stale' }
-  end
   return { 'replay', record[6], record[7], record[8] }
 end
 
-local lease_until = tonumber(record[5])
-if state == 'in_progress' and lease_until > now then
-  return { 'in_progress', math.max(1, lease_until - now) }
+-- A live holder, or a sent write upstream may still be working on: wait for both.
+local wait_until = 0
+if state == 'in_progress' then wait_until = tonumber(record[5]) end
+local sent_at = record[10]
+if sent_at then wait_until = math.max(wait_until, tonumber(sent_at) + settle_ms) end
+if wait_until > now then
+  return { 'in_progress', wait_until - now }
 end
 
--- Unknown outcome, or a holder that died: the new holder must reconcile; the old token is void.
-return claim(1)
+-- Unknown outcome, or a holder that died: the old token is void; the new holder reconciles when
+-- something was sent, else executes fresh.
+return claim(record[9], sent_at)
