@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import { type Backend, BackendError, type CallContext, type Customer } from '../../src/backend/backend.js';
 import type { Order, OrderInput, PageRequest, Product } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
-import { mapAccount, mapCredentials, money, mapInvoice, mapInvoiceDocument, mapOrder, mapProduct, mapService, PERIOD_OF_CYCLE, productPrices } from './map.js';
+import { mapAccount, mapCredentials, money, PAY_TYPES, mapInvoice, mapInvoiceDocument, mapOrder, mapProduct, mapService, PERIOD_OF_CYCLE, productPrices } from './map.js';
 import { declarePolicies, type FossbillingMethod } from './methods.js';
 import {
   ActionAnswer,
@@ -81,8 +81,8 @@ async function classified<T>(work: Promise<T>, rules: readonly Rule[]): Promise<
 }
 
 export function createFossbillingBackend(config: FossbillingConfig, options: FossbillingBackendOptions = {}): Backend {
-  const transport = options.call ? undefined : createFossbillingTransport(config, options);
-  const call: FossbillingCall = options.call ?? transport!.call;
+  const transport = options.call === undefined ? createFossbillingTransport(config, options) : undefined;
+  const call: FossbillingCall = options.call ?? (transport as NonNullable<typeof transport>).call;
   const policies = declarePolicies(config);
   const publicIds = new Set(config.publicProductIds);
 
@@ -121,7 +121,8 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
   // ---- catalog --------------------------------------------------------------------------
 
   const isPublic = (product: RawProduct): boolean =>
-    publicIds.size > 0 ? publicIds.has(product.id) : product.status === 'enabled' && !product.hidden;
+    PAY_TYPES[product.pricing.type ?? ''] !== undefined &&
+    (publicIds.size > 0 ? publicIds.has(product.id) : product.status === 'enabled' && !product.hidden);
 
   async function catalog(): Promise<RawProduct[]> {
     const answer = await request('product/get_list', { page: 1, per_page: MAX_PER_PAGE }, ProductListAnswer);

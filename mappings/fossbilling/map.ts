@@ -124,7 +124,7 @@ export function productPrices(product: RawProduct, currency: string): Price[] {
   }
 }
 
-const PAY_TYPES: Readonly<Record<string, Product['pay_type']>> = { free: 'free', once: 'onetime', recurrent: 'recurring' };
+export const PAY_TYPES: Readonly<Record<string, Product['pay_type']>> = { free: 'free', once: 'onetime', recurrent: 'recurring' };
 
 export function mapProduct(product: RawProduct, currency: string): Product {
   return {
@@ -132,7 +132,7 @@ export function mapProduct(product: RawProduct, currency: string): Product {
     name: product.title,
     description: product.description,
     type: product.type === 'hosting' ? 'hosting' : 'other',
-    pay_type: PAY_TYPES[product.pricing.type] ?? 'recurring',
+    pay_type: PAY_TYPES[product.pricing.type ?? ''] ?? 'recurring',
     prices: productPrices(product, currency),
     // FOSSBilling has no priced configurable options in its core products.
     config_options: [],

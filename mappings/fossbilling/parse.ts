@@ -33,15 +33,19 @@ export const ProductAnswer = z.object({
   description: z.string().nullish().transform((value) => value ?? ''),
   status: z.string().optional(),
   hidden: z.union([z.boolean(), z.number(), z.string()]).optional().transform((value) => value === true || value === 1 || value === '1'),
-  pricing: z
-    .object({
-      type: z.string(),
-      free: z.object({ price: Amount.nullish(), setup: Amount.nullish() }).optional(),
-      once: z.object({ price: Amount.nullish(), setup: Amount.nullish() }).optional(),
-      // An empty PHP array encodes as [] rather than {}.
-      recurrent: z.union([z.record(z.string(), Period), z.array(z.never())]).optional(),
-    })
-    .passthrough(),
+  // Domain products carry a list of TLD prices instead (getDomainPricingArray): never offered through v1.
+  pricing: z.union([
+    z
+      .object({
+        type: z.string().optional(),
+        free: z.object({ price: Amount.nullish(), setup: Amount.nullish() }).optional(),
+        once: z.object({ price: Amount.nullish(), setup: Amount.nullish() }).optional(),
+        // An empty PHP array encodes as [] rather than {}.
+        recurrent: z.union([z.record(z.string(), Period), z.array(z.never())]).optional(),
+      })
+      .passthrough(),
+    z.array(z.unknown()).transform(() => ({ type: 'domain' as string | undefined, free: undefined, once: undefined, recurrent: undefined })),
+  ]),
 });
 export type RawProduct = z.infer<typeof ProductAnswer>;
 export const ProductListAnswer = PaginatedShape(ProductAnswer);

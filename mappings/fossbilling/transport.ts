@@ -178,6 +178,12 @@ export function createFossbillingTransport(config: FossbillingConfig, options: T
           operatorMessage: `${operatorMessage} (check fossbilling.apiToken, the staff member's status and the API IP allow-list)`,
         });
       }
+      if (numeric === 403) {
+        // A staff permission the token's owner lacks (src/modules/Staff/Service.php): configuration, not the client's fault.
+        throw new BackendError('upstream_error', 'The billing system refused the gateway.', {
+          operatorMessage: `${operatorMessage} (give the API token's staff member this permission)`,
+        });
+      }
       if (numeric === 429) {
         const wait = retryAfterMs(headers['retry-after']);
         throw new BackendError('unavailable', 'The billing system is busy; try again later.', {

@@ -206,13 +206,19 @@ export const METHODS: Readonly<Record<string, Handler>> = {
   'order/get': (state, params) => orderView(state, orderOf(state, params)),
   'order/get_list': (state, params) => {
     const meta = typeof params.meta === 'object' && params.meta !== null ? Object.entries(params.meta as Params) : [];
-    const rows = state.orders
+    const orders = state.orders
       .filter((order) => !params.client_id || order.client_id === Number(params.client_id))
       .filter((order) => !params.status || order.status === params.status)
       // `meta.value LIKE :value%`: a prefix match, as in Order\Service::getSearchQuery().
       .filter((order) => meta.every(([name, value]) => order.meta[name]?.startsWith(String(value)) ?? false))
       .sort((left, right) => right.id - left.id);
-    return paginate(rows.map((order) => orderRowView(state, order)), params);
+    // The query LEFT JOINs client_order_meta without GROUP BY: unfiltered, an order with several
+    // meta rows is one SQL row per meta row. The total counts them all; getBatchForApi() then
+    // drops the duplicate ids within the page.
+    const rows = orders.flatMap((order) => Array.from({ length: meta.length > 0 ? 1 : Math.max(1, Object.keys(order.meta).length) }, () => order));
+    const result = paginate(rows, params);
+    const unique = [...new Set(result.list)];
+    return { ...result, list: unique.map((order) => orderRowView(state, order)) };
   },
   'order/service': (state, params) => {
     const order = orderOf(state, params);

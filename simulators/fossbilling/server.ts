@@ -26,6 +26,8 @@ export interface FossbillingSimulatorOptions {
   apiToken?: string;
   /** Added to every call. */
   latencyMs?: number;
+  /** Methods the token's staff member lacks the permission for (error 403, HTTP 403). */
+  deniedMethods?: string[];
   /** The data to start from (cloned), or a factory; default `createFossbillingSeed()`. */
   seed?: FossbillingState | (() => FossbillingState);
 }
@@ -125,6 +127,7 @@ interface Runtime {
   calls: RecordedCall[];
   faults: FaultPlan;
   apiToken: string;
+  deniedMethods: ReadonlySet<string>;
   latencyMs: number;
   shutdown: AbortSignal;
 }
@@ -157,6 +160,7 @@ async function handle(runtime: Runtime, request: IncomingMessage, response: Serv
   const early = earlyReply(outcome);
   if (early) return send(response, early);
   if (!authorized(request.headers.authorization, runtime.apiToken)) return send(response, errorReply('Authentication Failed', 204));
+  if (runtime.deniedMethods.has(method)) return send(response, errorReply(`You need the "${method.split('/')[0]}" permission to perform this action`, 403));
   const reply = perform(runtime.state, method, params);
   if (outcome?.kind === 'stall_after_effect') await pause(outcome.ms, runtime.shutdown);
   if (outcome?.kind === 'malformed') reply.body = reply.body.slice(0, Math.floor(reply.body.length / 2));
@@ -172,6 +176,7 @@ export async function startFossbillingSimulator(options: FossbillingSimulatorOpt
     calls: [],
     faults: new FaultPlan(),
     apiToken: options.apiToken ?? randomBytes(16).toString('hex'),
+    deniedMethods: new Set(options.deniedMethods ?? []),
     latencyMs: options.latencyMs ?? 0,
     shutdown: shutdown.signal,
   };

@@ -5,7 +5,7 @@ import { SERVICE_STATUS } from '../../../mappings/fossbilling/map.js';
 import { backendWith, CTX, CUSTOMER, FakeCall, OTHER_CUSTOMER, rejectsWith } from './fake-call.js';
 import * as answers from './fixtures/answers.js';
 
-const catalog = answers.page([answers.hostingProduct, answers.onceProduct, answers.hiddenProduct, answers.disabledProduct]);
+const catalog = answers.page([answers.hostingProduct, answers.onceProduct, answers.hiddenProduct, answers.disabledProduct, answers.domainProduct]);
 
 function reads(): FakeCall {
   return new FakeCall()
@@ -19,7 +19,7 @@ function reads(): FakeCall {
 }
 
 describe('FOSSBilling mapping on answers built from the source', () => {
-  it('lists only enabled, visible products, with v1 cycles and decimal prices', async () => {
+  it('lists only enabled, visible, non-domain products, with v1 cycles and decimal prices', async () => {
     const products = await backendWith(reads()).listProducts(CTX);
     assert.deepEqual(products.map((product) => product.id), ['1', '2']);
     for (const product of products) ProductSchema.parse(product);

@@ -130,3 +130,21 @@ describe('FOSSBilling backend against the simulator', () => {
     assert.equal((await backend.getService(CUSTOMER, '2', CTX)).status, 'suspended');
   });
 });
+
+describe('FOSSBilling simulator quirks', () => {
+  it('counts an order once per meta row in unfiltered lists, as the SQL join does, and the mapping shows each service once', async () => {
+    const seed = createFossbillingSeed();
+    seed.orders[0]!.meta = { gateway_idempotency_key: 'acct_1:k', stock_reserved_qty: '1' };
+    const sim = await startFossbillingSimulator({ seed });
+    const backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken }));
+    try {
+      const { items, total } = await backend.listServices(CUSTOMER, PAGE, CTX);
+      assert.equal(total, 5);
+      assert.deepEqual(items.map((service) => service.id), ['4', '3', '2', '1']);
+      assert.equal((await backend.findOrderByIdempotencyKey(CUSTOMER, 'k', CTX))?.id, '1');
+    } finally {
+      await backend.close();
+      await sim.close();
+    }
+  });
+});

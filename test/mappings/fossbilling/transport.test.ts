@@ -66,6 +66,20 @@ describe('FOSSBilling transport against the simulator', () => {
     }
   });
 
+  it('reports a missing staff permission (403) as an upstream error for the operator', async () => {
+    const denied = await startFossbillingSimulator({ deniedMethods: ['invoice/get_list'] });
+    const limited = createFossbillingTransport(FossbillingConfigSchema.parse({ url: denied.url, apiToken: denied.apiToken }));
+    try {
+      const error = await failure(limited.call('invoice/get_list', { client_id: 1 }, READ));
+      assert.equal(error.kind, 'upstream_error');
+      assert.equal(error.detail, 'The billing system refused the gateway.');
+      assert.match(error.operatorMessage ?? '', /error 403.*permission/);
+    } finally {
+      await limited.close();
+      await denied.close();
+    }
+  });
+
   it('maps FOSSBilling\'s rate limit (429) to unavailable with its Retry-After', async () => {
     sim.inject({ kind: 'rate_limited', retryAfterSeconds: 17, times: 1 });
     const error = await failure(transport.call('client/get', { id: 1 }, READ));
