@@ -8,7 +8,7 @@ import { type Backend, BackendError, type CallContext, type Customer } from '../
 import type { Order, OrderInput, PageRequest, Product } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { mapAccount, mapCredentials, money, PAY_TYPES, mapInvoice, mapInvoiceDocument, mapOrder, mapProduct, mapService, PERIOD_OF_CYCLE, productPrices } from './map.js';
-import { declarePolicies, type FossbillingMethod } from './methods.js';
+import { declareMethods, type FossbillingMethod, PROBE } from './methods.js';
 import {
   ActionAnswer,
   ClientAnswer,
@@ -26,12 +26,11 @@ import {
   type RawProduct,
 } from './parse.js';
 import { planServiceAction } from './service-actions.js';
-import { createFossbillingTransport, type FossbillingCall, FossbillingError, type FossbillingLogger, type TransportOptions } from './transport.js';
+import { createFossbillingTransport, type FossbillingCall, FossbillingError, type TransportOptions } from './transport.js';
 
 export interface FossbillingBackendOptions extends TransportOptions {
-  /** Replaces the default transport (the shared upstream layer, or a test double). */
+  /** Replaces the default transport (a test double). */
   call?: FossbillingCall;
-  logger?: FossbillingLogger;
 }
 
 const IS_ID = /^[1-9][0-9]{0,17}$/;
@@ -83,13 +82,13 @@ async function classified<T>(work: Promise<T>, rules: readonly Rule[]): Promise<
 export function createFossbillingBackend(config: FossbillingConfig, options: FossbillingBackendOptions = {}): Backend {
   const transport = options.call === undefined ? createFossbillingTransport(config, options) : undefined;
   const call: FossbillingCall = options.call ?? (transport as NonNullable<typeof transport>).call;
-  const policies = declarePolicies(config);
+  const methods = declareMethods(config);
   const publicIds = new Set(config.publicProductIds);
 
   async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S): Promise<z.infer<S>> {
-    const answer = await call(method, params, policies[method]);
+    const answer = await call(method, params);
     const parsed = schema.safeParse(answer);
-    if (!parsed.success) throw unreadable(`FOSSBilling ${method}: unexpected answer: ${describeIssues(parsed.error)}`, policies[method].write === true);
+    if (!parsed.success) throw unreadable(`FOSSBilling ${method}: unexpected answer: ${describeIssues(parsed.error)}`, methods[method].safety === 'write');
     return parsed.data;
   }
 
@@ -268,8 +267,8 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
       return method(customer, ...args);
     };
 
-  const readMs = Math.max(...(['client/get', 'product/get_list', 'order/get'] as const).map((method) => policies[method].timeoutMs));
-  const writeMs = Math.max(...(['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'] as const).map((method) => policies[method].timeoutMs));
+  const readMs = Math.max(...(['client/get', 'product/get_list', 'order/get'] as const).map((method) => methods[method].timeoutMs));
+  const writeMs = Math.max(...(['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'] as const).map((method) => methods[method].timeoutMs));
 
   return {
     name: 'fossbilling',
@@ -299,7 +298,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     getInvoiceDocument: forCustomer(getInvoiceDocument),
     ping: async () => {
       try {
-        await call('product/get_types', {}, policies['product/get_types']);
+        await call(PROBE, {});
         return true;
       } catch {
         return false;

@@ -2,13 +2,12 @@
  * The FOSSBilling admin methods the mapping uses, and how each may be sent: reads are retried
  * (only when nothing was sent) and coalesced; writes are sent once and never coalesced.
  */
+import { type ActionTable, readAction, writeAction } from '../../src/upstream/policy.js';
 import type { FossbillingConfig } from './config.js';
-import type { CallPolicy } from './transport.js';
 
 export const READS = [
   'client/get',
   'product/get_list',
-  'product/get',
   'product/get_types',
   'order/get',
   'order/get_list',
@@ -19,15 +18,17 @@ export const READS = [
 export const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'] as const;
 export type FossbillingMethod = (typeof READS)[number] | (typeof WRITES)[number];
 
-export type PolicyTable = Readonly<Record<FossbillingMethod, CallPolicy>>;
+/** The health probe: cheap, and a read every token the mapping can use is allowed to make. */
+export const PROBE: FossbillingMethod = 'product/get_types';
 
-export function declarePolicies(config: FossbillingConfig): PolicyTable {
+export function declareMethods(config: FossbillingConfig): ActionTable<FossbillingMethod> {
   const timeoutOf = (method: string): number => config.methodTimeoutsMs[method] ?? config.timeoutMs;
-  const table = {} as Record<FossbillingMethod, CallPolicy>;
-  for (const method of READS) table[method] = { retry: true, coalesce: true, timeoutMs: timeoutOf(method) };
-  for (const method of WRITES) table[method] = { retry: false, coalesce: false, write: true, timeoutMs: timeoutOf(method) };
-  table['product/get_list'] = { ...table['product/get_list'], cacheMs: config.productCacheTtlMs };
-  // The health probe: a retry would only hide a flapping upstream.
-  table['product/get_types'] = { ...table['product/get_types'], retry: false };
+  const table = {} as Record<FossbillingMethod, ActionTable<FossbillingMethod>[FossbillingMethod]>;
+  for (const method of READS) table[method] = readAction(method, timeoutOf(method));
+  // Orders change the stock FOSSBilling shows, not the catalog: no write invalidates it.
+  for (const method of WRITES) table[method] = writeAction(method, timeoutOf(method));
+  table['product/get_list'] = readAction('product/get_list', timeoutOf('product/get_list'), config.productCacheTtlMs);
+  // A retry would only hide a flapping upstream.
+  table[PROBE] = { ...table[PROBE], retry: false };
   return table;
 }

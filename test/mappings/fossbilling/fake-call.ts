@@ -4,7 +4,8 @@ import type { Backend, Customer } from '../../../src/backend/backend.js';
 import { BackendError } from '../../../src/backend/backend.js';
 import { createFossbillingBackend } from '../../../mappings/fossbilling/backend.js';
 import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
-import { type CallPolicy, FossbillingError } from '../../../mappings/fossbilling/transport.js';
+import type { FossbillingMethod } from '../../../mappings/fossbilling/methods.js';
+import { FossbillingError } from '../../../mappings/fossbilling/transport.js';
 
 export const CUSTOMER: Customer = { accountId: 'acct_1', upstreamId: '1' };
 export const OTHER_CUSTOMER: Customer = { accountId: 'acct_2', upstreamId: '2' };
@@ -13,7 +14,7 @@ export const CTX = { requestId: 'req-1' };
 type Answer = unknown | ((params: Record<string, unknown>) => unknown);
 
 export class FakeCall {
-  readonly calls: Array<{ method: string; params: Record<string, unknown>; policy: CallPolicy }> = [];
+  readonly calls: Array<{ method: string; params: Record<string, unknown> }> = [];
   private readonly answers = new Map<string, Answer>();
 
   answer(method: string, answer: Answer): this {
@@ -26,8 +27,8 @@ export class FakeCall {
     return new FossbillingError(code, message, `FOSSBilling: error ${code}: ${message}`);
   }
 
-  readonly call = async (method: string, params: Record<string, unknown>, policy: CallPolicy): Promise<unknown> => {
-    this.calls.push({ method, params, policy });
+  readonly call = async (method: FossbillingMethod, params: Readonly<Record<string, unknown>>): Promise<unknown> => {
+    this.calls.push({ method, params: { ...params } });
     if (!this.answers.has(method)) throw new Error(`unexpected call ${method}`);
     const answer = this.answers.get(method);
     const value = typeof answer === 'function' ? (answer as (p: Record<string, unknown>) => unknown)(params) : answer;

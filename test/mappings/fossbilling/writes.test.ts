@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BackendError } from '../../../src/backend/backend.js';
 import { ActionResultSchema, type ServiceAction } from '../../../src/v1/schemas.js';
+import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
+import { declareMethods } from '../../../mappings/fossbilling/methods.js';
 import { FOSSBILLING_ACTIONS } from '../../../mappings/fossbilling/service-actions.js';
 import { backendWith, CTX, CUSTOMER, FakeCall, rejectsWith } from './fake-call.js';
 import * as answers from './fixtures/answers.js';
@@ -31,8 +33,8 @@ describe('FOSSBilling orders', () => {
       activate: false,
       invoice_option: 'issue-invoice',
     });
-    assert.equal(create?.policy.retry, false);
-    assert.equal(create?.policy.write, true);
+    const declared = declareMethods(FossbillingConfigSchema.parse({ url: 'http://fossbilling.test', apiToken: 'x-token' }))['order/create'];
+    assert.deepEqual([declared.safety, declared.retry, declared.coalesce], ['write', false, false]);
   });
 
   it('sends no period for a one-time product', async () => {
