@@ -7,7 +7,20 @@ import type { z } from 'zod';
 import { type Backend, BackendError, type CallContext, type Customer } from '../../src/backend/backend.js';
 import type { Order, OrderInput, PageRequest, Product } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
-import { mapAccount, mapCredentials, money, PAY_TYPES, mapInvoice, mapInvoiceDocument, mapOrder, mapProduct, mapService, PERIOD_OF_CYCLE, productPrices } from './map.js';
+import { afterWrite, byMessage, classified, notFound, unreadable } from './errors.js';
+import {
+  mapAccount,
+  mapCredentials,
+  mapInvoice,
+  mapInvoiceDocument,
+  mapOrder,
+  mapProduct,
+  mapService,
+  money,
+  PAY_TYPES,
+  PERIOD_OF_CYCLE,
+  productPrices,
+} from './map.js';
 import { declareMethods, type FossbillingMethod, PROBE } from './methods.js';
 import {
   ActionAnswer,
@@ -26,7 +39,7 @@ import {
   type RawProduct,
 } from './parse.js';
 import { planServiceAction } from './service-actions.js';
-import { createFossbillingTransport, type FossbillingCall, FossbillingError, type TransportOptions } from './transport.js';
+import { createFossbillingTransport, type FossbillingCall, type FossbillingTransport, type TransportOptions } from './transport.js';
 
 export interface FossbillingBackendOptions extends TransportOptions {
   /** Replaces the default transport (a test double). */
@@ -37,51 +50,11 @@ const IS_ID = /^[1-9][0-9]{0,17}$/;
 /** FOSSBilling's largest page (src/library/FOSSBilling/PaginationOptions.php). */
 const MAX_PER_PAGE = 500;
 
-const notFound = (what: string): BackendError => new BackendError('not_found', `No such ${what}.`);
-
-function unreadable(operatorMessage: string, outcomeUnknown = false): BackendError {
-  return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage, outcomeUnknown });
-}
-
-/** Once a write has succeeded, any later failure leaves its effect in place: say so. */
-async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (!(error instanceof BackendError)) throw error;
-    throw new BackendError(error.kind, error.detail, {
-      operatorMessage: `${error.operatorMessage ?? error.detail} (after ${what} had succeeded)`,
-      outcomeUnknown: true,
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-      cause: error,
-    });
-  }
-}
-
-interface Rule {
-  match: (error: FossbillingError) => boolean;
-  error: (cause: FossbillingError) => BackendError;
-}
-const byMessage = (pattern: RegExp) => (error: FossbillingError) => pattern.test(error.upstreamMessage);
-
-/** 740: the API method does not exist (src/library/FOSSBilling/Api/Dispatcher.php). */
-const COMMON_RULES: Rule[] = [{ match: (error) => Number(error.code) === 740, error: (cause) => new BackendError('not_found', 'No such record.', { operatorMessage: cause.operatorMessage }) }];
-
-async function classified<T>(work: Promise<T>, rules: readonly Rule[]): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (error instanceof FossbillingError) {
-      const rule = [...rules, ...COMMON_RULES].find(({ match }) => match(error));
-      if (rule) throw rule.error(error);
-    }
-    throw error;
-  }
-}
-
 export function createFossbillingBackend(config: FossbillingConfig, options: FossbillingBackendOptions = {}): Backend {
-  const transport = options.call === undefined ? createFossbillingTransport(config, options) : undefined;
-  const call: FossbillingCall = options.call ?? (transport as NonNullable<typeof transport>).call;
+  const transport: FossbillingTransport = options.call
+    ? { call: options.call, close: () => Promise.resolve() }
+    : createFossbillingTransport(config, options);
+  const { call } = transport;
   const methods = declareMethods(config);
   const publicIds = new Set(config.publicProductIds);
 
@@ -304,8 +277,6 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
         return false;
       }
     },
-    close: async () => {
-      await transport?.close();
-    },
+    close: () => transport.close(),
   };
 }
