@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { type Backend, BackendError, type CallContext, type Customer } from '../../src/backend/backend.js';
 import type { Order, OrderInput, PageRequest, Product } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
+import { diagnoseFossbilling } from './doctor.js';
 import { afterWrite, byMessage, classified, notFound, unreadable } from './errors.js';
 import {
   mapAccount,
@@ -269,6 +270,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     }),
     listInvoices: forCustomer(listInvoices),
     getInvoiceDocument: forCustomer(getInvoiceDocument),
+    diagnose: (scope) => diagnoseFossbilling(config, scope, options),
     ping: async () => {
       try {
         await call(PROBE, {});

@@ -256,7 +256,7 @@ export function mapInvoiceDocument(invoice: RawInvoice, client: RawClient, fallb
   return {
     ...base,
     balance: { amount: due, currency },
-    tax_rate: money(invoice.taxrate ?? '0'),
+    tax_rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : money(invoice.taxrate),
     items: invoice.lines.map((line) => ({ description: line.title, amount: { amount: money(line.total), currency }, taxed: line.taxed })),
     customer: { name, company: buyer.company || client.company || null, email: buyer.email || client.email },
   };

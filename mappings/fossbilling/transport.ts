@@ -34,6 +34,17 @@ export class FossbillingError extends BackendError {
   }
 }
 
+/** FOSSBilling refused the gateway itself (authentication, IP, referrer, staff permission): `code` says which. */
+export class FossbillingRefusal extends BackendError {
+  readonly code: number;
+
+  constructor(code: number, operatorMessage: string) {
+    super('upstream_error', DETAIL.refused, { operatorMessage });
+    this.name = 'FossbillingRefusal';
+    this.code = code;
+  }
+}
+
 /** Larger answers are refused: no answer of the methods used comes near it. */
 export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 
@@ -53,13 +64,11 @@ function envelopeError(method: string, error: unknown, headers: Exchange['header
   const operatorMessage = redact(`FOSSBilling ${method}: error ${code}: ${message}`);
   const numeric = Number(code);
   if (AUTH_CODES.has(numeric)) {
-    return new BackendError('upstream_error', DETAIL.refused, {
-      operatorMessage: `${operatorMessage} (check the API token, its staff member's status and FOSSBilling's API IP allow-list)`,
-    });
+    return new FossbillingRefusal(numeric, `${operatorMessage} (check the API token, its staff member's status and FOSSBilling's API IP allow-list)`);
   }
   if (numeric === 403) {
     // A staff permission the token's owner lacks (src/modules/Staff/Service.php): configuration, not the client's fault.
-    return new BackendError('upstream_error', DETAIL.refused, { operatorMessage: `${operatorMessage} (give the API token's staff member this permission)` });
+    return new FossbillingRefusal(numeric, `${operatorMessage} (give the API token's staff member this permission)`);
   }
   if (numeric === 429) {
     const wait = retryAfterMs(headers['retry-after']);
