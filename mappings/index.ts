@@ -3,8 +3,10 @@
  * under simulators/<name>/, and one line here. Simulators load only when a sandbox starts.
  */
 import type { BackendRegistry } from '../src/backend/registry.js';
+import { fossbillingPlugin } from './fossbilling/plugin.js';
 import { whmcsPlugin } from './whmcs/plugin.js';
 
 export const BACKENDS: BackendRegistry = [
   { ...whmcsPlugin, sandbox: async (options) => (await import('../simulators/whmcs/sandbox.js')).startWhmcsSandbox(options) },
+  { ...fossbillingPlugin, sandbox: async (options) => (await import('../simulators/fossbilling/sandbox.js')).startFossbillingSandbox(options) },
 ];

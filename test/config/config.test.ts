@@ -41,7 +41,7 @@ describe('config', () => {
   });
 
   it('validates upstream.backend against the registry and the section by its plugin', () => {
-    assert.throws(() => parseConfig({ upstream: { backend: 'odoo' } }, BACKENDS), /upstream\.backend: unknown backend "odoo"; known: whmcs/);
+    assert.throws(() => parseConfig({ upstream: { backend: 'odoo' } }, BACKENDS), /upstream\.backend: unknown backend "odoo"; known: whmcs, fossbilling/);
     assert.throws(
       () => parseConfig({ keys: { pepper: PEPPER }, upstream: { backend: 'whmcs', whmcs: { url: 'https://b.example' }, other: {} } }, BACKENDS),
       /upstream\.other: not a setting of backend "whmcs"/,

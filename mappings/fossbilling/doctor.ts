@@ -1,0 +1,111 @@
+/**
+ * `doctor` for FOSSBilling: checks the real upstream before the gateway trusts it, changing
+ * nothing. Every method the deployment uses is probed for the staff permission it needs: FOSSBilling
+ * checks the permission first (AbstractApi::checkPermissions) and only then looks the record up,
+ * so a probe with id 0 answers "not found" when allowed and error 403 when not, and acts on nothing.
+ */
+import type { DiagnoseScope, DoctorCheck } from '../../src/backend/backend.js';
+import { BackendError } from '../../src/backend/backend.js';
+import type { FossbillingConfig } from './config.js';
+import type { FossbillingMethod } from './methods.js';
+import { FOSSBILLING_ACTIONS } from './service-actions.js';
+import { createFossbillingTransport, FossbillingError, FossbillingRefusal, type TransportOptions } from './transport.js';
+
+const PROBE_TIMEOUT_MS = 15_000;
+
+/** Parameters that make each method check its permission and then find nothing. */
+const PROBES: Readonly<Record<FossbillingMethod, Record<string, unknown>>> = {
+  'product/get_types': {},
+  'product/get_list': { page: 1, per_page: 1 },
+  'client/get': { id: 0 },
+  'order/get': { id: 0 },
+  'order/get_list': { page: 1, per_page: 1 },
+  'order/service': { id: 0 },
+  'invoice/get': { id: 0 },
+  'invoice/get_list': { page: 1, per_page: 1 },
+  'order/create': { client_id: 0, product_id: 0 },
+  'order/suspend': { id: 0 },
+  'order/unsuspend': { id: 0 },
+  'order/cancel': { id: 0 },
+  'order/uncancel': { id: 0 },
+};
+
+const ACTION_METHODS: Readonly<Record<string, FossbillingMethod>> = {
+  suspend: 'order/suspend',
+  unsuspend: 'order/unsuspend',
+  cancel: 'order/cancel',
+  cancel_revoke: 'order/uncancel',
+};
+
+type Outcome = { kind: 'allowed' } | { kind: 'refused' | 'denied' | 'failed'; message: string };
+
+async function probe(call: (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>, method: FossbillingMethod, params = PROBES[method]): Promise<Outcome> {
+  try {
+    await call(method, params);
+    return { kind: 'allowed' };
+  } catch (error) {
+    // Refused for the record (not found, missing parameter): the permission check had passed.
+    if (error instanceof FossbillingError) return { kind: 'allowed' };
+    const message = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
+    if (error instanceof FossbillingRefusal) return { kind: error.code === 403 ? 'denied' : 'refused', message };
+    return { kind: 'failed', message };
+  }
+}
+
+export async function diagnoseFossbilling(config: FossbillingConfig, scope: DiagnoseScope, options: TransportOptions = {}): Promise<DoctorCheck[]> {
+  const timeouts = Object.fromEntries(Object.entries(config.methodTimeoutsMs).map(([name, ms]) => [name, Math.min(ms, PROBE_TIMEOUT_MS)]));
+  // A client of its own: no cache or circuit breaker shared with live traffic.
+  const transport = createFossbillingTransport(
+    { ...config, timeoutMs: Math.min(config.timeoutMs, PROBE_TIMEOUT_MS), methodTimeoutsMs: timeouts, circuitBreaker: { ...config.circuitBreaker, enabled: false } },
+    options,
+  );
+  try {
+    const checks: DoctorCheck[] = [];
+    const credentials = await probe(transport.call, 'product/get_types');
+    const credentialsCheck = { id: 'credentials', title: 'FOSSBilling accepts the gateway\'s API token' };
+    if (credentials.kind === 'allowed' || credentials.kind === 'denied') {
+      checks.push({ ...credentialsCheck, status: 'pass', detail: `FOSSBilling at ${new URL(config.url).origin} accepted the token.` });
+    } else {
+      checks.push({
+        ...credentialsCheck,
+        status: 'fail',
+        detail: credentials.message,
+        fix: `Set FOSSBILLING_API_TOKEN to the API token of an active staff member, allow the gateway's IP in FOSSBilling's api.allowed_ips, and check FOSSBILLING_URL (${config.url}).`,
+      });
+    }
+    const supported: readonly string[] = [...FOSSBILLING_ACTIONS.A, ...FOSSBILLING_ACTIONS.B];
+    const used: FossbillingMethod[] = ['client/get', 'product/get_list', 'order/get', 'order/get_list', 'order/service', 'invoice/get', 'invoice/get_list', 'order/create'];
+    for (const action of scope.serviceActions) if (ACTION_METHODS[action]) used.push(ACTION_METHODS[action]);
+    const permissionCheck = { id: 'permissions', title: 'The token\'s staff member may call every method the gateway uses' };
+    const keyCheck = { id: 'order-key-search', title: 'Orders can be found again by their Idempotency-Key (order meta filter)', blocks: ['orders'] as const };
+    if (checks[0]?.status === 'fail') {
+      checks.push({ ...permissionCheck, status: 'skip', detail: 'Not checked: the token was refused.' });
+      checks.push({ ...keyCheck, status: 'skip', detail: 'Not checked: the token was refused.' });
+    } else {
+      const outcomes = await Promise.all(used.map(async (method) => [method, await probe(transport.call, method)] as const));
+      const denied = outcomes.filter(([, outcome]) => outcome.kind !== 'allowed').map(([method, outcome]) => `${method} (${outcome.kind})`);
+      checks.push(
+        denied.length === 0
+          ? { ...permissionCheck, status: 'pass', detail: `${used.length} methods allowed.` }
+          : { ...permissionCheck, status: 'fail', detail: `Not allowed: ${denied.join(', ')}.`, fix: 'Give the staff member the view permission of client, product, order and invoice, and manage of order.' },
+      );
+      const search = await probe(transport.call, 'order/get_list', { page: 1, per_page: 1, meta: { [config.orderKeyMeta]: 'doctor-probe' } });
+      checks.push(
+        search.kind === 'allowed'
+          ? { ...keyCheck, status: 'pass', detail: `order/get_list accepts the meta filter on "${config.orderKeyMeta}".` }
+          : { ...keyCheck, status: 'fail', detail: search.message, fix: 'Allow order view for the token\'s staff member; without it an order that timed out cannot be found again.' },
+      );
+    }
+    const unsupported = scope.serviceActions.filter((action) => !supported.includes(action));
+    checks.push({
+      id: 'service-actions',
+      title: 'FOSSBilling carries out the profile\'s service actions',
+      status: unsupported.length === 0 ? 'pass' : 'warn',
+      detail: unsupported.length === 0 ? 'All offered.' : `Not available with FOSSBilling (answered 422): ${unsupported.join(', ')}.`,
+      ...(unsupported.length === 0 ? {} : { fix: 'Nothing to fix upstream: FOSSBilling core has no such commands. Tell resellers which actions this deployment offers.' }),
+    });
+    return checks;
+  } finally {
+    await transport.close();
+  }
+}

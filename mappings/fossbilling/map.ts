@@ -1,0 +1,263 @@
+/**
+ * FOSSBilling records → v1 resources. An order IS the service in FOSSBilling, so one order record
+ * gives both the v1 order and the v1 service (same id).
+ */
+import { BackendError } from '../../src/backend/backend.js';
+import type {
+  Account,
+  BillingCycle,
+  Credentials,
+  Invoice,
+  InvoiceDocument,
+  Order,
+  Price,
+  Product,
+  Service,
+  ServiceStatus,
+} from '../../src/v1/schemas.js';
+import type { RawClient, RawInvoice, RawOrder, RawProduct } from './parse.js';
+
+/** FOSSBilling period codes (src/library/FOSSBilling/Period.php) that have a v1 billing cycle. */
+export const PERIOD_OF_CYCLE: Readonly<Partial<Record<BillingCycle, string>>> = {
+  monthly: '1M',
+  quarterly: '3M',
+  semiannually: '6M',
+  annually: '1Y',
+  biennially: '2Y',
+  triennially: '3Y',
+};
+const CYCLE_OF_PERIOD = new Map(Object.entries(PERIOD_OF_CYCLE).map(([cycle, period]) => [period, cycle as BillingCycle]));
+
+/** Order statuses (src/modules/Order/Entity/Order.php) → v1 service status. Anything else is refused. */
+export const SERVICE_STATUS: Readonly<Record<string, ServiceStatus>> = {
+  pending_setup: 'pending',
+  failed_setup: 'pending',
+  active: 'active',
+  // Renewal failed, but the service keeps running until it is suspended.
+  failed_renew: 'active',
+  suspended: 'suspended',
+  canceled: 'cancelled',
+};
+
+/** The same statuses seen as an order; `other` is the explicit bucket for anything unknown. */
+export const ORDER_STATUS: Readonly<Record<string, Order['status']>> = {
+  pending_setup: 'pending',
+  failed_setup: 'other',
+  active: 'active',
+  failed_renew: 'active',
+  suspended: 'active',
+  canceled: 'cancelled',
+};
+
+function unreadable(operatorMessage: string): BackendError {
+  return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage });
+}
+
+/** A decimal string with at least two decimals; FOSSBilling gives floats, ints or DECIMAL strings. */
+export function money(value: string | null | undefined): string {
+  const text = value ?? '0';
+  if (/^-?\d+\.\d{2,}$/.test(text)) return text;
+  const number = Number(text);
+  if (!Number.isFinite(number)) throw unreadable(`amount "${text}" is not a number`);
+  return number.toFixed(2);
+}
+
+function currencyOf(code: string | null, fallback: string): string {
+  return code && /^[A-Z]{3}$/.test(code) ? code : fallback;
+}
+
+const LOCAL = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?$/;
+
+/** "YYYY-MM-DD" of a FOSSBilling date-time, or null. */
+export function dateOf(value: string | null): string | null {
+  const match = value === null ? null : LOCAL.exec(value);
+  return match ? `${match[1]}-${match[2]}-${match[3]}` : null;
+}
+
+/** A FOSSBilling server-local "YYYY-MM-DD HH:MM:SS" as RFC 3339 UTC. */
+export function utcOf(value: string | null, timeZone: string): string | null {
+  const match = value === null ? null : LOCAL.exec(value);
+  if (!match) return null;
+  const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
+  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
+  // The zone's offset at that moment (close enough around DST switches for display purposes).
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(new Date(asUtc));
+  const get = (type: string): number => Number(parts.find((part) => part.type === type)?.value ?? 0);
+  const zoned = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return new Date(asUtc - (zoned - asUtc)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function mapAccount(client: RawClient, defaultCurrency: string): Omit<Account, 'id'> {
+  const name = [client.first_name, client.last_name].filter((part) => part).join(' ');
+  const status = client.status === 'canceled' ? 'closed' : client.status === 'suspended' ? 'inactive' : 'active';
+  return { name, company: client.company || null, email: client.email, status, currency: currencyOf(client.currency, defaultCurrency) };
+}
+
+/** The product's prices in the given currency (FOSSBilling prices are in its default currency). */
+export function productPrices(product: RawProduct, currency: string): Price[] {
+  const { pricing } = product;
+  switch (pricing.type) {
+    case 'free':
+      return [{ currency, billing_cycle: 'free', price: '0.00', setup_fee: '0.00' }];
+    case 'once':
+      return [{ currency, billing_cycle: 'onetime', price: money(pricing.once?.price), setup_fee: money(pricing.once?.setup) }];
+    case 'recurrent': {
+      const periods = Array.isArray(pricing.recurrent) ? {} : (pricing.recurrent ?? {});
+      return Object.entries(periods).flatMap(([period, entry]) => {
+        const cycle = CYCLE_OF_PERIOD.get(period);
+        // Weekly, 4- and 5-yearly periods have no v1 billing cycle: they are not offered through v1.
+        if (!cycle || !entry.enabled) return [];
+        return [{ currency, billing_cycle: cycle, price: money(entry.price), setup_fee: money(entry.setup) }];
+      });
+    }
+    default:
+      return [];
+  }
+}
+
+export const PAY_TYPES: Readonly<Record<string, Product['pay_type']>> = { free: 'free', once: 'onetime', recurrent: 'recurring' };
+
+export function mapProduct(product: RawProduct, currency: string): Product {
+  return {
+    id: product.id,
+    name: product.title,
+    description: product.description,
+    type: product.type === 'hosting' ? 'hosting' : 'other',
+    pay_type: PAY_TYPES[product.pricing.type ?? ''] ?? 'recurring',
+    prices: productPrices(product, currency),
+    // FOSSBilling has no priced configurable options in its core products.
+    config_options: [],
+  };
+}
+
+function billingCycle(order: RawOrder): BillingCycle {
+  if (order.period === null || order.period === '') return Number(order.price ?? 0) === 0 ? 'free' : 'onetime';
+  const cycle = CYCLE_OF_PERIOD.get(order.period);
+  if (!cycle) throw unreadable(`order ${order.id} has period "${order.period}", which has no v1 billing cycle`);
+  return cycle;
+}
+
+function orderTotal(order: RawOrder): string {
+  if (order.total !== null && order.total !== undefined) return money(order.total);
+  return money(String(Number(order.price ?? 0) * Number(order.quantity ?? 1)));
+}
+
+/** The host name the gateway stored in the order config at order time, if any. */
+function hostnameOf(order: RawOrder): string | null {
+  const config = order.config;
+  if (typeof config === 'object' && config !== null && !Array.isArray(config)) {
+    const value = (config as Record<string, unknown>).hostname;
+    if (typeof value === 'string' && value.length > 0 && value.length <= 253) return value;
+  }
+  return null;
+}
+
+export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: string): Order {
+  const created = utcOf(order.created_at, timeZone);
+  if (created === null) throw unreadable(`order ${order.id} has no creation time`);
+  const invoiceId = order.unpaid_invoice_id && order.unpaid_invoice_id !== '0' ? order.unpaid_invoice_id : null;
+  return {
+    id: order.id,
+    status: ORDER_STATUS[order.status] ?? 'other',
+    created_at: created,
+    total: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
+    invoice_id: invoiceId,
+    // FOSSBilling only links the unpaid invoice; once paid, the link is gone.
+    payment_status: invoiceId === null ? null : 'unpaid',
+    service_ids: [order.id],
+  };
+}
+
+export function mapService(order: RawOrder, fallbackCurrency: string): Service {
+  const status = SERVICE_STATUS[order.status];
+  if (status === undefined) throw unreadable(`order ${order.id} has status "${order.status}", which the mapping does not know`);
+  if (!order.product_id || order.product_id === '0') throw unreadable(`order ${order.id} has no product`);
+  const canceled = order.status === 'canceled';
+  return {
+    id: order.id,
+    product_id: order.product_id,
+    product_name: order.title,
+    order_id: order.id,
+    status,
+    hostname: hostnameOf(order),
+    ip_addresses: [],
+    billing_cycle: billingCycle(order),
+    recurring_amount: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
+    registered_on: dateOf(order.activated_at) ?? dateOf(order.created_at),
+    next_due_on: dateOf(order.expires_at),
+    // A canceled order can be brought back (order/uncancel): shown as a cancellation in force.
+    cancellation_requested: canceled,
+    cancellation_effective_on: canceled ? dateOf(order.canceled_at) : null,
+    config_options: [],
+  };
+}
+
+export function mapCredentials(order: RawOrder, hosting: { ip: string | null; domain: string | null; username: string | null; server?: { ip?: string | null } | null } | null): Credentials {
+  const ip = hosting?.ip || hosting?.server?.ip || null;
+  return {
+    service_id: order.id,
+    username: hosting?.username || null,
+    // FOSSBilling never returns a hosting account's password through its API.
+    password: null,
+    hostname: hosting?.domain || hostnameOf(order),
+    ip_addresses: ip ? [ip] : [],
+  };
+}
+
+function invoiceStatus(invoice: RawInvoice): Invoice['status'] {
+  const approved = invoice.approved === undefined || invoice.approved === true || invoice.approved === 1 || invoice.approved === '1';
+  if (!approved) return 'draft';
+  switch (invoice.status) {
+    case 'paid':
+      return 'paid';
+    case 'unpaid':
+      return 'unpaid';
+    case 'refunded':
+      return 'refunded';
+    case 'canceled':
+      return 'cancelled';
+    default:
+      return 'other';
+  }
+}
+
+export function mapInvoice(invoice: RawInvoice, fallbackCurrency: string, timeZone: string): Invoice {
+  const currency = currencyOf(invoice.currency, fallbackCurrency);
+  const amount = (value: string | null | undefined) => ({ amount: money(value), currency });
+  return {
+    id: invoice.id,
+    number: invoice.serie_nr ?? String(invoice.nr ?? invoice.id),
+    status: invoiceStatus(invoice),
+    issued_on: dateOf(invoice.created_at),
+    due_on: dateOf(invoice.due_at),
+    paid_at: utcOf(invoice.paid_at, timeZone),
+    subtotal: amount(invoice.subtotal),
+    tax: amount(invoice.tax),
+    credit: amount(invoice.credit),
+    total: amount(invoice.total),
+  };
+}
+
+export function mapInvoiceDocument(invoice: RawInvoice, client: RawClient, fallbackCurrency: string, timeZone: string): InvoiceDocument {
+  const base = mapInvoice(invoice, fallbackCurrency, timeZone);
+  const currency = base.total.currency;
+  const due = base.status === 'unpaid' || base.status === 'draft' ? base.total.amount : '0.00';
+  const buyer = invoice.buyer ?? {};
+  const name = [buyer.first_name, buyer.last_name].filter((part) => part).join(' ') || mapAccount(client, fallbackCurrency).name;
+  return {
+    ...base,
+    balance: { amount: due, currency },
+    tax_rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : money(invoice.taxrate),
+    items: invoice.lines.map((line) => ({ description: line.title, amount: { amount: money(line.total), currency }, taxed: line.taxed })),
+    customer: { name, company: buyer.company || client.company || null, email: buyer.email || client.email },
+  };
+}

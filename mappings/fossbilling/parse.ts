@@ -1,0 +1,140 @@
+/**
+ * The shapes of the FOSSBilling answers the mapping reads, as its source produces them: ids and
+ * amounts come as numbers from `toApiArray()` but as strings from SQL-backed lists (`get_list` rows
+ * are raw `fetchAllAssociative` rows), DECIMAL columns as strings, computed totals as floats.
+ * Only the fields used are declared; everything else is ignored.
+ */
+import { z } from 'zod';
+
+/** A number or a numeric string, as a string of digits. */
+const Id = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,18}$/)]).transform(String);
+/** A number or a decimal string (FOSSBilling mixes both). */
+const Amount = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)]).transform((value) => String(value));
+const OptionalText = z.string().nullish().transform((value) => value ?? null);
+/** "YYYY-MM-DD HH:MM:SS" or null; the placeholder 0000-00-00 counts as null. */
+const DateTime = z
+  .string()
+  .nullish()
+  .transform((value) => (value && !value.startsWith('0000-00-00') ? value : null));
+
+export const PaginatedShape = <T extends z.ZodType>(item: T) =>
+  z.object({ list: z.array(item), total: z.union([z.number(), z.string().regex(/^\d+$/)]).transform(Number) });
+
+const Period = z.object({
+  price: Amount.nullish(),
+  setup: Amount.nullish(),
+  enabled: z.union([z.boolean(), z.number(), z.string()]).transform((value) => value === true || value === 1 || value === '1'),
+});
+
+export const ProductAnswer = z.object({
+  id: Id,
+  type: z.string(),
+  title: z.string().nullish().transform((value) => value ?? ''),
+  description: z.string().nullish().transform((value) => value ?? ''),
+  status: z.string().optional(),
+  hidden: z.union([z.boolean(), z.number(), z.string()]).optional().transform((value) => value === true || value === 1 || value === '1'),
+  // Domain products carry a list of TLD prices instead (getDomainPricingArray): never offered through v1.
+  pricing: z.union([
+    z
+      .object({
+        type: z.string().optional(),
+        free: z.object({ price: Amount.nullish(), setup: Amount.nullish() }).optional(),
+        once: z.object({ price: Amount.nullish(), setup: Amount.nullish() }).optional(),
+        // An empty PHP array encodes as [] rather than {}.
+        recurrent: z.union([z.record(z.string(), Period), z.array(z.never())]).optional(),
+      })
+      .passthrough(),
+    z.array(z.unknown()).transform(() => ({ type: 'domain' as string | undefined, free: undefined, once: undefined, recurrent: undefined })),
+  ]),
+});
+export type RawProduct = z.infer<typeof ProductAnswer>;
+export const ProductListAnswer = PaginatedShape(ProductAnswer);
+
+export const ClientAnswer = z.object({
+  id: Id,
+  email: z.string().nullish().transform((value) => value ?? ''),
+  first_name: OptionalText,
+  last_name: OptionalText,
+  company: OptionalText,
+  currency: OptionalText,
+  status: z.string().optional(),
+  balance: Amount.optional(),
+});
+export type RawClient = z.infer<typeof ClientAnswer>;
+
+export const OrderAnswer = z.object({
+  id: Id,
+  client_id: Id,
+  product_id: Id.nullish(),
+  title: z.string().nullish().transform((value) => value ?? ''),
+  currency: OptionalText,
+  unpaid_invoice_id: Id.nullish(),
+  period: OptionalText,
+  quantity: Amount.nullish(),
+  price: Amount.nullish(),
+  total: Amount.nullish(),
+  status: z.string().nullish().transform((value) => value ?? ''),
+  config: z.unknown().optional(),
+  meta: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]).optional(),
+  expires_at: DateTime,
+  activated_at: DateTime,
+  canceled_at: DateTime,
+  created_at: DateTime,
+});
+export type RawOrder = z.infer<typeof OrderAnswer>;
+export const OrderListAnswer = PaginatedShape(OrderAnswer);
+
+/** `order/service` for a hosting order; null when the order has no service yet. */
+export const HostingServiceAnswer = z
+  .object({
+    ip: OptionalText,
+    domain: OptionalText,
+    username: OptionalText,
+    server: z.object({ ip: OptionalText, hostname: OptionalText }).partial().nullish(),
+  })
+  .passthrough()
+  .nullable();
+
+const InvoiceLine = z.object({
+  title: z.string().nullish().transform((value) => value ?? ''),
+  total: Amount.nullish(),
+  taxed: z.union([z.boolean(), z.number(), z.string()]).optional().transform((value) => value === true || value === 1 || value === '1'),
+});
+
+export const InvoiceAnswer = z.object({
+  id: Id,
+  client_id: Id.nullish(),
+  serie_nr: z.string().nullish(),
+  nr: z.union([z.string(), z.number()]).nullish(),
+  currency: OptionalText,
+  status: z.string().nullish().transform((value) => value ?? ''),
+  approved: z.union([z.boolean(), z.number(), z.string()]).optional(),
+  subtotal: Amount.nullish(),
+  tax: Amount.nullish(),
+  total: Amount.nullish(),
+  credit: Amount.nullish(),
+  taxrate: Amount.nullish(),
+  due_at: DateTime,
+  paid_at: DateTime,
+  created_at: DateTime,
+  lines: z.array(InvoiceLine).optional().default([]),
+  buyer: z
+    .object({ first_name: OptionalText, last_name: OptionalText, company: OptionalText, email: OptionalText })
+    .partial()
+    .nullish(),
+});
+export type RawInvoice = z.infer<typeof InvoiceAnswer>;
+export const InvoiceListAnswer = PaginatedShape(InvoiceAnswer);
+
+/** The order actions answer `true` (src/modules/Order/Api/Admin.php, `@return bool`). */
+export const ActionAnswer = z.literal(true);
+
+/** `order/create` answers the new order's id. */
+export const CreatedOrderAnswer = Id;
+
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    .join('; ');
+}

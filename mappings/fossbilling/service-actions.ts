@@ -1,0 +1,40 @@
+/**
+ * The v1 service actions FOSSBilling can carry out, per profile, and the states each needs
+ * (src/modules/Order/Service.php: suspend needs `active`, unsuspend `suspended`, uncancel
+ * `canceled`; cancel refuses `canceled`, `pending_setup` and `failed_setup`). FOSSBilling's core
+ * has no power commands (start, stop, reboot, reinstall), and its only irreversible removal is
+ * `order/delete`, which erases the record: `terminate` is not offered.
+ */
+import { BackendError } from '../../src/backend/backend.js';
+import type { ServiceAction } from '../../src/v1/schemas.js';
+
+export const FOSSBILLING_ACTIONS = {
+  A: ['cancel', 'cancel_revoke'],
+  B: ['suspend', 'unsuspend'],
+} as const satisfies Record<'A' | 'B', readonly ServiceAction[]>;
+
+interface Plan {
+  method: 'order/suspend' | 'order/unsuspend' | 'order/cancel' | 'order/uncancel';
+  needs: readonly string[];
+  withReason: boolean;
+}
+
+const PLANS: Readonly<Partial<Record<ServiceAction, Plan>>> = {
+  suspend: { method: 'order/suspend', needs: ['active'], withReason: true },
+  unsuspend: { method: 'order/unsuspend', needs: ['suspended'], withReason: false },
+  cancel: { method: 'order/cancel', needs: ['active', 'suspended', 'failed_renew'], withReason: true },
+  cancel_revoke: { method: 'order/uncancel', needs: ['canceled'], withReason: false },
+};
+
+const SUPPORTED = [...FOSSBILLING_ACTIONS.A, ...FOSSBILLING_ACTIONS.B];
+
+export function planServiceAction(action: ServiceAction, orderStatus: string): Plan {
+  const plan = PLANS[action];
+  if (!plan) {
+    throw new BackendError('validation', `The action "${action}" is not supported by this billing backend; it supports: ${SUPPORTED.join(', ')}.`);
+  }
+  if (!plan.needs.includes(orderStatus)) {
+    throw new BackendError('conflict', `The action "${action}" is not possible in the service's current state.`);
+  }
+  return plan;
+}

@@ -1,0 +1,142 @@
+/**
+ * The one narrow road from the mapping to FOSSBilling: `call(method, params)` answers the decoded
+ * `result` of `POST /api/admin/<module>/<method>`, or throws a BackendError. The default
+ * implementation is FOSSBilling's protocol on the shared upstream client (src/upstream: deadline,
+ * size cap, "was it sent", retry, coalescing, cache, circuit breaker); tests inject their own
+ * `call`. FOSSBilling's own words never reach `detail`; they go to `operatorMessage`, redacted.
+ */
+import type { Dispatcher } from 'undici';
+import { BackendError } from '../../src/backend/backend.js';
+import type { BackendLogger } from '../../src/backend/logger.js';
+import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
+import { createUpstreamClient, type UpstreamProtocol } from '../../src/upstream/client.js';
+import type { Exchange } from '../../src/upstream/exchange.js';
+import type { UpstreamAction } from '../../src/upstream/policy.js';
+import type { FossbillingConfig } from './config.js';
+import { declareMethods, type FossbillingMethod, PROBE } from './methods.js';
+
+export type FossbillingParams = Readonly<Record<string, unknown>>;
+export type FossbillingCall = (method: FossbillingMethod, params: FossbillingParams) => Promise<unknown>;
+
+/**
+ * FOSSBilling answered with `error: { message, code }`. The mapping classifies `code` (and, where
+ * FOSSBilling gives only the default code 9999, the message); left unclassified, it is an upstream error.
+ */
+export class FossbillingError extends BackendError {
+  readonly code: number | string;
+  readonly upstreamMessage: string;
+
+  constructor(code: number | string, upstreamMessage: string, operatorMessage: string) {
+    super('upstream_error', DETAIL.business, { operatorMessage });
+    this.name = 'FossbillingError';
+    this.code = code;
+    this.upstreamMessage = upstreamMessage;
+  }
+}
+
+/** FOSSBilling refused the gateway itself (authentication, IP, referrer, staff permission): `code` says which. */
+export class FossbillingRefusal extends BackendError {
+  readonly code: number;
+
+  constructor(code: number, operatorMessage: string) {
+    super('upstream_error', DETAIL.refused, { operatorMessage });
+    this.name = 'FossbillingRefusal';
+    this.code = code;
+  }
+}
+
+/** Larger answers are refused: no answer of the methods used comes near it. */
+export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
+
+/** Token login, IP allow-list and referrer failures (src/modules/Api/Controller/Client.php). */
+const AUTH_CODES: ReadonlySet<number> = new Set([201, 202, 203, 204, 205, 206, 1002, 1004]);
+
+function retryAfterMs(value: string | string[] | undefined): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  return text !== undefined && /^\d{1,6}$/.test(text) ? Number(text) * 1000 : undefined;
+}
+
+/** The error envelope, by the codes of src/library/FOSSBilling/Http/ApiResponseFactory.php. */
+function envelopeError(method: string, error: unknown, headers: Exchange['headers'], redact: (text: string) => string): BackendError {
+  const fields = isPlainObject(error) ? error : {};
+  const code = typeof fields.code === 'number' || typeof fields.code === 'string' ? fields.code : 9999;
+  const message = typeof fields.message === 'string' ? fields.message : '';
+  const operatorMessage = redact(`FOSSBilling ${method}: error ${code}: ${message}`);
+  const numeric = Number(code);
+  if (AUTH_CODES.has(numeric)) {
+    return new FossbillingRefusal(numeric, `${operatorMessage} (check the API token, its staff member's status and FOSSBilling's API IP allow-list)`);
+  }
+  if (numeric === 403) {
+    // A staff permission the token's owner lacks (src/modules/Staff/Service.php): configuration, not the client's fault.
+    return new FossbillingRefusal(numeric, `${operatorMessage} (give the API token's staff member this permission)`);
+  }
+  if (numeric === 429) {
+    const wait = retryAfterMs(headers['retry-after']);
+    return new BackendError('unavailable', 'The billing system is busy; try again later.', { operatorMessage, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+  }
+  // 503: an update is being finalised; the admin API is closed meanwhile.
+  if (numeric === 503) return new BackendError('unavailable', 'The billing system is not available at the moment.', { operatorMessage });
+  // Anything else is FOSSBilling refusing the call: nothing was done.
+  return new FossbillingError(code, message, operatorMessage);
+}
+
+export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol<FossbillingMethod, FossbillingParams, unknown> {
+  const prefix = `${new URL(config.url).pathname.replace(/\/+$/, '')}/api/admin/`;
+  const authorization = `Basic ${Buffer.from(`admin:${config.apiToken}`).toString('base64')}`;
+  const secrets = [config.apiToken, authorization.slice(6)].filter((secret) => secret.length >= 3);
+  const redact = (text: string): string => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
+
+  return {
+    label: 'FOSSBilling',
+    actions: declareMethods(config),
+    probe: PROBE,
+    probeParams: {},
+    redact,
+    request: (action, params) => ({
+      method: 'POST',
+      path: `${prefix}${action.name}`,
+      headers: { authorization, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(params),
+    }),
+    callKey: (action, params) => `${action.name}?${JSON.stringify(params)}`,
+    read(action: UpstreamAction<FossbillingMethod>, answer: Exchange): unknown {
+      const parsed = parseJsonBody(answer.body);
+      // Errors come inside HTTP 200 mostly, and with 401/403/404/429/503 for some codes: the envelope decides.
+      if (isPlainObject(parsed) && 'error' in parsed && parsed.error !== null) throw envelopeError(action.name, parsed.error, answer.headers, redact);
+      if (answer.statusCode < 200 || answer.statusCode > 299) {
+        // A 5xx can come from a PHP fatal error halfway through a write.
+        const why = `HTTP ${answer.statusCode}: ${excerpt(answer.body, redact)}`;
+        throw unreadableAnswer('FOSSBilling', action, why, redact, action.safety === 'write' && answer.statusCode >= 500);
+      }
+      if (!isPlainObject(parsed) || !('result' in parsed)) throw unreadableAnswer('FOSSBilling', action, `not an API envelope: ${excerpt(answer.body, redact)}`, redact);
+      return parsed.result;
+    },
+  };
+}
+
+export interface TransportOptions {
+  /** Replaces the transport's own Pool (tests pass a MockAgent); the caller closes it. */
+  dispatcher?: Dispatcher;
+  logger?: BackendLogger;
+  /** The circuit breaker's clock (tests inject one). */
+  now?: () => number;
+}
+
+export interface FossbillingTransport {
+  call: FossbillingCall;
+  close(): Promise<void>;
+}
+
+export function createFossbillingTransport(config: FossbillingConfig, options: TransportOptions = {}): FossbillingTransport {
+  const client = createUpstreamClient(fossbillingProtocol(config), {
+    origin: new URL(config.url).origin,
+    connections: config.connections,
+    connectTimeoutMs: config.connectTimeoutMs,
+    maxResponseBytes: MAX_RESPONSE_BYTES,
+    circuitBreaker: config.circuitBreaker,
+    dispatcher: options.dispatcher,
+    logger: options.logger,
+    now: options.now,
+  });
+  return { call: (method, params) => client.call(method, params), close: () => client.close() };
+}

@@ -1,0 +1,127 @@
+/**
+ * The simulator's data, stored as FOSSBilling's tables hold it, and the seed: two clients with
+ * orders (services) and invoices, and a small catalog. Rows keep database types (DECIMAL as
+ * strings); the API views in methods.ts render them as FOSSBilling's code does.
+ */
+export interface SimProduct {
+  id: number;
+  type: string;
+  title: string;
+  description: string;
+  status: 'enabled' | 'disabled';
+  hidden: boolean;
+  payment: { type: 'free' | 'once' | 'recurrent'; once_price: string; once_setup_price: string; periods: Record<string, { price: string; setup: string; enabled: boolean }> };
+}
+
+export interface SimClient {
+  id: number;
+  email: string;
+  first_name: string;
+  last_name: string;
+  company: string | null;
+  currency: string | null;
+  status: 'active' | 'suspended' | 'canceled';
+  balance: number;
+}
+
+export interface SimOrder {
+  id: number;
+  client_id: number;
+  product_id: number;
+  title: string;
+  currency: string;
+  unpaid_invoice_id: number | null;
+  service_type: string;
+  period: string | null;
+  quantity: number;
+  price: string;
+  status: string;
+  config: string;
+  meta: Record<string, string>;
+  hosting: { ip: string; domain: string; username: string } | null;
+  expires_at: string | null;
+  activated_at: string | null;
+  canceled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SimInvoice {
+  id: number;
+  client_id: number;
+  serie: string;
+  nr: string;
+  currency: string;
+  status: 'paid' | 'unpaid' | 'refunded' | 'canceled';
+  approved: boolean;
+  taxrate: string;
+  credit: string;
+  due_at: string | null;
+  paid_at: string | null;
+  created_at: string;
+  buyer: { first_name: string; last_name: string; company: string | null; email: string };
+  lines: Array<{ title: string; price: string; quantity: number; taxed: boolean }>;
+}
+
+export interface FossbillingState {
+  products: SimProduct[];
+  clients: SimClient[];
+  orders: SimOrder[];
+  invoices: SimInvoice[];
+  nextOrderId: number;
+}
+
+const monthlyAndYearly = (monthly: string, yearly: string) => ({
+  '1M': { price: monthly, setup: '0.00', enabled: true },
+  '3M': { price: (Number(monthly) * 3).toFixed(2), setup: '0.00', enabled: false },
+  '1Y': { price: yearly, setup: '0.00', enabled: true },
+  '1W': { price: '1.50', setup: '0.00', enabled: true },
+});
+
+export function createFossbillingSeed(): FossbillingState {
+  const order = (id: number, clientId: number, status: string, extra: Partial<SimOrder> = {}): SimOrder => ({
+    id,
+    client_id: clientId,
+    product_id: 1,
+    title: 'Shared Hosting Starter',
+    currency: clientId === 2 ? 'EUR' : 'USD',
+    unpaid_invoice_id: null,
+    service_type: 'hosting',
+    period: '1M',
+    quantity: 1,
+    price: '4.99',
+    status,
+    config: JSON.stringify({ hostname: `site${id}.example.com` }),
+    meta: {},
+    hosting: status === 'pending_setup' ? null : { ip: '192.0.2.10', domain: `site${id}.example.com`, username: `user${id}` },
+    expires_at: '2026-12-01 00:00:00',
+    activated_at: status === 'pending_setup' ? null : '2026-01-01 10:00:00',
+    canceled_at: status === 'canceled' ? '2026-06-01 09:30:00' : null,
+    created_at: '2026-01-01 09:59:12',
+    updated_at: '2026-01-01 10:00:00',
+    ...extra,
+  });
+  const buyer = (clientId: number) =>
+    clientId === 1
+      ? { first_name: 'Ada', last_name: 'Lovelace', company: 'Analytical Ltd', email: 'ada@example.com' }
+      : { first_name: 'Bob', last_name: 'Other', company: null, email: 'bob@example.org' };
+  return {
+    products: [
+      { id: 1, type: 'hosting', title: 'Shared Hosting Starter', description: 'Small sites', status: 'enabled', hidden: false, payment: { type: 'recurrent', once_price: '0.00', once_setup_price: '0.00', periods: monthlyAndYearly('4.99', '49.90') } },
+      { id: 2, type: 'custom', title: 'Setup Service', description: 'One-off setup', status: 'enabled', hidden: false, payment: { type: 'once', once_price: '25.00', once_setup_price: '5.00', periods: {} } },
+      { id: 3, type: 'custom', title: 'Internal Plan', description: 'Hidden', status: 'enabled', hidden: true, payment: { type: 'recurrent', once_price: '0.00', once_setup_price: '0.00', periods: monthlyAndYearly('1.00', '10.00') } },
+      { id: 4, type: 'custom', title: 'Trial', description: 'Free', status: 'enabled', hidden: false, payment: { type: 'free', once_price: '0.00', once_setup_price: '0.00', periods: {} } },
+    ],
+    clients: [
+      { id: 1, email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', company: 'Analytical Ltd', currency: 'USD', status: 'active', balance: 12.5 },
+      { id: 2, email: 'bob@example.org', first_name: 'Bob', last_name: 'Other', company: null, currency: 'EUR', status: 'active', balance: 0 },
+    ],
+    orders: [order(1, 1, 'active'), order(2, 1, 'suspended'), order(3, 1, 'canceled'), order(4, 1, 'pending_setup', { unpaid_invoice_id: 2 }), order(5, 2, 'active')],
+    invoices: [
+      { id: 1, client_id: 1, serie: 'FOSS', nr: '1', currency: 'USD', status: 'paid', approved: true, taxrate: '20', credit: '0.00', due_at: '2026-01-08 00:00:00', paid_at: '2026-01-02 11:00:00', created_at: '2026-01-01 10:00:00', buyer: buyer(1), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: true }] },
+      { id: 2, client_id: 1, serie: 'FOSS', nr: '2', currency: 'USD', status: 'unpaid', approved: true, taxrate: '0', credit: '0.00', due_at: '2026-02-08 00:00:00', paid_at: null, created_at: '2026-02-01 10:00:00', buyer: buyer(1), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: false }] },
+      { id: 3, client_id: 2, serie: 'FOSS', nr: '3', currency: 'EUR', status: 'unpaid', approved: true, taxrate: '0', credit: '0.00', due_at: '2026-02-08 00:00:00', paid_at: null, created_at: '2026-02-01 10:00:00', buyer: buyer(2), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: false }] },
+    ],
+    nextOrderId: 6,
+  };
+}

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PROFILE_ACTIONS } from '../../../src/v1/schemas.js';
+import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
+import { diagnoseFossbilling } from '../../../mappings/fossbilling/doctor.js';
+import { startFossbillingSimulator } from '../../../simulators/fossbilling/server.js';
+
+const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'];
+
+async function diagnose(options: { deniedMethods?: string[]; token?: string; profile?: 'A' | 'B' } = {}) {
+  const sim = await startFossbillingSimulator({ deniedMethods: options.deniedMethods ?? [] });
+  try {
+    const config = FossbillingConfigSchema.parse({ url: sim.url, apiToken: options.token ?? sim.apiToken });
+    const before = structuredClone(sim.state);
+    const checks = await diagnoseFossbilling(config, { serviceActions: PROFILE_ACTIONS[options.profile ?? 'B'] });
+    // Probes use ids FOSSBilling does not have: nothing upstream changed.
+    assert.deepEqual(sim.state, before);
+    return { checks: new Map(checks.map((check) => [check.id, check])), calls: sim.calls.map((call) => call.method) };
+  } finally {
+    await sim.close();
+  }
+}
+
+describe('FOSSBilling doctor', () => {
+  it('passes on a correct setup, probing every write used without acting', async () => {
+    const { checks, calls } = await diagnose();
+    assert.equal(checks.get('credentials')?.status, 'pass');
+    assert.equal(checks.get('permissions')?.status, 'pass');
+    assert.equal(checks.get('order-key-search')?.status, 'pass');
+    for (const method of ['order/create', 'order/suspend', 'order/unsuspend']) assert.ok(calls.includes(method), method);
+    assert.equal(calls.filter((method) => WRITES.includes(method)).length, 3);
+  });
+
+  it('names the methods the staff member may not call, and blocks orders when the key search is denied', async () => {
+    const { checks } = await diagnose({ deniedMethods: ['order/get_list', 'order/suspend'] });
+    assert.equal(checks.get('permissions')?.status, 'fail');
+    assert.match(checks.get('permissions')?.detail ?? '', /order\/get_list \(denied\).*order\/suspend \(denied\)/);
+    assert.equal(checks.get('order-key-search')?.status, 'fail');
+    assert.deepEqual(checks.get('order-key-search')?.blocks, ['orders']);
+  });
+
+  it('fails the credentials and skips what depends on them, without the token in any text', async () => {
+    const { checks } = await diagnose({ token: 'wrong-token-value' });
+    assert.equal(checks.get('credentials')?.status, 'fail');
+    assert.equal(checks.get('permissions')?.status, 'skip');
+    assert.equal(checks.get('order-key-search')?.status, 'skip');
+    assert.equal(JSON.stringify([...checks.values()]).includes('wrong-token-value'), false);
+  });
+
+  it('warns about the profile\'s actions FOSSBilling cannot carry out', async () => {
+    const { checks } = await diagnose({ profile: 'A' });
+    assert.equal(checks.get('service-actions')?.status, 'warn');
+    assert.match(checks.get('service-actions')?.detail ?? '', /start, stop, reboot/);
+  });
+});

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { Backend } from '../../../src/backend/backend.js';
+import { renderInvoicePdf } from '../../../src/pdf/invoice-pdf.js';
+import { AccountSchema, ActionResultSchema, InvoiceSchema, OrderSchema, ProductSchema, ServiceSchema } from '../../../src/v1/schemas.js';
+import { createFossbillingBackend } from '../../../mappings/fossbilling/backend.js';
+import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
+import { createFossbillingSeed, type FossbillingSimulator, startFossbillingSimulator } from '../../../simulators/fossbilling/server.js';
+import { CTX, CUSTOMER, keyed, OTHER_CUSTOMER, rejectsWith } from './fake-call.js';
+
+const PAGE = { page: 1, perPage: 25 };
+
+describe('FOSSBilling backend against the simulator', () => {
+  let sim: FossbillingSimulator;
+  let backend: Backend;
+  before(async () => {
+    sim = await startFossbillingSimulator({ seed: createFossbillingSeed });
+    const config = FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken, methodTimeoutsMs: { 'order/create': 400 } });
+    backend = createFossbillingBackend(config);
+  });
+  after(async () => {
+    await backend.close();
+    await sim.close();
+  });
+  beforeEach(() => {
+    sim.clearFaults();
+    sim.calls.length = 0;
+  });
+
+  it('serves every read endpoint in v1 shapes', async () => {
+    AccountSchema.omit({ id: true }).parse(await backend.getAccount(CUSTOMER, CTX));
+    const products = await backend.listProducts(CTX);
+    assert.deepEqual(products.map((product) => product.id), ['1', '2', '4']);
+    for (const product of products) ProductSchema.parse(product);
+    ProductSchema.parse(await backend.getProduct('1', CTX));
+    await rejectsWith(backend.getProduct('3', CTX), 'not_found');
+    const services = await backend.listServices(CUSTOMER, PAGE, CTX);
+    assert.deepEqual(services.items.map((service) => service.id), ['4', '3', '2', '1']);
+    for (const service of services.items) ServiceSchema.parse(service);
+    assert.deepEqual(services.items.map((service) => service.status), ['pending', 'cancelled', 'suspended', 'active']);
+    OrderSchema.parse(await backend.getOrder(CUSTOMER, '4', CTX));
+    const credentials = await backend.getCredentials(CUSTOMER, '1', CTX);
+    assert.equal(credentials.username, 'user1');
+    assert.equal(credentials.password, null);
+    assert.deepEqual(await backend.getBalance(CUSTOMER, CTX), { credit: { amount: '12.50', currency: 'USD' } });
+    const invoices = await backend.listInvoices(CUSTOMER, PAGE, CTX);
+    assert.deepEqual(invoices.items.map((invoice) => invoice.id), ['2', '1']);
+    for (const invoice of invoices.items) InvoiceSchema.parse(invoice);
+    const document = await backend.getInvoiceDocument(CUSTOMER, '1', CTX);
+    const pdf = await renderInvoicePdf(document, { name: 'Host Co', addressLines: ['1 Main St'] });
+    assert.equal(Buffer.from(pdf).subarray(0, 5).toString(), '%PDF-');
+    assert.equal(await backend.ping(), true);
+  });
+
+  it('pages services with FOSSBilling\'s page/per_page', async () => {
+    const second = await backend.listServices(CUSTOMER, { page: 2, perPage: 3 }, CTX);
+    assert.equal(second.total, 4);
+    assert.deepEqual(second.items.map((service) => service.id), ['1']);
+  });
+
+  it('keeps each client to its own records', async () => {
+    const services = await backend.listServices(OTHER_CUSTOMER, PAGE, CTX);
+    assert.deepEqual(services.items.map((service) => service.id), ['5']);
+    await rejectsWith(backend.getService(OTHER_CUSTOMER, '1', CTX), 'not_found');
+    await rejectsWith(backend.getOrder(OTHER_CUSTOMER, '1', CTX), 'not_found');
+    await rejectsWith(backend.getCredentials(OTHER_CUSTOMER, '1', CTX), 'not_found');
+    await rejectsWith(backend.runServiceAction(OTHER_CUSTOMER, '1', 'suspend', CTX), 'not_found');
+    await rejectsWith(backend.getInvoiceDocument(OTHER_CUSTOMER, '1', CTX), 'not_found');
+    await rejectsWith(backend.getService(CUSTOMER, '5', CTX), 'not_found');
+    assert.deepEqual((await backend.listInvoices(OTHER_CUSTOMER, PAGE, CTX)).items.map((invoice) => invoice.id), ['3']);
+    assert.equal(sim.state.orders.find((order) => order.id === 1)?.status, 'active');
+  });
+
+  it('places an order and finds it again by its key', async () => {
+    const order = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'new.example.com' }, keyed('k-place'));
+    assert.equal(order.status, 'pending');
+    assert.deepEqual(order.service_ids, [order.id]);
+    const service = await backend.getService(CUSTOMER, order.id, CTX);
+    assert.equal(service.hostname, 'new.example.com');
+    assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-place')), { kind: 'found', order });
+    assert.deepEqual(await backend.findOrderByIdempotencyKey(OTHER_CUSTOMER, keyed('k-place')), { kind: 'absent' });
+    assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-pla')), { kind: 'absent' });
+    assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-place', 'rec-2')), { kind: 'absent' }, 'another use of the key');
+  });
+
+  it('an order that timed out after it was placed is found by reconciliation, not placed twice', async () => {
+    sim.inject({ kind: 'stall_after_effect', ms: 2_000, method: 'order/create', times: 1 });
+    const before = sim.state.orders.length;
+    const error = await rejectsWith(backend.placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'onetime' }, keyed('k-stall')), 'timeout');
+    assert.equal(error.outcomeUnknown, true);
+    assert.equal(sim.state.orders.length, before + 1);
+    const found = await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-stall'));
+    assert.equal(found.kind === 'found' && found.order.id, String(sim.state.orders.at(-1)?.id));
+    assert.equal(sim.calls.filter((call) => call.method === 'order/create').length, 1);
+  });
+
+  it('an order refused before it was sent is not found by reconciliation', async () => {
+    sim.inject({ kind: 'http500', method: 'order/create', times: 1 });
+    await rejectsWith(backend.placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'onetime' }, keyed('k-500')), 'upstream_error');
+    assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-500')), { kind: 'absent' });
+  });
+
+  it('runs the supported actions and refuses the rest', async () => {
+    const suspended = ActionResultSchema.parse(await backend.runServiceAction(CUSTOMER, '1', 'suspend', CTX));
+    assert.equal(suspended.service.status, 'suspended');
+    await rejectsWith(backend.runServiceAction(CUSTOMER, '1', 'suspend', CTX), 'conflict');
+    assert.equal((await backend.runServiceAction(CUSTOMER, '1', 'unsuspend', CTX)).service.status, 'active');
+    const cancelled = await backend.runServiceAction(CUSTOMER, '1', 'cancel', CTX);
+    assert.equal(cancelled.service.status, 'cancelled');
+    assert.equal(cancelled.service.cancellation_requested, true);
+    assert.equal((await backend.runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX)).service.status, 'active');
+    await rejectsWith(backend.runServiceAction(CUSTOMER, '1', 'reboot', CTX), 'validation');
+    await rejectsWith(backend.runServiceAction(CUSTOMER, '4', 'cancel', CTX), 'conflict');
+  });
+
+  it('a reset after sending fails the read; the health probe reports down', async () => {
+    sim.inject({ kind: 'reset', times: 1 });
+    await rejectsWith(backend.getAccount(CUSTOMER, CTX), 'upstream_error');
+    sim.inject({ kind: 'http500', method: 'product/get_types', times: 1 });
+    assert.equal(await backend.ping(), false);
+  });
+
+  it('passes FOSSBilling\'s rate limit on with its Retry-After', async () => {
+    sim.inject({ kind: 'rate_limited', retryAfterSeconds: 5, method: 'order/get', times: 1 });
+    const error = await rejectsWith(backend.getService(CUSTOMER, '1', CTX), 'unavailable');
+    assert.equal(error.retryAfterMs, 5_000);
+  });
+
+  it('adds latency without changing answers', async () => {
+    sim.inject({ kind: 'latency', ms: 30, times: 1 });
+    assert.equal((await backend.getService(CUSTOMER, '2', CTX)).status, 'suspended');
+  });
+});
+
+describe('FOSSBilling simulator quirks', () => {
+  it('counts an order once per meta row in unfiltered lists, as the SQL join does, and the mapping shows each service once', async () => {
+    const seed = createFossbillingSeed();
+    seed.orders[0]!.meta = { gateway_idempotency_key: 'acct_1:k:rec-1', stock_reserved_qty: '1' };
+    const sim = await startFossbillingSimulator({ seed });
+    const backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken }));
+    try {
+      const { items, total } = await backend.listServices(CUSTOMER, PAGE, CTX);
+      assert.equal(total, 5);
+      assert.deepEqual(items.map((service) => service.id), ['4', '3', '2', '1']);
+      const search = await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k'));
+      assert.equal(search.kind === 'found' && search.order.id, '1');
+    } finally {
+      await backend.close();
+      await sim.close();
+    }
+  });
+});
