@@ -33,8 +33,12 @@ const CRASH_LATENCY_MS = 300;
  * retry takes to come back, and is done before the settle time (when the gateway supports one).
  */
 const SLOW_LATENCY_MS = ADD_ORDER_TIMEOUT_MS + 800;
-/** `idempotency.settleMs` where the gateway has it: longer than the simulator takes to finish an AddOrder. */
-const SETTLE_MS = ADD_ORDER_TIMEOUT_MS + 1_500;
+/**
+ * `idempotency.settleMs`: longer than the simulator takes to finish an AddOrder, and no shorter than
+ * the backend's whole write path (reads, AddOrder, read-back: 7.5 s with these timeouts), which the
+ * gateway enforces at boot.
+ */
+const SETTLE_MS = 8_000;
 /**
  * The crash comes when half the AddOrders have reached the upstream: some keys are then sent and
  * in flight, the others claimed or not yet. A count, not a time, so that a loaded machine cannot
