@@ -104,7 +104,7 @@ async function buildGateway(simulator: WhmcsSimulator, redisUrl: string): Promis
   }, BACKENDS) as ResolvedConfig;
   const stores = await createRedisStores({ url: redisUrl });
   // No credentials are read here; a memory audit log keeps the bench from writing under data/.
-  const app = await buildApp(config, { stores, audit: new MemoryAuditLog() }).catch(async (error: unknown) => {
+  const app = await buildApp(config, { stores, audit: new MemoryAuditLog(), backends: BACKENDS }).catch(async (error: unknown) => {
     await stores.close();
     throw error;
   });

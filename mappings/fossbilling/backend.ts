@@ -4,8 +4,8 @@
  * account's FOSSBilling client id here, and lists are always filtered by it.
  */
 import type { z } from 'zod';
-import { type Backend, BackendError, type CallContext, type Customer, type OrderKeyContext, type OrderSearch, type WriteContext } from '../../src/backend/backend.js';
-import type { Order, OrderInput, PageRequest, Product, ServiceAction } from '../../src/v1/schemas.js';
+import { type Backend, BackendError, type Customer, type OrderKeyContext, type OrderSearch, type WriteContext } from '../../src/backend/backend.js';
+import type { Order, OrderInput, PageRequest, ServiceAction } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
 import { afterWrite, byMessage, classified, notFound, unreadable } from './errors.js';
@@ -33,7 +33,6 @@ import {
   InvoiceListAnswer,
   OrderAnswer,
   OrderListAnswer,
-  ProductAnswer,
   ProductListAnswer,
   type RawClient,
   type RawOrder,

@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import type { WhmcsSimulator } from '../../simulators/whmcs/server.js';
-import { ConfigSchema, IdempotencyConfigSchema } from '../../src/config.js';
 import { whmcsSimulatorConfig } from '../../simulators/whmcs/sandbox.js';
 
 export const CHAOS_PEPPER = 'chaos-pepper-0123456789abcdef0123456789abcdef';
@@ -22,17 +21,6 @@ const OUTPUT_TAIL_CHARS = 8_000;
 /** Write actions with long default deadlines that the test never calls: shortened so that they do not stretch the claim's lease. */
 const UNUSED_WRITE_ACTIONS = ['ModuleCustom', 'ModuleSuspend', 'ModuleUnsuspend', 'ModuleTerminate', 'AcceptOrder'];
 const UNUSED_WRITE_TIMEOUT_MS = 500;
-
-/**
- * The settle time (how long after a write was sent a retry must wait before reconciling) is a
- * setting only gateways that have it accept: the config is strict, so it is passed only then.
- */
-export const SETTLE_SUPPORTED = 'settleMs' in IdempotencyConfigSchema.shape;
-/**
- * The in-process doctor refuses all orders (503 backend_misconfigured) once it sees the hidden
- * field, at a moment of its own choosing: off, so that what is tested is the reconciliation rule.
- */
-const DOCTOR_CONFIGURABLE = 'doctor' in ConfigSchema.shape;
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -75,9 +63,11 @@ function chaosConfig(port: number, directory: string, options: ChaosGatewayOptio
     redisUrl: options.redisUrl,
     keys: { pepper: CHAOS_PEPPER },
     rateLimits: { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 },
-    idempotency: { leaseMarginMs: 100, ...(SETTLE_SUPPORTED ? { settleMs: options.settleMs } : {}) },
+    idempotency: { leaseMarginMs: 100, settleMs: options.settleMs },
     audit: { file: join(directory, 'audit.log') },
-    ...(DOCTOR_CONFIGURABLE ? { doctor: { enabled: false } } : {}),
+    // The in-process doctor refuses all orders (503 backend_misconfigured) once it sees the hidden
+    // field, at a moment of its own choosing: off, so that what is tested is the reconciliation rule.
+    doctor: { enabled: false },
     upstream: {
       backend: 'whmcs',
       whmcs: {

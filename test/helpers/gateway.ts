@@ -90,6 +90,7 @@ export async function buildTestGateway(options: TestGatewayOptions = {}): Promis
     audit,
     logStream,
     resolveHost: options.resolveHost ?? fakeResolve,
+    backends: BACKENDS,
     ...(options.backend ? { backend: options.backend } : {}),
   });
   await app.ready();
