@@ -58,6 +58,16 @@ export async function fakeResolve(host: string): Promise<string[]> {
 
 export async function buildTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const simulator = options.simulator ?? (await startWhmcsSimulator());
+  try {
+    return await assemble(options, simulator);
+  } catch (error) {
+    // A gateway that failed to build must not leave its simulator listening (the test would hang).
+    if (!options.simulator) await simulator.close();
+    throw error;
+  }
+}
+
+async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator): Promise<TestGateway> {
   const config = parseConfig({
     profile: options.profile ?? 'A',
     logLevel: 'info',
