@@ -11,6 +11,7 @@ export async function startFossbillingSandbox(options: SandboxOptions = {}): Pro
   return {
     config: FossbillingConfigSchema.parse({ url: simulator.url, apiToken: simulator.apiToken }),
     customerIds: ['1', '2'],
+    faults: { inject: (kind) => simulator.inject({ kind }), clear: () => simulator.clearFaults() },
     close: () => simulator.close(),
   };
 }

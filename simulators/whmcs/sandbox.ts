@@ -24,6 +24,7 @@ export async function startWhmcsSandbox(options: SandboxOptions): Promise<Sandbo
     config: WhmcsConfigSchema.parse(whmcsSimulatorConfig(simulator)),
     // Seed clients 1 and 2 hold the demo services, orders and invoices.
     customerIds: ['1', '2'],
+    faults: { inject: (kind) => simulator.inject({ kind }), clear: () => simulator.clearFaults() },
     close: () => simulator.close(),
   };
 }

@@ -14,12 +14,31 @@ export interface BackendEnvVar {
   kind: 'string' | 'int' | 'list';
 }
 
+/** Ways a local upstream can be told to fail; none of them performs the call. */
+export type SandboxFaultKind =
+  /** HTTP 500 with an HTML body. */
+  | 'http500'
+  /** HTTP 200 with an HTML page instead of an API answer. */
+  | 'html'
+  /** No answer ever. */
+  | 'hang'
+  /** The connection is destroyed before anything happens. */
+  | 'reset';
+
+/** The local upstream's fault injection, the same for every backend (the end-to-end suite uses it). */
+export interface SandboxFaults {
+  /** From now on every upstream call fails this way, until `clear()`. */
+  inject(kind: SandboxFaultKind): void;
+  clear(): void;
+}
+
 /** An upstream started for the sandbox: a simulator, or a second gateway. */
 export interface SandboxUpstream<Config> {
   /** The backend's config section pointing at it. */
   config: Config;
   /** The accounts' upstream customer ids that hold the demo data, in the order of the demo accounts. */
   customerIds: readonly [string, string];
+  faults: SandboxFaults;
   close(): Promise<void>;
 }
 

@@ -17,7 +17,7 @@ import { BACKENDS } from '../../mappings/index.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789abcdef';
 
-const GENEROUS_LIMITS = { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 };
+export const GENEROUS_LIMITS = { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 };
 
 export interface TestGateway {
   app: FastifyInstance;
@@ -125,14 +125,20 @@ async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator):
   };
 }
 
-async function issueTestKeys(service: KeyService, keys: Record<string, string>, ids: Record<string, string>): Promise<void> {
+/** The standard test accounts (acme, beta: WHMCS clients 1 and 2 unless told) and keys. */
+export async function issueTestKeys(
+  service: KeyService,
+  keys: Record<string, string>,
+  ids: Record<string, string>,
+  upstreamIds: { acme: string; beta: string } = { acme: '1', beta: '2' },
+): Promise<void> {
   const issue = async (label: string, accountId: string, scopes: Scope[], extra: { expiresAt?: string } = {}) => {
     const { key, record } = await service.issue({ accountId, name: label, scopes, ...extra });
     keys[label] = key;
     ids[label] = record.id;
   };
-  await service.createAccount({ id: 'acme', name: 'Acme Hosting', upstreamId: '1' });
-  await service.createAccount({ id: 'beta', name: 'Beta Reseller', upstreamId: '2' });
+  await service.createAccount({ id: 'acme', name: 'Acme Hosting', upstreamId: upstreamIds.acme });
+  await service.createAccount({ id: 'beta', name: 'Beta Reseller', upstreamId: upstreamIds.beta });
   await issue('acme:all', 'acme', [...SCOPES]);
   await issue('acme:read-only', 'acme', SCOPES.filter((s) => s.startsWith('read:')));
   await issue('acme:none', 'acme', []);
