@@ -38,7 +38,7 @@ import {
   type RawOrder,
   type RawProduct,
 } from './parse.js';
-import { planServiceAction } from './service-actions.js';
+import { FOSSBILLING_SERVICE_ACTIONS, planServiceAction } from './service-actions.js';
 import { createFossbillingTransport, type FossbillingCall, type FossbillingTransport, type TransportOptions } from './transport.js';
 
 export interface FossbillingBackendOptions extends TransportOptions {
@@ -258,6 +258,8 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
 
   return {
     name: 'fossbilling',
+    // Orders are found again by the key stored in their meta (order/get_list filter).
+    capabilities: { serviceActions: FOSSBILLING_SERVICE_ACTIONS, reconcilesOrders: true },
     // Reads that check, the write, and the read-back.
     writeTimeoutMs: readMs + writeMs + readMs,
     getAccount: forCustomer(async (customer) => mapAccount(await client(customer), config.defaultCurrency)),

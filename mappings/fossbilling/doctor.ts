@@ -8,7 +8,7 @@ import type { DiagnoseScope, DoctorCheck } from '../../src/backend/backend.js';
 import { BackendError } from '../../src/backend/backend.js';
 import type { FossbillingConfig } from './config.js';
 import type { FossbillingMethod } from './methods.js';
-import { FOSSBILLING_ACTIONS } from './service-actions.js';
+import { FOSSBILLING_SERVICE_ACTIONS } from './service-actions.js';
 import { createFossbillingTransport, FossbillingError, FossbillingRefusal, type TransportOptions } from './transport.js';
 
 const PROBE_TIMEOUT_MS = 15_000;
@@ -73,7 +73,7 @@ export async function diagnoseFossbilling(config: FossbillingConfig, scope: Diag
         fix: `Set FOSSBILLING_API_TOKEN to the API token of an active staff member, allow the gateway's IP in FOSSBilling's api.allowed_ips, and check FOSSBILLING_URL (${config.url}).`,
       });
     }
-    const supported: readonly string[] = [...FOSSBILLING_ACTIONS.A, ...FOSSBILLING_ACTIONS.B];
+    const supported: readonly string[] = FOSSBILLING_SERVICE_ACTIONS;
     const used: FossbillingMethod[] = ['client/get', 'product/get_list', 'order/get', 'order/get_list', 'order/service', 'invoice/get', 'invoice/get_list', 'order/create'];
     for (const action of scope.serviceActions) if (ACTION_METHODS[action]) used.push(ACTION_METHODS[action]);
     const permissionCheck = { id: 'permissions', title: 'The token\'s staff member may call every method the gateway uses' };

@@ -26,12 +26,13 @@ const PLANS: Readonly<Partial<Record<ServiceAction, Plan>>> = {
   cancel_revoke: { method: 'order/uncancel', needs: ['canceled'], withReason: false },
 };
 
-const SUPPORTED = [...FOSSBILLING_ACTIONS.A, ...FOSSBILLING_ACTIONS.B];
+/** Every action it supports, whatever the profile: the backend's declared capability. */
+export const FOSSBILLING_SERVICE_ACTIONS: readonly ServiceAction[] = [...FOSSBILLING_ACTIONS.A, ...FOSSBILLING_ACTIONS.B];
 
 export function planServiceAction(action: ServiceAction, orderStatus: string): Plan {
   const plan = PLANS[action];
   if (!plan) {
-    throw new BackendError('validation', `The action "${action}" is not supported by this billing backend; it supports: ${SUPPORTED.join(', ')}.`);
+    throw new BackendError('validation', `The action "${action}" is not supported by this billing backend; it supports: ${FOSSBILLING_SERVICE_ACTIONS.join(', ')}.`);
   }
   if (!plan.needs.includes(orderStatus)) {
     throw new BackendError('conflict', `The action "${action}" is not possible in the service's current state.`);

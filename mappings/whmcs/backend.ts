@@ -14,7 +14,7 @@ import {
   type OrderSearch,
   type WriteContext,
 } from '../../src/backend/backend.js';
-import type { Order, OrderInput, PageRequest, Product, Service, ServiceAction } from '../../src/v1/schemas.js';
+import { ALL_ACTIONS, type Order, type OrderInput, type PageRequest, type Product, type Service, type ServiceAction } from '../../src/v1/schemas.js';
 import type { ActionId, ActionTable } from './actions.js';
 import { createWhmcsClient, type FormParams, UpstreamBusinessError, type WhmcsLogger } from './client.js';
 import type { WhmcsConfig } from './config.js';
@@ -535,6 +535,8 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
 
   return {
     name: 'whmcs',
+    // Orders are found again by the key stored in a product custom field.
+    capabilities: { serviceActions: ALL_ACTIONS, reconcilesOrders: true },
     writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled, config.circuitBreaker.enabled),
     getAccount: forCustomer(async (customer) => mapAccount(await clientDetails(customer))),
     // Both answer shared, deep-frozen objects (see published()): callers must not mutate them.

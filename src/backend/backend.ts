@@ -85,8 +85,20 @@ export interface WriteContext extends CallContext {
  */
 export type OrderSearch = { kind: 'found'; order: Order } | { kind: 'absent' } | { kind: 'unknown'; reason: string };
 
+/** What a backend can do, so that the routes refuse the rest before anything is recorded or sent. */
+export interface BackendCapabilities {
+  /** The v1 service actions it can carry out (the deployment offers those of its profile among them). */
+  readonly serviceActions: readonly ServiceAction[];
+  /**
+   * Whether it can find an order again by its idempotency key (`findOrderByIdempotencyKey`).
+   * Without it, an order whose earlier attempt's outcome is unknown answers 503 and nothing is sent.
+   */
+  readonly reconcilesOrders: boolean;
+}
+
 export interface Backend {
   readonly name: string;
+  readonly capabilities: BackendCapabilities;
   /** The longest a write may take upstream; idempotency claims are leased a little longer. */
   readonly writeTimeoutMs: number;
   getAccount(customer: Customer, ctx: CallContext): Promise<Omit<Account, 'id'>>;

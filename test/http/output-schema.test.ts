@@ -92,6 +92,7 @@ function stubBackend(answers: Answers): Backend {
   };
   return {
     name: 'stub',
+    capabilities: { serviceActions: [], reconcilesOrders: false },
     writeTimeoutMs: 1_000,
     listProducts: async () => answers.list(),
     getProduct: async (id) => answers.product(id),

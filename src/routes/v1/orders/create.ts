@@ -34,6 +34,7 @@ export default defineEndpoint({
     'Requires `Idempotency-Key`. The order is validated against the product (billing cycle, configuration options) before anything is placed. ' +
     'If an earlier attempt with the same key timed out after reaching the backend, the gateway finds that order instead of placing a second one; ' +
     'it orders again only with proof that the earlier attempt placed nothing, else it answers 503 `outcome_unknown` (409 `idempotency_in_progress` while that attempt may still be running). ' +
+    'A backend that cannot look orders up by key always answers such a retry with 503 `outcome_unknown`. ' +
     'While the backend is set up in a way that would not let it find such an order (see `doctor`), ordering answers 503 `backend_misconfigured` with Retry-After and nothing is ordered.',
   tag: 'Orders',
   scope: 'write:orders',
@@ -48,7 +49,10 @@ export default defineEndpoint({
     const { recordId, reconcile, beforeWrite, outcomeUnknown } = requireAttempt(attempt);
     const ctx = { requestId, idempotencyKey: idempotencyKey as string, idempotencyRecord: recordId };
     if (reconcile) {
-      // An earlier attempt sent AddOrder: order again only with proof that it placed nothing.
+      // An earlier attempt sent its order: order again only with proof that it placed nothing.
+      if (!services.backend.capabilities.reconcilesOrders) {
+        throw outcomeUnknown(`backend ${services.backend.name} cannot find an order by its Idempotency-Key`);
+      }
       const earlier = await services.backend.findOrderByIdempotencyKey(caller.customer, ctx);
       if (earlier.kind === 'found') return created(earlier.order);
       if (earlier.kind === 'unknown') throw outcomeUnknown(earlier.reason);

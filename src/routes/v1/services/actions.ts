@@ -9,7 +9,9 @@ import { IdParamsSchema } from '../params.js';
 const ActionInputSchema = z
   .strictObject({
     action: z.string().min(1).max(64).meta({
-      description: 'Profile A: start, stop, reboot, cancel, cancel_revoke. Profile B: start, stop, reboot, reinstall, suspend, unsuspend, terminate.',
+      description:
+        'Profile A: start, stop, reboot, cancel, cancel_revoke. Profile B: start, stop, reboot, reinstall, suspend, unsuspend, terminate. ' +
+        'Only those the billing backend supports are offered; `allowed_actions` of a 422 lists them.',
       examples: [...ALL_ACTIONS],
     }),
   })
@@ -56,13 +58,29 @@ async function reconcile(services: Services, customer: Customer, id: string, act
   return null;
 }
 
+/**
+ * The action, when this deployment offers it: in the profile's set and supported by the backend.
+ * Otherwise 422 naming what is offered; thrown before anything is sent, so the idempotency claim
+ * is released, not stored, and the client may retry the key with a valid action (contract §5).
+ */
+function offeredAction(action: string, services: Services): ServiceAction {
+  const supported = services.backend.capabilities.serviceActions;
+  const allowed = PROFILE_ACTIONS[services.config.profile].filter((candidate) => supported.includes(candidate));
+  if (!(allowed as readonly string[]).includes(action)) {
+    throw new ApiError('invalid_action', `"${action.slice(0, 64)}" is not an action this API offers; allowed: ${allowed.join(', ') || 'none'}.`, {
+      extensions: { allowed_actions: allowed },
+    });
+  }
+  return action as ServiceAction;
+}
+
 export default defineEndpoint({
   method: 'POST',
   url: '/v1/services/:id/actions',
   operationId: 'runServiceAction',
   summary: 'Run a service action',
   description:
-    'Requires `Idempotency-Key`. The action set follows the deployment\'s profile; an action outside it is 422 `invalid_action` with `allowed_actions`. ' +
+    'Requires `Idempotency-Key`. The action set follows the deployment\'s profile, narrowed to the actions its billing backend supports; an action outside it is 422 `invalid_action` with `allowed_actions`. ' +
     'A valid action that the service\'s current state forbids is 409 `action_not_allowed`. `cancel` is accepted for the end of the billing period: 202 with `effective_on`.',
   tag: 'Services',
   scope: 'write:services',
@@ -76,14 +94,7 @@ export default defineEndpoint({
   errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'outcome_unknown'],
   async handler({ params, body, caller, services, requestId, attempt: maybeAttempt }) {
     const attempt = requireAttempt(maybeAttempt);
-    const allowed: readonly string[] = PROFILE_ACTIONS[services.config.profile];
-    const action = body.action;
-    if (!allowed.includes(action)) {
-      throw new ApiError('invalid_action', `"${action.slice(0, 64)}" is not an action of this API; allowed: ${allowed.join(', ')}.`, {
-        extensions: { allowed_actions: allowed },
-      });
-    }
-    const serviceAction = action as ServiceAction;
+    const serviceAction = offeredAction(body.action, services);
     if (attempt.reconcile) {
       const earlier = await reconcile(services, caller.customer, params.id, serviceAction, requestId, attempt);
       if (earlier) return { status: resultStatus(earlier), body: earlier };
