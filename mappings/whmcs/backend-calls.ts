@@ -1,0 +1,128 @@
+/**
+ * What every part of the WHMCS backend shares: calls with their answers parsed, the WHMCS error
+ * messages turned into the right kind of failure, the customer's clientid, and the ownership check
+ * that every answer goes through (WHMCS answers with all clients' records when a filter is missing).
+ */
+import type { z } from 'zod';
+import { BackendError, type Customer } from '../../src/backend/backend.js';
+import type { ActionId } from './actions.js';
+import { type FormParams, UpstreamBusinessError, type WhmcsClient } from './client.js';
+import { ClientDetailsAnswer, describeIssues, type RawClient } from './parse.js';
+
+export const IS_ID = /^[1-9][0-9]{0,17}$/;
+
+export interface ErrorRule {
+  match: RegExp;
+  error: (cause: UpstreamBusinessError) => BackendError;
+}
+
+/** Turns the WHMCS error messages a call is known to give into the right kind of failure. */
+export async function classified<T>(work: Promise<T>, rules: readonly ErrorRule[]): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof UpstreamBusinessError) {
+      const rule = rules.find(({ match }) => match.test(error.upstreamMessage));
+      if (rule) throw rule.error(error);
+    }
+    throw error;
+  }
+}
+
+/** Once a write has succeeded, any later failure leaves its effect in place: say so. */
+export async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof BackendError)) throw error;
+    throw new BackendError(error.kind, error.detail, {
+      operatorMessage: `${error.operatorMessage ?? error.detail} (after ${what} had succeeded)`,
+      outcomeUnknown: true,
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      cause: error,
+    });
+  }
+}
+
+export function notFound(what: string): BackendError {
+  return new BackendError('not_found', `No such ${what}.`);
+}
+
+/** An answer that does not fit the request: an upstream error, explained to the operator only. */
+export function unreadableAnswer(operatorMessage: string, outcomeUnknown = false): BackendError {
+  return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage, outcomeUnknown });
+}
+
+/** The account maps to a clientid that WHMCS does not know. */
+export function unknownClient(customer: Customer, cause: UpstreamBusinessError): BackendError {
+  return new BackendError('upstream_error', 'The account is not set up correctly.', {
+    operatorMessage: `account ${customer.accountId} maps to WHMCS client ${customer.upstreamId}, which WHMCS does not know`,
+    cause,
+  });
+}
+
+/** Why a read failed, for the operator's log. */
+export const failure = (error: unknown): string =>
+  error instanceof BackendError ? (error.operatorMessage ?? error.detail) : error instanceof Error ? error.message : String(error);
+
+export interface WhmcsCalls {
+  readonly client: WhmcsClient;
+  /** The answer checked against its schema; a mismatch is an upstream error (outcome unknown for a write). */
+  parse<S extends z.ZodType>(id: ActionId, answer: unknown, schema: S): z.output<S>;
+  /** A field the schema leaves optional because only some requests read it (see parse.ts): this one does. */
+  needed<T>(id: ActionId, field: string, value: T | undefined): T;
+  request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S): Promise<z.output<S>>;
+  /** The customer's clientid; without a valid one, WHMCS would answer with every client's data. */
+  clientIdOf(customer: Customer): string;
+  /**
+   * Rows must belong to the customer even though the call was filtered: never leak another client's.
+   * For one record asked for by id (`single` names it), the caller gets what another account's
+   * record always is, not found (a 502 would tell the id exists); a listing cannot be trusted at all.
+   */
+  assertOwned(id: ActionId, customer: Customer, owners: readonly string[], single?: string): void;
+  clientDetails(customer: Customer): Promise<RawClient>;
+}
+
+export function createWhmcsCalls(client: WhmcsClient): WhmcsCalls {
+  function parse<S extends z.ZodType>(id: ActionId, answer: unknown, schema: S): z.output<S> {
+    const result = schema.safeParse(answer);
+    if (result.success) return result.data;
+    const action = client.actions[id];
+    throw unreadableAnswer(
+      `WHMCS ${action.name} answer has an unexpected shape: ${describeIssues(result.error.issues)}`,
+      action.safety === 'write',
+    );
+  }
+
+  async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S): Promise<z.output<S>> {
+    return parse(id, await client.call(id, params), schema);
+  }
+
+  function clientIdOf(customer: Customer): string {
+    if (IS_ID.test(customer.upstreamId)) return customer.upstreamId;
+    throw new BackendError('upstream_error', 'The account is not set up correctly.', {
+      operatorMessage: `account ${customer.accountId} maps to "${customer.upstreamId}", which is not a WHMCS clientid`,
+    });
+  }
+
+  return {
+    client,
+    parse,
+    needed(id, field, value) {
+      if (value !== undefined) return value;
+      throw unreadableAnswer(`WHMCS ${client.actions[id].name} answer has no ${field}, which this request needs`);
+    },
+    request,
+    clientIdOf,
+    assertOwned(id, customer, owners, single) {
+      if (owners.every((owner) => owner === customer.upstreamId)) return;
+      const operatorMessage = `WHMCS ${client.actions[id].name} returned records of another client than ${customer.upstreamId}; the owner filter was ignored`;
+      if (single !== undefined) throw new BackendError('not_found', `No such ${single}.`, { operatorMessage });
+      throw unreadableAnswer(operatorMessage);
+    },
+    clientDetails: async (customer) =>
+      classified(request('GetClientsDetails', { clientid: clientIdOf(customer) }, ClientDetailsAnswer), [
+        { match: /client not found/i, error: (cause) => unknownClient(customer, cause) },
+      ]),
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The WHMCS catalog: GetProducts (cached by the client), parsed once per answer object, and its
+ * allow-listed products mapped to v1 once per answer, so every cache hit returns the same objects.
+ */
+import type { Product } from '../../src/v1/schemas.js';
+import type { WhmcsCalls } from './backend-calls.js';
+import type { WhmcsConfig } from './config.js';
+import { mapProduct } from './map.js';
+import { ProductsAnswer, type RawProduct } from './parse.js';
+
+/** One GetProducts answer, parsed, and its public products mapped to v1 (on first use). */
+interface Catalog {
+  products: RawProduct[];
+  published?: PublishedCatalog;
+}
+
+/** The public products as v1 objects, deep-frozen: shared by every caller, never to be mutated. */
+export interface PublishedCatalog {
+  list: readonly Product[];
+  byId: ReadonlyMap<string, Product>;
+}
+
+export interface WhmcsCatalog {
+  /** Every product, hidden and retired ones included (WHMCS cannot tell them apart). */
+  all(): Promise<RawProduct[]>;
+  /** The product when it is allow-listed. */
+  publicProduct(id: string): Promise<RawProduct | undefined>;
+  /**
+   * The allow-listed products as v1 objects, mapped once per catalog answer (not per request):
+   * the same frozen objects are returned until the cached answer is replaced.
+   */
+  published(): Promise<PublishedCatalog>;
+}
+
+/** Freezes a freshly mapped value and everything in it (plain objects and arrays only). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): WhmcsCatalog {
+  const publicProductIds = new Set(config.publicProductIds);
+  // The catalog answer is cached by the client; parse (and map) each answer object once.
+  const catalogs = new WeakMap<object, Catalog>();
+
+  async function current(): Promise<Catalog> {
+    const answer = await calls.client.call('GetProducts');
+    let entry = catalogs.get(answer);
+    if (!entry) {
+      entry = { products: calls.parse('GetProducts', answer, ProductsAnswer) };
+      catalogs.set(answer, entry);
+    }
+    return entry;
+  }
+
+  async function all(): Promise<RawProduct[]> {
+    return (await current()).products;
+  }
+
+  return {
+    all,
+    publicProduct: async (id) => (publicProductIds.has(id) ? (await all()).find((product) => product.pid === id) : undefined),
+    async published() {
+      const entry = await current();
+      if (!entry.published) {
+        const list = entry.products.filter((product) => publicProductIds.has(product.pid)).map(mapProduct);
+        const byId = new Map<string, Product>();
+        // The first of duplicate ids wins, as a lookup in the catalog would find it.
+        for (const product of list) if (!byId.has(product.id)) byId.set(product.id, product);
+        entry.published = { list: deepFreeze(list), byId };
+      }
+      return entry.published;
+    },
+  };
+}
