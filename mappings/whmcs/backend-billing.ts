@@ -7,7 +7,7 @@ import type { Balance, Invoice, InvoiceDocument, PageRequest, PageResult } from 
 import { classified, IS_ID, notFound, type WhmcsCalls } from './backend-calls.js';
 import type { WhmcsConfig } from './config.js';
 import { mapInvoice, mapInvoiceDocument } from './map.js';
-import { InvoiceAnswer, InvoicesAnswer } from './parse.js';
+import { InvoiceAnswer, InvoicesAnswer } from './parse-invoices.js';
 
 export interface WhmcsBilling {
   getBalance(customer: Customer): Promise<Balance>;

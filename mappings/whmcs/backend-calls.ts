@@ -7,7 +7,8 @@ import type { z } from 'zod';
 import { BackendError, type Customer } from '../../src/backend/backend.js';
 import type { ActionId } from './actions.js';
 import { type FormParams, UpstreamBusinessError, type WhmcsClient } from './client.js';
-import { ClientDetailsAnswer, describeIssues, type RawClient } from './parse.js';
+import { ClientDetailsAnswer, type RawClient } from './parse.js';
+import { describeIssues } from './parse-fields.js';
 
 export const IS_ID = /^[1-9][0-9]{0,17}$/;
 

@@ -8,7 +8,8 @@ import type { DoctorCheck } from '../../src/backend/backend.js';
 import type { WhmcsAnswer, WhmcsClient } from './client.js';
 import type { WhmcsConfig } from './config.js';
 import { failureOutcome } from './doctor-probes.js';
-import { describeIssues, ProductsAnswer, type RawProduct } from './parse.js';
+import { ProductsAnswer, type RawProduct } from './parse.js';
+import { describeIssues } from './parse-fields.js';
 import { decodeEntities } from './text.js';
 
 export const FIELD_CHECK = {

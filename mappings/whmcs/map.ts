@@ -20,13 +20,12 @@ import type {
   RawCancellationRequest,
   RawClient,
   RawCyclePricing,
-  RawInvoice,
-  RawInvoiceDocument,
   RawOrder,
   RawProduct,
   RawProductConfigOption,
   RawService,
 } from './parse.js';
+import type { RawInvoice, RawInvoiceDocument } from './parse-invoices.js';
 import { displayName, htmlToText } from './text.js';
 import { localDate, localToUtc } from './time.js';
 

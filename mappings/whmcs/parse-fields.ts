@@ -1,0 +1,132 @@
+/**
+ * The field types the WHMCS answer schemas are built from (see parse.ts for the tolerance rules):
+ * numbers as strings, WHMCS's many forms of "none" and of an empty collection, HTML-encoded text,
+ * local times, and the check that a list answer did not drop rows.
+ */
+import { z } from 'zod';
+import { decodeEntities } from './text.js';
+import { type LocalDateTime, parseLocalDateTime } from './time.js';
+
+// ---- primitives -----------------------------------------------------------------------------
+
+/** Legacy WHMCS code returns numbers as strings, Eloquent code as numbers: accept both. */
+const Int = z
+  .union([z.number(), z.string().regex(/^\s*-?\d{1,16}\s*$/).transform(Number)])
+  .pipe(z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER));
+
+export const Count = Int.pipe(z.number().min(0));
+
+/** A record id: positive; v1 ids are strings. */
+export const Id = Int.pipe(z.number().min(1)).transform(String);
+
+/** A reference that WHMCS writes as 0, "0", "" or null when there is none; the field must be there. */
+export const OptionalId = z
+  .union([z.null(), z.literal(''), Int.pipe(z.number().min(0))])
+  .transform((value) => (typeof value === 'number' && value > 0 ? String(value) : null));
+
+/** Two decimals at least, no trailing zeros beyond (so "0.000", 0 and "0.00" read alike). */
+function padDecimals(decimal: string): string {
+  const [whole, fraction = ''] = decimal.split('.');
+  return `${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
+}
+
+/** Money is a decimal string ("9.99", "-1.00"), sometimes a JSON number; never a float on our side. */
+export const Decimal = z
+  .union([z.number().transform(String), z.string().trim()])
+  .pipe(z.string().regex(/^-?\d{1,15}(\.\d{1,8})?$/, 'not a decimal amount'))
+  .transform(padDecimals);
+
+/** Free text: decoded once, since WHMCS stores every input HTML-encoded. */
+export const Text = z.union([z.string(), z.number()]).transform((value) => decodeEntities(String(value)));
+/** Text whose "none" is "" (null counts as none); the field itself must be there. */
+export const TextOrNone = z.union([Text, z.null()]).transform((value) => value ?? '');
+
+/** Kept byte for byte (credentials, addresses): decoding could corrupt a secret. null is "". */
+export const RawText = z.union([z.string(), z.number(), z.null()]).transform((value) => (value === null ? '' : String(value)));
+
+/** A field only some requests read: absent (or null) stays `undefined`, and those requests refuse it. */
+export const Lazy = <T extends z.ZodType>(schema: T) =>
+  schema
+    .optional()
+    .transform((value: z.output<T> | undefined) => (value === null ? undefined : value) as Exclude<z.output<T>, null> | undefined);
+
+/** "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS"; "0000-00-00…", "" and null mean none; the field must be there. */
+export const LocalTime = z
+  .union([z.string(), z.null()])
+  .transform((value, ctx): LocalDateTime | null => {
+    if (value === null || value === '' || value.startsWith('0000-00-00')) return null;
+    const parsed = parseLocalDateTime(value.trim());
+    if (!parsed) ctx.issues.push({ code: 'custom', message: 'not a date', input: value });
+    return parsed;
+  });
+
+/** PHP truthiness as WHMCS writes flags: 1/0, "1"/"0", "on"/"", true/false; null is false. */
+export const Flag = z
+  .union([z.boolean(), z.number(), z.string(), z.null()])
+  .transform((value) => value === true || value === 1 || value === '1' || value === 'on' || value === 'true');
+
+/**
+ * A WHMCS collection `{ <item>: [...] }`. When empty, WHMCS sends "" (GetClientsProducts), [] (GetInvoices),
+ * null, or omits the key (GetProducts, GetOrders, GetInvoice items): so an absent key reads as
+ * empty, and the answers where that could hide rows check it against a count (`paged`).
+ */
+export function collection<K extends string, T extends z.ZodType>(key: K, item: T) {
+  return presentCollection(key, item).optional().transform((value) => value ?? []);
+}
+
+/** A collection whose key WHMCS always sends; its empty forms are still "", [] and null. */
+export function presentCollection<K extends string, T extends z.ZodType>(key: K, item: T) {
+  const wrapper = z.object({ [key]: z.array(item) } as { [P in K]: z.ZodArray<T> });
+  return z
+    .union([wrapper, z.literal(''), z.null(), z.array(z.never()).max(0)])
+    .transform((value): Array<z.output<T>> => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+      return (value as Record<K, Array<z.output<T>>>)[key];
+    });
+}
+
+/** Upstream enum → v1 enum through a table, compared case- and punctuation-insensitively. */
+export function mapped<T>(table: Readonly<Record<string, T>>, fallback?: T) {
+  return z.string().transform((value, ctx): T => {
+    const found = table[value.toLowerCase().replace(/[^a-z0-9]/g, '')];
+    if (found !== undefined) return found;
+    if (fallback !== undefined) return fallback;
+    ctx.issues.push({ code: 'custom', message: 'unknown value', input: value });
+    return z.NEVER;
+  });
+}
+
+/**
+ * Where and why an answer did not fit, for the operator. A union's first branch is the real shape
+ * (the others are WHMCS's ways of saying "empty"), so its issues are the ones that explain. Values
+ * are never quoted: an answer may hold a password.
+ */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], limit = 5): string {
+  const flat = (list: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[]): string[] =>
+    list.flatMap((issue) => {
+      const path = [...prefix, ...issue.path];
+      const firstBranch = issue.code === 'invalid_union' ? issue.errors[0] : undefined;
+      if (firstBranch && firstBranch.length > 0) return flat(firstBranch, path);
+      return [`${path.map(String).join('.') || '(root)'}: ${issue.message}`];
+    });
+  return flat(issues, []).slice(0, limit).join('; ');
+}
+
+// ---- list answers ---------------------------------------------------------------------------
+
+/** The offset WHMCS echoes; only used to tell an empty page from a cut-off answer (absent: 0). */
+export const StartNumber = z.union([Count, z.null()]).optional().catch(undefined);
+
+/**
+ * An empty collection is believed only when `totalresults` says no row is due from this offset:
+ * otherwise the rows were dropped, and an empty list (or "no such order") would be wrong data.
+ */
+export function rowsDue<A extends { totalresults?: number | undefined; startnumber?: number | null | undefined }>(key: keyof A & string) {
+  return (answer: A, ctx: z.core.$RefinementCtx<A>) => {
+    const rows = answer[key] as unknown[];
+    const total = answer.totalresults;
+    if (rows.length === 0 && total !== undefined && total > (answer.startnumber ?? 0)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: `absent or empty although totalresults is ${total}` });
+    }
+  };
+}
