@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Backend } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
 import { ApiError, problemDocument } from './errors.js';
-import { FileAuditLog, type AuditLog } from './audit.js';
+import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import type { Endpoint, Services } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { Idempotency } from './http/idempotency.js';
@@ -29,6 +29,10 @@ import { createStores } from './stores/factory.js';
 import { MemoryRateLimitStore } from './stores/memory/index.js';
 import type { Stores } from './stores/types.js';
 import { dnsResolver } from './webhooks/url-policy.js';
+import { installRequestMetrics, installTracing } from './ops/instrument.js';
+import { GatewayMetrics } from './ops/metrics.js';
+import { Readiness } from './ops/server.js';
+import { currentTraceHeaders } from './ops/trace.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,6 +40,10 @@ declare module 'fastify' {
     servedRoutes: readonly string[];
     /** The backend's self-checks in this process (run at ready and every doctor.intervalMs). */
     doctor: DoctorMonitor;
+    /** This app's Prometheus metrics (its own registry), served by the ops listener. */
+    metrics: GatewayMetrics;
+    /** What /readyz of the ops listener answers; the process entry marks the shutdown. */
+    readiness: Readiness;
   }
 }
 
@@ -113,12 +121,24 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const servedRoutes: string[] = [];
   app.decorate('servedRoutes', servedRoutes);
 
+  installTracing(app);
+  const metrics = new GatewayMetrics();
+  app.decorate('metrics', metrics);
+  installRequestMetrics(app, metrics);
+
   const stores = overrides.stores ?? (await createStores(config));
-  const backend = overrides.backend ?? createBackend(config, requireRegistry(overrides.backends), app.log);
-  const audit = overrides.audit ?? new FileAuditLog(config.audit.file);
+  const backend =
+    overrides.backend ??
+    createBackend(config, requireRegistry(overrides.backends), app.log, {
+      observer: metrics.upstream(config.upstream.backend),
+      contextHeaders: currentTraceHeaders,
+    });
+  const audit = observedAuditLog(overrides.audit ?? new FileAuditLog(config.audit.file), metrics.auditWrite.bind(metrics));
+  app.decorate('readiness', new Readiness({ stores, backend }));
   const keys = new KeyService(stores.keys, resolvePepper(config), {
     cacheTtlMs: config.keys.cacheTtlMs,
     staleIfErrorMs: config.keys.staleIfErrorMs,
+    observer: metrics,
   });
   const doctor = new DoctorMonitor(
     backend,
@@ -128,8 +148,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.decorate('doctor', doctor);
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const services: Services = { config, backend, stores, keys, audit, doctor, resolveHost: overrides.resolveHost ?? dnsResolver() };
-  const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log });
-  const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs);
+  const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
+  const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs, metrics);
   const problems = installProblemHandling(app, config.problemTypeBase, audit);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {

@@ -81,3 +81,19 @@ export class MemoryAuditLog implements AuditLog {
 
   async close(): Promise<void> {}
 }
+
+/** `log`, telling `onWrite` how each record's write ended (metrics). */
+export function observedAuditLog(log: AuditLog, onWrite: (outcome: AuditRecord['outcome'], written: boolean) => void): AuditLog {
+  return {
+    async write(record) {
+      try {
+        await log.write(record);
+      } catch (error) {
+        onWrite(record.outcome, false);
+        throw error;
+      }
+      onWrite(record.outcome, true);
+    },
+    close: () => log.close(),
+  };
+}

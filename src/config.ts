@@ -109,6 +109,18 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   issuer: IssuerSchema.prefault({}),
+  /** The operations listener (metrics, probes): apart from the public port, loopback by default. */
+  ops: z
+    .strictObject({
+      host: z.string().default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(9464),
+      /**
+       * At SIGTERM /readyz answers 503 at once; the public listener keeps serving this long before
+       * it drains, so that load balancers stop sending first. Counted before shutdownGraceMs.
+       */
+      unreadyDelayMs: z.number().int().min(0).default(0),
+    })
+    .prefault({}),
   /** Absent, or without the backend's section: sandbox mode (a local upstream, demo keys). */
   upstream: UpstreamSelectionSchema.optional(),
 });
@@ -143,6 +155,8 @@ const ENV_OVERRIDES: Array<[name: string, path: string[], kind: 'string' | 'int'
   ['KEYS_FILE', ['keys', 'file'], 'string'],
   ['AUDIT_LOG_FILE', ['audit', 'file'], 'string'],
   ['BACKEND', ['upstream', 'backend'], 'string'],
+  ['OPS_HOST', ['ops', 'host'], 'string'],
+  ['OPS_PORT', ['ops', 'port'], 'int'],
 ];
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {

@@ -5,6 +5,20 @@
  */
 import type { FastifyServerOptions } from 'fastify';
 import type { GatewayConfig } from './config.js';
+import { currentTrace } from './ops/trace.js';
+
+/** Marks a request's logger, whose lines carry the trace id as a binding already. */
+export const REQUEST_LOGGER = Symbol('requestLogger');
+
+/**
+ * Adds the trace id to lines written by shared loggers (the backend's, the upstream client's)
+ * while they work for a request. A new object every time: pino merges the line into it.
+ */
+function traceMixin(_line: object, _level: number, logger: object): object {
+  if ((logger as Record<symbol, unknown>)[REQUEST_LOGGER] === true) return {};
+  const trace = currentTrace();
+  return trace === undefined ? {} : { trace_id: trace.traceId };
+}
 
 /** Query parameters whose values are harmless to log. */
 const LOGGABLE_QUERY = new Set(['page', 'per_page']);
@@ -45,6 +59,7 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
   return {
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    mixin: traceMixin,
     serializers: {
       req(request: { method: string; url: string; ip?: string; headers: Record<string, unknown> }) {
         return {

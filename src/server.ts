@@ -9,6 +9,7 @@ import type { BackendRegistry } from './backend/registry.js';
 import { ConfigError, hasUpstream, loadConfig, type ResolvedConfig } from './config.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
+import { buildOpsApp } from './ops/server.js';
 import { issueDemoKeys, startSandbox, type Sandbox } from './sandbox.js';
 import { createStores } from './stores/factory.js';
 
@@ -40,6 +41,10 @@ async function main(registry: BackendRegistry): Promise<void> {
   const address = await app.listen({ host: config.host, port: config.port });
   const upstream = describeUpstream(config, registry);
   app.log.info({ upstream, profile: config.profile, store: stores.kind }, `serving v1 on ${address}; upstream: ${upstream}`);
+  // After the public listener: /readyz must not say ready before the app can be reached.
+  const ops = buildOpsApp(app);
+  const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
+  app.log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
 
   if (sandbox) {
     const keys = new KeyService(stores.keys, resolvePepper(config));
@@ -48,6 +53,7 @@ async function main(registry: BackendRegistry): Promise<void> {
       '',
       `reseller-gateway sandbox (profile ${config.profile}, ${stores.kind} store) on ${address}`,
       `upstream: ${upstream} (local sandbox upstream)`,
+      `ops (metrics, probes): ${opsAddress}`,
       'demo keys (new at every start; the previous ones are revoked):',
       ...demo.map((d) => `  ${d.account.padEnd(5)} ${d.name.padEnd(18)} ${d.key}`),
       '',
@@ -62,7 +68,10 @@ async function main(registry: BackendRegistry): Promise<void> {
   const shutdown = async (signal: string): Promise<void> => {
     if (closing) return;
     closing = true;
+    // Unready first, so that load balancers stop sending while the app still serves.
+    app.readiness.beginShutdown();
     app.log.info({ signal }, 'shutting down');
+    if (config.ops.unreadyDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, config.ops.unreadyDelayMs));
     const timer = setTimeout(() => {
       app.log.error('shutdown took too long; exiting');
       process.exit(1);
@@ -70,6 +79,8 @@ async function main(registry: BackendRegistry): Promise<void> {
     timer.unref();
     await app.close();
     await sandbox?.close();
+    // Last: the probes answer (unready) for as long as the drain lasts.
+    await ops.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

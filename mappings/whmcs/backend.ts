@@ -4,6 +4,7 @@
  * customer's clientid, and every answer is checked again for ownership (see backend-calls.ts).
  */
 import type { Dispatcher } from 'undici';
+import type { UpstreamHooks } from '../../src/upstream/client.js';
 import type { Backend, Customer } from '../../src/backend/backend.js';
 import { ALL_ACTIONS, type Product } from '../../src/v1/schemas.js';
 import type { ActionTable } from './actions.js';
@@ -23,6 +24,8 @@ export interface WhmcsBackendOptions {
   logger?: WhmcsLogger;
   /** The circuit breaker's clock (tests inject one). */
   now?: () => number;
+  /** The gateway's metrics observer and trace headers, for the upstream client. */
+  hooks?: UpstreamHooks;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
-import { createUpstreamClient, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { createUpstreamClient, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
 import { type ActionId, type ActionTable, declareActions } from './actions.js';
@@ -30,6 +30,8 @@ export interface WhmcsClientOptions {
   logger?: WhmcsLogger;
   /** The circuit breaker's clock (tests inject one); call deadlines always use real time. */
   now?: () => number;
+  /** The gateway's metrics observer and trace headers. */
+  hooks?: UpstreamHooks;
 }
 
 export interface WhmcsClient {
@@ -143,6 +145,7 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
     dispatcher: options.dispatcher,
     logger: options.logger,
     now: options.now,
+    ...options.hooks,
   });
   return { actions, call: (id, params = {}) => client.call(id, params), close: () => client.close() };
 }

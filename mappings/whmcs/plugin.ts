@@ -12,7 +12,7 @@ export const whmcsPlugin: Omit<BackendPlugin<WhmcsConfig>, 'sandbox'> = {
     { name: 'WHMCS_SECRET', path: ['secret'], kind: 'string' },
     { name: 'WHMCS_ACCESS_KEY', path: ['accessKey'], kind: 'string' },
   ],
-  create: (config, { logger }) => createWhmcsBackend(config, { logger }),
+  create: (config, { logger, hooks }) => createWhmcsBackend(config, { logger, ...(hooks ? { hooks } : {}) }),
   describe: (config) => {
     const url = new URL(config.url);
     return `whmcs at ${url.origin}${url.pathname.replace(/\/+$/, '')}`;

@@ -63,6 +63,8 @@ export interface RecordedCall {
   action: string;
   /** The parameters as received (before WHMCS's HTML-encoding), PHP arrays as nested objects. */
   params: Record<string, unknown>;
+  /** The W3C `traceparent` header, when one came (the gateway sends the request's trace). */
+  traceparent?: string;
 }
 
 export interface WhmcsSimulator {
@@ -192,7 +194,8 @@ async function handleRequest(runtime: Runtime, request: IncomingMessage, respons
   // Like PHP's $_REQUEST: query parameters, overridden by the form body.
   const params = parsePhpForm(body, parsePhpForm(url.search.slice(1)));
   const action = normalizeActionName(scalarParam(params, 'action') ?? '');
-  runtime.calls.push({ action, params });
+  const { traceparent } = request.headers;
+  runtime.calls.push(typeof traceparent === 'string' ? { action, params, traceparent } : { action, params });
 
   const { delayMs, outcome } = runtime.faults.takeFor(action);
   if (outcome?.kind === 'reset') return void request.socket.destroy();

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Backend } from './backend.js';
+import type { UpstreamHooks } from '../upstream/client.js';
 import type { BackendLogger } from './logger.js';
 
 /** An environment variable that sets a field of the backend's config section. */
@@ -53,7 +54,8 @@ export interface BackendPlugin<Config = unknown> {
   /** Validates the backend's config section (defaults applied). */
   configSchema: z.ZodType<Config>;
   env: readonly BackendEnvVar[];
-  create(config: Config, deps: { logger: BackendLogger }): Backend;
+  /** `hooks` (metrics observer, trace headers) go to the backend's upstream client. */
+  create(config: Config, deps: { logger: BackendLogger; hooks?: UpstreamHooks }): Backend;
   /** Where it talks to, for the start-up line: never a credential. */
   describe(config: Config): string;
   /**

@@ -12,7 +12,8 @@ import { BackendError } from '../backend/backend.js';
 import type { GatewayConfig } from '../config.js';
 import { ConfigError } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { BeginRequest, IdempotencyStore, StoredResponse } from '../stores/types.js';
+import type { IdempotencyObserver, IdempotencyOutcome } from '../ops/observers.js';
+import type { BeginRequest, BeginResult, IdempotencyStore, StoredResponse } from '../stores/types.js';
 import { StoreUnavailableError } from '../stores/types.js';
 
 const KEY_PATTERN = /^[A-Za-z0-9_.-]{1,80}$/;
@@ -101,6 +102,13 @@ function mayHaveExecuted(error: unknown): boolean {
 
 const seconds = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
 
+/** `outcome_unknown`: an earlier attempt sent its write and left no outcome; this one reconciles first. */
+function claimOutcome(claim: BeginResult): IdempotencyOutcome {
+  if (claim.kind === 'replay') return 'replayed';
+  if (claim.kind === 'acquired') return claim.sentAt !== null ? 'outcome_unknown' : 'new';
+  return claim.kind;
+}
+
 export class Idempotency {
   private readonly leaseMs: number;
   readonly settleMs: number;
@@ -110,6 +118,8 @@ export class Idempotency {
     private readonly config: Pick<GatewayConfig, 'profile' | 'idempotency'>,
     /** The longest a backend write may take; the claim's lease is a little longer. */
     writeTimeoutMs: number,
+    /** Hears each claim's outcome and store errors (metrics). */
+    private readonly observer?: IdempotencyObserver,
   ) {
     const settings = config.idempotency;
     this.leaseMs = writeTimeoutMs + settings.leaseMarginMs;
@@ -139,6 +149,7 @@ export class Idempotency {
         ...this.windows(),
       }),
     );
+    this.observer?.idempotency(claimOutcome(claim));
     switch (claim.kind) {
       case 'replay':
         return { response: claim.response, replayed: true };
@@ -221,6 +232,7 @@ export class Idempotency {
     try {
       await operation();
     } catch (error) {
+      if (error instanceof StoreUnavailableError) this.observer?.storeError('idempotency');
       log.error({ err: (error as Error).message }, 'could not record the idempotency outcome');
     }
   }
@@ -230,6 +242,7 @@ export class Idempotency {
       return await operation();
     } catch (error) {
       if (error instanceof StoreUnavailableError) {
+        this.observer?.storeError('idempotency');
         throw new ApiError('store_unavailable', 'The idempotency store is unavailable; the request was not executed.', {
           headers: { 'retry-after': '1' },
           cause: error,

@@ -6,6 +6,7 @@
  * through a Redis outage; a key never seen (or invalidated) meets the store error instead.
  */
 import { LRUCache } from 'lru-cache';
+import type { StoreObserver } from '../ops/observers.js';
 import { StoreUnavailableError } from '../stores/types.js';
 import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore, Scope } from '../stores/types.js';
 import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
@@ -36,6 +37,8 @@ export interface KeyServiceOptions {
   /** How long after the store's last answer a record may stand in while the store is down (0: never). */
   staleIfErrorMs?: number;
   now?: () => number;
+  /** Hears store errors met by lookups, and stale copies served in their place (metrics). */
+  observer?: StoreObserver;
 }
 
 export class KeyService {
@@ -43,6 +46,7 @@ export class KeyService {
   private readonly freshMs: number;
   private readonly staleIfErrorMs: number;
   private readonly now: () => number;
+  private readonly observer: StoreObserver | undefined;
   /** Counts invalidations: a lookup that overlapped one may have read the old record, so it is not cached. */
   private invalidations = 0;
 
@@ -54,6 +58,7 @@ export class KeyService {
     this.now = options.now ?? Date.now;
     this.freshMs = options.cacheTtlMs ?? 5_000;
     this.staleIfErrorMs = options.staleIfErrorMs ?? 0;
+    this.observer = options.observer;
     // Entries outlive their freshness only to stand in for the store while it is down.
     this.cache = new LRUCache<string, CachedLookup>({ max: 10_000, ttl: Math.max(this.freshMs, this.staleIfErrorMs) });
     store.onInvalidation((keyId) => {
@@ -91,8 +96,11 @@ export class KeyService {
     } catch (error) {
       // Store down: the copy it confirmed last stands in, unless too old. An invalidation (revocation)
       // received meanwhile has deleted it, so a revoked key is never served from here.
-      if (error instanceof StoreUnavailableError && cached && startedAt - cached.readAt <= this.staleIfErrorMs) return cached;
-      throw error;
+      if (!(error instanceof StoreUnavailableError)) throw error;
+      this.observer?.storeError('keys');
+      if (!cached || startedAt - cached.readAt > this.staleIfErrorMs) throw error;
+      this.observer?.storeFallback('keys', 'stale');
+      return cached;
     }
     // Misses are not cached: a key issued a moment ago must work at once. Unknown-key floods are
     // bounded by the source-IP limit, which runs first.

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { GatewayConfig } from '../config.js';
 import { ApiError } from '../errors.js';
+import type { RateLimitObserver } from '../ops/observers.js';
 import {
   StoreUnavailableError,
   type ApiKeyRecord,
@@ -25,6 +26,8 @@ export interface RateLimiterOptions {
   fallback: RateLimitStore;
   config: Pick<GatewayConfig, 'rateLimits' | 'profile'>;
   log: FastifyBaseLogger;
+  /** Hears every decision, store error and fallback (metrics). */
+  observer?: RateLimitObserver;
 }
 
 export class RateLimiter {
@@ -56,10 +59,18 @@ export class RateLimiter {
   }
 
   private async decide(run: (store: RateLimitStore) => Promise<RateDecision>): Promise<RateDecision> {
+    const decision = await this.decideSomewhere(run);
+    this.options.observer?.decided(decision);
+    return decision;
+  }
+
+  private async decideSomewhere(run: (store: RateLimitStore) => Promise<RateDecision>): Promise<RateDecision> {
+    const { observer } = this.options;
     try {
       return await run(this.options.store);
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
+      observer?.storeError('rate_limits');
       if (this.options.config.rateLimits.onStoreError === 'closed') {
         throw new ApiError('store_unavailable', 'The rate-limit store is unavailable; retry shortly.', {
           headers: { 'retry-after': '1' },
@@ -67,6 +78,7 @@ export class RateLimiter {
         });
       }
       this.warnFallback(error);
+      observer?.storeFallback('rate_limits', 'memory');
       return run(this.options.fallback);
     }
   }

@@ -21,9 +21,15 @@ interface ActionCache<A> {
   generation: number;
 }
 
+/** What the cache reports, per action (for metrics). */
+export interface AnswerCacheEvents {
+  cacheLookup(action: string, result: 'hit' | 'stale' | 'miss'): void;
+  coalesced(action: string): void;
+}
+
 export interface AnswerCache<A> {
   /** Joins the identical call in flight (started since the last write), or starts `load`. */
-  coalesced(key: string, load: () => Promise<A>): Promise<A>;
+  coalesced(action: string, key: string, load: () => Promise<A>): Promise<A>;
   /**
    * A fresh cached answer, else a stale one while one refresh runs (`onStaleRefreshFailed` hears
    * of that refresh's failure), else the load itself.
@@ -34,15 +40,18 @@ export interface AnswerCache<A> {
   clear(): void;
 }
 
-export function createAnswerCache<A>(now: () => number = Date.now): AnswerCache<A> {
+export function createAnswerCache<A>(now: () => number = Date.now, events?: AnswerCacheEvents): AnswerCache<A> {
   let writeEpoch = 0;
   const inFlight = new Map<string, Promise<A>>();
   const caches = new Map<string, ActionCache<A>>();
 
-  function coalesced(key: string, load: () => Promise<A>): Promise<A> {
+  function coalesced(action: string, key: string, load: () => Promise<A>): Promise<A> {
     const flightKey = `${writeEpoch}\n${key}`;
     const existing = inFlight.get(flightKey);
-    if (existing) return existing;
+    if (existing) {
+      events?.coalesced(action);
+      return existing;
+    }
     const flight = load().finally(() => inFlight.delete(flightKey));
     inFlight.set(flightKey, flight);
     return flight;
@@ -63,9 +72,13 @@ export function createAnswerCache<A>(now: () => number = Date.now): AnswerCache<
     cached(action, ttlMs, key, load, onStaleRefreshFailed) {
       const cache = cacheOf(action, ttlMs);
       const entry = cache.entries.get(key);
-      if (entry && entry.freshUntil > now()) return Promise.resolve(entry.answer);
+      if (entry && entry.freshUntil > now()) {
+        events?.cacheLookup(action, 'hit');
+        return Promise.resolve(entry.answer);
+      }
+      events?.cacheLookup(action, entry ? 'stale' : 'miss');
       const generation = cache.generation;
-      const refresh = coalesced(key, async () => {
+      const refresh = coalesced(action, key, async () => {
         const answer = await load();
         if (cache.generation === generation) cache.entries.set(key, { answer, freshUntil: now() + ttlMs });
         return answer;

@@ -17,7 +17,7 @@ export interface CircuitBreakerConfig {
   openMs: number;
 }
 
-type CircuitState = 'closed' | 'open' | 'half_open';
+export type CircuitState = 'closed' | 'open' | 'half_open';
 
 /** Retry-After hint for callers turned away while the trial call runs (its length is unknown). */
 export const TRIAL_RETRY_AFTER_MS = 1_000;
@@ -66,12 +66,14 @@ export function createCircuitBreaker(
     label: string;
     logger?: BackendLogger | undefined;
     now?: (() => number) | undefined;
+    /** Hears every state change (metrics). */
+    onStateChange?: ((state: CircuitState) => void) | undefined;
   },
 ): CircuitBreaker {
   if (!config.enabled) return NEVER_OPEN;
   const { failureThreshold, openMs } = config;
   const now = options.now ?? Date.now;
-  const { label, logger } = options;
+  const { label, logger, onStateChange } = options;
 
   let state: CircuitState = 'closed';
   /** Bumped at every state change. */
@@ -85,6 +87,7 @@ export function createCircuitBreaker(
   function open(error: BackendError, trial: boolean): void {
     state = 'open';
     epoch += 1;
+    onStateChange?.(state);
     openUntil = now() + openMs;
     // operatorMessage is redacted by the client: it never holds a credential.
     logger?.error(
@@ -104,6 +107,7 @@ export function createCircuitBreaker(
     state = 'closed';
     epoch += 1;
     failures = 0;
+    onStateChange?.(state);
     const msg = `${label} circuit breaker closed: the trial call was answered`;
     if (logger?.info) logger.info(line, msg);
     else logger?.warn(line, msg);
@@ -118,6 +122,7 @@ export function createCircuitBreaker(
       state = 'half_open';
       epoch += 1;
       trialAction = action;
+      onStateChange?.(state);
       logger?.warn({ action, failures }, `${label} circuit breaker half-open: one trial call goes through`);
       return { trial: true, epoch };
     },

@@ -10,7 +10,7 @@ import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
 import { createAnswerCache } from './answer-cache.js';
 import { DETAIL, type Redact } from './answers.js';
-import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from './breaker.js';
+import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
 import { describeError, type Exchange, ExchangeFailure, exchange, ResponseTooLarge } from './exchange.js';
 import type { ActionTable, UpstreamAction } from './policy.js';
 
@@ -36,7 +36,34 @@ export interface UpstreamProtocol<Id extends string, Params, Answer> {
   readonly redact: Redact;
 }
 
-export interface UpstreamClientOptions {
+/** How a call ended, as counted: `success`, `circuit_open` (nothing sent), or the BackendError kind. */
+export type UpstreamOutcome = 'success' | 'circuit_open' | BackendError['kind'];
+
+/**
+ * What the client reports as it works (the gateway's metrics implement it; src/upstream stays free
+ * of any metrics library). Action names come from the mapping's closed action table.
+ */
+export interface UpstreamObserver {
+  /** One call through the breaker ended; `seconds` from admission to the end (retry included). */
+  called(action: string, outcome: UpstreamOutcome, seconds: number): void;
+  /** A read declared cacheable was served fresh, stale (while one refresh runs) or not at all. */
+  cacheLookup(action: string, result: 'hit' | 'stale' | 'miss'): void;
+  /** A read joined an identical call already in flight instead of sending its own. */
+  coalesced(action: string): void;
+  breakerState(state: CircuitState): void;
+}
+
+/** What the gateway hooks into every client it builds (metrics, trace headers). */
+export interface UpstreamHooks {
+  observer?: UpstreamObserver | undefined;
+  /**
+   * Extra headers for the request being sent, from the context of the call (the W3C trace
+   * headers of the request being served). Read at each attempt; undefined adds nothing.
+   */
+  contextHeaders?: (() => Record<string, string> | undefined) | undefined;
+}
+
+export interface UpstreamClientOptions extends UpstreamHooks {
   /** Scheme, host and port of the upstream. */
   origin: string;
   connections: number;
@@ -72,8 +99,16 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   const dispatcher: Dispatcher =
     options.dispatcher ?? new Pool(options.origin, { connections: options.connections, pipelining: 1, connectTimeout: options.connectTimeoutMs });
   const logger = options.logger;
-  const breaker = createCircuitBreaker(options.circuitBreaker, { label, logger, now: options.now });
-  const answers = createAnswerCache<Answer>();
+  const { observer, contextHeaders } = options;
+  const breaker = createCircuitBreaker(options.circuitBreaker, { label, logger, now: options.now, onStateChange: observer?.breakerState.bind(observer) });
+  // The cache knows actions by id; the observer hears the upstream's own action names.
+  const answers = createAnswerCache<Answer>(
+    Date.now,
+    observer && {
+      cacheLookup: (id, result) => observer.cacheLookup(actions[id as Id].name, result),
+      coalesced: (id) => observer.coalesced(actions[id as Id].name),
+    },
+  );
   /** upstream_error failures that still say the upstream is down (see isDownSignal). */
   const downSignals = new WeakSet<BackendError>();
 
@@ -114,14 +149,20 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     }
   }
 
+  /** The protocol's headers win: a context header never replaces what the upstream needs. */
+  function withContextHeaders<R extends { headers: Record<string, string> }>(request: R): R {
+    const extra = contextHeaders?.();
+    return extra === undefined ? request : { ...request, headers: { ...extra, ...request.headers } };
+  }
+
   /** One call (with its retry), without the breaker. */
   async function attempt(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
-    const request = {
+    const request = withContextHeaders({
       origin: options.origin,
       ...protocol.request(action, params),
       deadline: Date.now() + action.timeoutMs,
       maxResponseBytes: options.maxResponseBytes,
-    };
+    });
     try {
       return read(action, await exchange(dispatcher, request));
     } catch (error) {
@@ -138,26 +179,38 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
 
   /** One call admitted by the breaker, its result reported back. */
   async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params): Promise<Answer> {
+    const started = observer === undefined ? 0 : performance.now();
     try {
       const answer = await attempt(action, params);
       breaker.answered(ticket);
+      observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;
     } catch (error) {
       if (isDownSignal(error)) breaker.failed(ticket, error);
       else breaker.answered(ticket);
+      observer?.called(action.name, error instanceof BackendError ? error.kind : 'upstream_error', (performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
+  function admit(action: UpstreamAction<Id>): BreakerTicket {
+    try {
+      return breaker.admit(action.name);
+    } catch (error) {
+      if (error instanceof CircuitOpenError) observer?.called(action.name, 'circuit_open', 0);
       throw error;
     }
   }
 
   /** One call through the circuit breaker; throws CircuitOpenError (nothing sent) while it is open. */
   async function send(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
-    let ticket = breaker.admit(action.name);
+    let ticket = admit(action);
     if (ticket.trial && action.safety === 'write') {
       // A write is never the trial: against an upstream that still hangs, it would end with an
       // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
       await tracked(ticket, actions[protocol.probe], protocol.probeParams).catch(() => undefined);
       // Closed again, or re-opened: then this throws, and the write was never sent.
-      ticket = breaker.admit(action.name);
+      ticket = admit(action);
     }
     return tracked(ticket, action, params);
   }
@@ -186,7 +239,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
         logger?.warn({ action: action.name, error: describeFailure(error) }, `${label} refresh failed; serving the cached answer`);
       });
     }
-    if (action.coalesce) return answers.coalesced(key, () => send(action, params));
+    if (action.coalesce) return answers.coalesced(id, key, () => send(action, params));
     return send(action, params);
   }
 

@@ -36,7 +36,7 @@ describe('sandbox process', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-sandbox-'));
-    env = { ...process.env, PORT: '0', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
+    env = { ...process.env, PORT: '0', OPS_PORT: '0', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
     delete env.REDIS_URL;
     server = spawn(process.execPath, [...TSX, 'bin/gateway.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout?.on('data', (chunk) => (output += String(chunk)));

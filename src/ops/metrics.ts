@@ -1,0 +1,172 @@
+/**
+ * The gateway's Prometheus metrics (prom-client), one Registry per app so that tests can build
+ * several. Families follow the Prometheus naming rules (`gateway_` prefix, base units, `_total`
+ * counters); every label is from a closed set: route templates, never ids, keys or raw URLs.
+ * The parts of the gateway see only the observer interfaces (observers.ts, src/upstream/client.ts).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CircuitState } from '../upstream/breaker.js';
+import type { UpstreamObserver, UpstreamOutcome } from '../upstream/client.js';
+import type { AuditRecord } from '../audit.js';
+import type { PolicyName, RateDecision } from '../stores/types.js';
+import type {
+  IdempotencyObserver,
+  IdempotencyOutcome,
+  OutboxState,
+  RateLimitObserver,
+  StoreName,
+  WebhookDeliveryOutcome,
+  WebhookObserver,
+} from './observers.js';
+
+export const METRIC_PREFIX = 'gateway_';
+/** The route label of requests that matched no route (404s of unknown paths). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** Seconds; from a cached read (sub-millisecond) to the slowest upstream deadline. */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
+
+type Labels<N extends string> = Record<N, string | number>;
+
+export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, WebhookObserver {
+  readonly registry = new Registry();
+
+  private readonly httpRequests = this.counter('http_requests_total', 'HTTP requests answered, by route template, method and status.', ['route', 'method', 'status']);
+  private readonly httpDuration = this.histogram('http_request_duration_seconds', 'Time to answer an HTTP request, by route template, method and status.', ['route', 'method', 'status']);
+  private readonly rateLimitDecisions = this.counter('rate_limit_decisions_total', 'Rate-limit policy checks, by policy and outcome (allowed, limited).', ['policy', 'outcome']);
+  private readonly idempotencyRequests = this.counter('idempotency_requests_total', 'Idempotent requests by claim outcome.', ['outcome']);
+  private readonly upstreamRequests = this.counter('upstream_requests_total', 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome']);
+  private readonly upstreamDuration = this.histogram('upstream_request_duration_seconds', 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action']);
+  private readonly breakerState = this.gauge('upstream_circuit_breaker_state', 'Circuit breaker state per backend: 1 for the current state, 0 for the others.', ['backend', 'state']);
+  private readonly breakerTransitions = this.counter('upstream_circuit_breaker_transitions_total', 'Circuit breaker state changes, by backend and new state.', ['backend', 'state']);
+  private readonly cacheLookups = this.counter('upstream_cache_lookups_total', 'Lookups of cacheable upstream reads: hit (fresh), stale (served while one refresh runs), miss.', ['backend', 'action', 'result']);
+  private readonly coalescedCalls = this.counter('upstream_coalesced_calls_total', 'Upstream reads that joined an identical call in flight instead of sending their own.', ['backend', 'action']);
+  private readonly storeErrors = this.counter('store_errors_total', 'Store calls that failed because the store was unreachable, by store.', ['store']);
+  private readonly storeFallbacks = this.counter('store_fallbacks_total', 'Requests served without the store, by store and fallback (memory, stale).', ['store', 'fallback']);
+  private readonly auditWrites = this.counter('audit_writes_total', 'Credentials audit records, by audited outcome and write result (written, failed).', ['outcome', 'result']);
+  private readonly webhookDeliveries = this.counter('webhook_deliveries_total', 'Webhook delivery attempts by outcome.', ['outcome']);
+  private outboxReader: (() => OutboxState | Promise<OutboxState>) | undefined;
+  private outboxRead: Promise<OutboxState | undefined> | undefined;
+
+  /** Rate-limit label sets, built once (several per request). */
+  private readonly policyLabels = new Map<string, Labels<'policy' | 'outcome'>>();
+
+  constructor() {
+    // Both outbox gauges come from one read per scrape.
+    this.gauge('webhook_outbox_depth', 'Webhook deliveries waiting in the outbox.', [], async (gauge) => {
+      const state = await this.readOutbox();
+      if (state) gauge.set(state.depth);
+    });
+    this.gauge('webhook_outbox_oldest_pending_age_seconds', 'Age of the oldest webhook delivery waiting in the outbox (0 when none waits).', [], async (gauge) => {
+      const state = await this.readOutbox();
+      if (state) gauge.set(state.oldestPendingAgeSeconds);
+    });
+  }
+
+  /** Process and Node.js runtime metrics (CPU, memory, event loop lag, GC), for the process that serves. */
+  collectRuntimeMetrics(): void {
+    collectDefaultMetrics({ register: this.registry, prefix: METRIC_PREFIX });
+  }
+
+  // ---- HTTP --------------------------------------------------------------------------------
+
+  httpRequest(route: string, method: string, status: number, seconds: number): void {
+    const labels = { route, method, status };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  // ---- rate limits, idempotency, stores, audit, webhooks ------------------------------------
+
+  decided(decision: RateDecision): void {
+    for (const policy of decision.policies) {
+      this.rateLimitDecisions.inc(this.policyLabel(policy.name, decision.violated.includes(policy.name) ? 'limited' : 'allowed'));
+    }
+  }
+
+  private policyLabel(policy: PolicyName, outcome: 'allowed' | 'limited'): Labels<'policy' | 'outcome'> {
+    const id = `${policy}/${outcome}`;
+    let labels = this.policyLabels.get(id);
+    if (!labels) this.policyLabels.set(id, (labels = { policy, outcome }));
+    return labels;
+  }
+
+  idempotency(outcome: IdempotencyOutcome): void {
+    this.idempotencyRequests.inc({ outcome });
+  }
+
+  storeError(store: StoreName): void {
+    this.storeErrors.inc({ store });
+  }
+
+  storeFallback(store: StoreName, fallback: 'memory' | 'stale'): void {
+    this.storeFallbacks.inc({ store, fallback });
+  }
+
+  auditWrite(outcome: AuditRecord['outcome'], written: boolean): void {
+    this.auditWrites.inc({ outcome, result: written ? 'written' : 'failed' });
+  }
+
+  recordDelivery(outcome: WebhookDeliveryOutcome): void {
+    this.webhookDeliveries.inc({ outcome });
+  }
+
+  observeOutbox(read: () => OutboxState | Promise<OutboxState>): void {
+    this.outboxReader = read;
+  }
+
+  private readOutbox(): Promise<OutboxState | undefined> {
+    const reader = this.outboxReader;
+    if (!reader) return Promise.resolve(undefined);
+    // The two gauges are collected together: they share the read in flight.
+    this.outboxRead ??= Promise.resolve()
+      .then(reader)
+      .catch(() => undefined)
+      .finally(() => (this.outboxRead = undefined));
+    return this.outboxRead;
+  }
+
+  // ---- upstream ------------------------------------------------------------------------------
+
+  /** The observer for one backend's upstream client (the `backend` label). */
+  upstream(backend: string): UpstreamObserver {
+    this.setBreakerState(backend, 'closed');
+    return {
+      called: (action: string, outcome: UpstreamOutcome, seconds: number) => {
+        this.upstreamRequests.inc({ backend, action, outcome });
+        if (outcome !== 'circuit_open') this.upstreamDuration.observe({ backend, action }, seconds);
+      },
+      cacheLookup: (action, result) => this.cacheLookups.inc({ backend, action, result }),
+      coalesced: (action) => this.coalescedCalls.inc({ backend, action }),
+      breakerState: (state) => {
+        this.setBreakerState(backend, state);
+        this.breakerTransitions.inc({ backend, state });
+      },
+    };
+  }
+
+  private setBreakerState(backend: string, current: CircuitState): void {
+    for (const state of CIRCUIT_STATES) this.breakerState.set({ backend, state }, state === current ? 1 : 0);
+  }
+
+  // ---- families --------------------------------------------------------------------------------
+
+  private counter<N extends string>(name: string, help: string, labelNames: N[]): Counter<N> {
+    return new Counter({ name: METRIC_PREFIX + name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<N extends string>(name: string, help: string, labelNames: N[]): Histogram<N> {
+    return new Histogram({ name: METRIC_PREFIX + name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  }
+
+  private gauge<N extends string>(name: string, help: string, labelNames: N[], collect?: (gauge: Gauge<N>) => Promise<void>): Gauge<N> {
+    return new Gauge({
+      name: METRIC_PREFIX + name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      ...(collect ? { collect(this: Gauge<N>) { return collect(this); } } : {}),
+    });
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The operations listener: `/livez`, `/readyz` and `/metrics` on their own port (`ops.port`,
+ * loopback by default), never on the public one. It is a Fastify instance of its own, built next
+ * to the app (the app is built and tested without it); other modules register their operator
+ * routes on it before it listens.
+ */
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Backend } from '../backend/backend.js';
+import type { Stores } from '../stores/types.js';
+import type { GatewayMetrics } from './metrics.js';
+
+/** Probes come every few seconds from every orchestrator: a check serves them all this long. */
+const READY_CHECK_TTL_MS = 1_000;
+
+type DependencyState = 'ok' | 'down' | 'unchecked';
+
+export interface ReadyReport {
+  ready: boolean;
+  store: DependencyState;
+  upstream: DependencyState;
+  shuttingDown: boolean;
+}
+
+/** Whether the app should get traffic: its store and upstream answer, and it is not shutting down. */
+export class Readiness {
+  private shuttingDown = false;
+  private last: { at: number; result: Promise<{ store: DependencyState; upstream: DependencyState }> } | undefined;
+
+  constructor(private readonly deps: { stores: Pick<Stores, 'ping'>; backend: Pick<Backend, 'ping'> }) {}
+
+  /** From now on the app is unready (SIGTERM, before the drain starts). */
+  beginShutdown(): void {
+    this.shuttingDown = true;
+  }
+
+  async check(): Promise<ReadyReport> {
+    // Shutting down: unready at once, whatever the dependencies (they are closing too).
+    if (this.shuttingDown) return { ready: false, store: 'unchecked', upstream: 'unchecked', shuttingDown: true };
+    const deps = await this.dependencies();
+    return { ready: !this.shuttingDown && deps.store === 'ok' && deps.upstream === 'ok', ...deps, shuttingDown: this.shuttingDown };
+  }
+
+  private dependencies(): Promise<{ store: DependencyState; upstream: DependencyState }> {
+    const now = Date.now();
+    if (this.last && now - this.last.at < READY_CHECK_TTL_MS) return this.last.result;
+    // ping() never throws (Backend and Stores contracts).
+    const result = Promise.all([this.deps.stores.ping(), this.deps.backend.ping()]).then(([store, upstream]) => ({
+      store: store ? ('ok' as const) : ('down' as const),
+      upstream: upstream ? ('ok' as const) : ('down' as const),
+    }));
+    this.last = { at: now, result };
+    return result;
+  }
+}
+
+export interface OpsTarget {
+  metrics: GatewayMetrics;
+  readiness: Readiness;
+  log: FastifyInstance['log'];
+}
+
+/**
+ * The ops listener for an app (not listening yet). Its requests are not logged one by one: probes
+ * and scrapes would drown the application log.
+ */
+export function buildOpsApp(target: OpsTarget): FastifyInstance {
+  const ops = Fastify({
+    loggerInstance: target.log.child({ component: 'ops' }),
+    logController: new LogController({ disableRequestLogging: true }),
+    exposeHeadRoutes: false,
+  });
+  target.metrics.collectRuntimeMetrics();
+
+  ops.get('/livez', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+
+  ops.get('/readyz', async (_request, reply) => {
+    const report = await target.readiness.check();
+    return reply
+      .code(report.ready ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send({
+        status: report.ready ? 'ready' : 'unready',
+        checks: { store: report.store, upstream: report.upstream, shutting_down: report.shuttingDown },
+      });
+  });
+
+  ops.get('/metrics', async (_request, reply) => {
+    const registry = target.metrics.registry;
+    const body = await registry.metrics();
+    return reply.header('content-type', registry.contentType).header('cache-control', 'no-store').send(body);
+  });
+  return ops;
+}

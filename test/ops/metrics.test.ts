@@ -1,0 +1,202 @@
+/**
+ * The ops listener after a scenario: /metrics has every family with the counts the scenario made
+ * (requests by route template and status, a 429, an idempotent replay, upstream calls, a breaker
+ * state change, audit writes), and the public port serves neither metrics nor probes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildOpsApp } from '../../src/ops/server.js';
+import { createMemoryStores } from '../../src/stores/memory/index.js';
+import { StoreUnavailableError } from '../../src/stores/types.js';
+import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/** The value of one sample, `name{labels}` with exactly these labels, from the text exposition format. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const wanted = Object.entries(labels)
+    .map(([label, value]) => `${label}="${value}"`)
+    .sort()
+    .join(',');
+  for (const line of text.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found = (match[2] ?? '').split(/,(?=[a-zA-Z_]+=")/).filter(Boolean).sort().join(',');
+    if (found === wanted) return Number(match[3]);
+  }
+  return undefined;
+}
+
+function families(text: string): Set<string> {
+  return new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1] as string));
+}
+
+describe('metrics on the ops listener', () => {
+  let gw: TestGateway;
+  let ops: FastifyInstance;
+  let text: string;
+  let upstreamCalls: Map<string, number>;
+  /** Statuses of the calls made while the upstream broke the connection, then with the breaker open. */
+  let outage: number[];
+
+  before(async () => {
+    gw = await buildTestGateway({ whmcs: { circuitBreaker: { enabled: true, failureThreshold: 2, openMs: 60_000 } } });
+    ops = buildOpsApp(gw.app);
+    const { app } = gw;
+    const key = gw.keys['acme:all'] as string;
+    const get = (url: string, k = key) => app.inject({ method: 'GET', url, headers: bearer(k) });
+
+    for (let i = 0; i < 3; i++) assert.equal((await get('/v1/me')).statusCode, 200);
+    assert.equal((await get('/v1/services/999999')).statusCode, 404);
+    assert.equal((await app.inject({ method: 'GET', url: '/no/such/path' })).statusCode, 404);
+
+    // A key allowed one request at rest: the second is refused.
+    const { key: tight } = await gw.keyService.issue({ accountId: 'acme', name: 'tight', scopes: ['read:products'], rateLimits: { perMinute: 1, burst: 0 } });
+    assert.equal((await get('/v1/me', tight)).statusCode, 200);
+    assert.equal((await get('/v1/me', tight)).statusCode, 429);
+
+    const order = { method: 'POST' as const, url: '/v1/orders', payload: { product_id: '1', billing_cycle: 'monthly' }, headers: { ...bearer(key), 'idempotency-key': 'metrics-1' } };
+    const placed = await app.inject(order);
+    assert.equal(placed.statusCode, 201, placed.body);
+    const replay = await app.inject(order);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+
+    assert.equal((await get('/v1/services/1/credentials')).statusCode, 200);
+
+    upstreamCalls = new Map();
+    for (const call of gw.simulator.calls) upstreamCalls.set(call.action, (upstreamCalls.get(call.action) ?? 0) + 1);
+
+    // Two broken connections in a row open the breaker; the next call fails fast.
+    gw.simulator.inject({ kind: 'reset', action: 'GetClientsDetails', times: 2 });
+    outage = [];
+    for (let i = 0; i < 3; i++) outage.push((await get('/v1/me')).statusCode);
+    assert.ok(outage.every((status) => status >= 500), String(outage));
+
+    const scrape = await ops.inject({ method: 'GET', url: '/metrics' });
+    assert.equal(scrape.statusCode, 200);
+    assert.match(String(scrape.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    text = scrape.body;
+  });
+  after(async () => {
+    await ops.close();
+    await gw.close();
+  });
+
+  it('has every family, all under the gateway_ prefix', () => {
+    const names = families(text);
+    for (const family of [
+      'gateway_http_requests_total',
+      'gateway_http_request_duration_seconds',
+      'gateway_rate_limit_decisions_total',
+      'gateway_idempotency_requests_total',
+      'gateway_upstream_requests_total',
+      'gateway_upstream_request_duration_seconds',
+      'gateway_upstream_circuit_breaker_state',
+      'gateway_upstream_circuit_breaker_transitions_total',
+      'gateway_upstream_cache_lookups_total',
+      'gateway_upstream_coalesced_calls_total',
+      'gateway_store_errors_total',
+      'gateway_store_fallbacks_total',
+      'gateway_audit_writes_total',
+      'gateway_webhook_deliveries_total',
+      'gateway_webhook_outbox_depth',
+      'gateway_webhook_outbox_oldest_pending_age_seconds',
+      'gateway_process_cpu_seconds_total',
+    ]) {
+      assert.ok(names.has(family), `${family} missing`);
+    }
+    assert.deepEqual([...names].filter((name) => !name.startsWith('gateway_')), []);
+  });
+
+  it('counts requests by route template, method and status (never the raw path)', () => {
+    const me = { method: 'GET', route: '/v1/me' };
+    assert.equal(sample(text, 'gateway_http_requests_total', { ...me, status: '200' }), 4);
+    assert.equal(sample(text, 'gateway_http_requests_total', { ...me, status: '429' }), 1);
+    for (const status of new Set(outage)) {
+      const count = outage.filter((each) => each === status).length;
+      assert.equal(sample(text, 'gateway_http_requests_total', { ...me, status: String(status) }), count, `status ${status}`);
+    }
+    assert.equal(sample(text, 'gateway_http_requests_total', { method: 'GET', route: '/v1/services/:id', status: '404' }), 1);
+    assert.equal(sample(text, 'gateway_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' }), 1);
+    assert.equal(sample(text, 'gateway_http_requests_total', { method: 'POST', route: '/v1/orders', status: '201' }), 2);
+    assert.equal(sample(text, 'gateway_http_request_duration_seconds_count', { ...me, status: '200' }), 4);
+    const routes = new Set([...text.matchAll(/route="([^"]*)"/g)].map((match) => match[1]));
+    assert.deepEqual([...routes].sort(), ['/v1/me', '/v1/orders', '/v1/services/:id', '/v1/services/:id/credentials', 'unmatched']);
+  });
+
+  it('counts rate-limit decisions by policy and outcome', () => {
+    assert.equal(sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'limited' }), 1);
+    assert.ok((sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'allowed' }) ?? 0) >= 10);
+  });
+
+  it('counts idempotency outcomes', () => {
+    assert.equal(sample(text, 'gateway_idempotency_requests_total', { outcome: 'new' }), 1);
+    assert.equal(sample(text, 'gateway_idempotency_requests_total', { outcome: 'replayed' }), 1);
+  });
+
+  it('counts upstream calls by backend, action and outcome, as the upstream received them', () => {
+    // The simulator records action names in lower case; the metrics use the declared names.
+    const succeeded = new Map<string, number>();
+    for (const match of text.matchAll(/^gateway_upstream_requests_total\{backend="whmcs",action="(\w+)",outcome="success"\} (\d+)$/gm)) {
+      succeeded.set((match[1] as string).toLowerCase(), Number(match[2]));
+    }
+    assert.ok(upstreamCalls.size >= 3, String([...upstreamCalls.keys()]));
+    assert.deepEqual(succeeded, upstreamCalls);
+    assert.equal(sample(text, 'gateway_upstream_requests_total', { backend: 'whmcs', action: 'GetClientsDetails', outcome: 'upstream_error' }), 2);
+    assert.equal(sample(text, 'gateway_upstream_requests_total', { backend: 'whmcs', action: 'GetClientsDetails', outcome: 'circuit_open' }), 1);
+    assert.equal(
+      sample(text, 'gateway_upstream_request_duration_seconds_count', { backend: 'whmcs', action: 'GetClientsDetails' }),
+      (upstreamCalls.get('getclientsdetails') ?? 0) + 2,
+    );
+  });
+
+  it('shows the breaker open, and the change that opened it', () => {
+    assert.equal(sample(text, 'gateway_upstream_circuit_breaker_state', { backend: 'whmcs', state: 'open' }), 1);
+    assert.equal(sample(text, 'gateway_upstream_circuit_breaker_state', { backend: 'whmcs', state: 'closed' }), 0);
+    assert.equal(sample(text, 'gateway_upstream_circuit_breaker_transitions_total', { backend: 'whmcs', state: 'open' }), 1);
+  });
+
+  it('counts cache lookups of the cached catalog', () => {
+    const lookups = ['hit', 'stale', 'miss'].map((result) => sample(text, 'gateway_upstream_cache_lookups_total', { backend: 'whmcs', action: 'GetProducts', result }) ?? 0);
+    assert.ok(lookups.reduce((a, b) => a + b, 0) >= 1, text);
+  });
+
+  it('counts audit writes by outcome', () => {
+    assert.equal(sample(text, 'gateway_audit_writes_total', { outcome: 'returned', result: 'written' }), gw.audit.records.length);
+    assert.equal(gw.audit.records.length, 1);
+  });
+
+  it('the public port serves neither metrics nor probes', async () => {
+    for (const url of ['/metrics', '/livez', '/readyz']) {
+      assert.equal((await gw.app.inject({ method: 'GET', url })).statusCode, 404, url);
+    }
+  });
+});
+
+describe('store metrics', () => {
+  it('counts store errors, and the rate limiter\'s per-instance fallback', async () => {
+    const stores = createMemoryStores();
+    const gw = await buildTestGateway({ stores });
+    try {
+      const down = async (): Promise<never> => {
+        throw new StoreUnavailableError('store down (test)');
+      };
+      Object.assign(stores.rateLimits, { hitIp: down, hitKey: down, hitIpAndKey: down });
+      const key = gw.keys['acme:all'] as string;
+      assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode, 200);
+      Object.assign(stores.keys, { getKey: down });
+      // A key this process has not seen yet: its record must come from the store.
+      const fresh = await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(gw.keys['beta:all']) });
+      assert.equal(fresh.statusCode, 503, fresh.body);
+
+      const ops = buildOpsApp(gw.app);
+      const text = (await ops.inject({ method: 'GET', url: '/metrics' })).body;
+      await ops.close();
+      const errors = sample(text, 'gateway_store_errors_total', { store: 'rate_limits' }) ?? 0;
+      assert.ok(errors >= 2, text);
+      assert.equal(sample(text, 'gateway_store_fallbacks_total', { store: 'rate_limits', fallback: 'memory' }), errors);
+      assert.equal(sample(text, 'gateway_store_errors_total', { store: 'keys' }), 1);
+    } finally {
+      await gw.close();
+    }
+  });
+});
