@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildOpsApp } from '../../src/ops/server.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
-import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { bearer, buildTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.js';
 
 /** The value of one sample, `name{labels}` with exactly these labels, from the text exposition format. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -173,9 +173,10 @@ describe('metrics on the ops listener', () => {
 });
 
 describe('store metrics', () => {
-  it('counts store errors, and the rate limiter\'s per-instance fallback', async () => {
+  it('counts store errors, the rate limiter\'s per-instance fallback and stale key records', async () => {
     const stores = createMemoryStores();
-    const gw = await buildTestGateway({ stores });
+    // Key records are always re-read (1 ms), and stand in for a minute while the store is down.
+    const gw = await buildTestGateway({ stores, config: { keys: { pepper: TEST_PEPPER, cacheTtlMs: 1, staleIfErrorMs: 60_000 } } });
     try {
       const down = async (): Promise<never> => {
         throw new StoreUnavailableError('store down (test)');
@@ -187,6 +188,8 @@ describe('store metrics', () => {
       // A key this process has not seen yet: its record must come from the store.
       const fresh = await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(gw.keys['beta:all']) });
       assert.equal(fresh.statusCode, 503, fresh.body);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode, 200, 'served from the stale record');
 
       const ops = buildOpsApp(gw.app);
       const text = (await ops.inject({ method: 'GET', url: '/metrics' })).body;
@@ -194,7 +197,8 @@ describe('store metrics', () => {
       const errors = sample(text, 'gateway_store_errors_total', { store: 'rate_limits' }) ?? 0;
       assert.ok(errors >= 2, text);
       assert.equal(sample(text, 'gateway_store_fallbacks_total', { store: 'rate_limits', fallback: 'memory' }), errors);
-      assert.equal(sample(text, 'gateway_store_errors_total', { store: 'keys' }), 1);
+      assert.equal(sample(text, 'gateway_store_errors_total', { store: 'keys' }), 2);
+      assert.equal(sample(text, 'gateway_store_fallbacks_total', { store: 'keys', fallback: 'stale' }), 1);
     } finally {
       await gw.close();
     }
