@@ -15,6 +15,6 @@ export const fossbillingPlugin: Omit<BackendPlugin<FossbillingConfig>, 'sandbox'
     { name: 'FOSSBILLING_API_TOKEN', path: ['apiToken'], kind: 'string' },
     { name: 'FOSSBILLING_PUBLIC_PRODUCT_IDS', path: ['publicProductIds'], kind: 'list' },
   ],
-  create: (config, { logger }) => createFossbillingBackend(config, { logger }),
+  create: (config, { logger, hooks }) => createFossbillingBackend(config, { logger, ...(hooks ? { hooks } : {}) }),
   describe: (config) => `fossbilling at ${new URL(config.url).origin}${new URL(config.url).pathname.replace(/\/+$/, '')}`,
 };

@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
-import { createUpstreamClient, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { createUpstreamClient, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
 import type { FossbillingConfig } from './config.js';
@@ -120,6 +120,8 @@ export interface TransportOptions {
   logger?: BackendLogger;
   /** The circuit breaker's clock (tests inject one). */
   now?: () => number;
+  /** The gateway's metrics observer and trace headers. */
+  hooks?: UpstreamHooks;
 }
 
 export interface FossbillingTransport {
@@ -137,6 +139,7 @@ export function createFossbillingTransport(config: FossbillingConfig, options: T
     dispatcher: options.dispatcher,
     logger: options.logger,
     now: options.now,
+    ...options.hooks,
   });
   return { call: (method, params) => client.call(method, params), close: () => client.close() };
 }
