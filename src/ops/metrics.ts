@@ -19,7 +19,7 @@ import type {
   WebhookObserver,
 } from './observers.js';
 
-export const METRIC_PREFIX = 'gateway_';
+const METRIC_PREFIX = 'gateway_';
 /** The route label of requests that matched no route (404s of unknown paths). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
