@@ -35,11 +35,17 @@ const COMMON_HEADERS = {
 };
 
 const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': { description: 'Quota of the per-key limit closest to exhaustion.', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in that limit.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Delta seconds (not a timestamp) until that limit is full again.', schema: { type: 'integer' } },
-  'RateLimit-Policy': { description: 'IETF draft-ietf-httpapi-ratelimit-headers policies (`key_minute`, `key_day`, `account_minute`).', schema: { type: 'string' } },
-  RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers current state, `t` in delta seconds.', schema: { type: 'string' } },
+  'X-RateLimit-Limit': {
+    description: 'For the per-key limit closest to exhaustion: the most it lets through at once (burst + 1 for the minute limit, 21 by default; the daily quota for the day limit).',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': { description: 'Requests that may be sent now without a 429 (counts down from X-RateLimit-Limit).', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Delta seconds (not a timestamp) until Remaining is back at Limit.', schema: { type: 'integer' } },
+  'RateLimit-Policy': {
+    description: 'IETF draft-ietf-httpapi-ratelimit-headers: each policy as configured, e.g. `"key_minute";q=60;w=60;rg-burst=20, "key_day";q=5000;w=86400` (`rg-burst`: the burst on top of the sustained rate).',
+    schema: { type: 'string' },
+  },
+  RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: each policy now, `r` what may be sent now, `t` delta seconds until full.', schema: { type: 'string' } },
   'Cache-Control': { description: 'Always `no-store` on authenticated responses.', schema: { type: 'string' } },
 };
 
@@ -241,7 +247,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
           ? 'Idempotency: a key replays for one hour, then answers 410 `replay_stale`; the same key on another endpoint is 409.'
           : 'Idempotency: records live 24 hours, after which the key is new again; the same key on another endpoint is 409.',
         'Authentication: `Authorization: Bearer <key>`; keys in the query string are refused.',
-        'Rate limits: per key 60/min with a burst of 20 and 5,000 per UTC day; per source IP 600/min' +
+        'Rate limits: per key 60/min with a burst of 20 (21 at once from rest, then one per second) and 5,000 per UTC day; per source IP 600/min' +
           (profile === 'A' ? '; per account 120/min across its keys.' : '.'),
         'Every response carries `X-Request-Id`; errors are `application/problem+json`.',
         'Money is a decimal string with an ISO 4217 code; timestamps are RFC 3339 UTC; ids are strings.',
