@@ -33,11 +33,12 @@ describe('reseller-keys', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('--help and -h answer on every command, with the exit codes, even without a config', async () => {
+  it('--help (and -h) answer on every command, with the exit codes, even without a config', async () => {
     // CONFIG_FILE names a missing file: any command but help would stop with 78.
     const commands = [[], ['account'], ['account', 'add'], ['account', 'list'], ['issue'], ['list'], ['rotate'], ['revoke']];
     for (const command of commands) {
-      for (const flag of ['--help', '-h']) {
+      // -h is the same option as --help: checked on two commands, --help on all.
+      for (const flag of command.length === 0 || command[0] === 'issue' ? ['--help', '-h'] : ['--help']) {
         const run = await cli(...command, flag);
         const where = `${command.join(' ') || '(none)'} ${flag}`;
         assert.equal(run.code, 0, `${where}: ${run.stderr}`);
