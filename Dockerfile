@@ -1,23 +1,36 @@
-# Production image: compiled gateway, production dependencies only, running as a non-root user.
-FROM node:20-bookworm-slim AS build
+# Production image: compiled gateway, production dependencies only, non-root, read-only root
+# filesystem friendly (it writes only to the /var/lib/reseller-gateway volume). Without an upstream
+# configured it exits 78 and says what to set; the demo sandbox runs only with SANDBOX=1.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
 COPY src ./src
 COPY mappings ./mappings
-RUN npm run build && npm prune --omit=dev
+COPY simulators ./simulators
+RUN npm run build && npm prune --omit=dev && npm cache clean --force
 
-FROM node:20-bookworm-slim
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    OPS_PORT=9464 \
+    AUDIT_LOG_FILE=/var/lib/reseller-gateway/audit.log \
+    KEYS_FILE=/var/lib/reseller-gateway/keys.json
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
-COPY config ./config
 RUN mkdir -p /var/lib/reseller-gateway && chown node:node /var/lib/reseller-gateway
+VOLUME ["/var/lib/reseller-gateway"]
 USER node
-ENV AUDIT_LOG_FILE=/var/lib/reseller-gateway/audit.log KEYS_FILE=/var/lib/reseller-gateway/keys.json
-EXPOSE 3000
+EXPOSE 3000 9464
+# Liveness from the ops listener (loopback inside the container); slim images have no curl.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.OPS_PORT||9464)+'/livez').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
 CMD ["node", "--enable-source-maps", "dist/bin/gateway.js"]

@@ -19,6 +19,7 @@ import { resolvePepper } from './keys/pepper.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { loggerOptions } from './logger.js';
 import { buildOpenApiDocument } from './openapi/document.js';
+import { publicBaseUrl } from './openapi/server-url.js';
 import { endpoints } from './routes/v1/index.js';
 import { openApiEndpoint } from './routes/v1/openapi.js';
 import { createBackend } from './backend/factory.js';
@@ -198,10 +199,25 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   return app;
 }
 
+type DocumentConfig = Pick<ResolvedConfig, 'profile'> & Partial<Pick<ResolvedConfig, 'publicBaseUrl' | 'host' | 'port' | 'issuer'>>;
+
 /** The endpoints the app serves, OpenAPI route included (for tests that sweep every route). */
-export function allEndpoints(config: Pick<ResolvedConfig, 'profile'>): Endpoint[] {
+export function allEndpoints(config: DocumentConfig): Endpoint[] {
   let document: object | undefined;
   const all: Endpoint[] = [...endpoints, openApiEndpoint(() => document ?? {}) as unknown as Endpoint];
-  document = buildOpenApiDocument(all, config.profile);
+  document = buildOpenApiDocument(all, documentOptions(config));
   return all;
+}
+
+function documentOptions(config: DocumentConfig) {
+  return {
+    profile: config.profile,
+    serverUrl: publicBaseUrl(config),
+    ...(config.issuer ? { contact: { name: config.issuer.name, email: config.issuer.email } } : {}),
+  };
+}
+
+/** The document `GET /v1/openapi.json` serves for this config (scripts and docs use it too). */
+export function openApiDocument(config: DocumentConfig): object {
+  return buildOpenApiDocument(allEndpoints(config), documentOptions(config));
 }

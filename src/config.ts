@@ -77,6 +77,8 @@ export const ConfigSchema = z.strictObject({
    * write is not lost: its idempotency claim expires and a retry reconciles.
    */
   shutdownGraceMs: PositiveInt.default(30_000),
+  /** The absolute URL integrators use (OpenAPI `servers`); default: derived from host and port. */
+  publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** Base of the Problem `type` URIs; each type is this plus the reason. */
   problemTypeBase: z.string().url().default('https://reseller-gateway.dev/problems/'),
   redisUrl: z.string().url().optional(),
@@ -121,7 +123,8 @@ export const ConfigSchema = z.strictObject({
       unreadyDelayMs: z.number().int().min(0).default(0),
     })
     .prefault({}),
-  /** Absent, or without the backend's section: sandbox mode (a local upstream, demo keys). */
+  /** Absent, or without the backend's section: the process stops (EX_CONFIG) unless SANDBOX=1 asks for
+   * the sandbox (a local upstream, demo keys; src/startup/mode.ts). */
   upstream: UpstreamSelectionSchema.optional(),
 });
 
@@ -148,6 +151,7 @@ const ENV_OVERRIDES: Array<[name: string, path: string[], kind: 'string' | 'int'
   ['PORT', ['port'], 'int'],
   ['PROFILE', ['profile'], 'string'],
   ['LOG_LEVEL', ['logLevel'], 'string'],
+  ['PUBLIC_BASE_URL', ['publicBaseUrl'], 'string'],
   ['REDIS_URL', ['redisUrl'], 'string'],
   ['REDIS_CLUSTER_NODES', ['redisClusterNodes'], 'list'],
   ['TRUSTED_PROXIES', ['trustedProxies'], 'list'],

@@ -1,7 +1,7 @@
 /**
- * The gateway process: load config, start (with the sandbox upstream when none is configured),
- * listen, and shut down gracefully on SIGINT/SIGTERM. The entry (bin/gateway.ts) hands it the
- * registered backends.
+ * The gateway process: load config, start (with the sandbox upstream when none is configured and
+ * SANDBOX=1 asks for it; see src/startup/mode.ts), listen, and shut down gracefully on
+ * SIGINT/SIGTERM. The entry (bin/gateway.ts) hands it the registered backends.
  */
 import { buildApp } from './app.js';
 import { describeUpstream } from './backend/factory.js';
@@ -12,6 +12,7 @@ import { resolvePepper } from './keys/pepper.js';
 import { buildOpsApp } from './ops/server.js';
 import { issueDemoKeys, startSandbox, type Sandbox } from './sandbox.js';
 import { createStores } from './stores/factory.js';
+import { EX_CONFIG, NO_UPSTREAM_MESSAGE, mayPrintDemoKeys, sandboxRequested } from './startup/mode.js';
 
 function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
   try {
@@ -19,7 +20,7 @@ function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`reseller-gateway: ${error.message}\n`);
-      process.exit(78); // EX_CONFIG
+      process.exit(EX_CONFIG);
     }
     throw error;
   }
@@ -31,10 +32,13 @@ async function main(registry: BackendRegistry): Promise<void> {
   let config: ResolvedConfig;
   if (hasUpstream(loaded)) {
     config = loaded;
-  } else {
+  } else if (sandboxRequested(process.env)) {
     const latency = process.env.SANDBOX_UPSTREAM_LATENCY_MS;
     sandbox = await startSandbox(loaded, registry, latency ? Number(latency) : undefined);
     config = sandbox.config;
+  } else {
+    process.stderr.write(`reseller-gateway: ${NO_UPSTREAM_MESSAGE}\n`);
+    process.exit(EX_CONFIG);
   }
   const stores = await createStores(config);
   const app = await buildApp(config, { stores, backends: registry });
@@ -49,18 +53,27 @@ async function main(registry: BackendRegistry): Promise<void> {
   if (sandbox) {
     const keys = new KeyService(stores.keys, resolvePepper(config));
     const demo = await issueDemoKeys(stores.keys, keys, sandbox);
+    // Printed to the terminal on purpose (sandbox keys on simulator data), never to the log, and
+    // only where no one else can reach the listener unless asked.
+    const printKeys = mayPrintDemoKeys(config.host, process.env);
     const lines = [
       '',
       `reseller-gateway sandbox (profile ${config.profile}, ${stores.kind} store) on ${address}`,
       `upstream: ${upstream} (local sandbox upstream)`,
       `ops (metrics, probes): ${opsAddress}`,
-      'demo keys (new at every start; the previous ones are revoked):',
-      ...demo.map((d) => `  ${d.account.padEnd(5)} ${d.name.padEnd(18)} ${d.key}`),
-      '',
-      `try: curl -s -H "Authorization: Bearer ${demo[0]?.key}" ${address}/v1/me`,
+      ...(printKeys
+        ? [
+            'demo keys (new at every start; the previous ones are revoked):',
+            ...demo.map((d) => `  ${d.account.padEnd(5)} ${d.name.padEnd(18)} ${d.key}`),
+            '',
+            `try: curl -s -H "Authorization: Bearer ${demo[0]?.key}" ${address}/v1/me`,
+          ]
+        : [
+            `demo keys issued but not printed: ${config.host} is not a loopback address.`,
+            'Set SANDBOX_PRINT_KEYS=1 to print them, or issue one with the key CLI (reseller-keys issue).',
+          ]),
       '',
     ];
-    // Printed to the terminal on purpose (sandbox keys on simulator data); never sent to the log.
     process.stdout.write(`${lines.join('\n')}\n`);
   }
 

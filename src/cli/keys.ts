@@ -1,14 +1,8 @@
 /**
  * Operator CLI for accounts and API keys. It works on the same store as the gateway (Redis when
  * REDIS_URL is set, else the sandbox key file), so keys take effect in running gateways at once.
- *
- *   reseller-keys account add <id> --name <name> --upstream-id <WHMCS clientid>
- *   reseller-keys account list
- *   reseller-keys issue --account <id> --name <name> --scopes <s1,s2|all> [--expires <RFC 3339>]
- *                       [--per-minute N] [--burst N] [--per-day N]
- *   reseller-keys list [--account <id>]
- *   reseller-keys rotate <key id> [--grace <seconds>]
- *   reseller-keys revoke <key id>
+ * `reseller-keys --help` (and `<command> --help`) lists the commands, options and exit codes
+ * (src/cli/keys-help.ts); `--json` prints machine-readable output.
  */
 import { parseArgs } from 'node:util';
 import type { BackendRegistry } from '../backend/registry.js';
@@ -16,18 +10,16 @@ import { ConfigError, loadConfig } from '../config.js';
 import { KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
 import { createKeyStore } from '../stores/factory.js';
-import { SCOPES, type ApiKeyRecord, type KeyRateLimitOverrides, type Scope } from '../stores/types.js';
-
-const USAGE = `usage:
-  reseller-keys account add <id> --name <name> --upstream-id <clientid>
-  reseller-keys account list
-  reseller-keys issue --account <id> --name <name> --scopes <s1,s2|all> [--expires <RFC 3339>] [--per-minute N] [--burst N] [--per-day N]
-  reseller-keys list [--account <id>]
-  reseller-keys rotate <key id> [--grace <seconds>]
-  reseller-keys revoke <key id>
-scopes: ${SCOPES.join(', ')}`;
+import { SCOPES, StoreUnavailableError, type ApiKeyRecord, type KeyRateLimitOverrides, type Scope } from '../stores/types.js';
+import { helpFor } from './keys-help.js';
 
 class UsageError extends Error {}
+
+/** What a command prints: a line for people, a value for --json. */
+interface Output {
+  text: string;
+  json: unknown;
+}
 
 function parseScopes(raw: string | undefined): Scope[] {
   if (!raw) throw new UsageError('--scopes is required');
@@ -46,37 +38,53 @@ function wholeNumber(name: string, raw: string | undefined, minimum: 0 | 1): num
   return Number(raw);
 }
 
+/** A key record as shown: everything but the secret's hash. */
+function shown(key: ApiKeyRecord): Omit<ApiKeyRecord, 'secretHash'> {
+  const { secretHash: _hash, ...rest } = key;
+  return rest;
+}
+
 function describeKey(key: ApiKeyRecord): string {
   const state = key.revokedAt ? `revoked ${key.revokedAt}` : key.expiresAt ? `expires ${key.expiresAt}` : 'active';
   return `${key.id}  account=${key.accountId}  name=${key.name}  ${state}  scopes=${key.scopes.join(',')}`;
 }
 
-async function run(argv: string[], keys: KeyService): Promise<string> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      account: { type: 'string' },
-      name: { type: 'string' },
-      'upstream-id': { type: 'string' },
-      scopes: { type: 'string' },
-      expires: { type: 'string' },
-      'per-minute': { type: 'string' },
-      burst: { type: 'string' },
-      'per-day': { type: 'string' },
-      grace: { type: 'string' },
-    },
-  });
-  const [command, sub, arg] = positionals;
+const COMMANDS = ['account', 'issue', 'list', 'rotate', 'revoke'];
+
+const OPTIONS = {
+  account: { type: 'string' },
+  name: { type: 'string' },
+  'upstream-id': { type: 'string' },
+  scopes: { type: 'string' },
+  expires: { type: 'string' },
+  'per-minute': { type: 'string' },
+  burst: { type: 'string' },
+  'per-day': { type: 'string' },
+  grace: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS });
+  } catch (error) {
+    // node:util's own messages (unknown option, missing value) are fine; its stack is not.
+    throw new UsageError((error as Error).message);
+  }
+}
+
+async function run(command: string | undefined, sub: string | undefined, arg: string | undefined, values: ReturnType<typeof parse>['values'], keys: KeyService): Promise<Output> {
   switch (command) {
     case 'account':
       if (sub === 'add' && arg) {
         if (!values.name || !values['upstream-id']) throw new UsageError('--name and --upstream-id are required');
         const account = await keys.createAccount({ id: arg, name: values.name, upstreamId: values['upstream-id'] });
-        return `account ${account.id} → upstream customer ${account.upstreamId}`;
+        return { text: `account ${account.id} → upstream customer ${account.upstreamId}`, json: account };
       }
       if (sub === 'list') {
-        return (await keys.listAccounts()).map((a) => `${a.id}  upstream=${a.upstreamId}  name=${a.name}`).join('\n');
+        const accounts = await keys.listAccounts();
+        return { text: accounts.map((a) => `${a.id}  upstream=${a.upstreamId}  name=${a.name}`).join('\n'), json: accounts };
       }
       throw new UsageError('account add <id> | account list');
     case 'issue': {
@@ -96,48 +104,78 @@ async function run(argv: string[], keys: KeyService): Promise<string> {
         expiresAt: values.expires ? new Date(values.expires).toISOString() : null,
         rateLimits: Object.keys(overrides).length > 0 ? overrides : null,
       });
-      return `${describeKey(record)}\nkey (shown once, store it now): ${key}`;
+      return { text: `${describeKey(record)}\nkey (shown once, store it now): ${key}`, json: { ...shown(record), key } };
     }
-    case 'list':
-      return (await keys.list(values.account)).map(describeKey).join('\n') || '(no keys)';
+    case 'list': {
+      const listed = await keys.list(values.account);
+      return { text: listed.map(describeKey).join('\n') || '(no keys)', json: listed.map(shown) };
+    }
     case 'rotate': {
       if (!sub) throw new UsageError('rotate <key id>');
       const graceSeconds = values.grace === undefined ? 0 : Number(values.grace);
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new UsageError('--grace must be whole seconds');
       const { record, key, old } = await keys.rotate(sub, graceSeconds * 1000);
-      return `${describeKey(old)}\n${describeKey(record)}\nnew key (shown once, store it now): ${key}`;
+      return {
+        text: `${describeKey(old)}\n${describeKey(record)}\nnew key (shown once, store it now): ${key}`,
+        json: { old: shown(old), new: { ...shown(record), key } },
+      };
     }
-    case 'revoke':
+    case 'revoke': {
       if (!sub) throw new UsageError('revoke <key id>');
-      return describeKey(await keys.revoke(sub));
+      const revoked = await keys.revoke(sub);
+      return { text: describeKey(revoked), json: shown(revoked) };
+    }
     default:
-      throw new UsageError(command ? `unknown command ${command}` : 'a command is required');
+      throw new UsageError(`unknown command ${command}`);
   }
 }
 
-async function main(registry: BackendRegistry): Promise<number> {
+function fail(code: number, message: string, json: boolean, help?: string): number {
+  if (json) process.stderr.write(`${JSON.stringify({ error: message, exit_code: code })}\n`);
+  else process.stderr.write(`reseller-keys: ${message}\n${help ? `\n${help}\n` : ''}`);
+  return code;
+}
+
+async function main(registry: BackendRegistry, argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
+  let parsed;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    return fail(64, (error as Error).message, json, helpFor(argv.filter((a) => !a.startsWith('-'))));
+  }
+  const { values, positionals } = parsed;
+  const [command, sub, arg] = positionals;
+  // Help needs no config and no store: it works before anything is set up.
+  if (values.help) {
+    process.stdout.write(`${helpFor(positionals)}\n`);
+    return 0;
+  }
+  if (!command || !COMMANDS.includes(command)) {
+    return fail(64, command ? `unknown command ${command}` : 'a command is required', json, helpFor([]));
+  }
   let config;
   try {
     config = loadConfig(registry);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`reseller-keys: ${error.message}\n`);
-      return 78;
-    }
+    if (error instanceof ConfigError) return fail(78, error.message, json);
     throw error;
   }
-  const store = await createKeyStore(config);
+  let store;
   try {
-    const output = await run(process.argv.slice(2), new KeyService(store.keys, resolvePepper(config)));
-    process.stdout.write(`${output}\n`);
+    store = await createKeyStore(config);
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) return fail(69, error.message, json);
+    throw error;
+  }
+  try {
+    const output = await run(command, sub, arg, values, new KeyService(store.keys, resolvePepper(config)));
+    process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`reseller-keys: ${error.message}\n${USAGE}\n`);
-      return 64;
-    }
-    process.stderr.write(`reseller-keys: ${(error as Error).message}\n`);
-    return 1;
+    if (error instanceof UsageError) return fail(64, error.message, json, helpFor(positionals));
+    if (error instanceof StoreUnavailableError) return fail(69, error.message, json);
+    return fail(1, (error as Error).message, json);
   } finally {
     await store.close();
   }
@@ -145,5 +183,5 @@ async function main(registry: BackendRegistry): Promise<number> {
 
 /** The key CLI; the entry (bin/reseller-keys.ts) hands it the registered backends for the config. */
 export function runKeysCli(registry: BackendRegistry): void {
-  void main(registry).then((code) => process.exit(code));
+  void main(registry, process.argv.slice(2)).then((code) => process.exit(code));
 }

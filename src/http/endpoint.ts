@@ -5,7 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Backend, Customer } from '../backend/backend.js';
-import type { ResolvedConfig } from '../config.js';
+import type { Profile, ResolvedConfig } from '../config.js';
 import type { Reason } from '../errors.js';
 import type { AuditLog } from '../audit.js';
 import type { DoctorGate } from '../doctor/monitor.js';
@@ -77,6 +77,12 @@ export interface Endpoint<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as the OpenAPI document shows it for a profile, where the contract's closed set is
+   * narrower than what validation takes (an action outside the set answers `invalid_action` with
+   * `allowed_actions`, not a generic validation error).
+   */
+  documentedBody?: (profile: Profile) => z.ZodType;
   /** Requires `Idempotency-Key` and runs under the idempotency rules (contract §5). */
   idempotent?: boolean;
   /**

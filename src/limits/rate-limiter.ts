@@ -117,7 +117,13 @@ function seconds(ms: number): number {
 /**
  * Contract §3: X-RateLimit-* for the per-key policy closest to exhaustion (reset in delta seconds),
  * plus the IETF RateLimit-Policy / RateLimit fields for every policy that applied (the source-IP
- * one only when it refused).
+ * one only when it refused). The two families say one thing (docs/rate-limits.md):
+ * - RateLimit-Policy states the rule as configured: `q` requests per `w` seconds sustained, and for
+ *   the per-key minute limit the burst on top as the vendor parameter `rg-burst` (60/60 s + 20).
+ * - RateLimit `r` and X-RateLimit-Remaining: requests that may be sent now. X-RateLimit-Limit: the
+ *   most a limit allows at once from rest (burst + 1 = 21 for the minute limit, the quota for the
+ *   others), so Remaining counts down from Limit. `t` and X-RateLimit-Reset: seconds until Remaining
+ *   is back at Limit.
  */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -140,7 +146,7 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   const reported = decision.policies.filter((p) => p.name !== 'ip_minute' || decision.violated.includes('ip_minute'));
   if (reported.length > 0) {
     headers['ratelimit-policy'] = reported
-      .map((p) => `"${p.name}";q=${p.limit};w=${p.windowSeconds}`)
+      .map((p) => `"${p.name}";q=${p.quota};w=${p.windowSeconds}${p.burst === undefined ? '' : `;rg-burst=${p.burst}`}`)
       .join(', ');
     headers['ratelimit'] = reported
       .map((p) => `"${p.name}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`)

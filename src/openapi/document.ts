@@ -6,7 +6,9 @@ import { z } from 'zod';
 import type { Profile } from '../config.js';
 import { REASONS, type Reason } from '../errors.js';
 import type { Endpoint } from '../http/endpoint.js';
+import { SCOPES } from '../stores/types.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
+import { exampleOf } from './examples.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -33,11 +35,17 @@ const COMMON_HEADERS = {
 };
 
 const RATE_LIMIT_HEADERS = {
-  'X-RateLimit-Limit': { description: 'Quota of the per-key limit closest to exhaustion.', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in that limit.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Delta seconds (not a timestamp) until that limit is full again.', schema: { type: 'integer' } },
-  'RateLimit-Policy': { description: 'IETF draft-ietf-httpapi-ratelimit-headers policies (`key_minute`, `key_day`, `account_minute`).', schema: { type: 'string' } },
-  RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers current state, `t` in delta seconds.', schema: { type: 'string' } },
+  'X-RateLimit-Limit': {
+    description: 'For the per-key limit closest to exhaustion: the most it lets through at once (burst + 1 for the minute limit, 21 by default; the daily quota for the day limit).',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': { description: 'Requests that may be sent now without a 429 (counts down from X-RateLimit-Limit).', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Delta seconds (not a timestamp) until Remaining is back at Limit.', schema: { type: 'integer' } },
+  'RateLimit-Policy': {
+    description: 'IETF draft-ietf-httpapi-ratelimit-headers: each policy as configured, e.g. `"key_minute";q=60;w=60;rg-burst=20, "key_day";q=5000;w=86400` (`rg-burst`: the burst on top of the sustained rate).',
+    schema: { type: 'string' },
+  },
+  RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: each policy now, `r` what may be sent now, `t` delta seconds until full.', schema: { type: 'string' } },
   'Cache-Control': { description: 'Always `no-store` on authenticated responses.', schema: { type: 'string' } },
 };
 
@@ -77,6 +85,19 @@ function problemSchema(): JsonSchema {
   };
 }
 
+function problemExample(reason: Reason): object {
+  const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
+  return {
+    type: `https://reseller-gateway.dev/problems/${reason}`,
+    title: REASONS[reason].title,
+    status: REASONS[reason].status,
+    detail: REASONS[reason].title,
+    instance: `urn:uuid:${requestId}`,
+    reason,
+    request_id: requestId,
+  };
+}
+
 /** Every reason an endpoint can answer with: its own plus those its kind implies. */
 function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
   const reasons = new Set<Reason>(['rate_limited', 'internal_error', ...endpoint.errors]);
@@ -113,7 +134,7 @@ function errorResponses(reasons: Reason[]): Record<string, object> {
     responses[String(status)] = {
       description: group.map((reason) => `\`${reason}\`: ${REASONS[reason].title}`).join('; '),
       headers,
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, example: problemExample(group[0] as Reason) } },
     };
   }
   return responses;
@@ -150,12 +171,14 @@ function operation(endpoint: Endpoint, profile: Profile, components: Components)
     if (endpoint.scope !== 'public') Object.assign(headers, RATE_LIMIT_HEADERS);
     for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
     if (endpoint.idempotent) headers['Idempotent-Replayed'] = { description: '`true` when this is a stored response replayed.', schema: { type: 'string' } };
+    const schema = spec.schema ? toSchema(spec.schema, 'output', components) : {};
     const content = spec.contentType === 'application/pdf'
       ? { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } }
-      : { 'application/json': { schema: spec.schema ? toSchema(spec.schema, 'output', components) : {} } };
+      : { 'application/json': { schema, example: exampleOf(schema, components.schemas) } };
     responses[status] = { description: spec.description, headers, content };
   }
   Object.assign(responses, errorResponses(reasonsOf(endpoint, profile)));
+  const body = endpoint.documentedBody?.(profile) ?? endpoint.body;
   const scopeNote = endpoint.scope === 'public'
     ? 'No authentication.'
     : endpoint.scope === 'any' ? 'Any valid key.' : `Requires scope \`${endpoint.scope}\`.`;
@@ -165,21 +188,45 @@ function operation(endpoint: Endpoint, profile: Profile, components: Components)
     description: [scopeNote, endpoint.description].filter(Boolean).join(' '),
     tags: [endpoint.tag],
     'x-required-scope': endpoint.scope,
-    security: endpoint.scope === 'public' ? [] : [{ apiKey: endpoint.scope === 'any' ? [] : [endpoint.scope] }],
+    // The scheme carries no scopes (only OAuth2 schemes may list them); the scope is in
+    // `x-required-scope` and the description.
+    security: endpoint.scope === 'public' ? [] : [{ [SECURITY_SCHEME]: [] }],
     parameters: parameters(endpoint, components),
-    ...(endpoint.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(endpoint.body, 'input', components) } } } }
-      : {}),
+    ...(body ? { requestBody: requestBody(toSchema(body, 'input', components), components) } : {}),
     responses,
   };
 }
+
+function requestBody(schema: JsonSchema, components: Components): object {
+  return { required: true, content: { 'application/json': { schema, example: exampleOf(schema, components.schemas) } } };
+}
+
+const SECURITY_SCHEME = 'bearerApiKey';
+
+const TAGS: Record<string, string> = {
+  System: 'Health and this document; no key needed.',
+  Account: 'The calling account and key, with the key\'s scopes and rate limits.',
+  Products: 'The products this deployment sells, with prices per billing cycle and configurable options.',
+  Orders: 'Placing orders (idempotent, with `Idempotency-Key`) and reading them back.',
+  Services: 'The account\'s services, their credentials, and actions on them (the set depends on the profile).',
+  Billing: 'Credit balance, invoices, and invoice PDFs.',
+  Webhooks: 'The account\'s webhook subscription: URL, events and signing secret.',
+};
 
 /** `/v1/orders/:id` → `/v1/orders/{id}` */
 export function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z_]+)/g, '{$1}');
 }
 
-export function buildOpenApiDocument(endpoints: Endpoint[], profile: Profile): object {
+export interface DocumentOptions {
+  profile: Profile;
+  /** Absolute base URL for `servers` (see server-url.ts). */
+  serverUrl: string;
+  /** Who integrators contact: the operator (config `issuer`). */
+  contact?: { name: string; email?: string | undefined };
+}
+
+export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact }: DocumentOptions): object {
   const components: Components = { schemas: { Problem: problemSchema() } };
   const paths: Record<string, Record<string, object>> = {};
   for (const endpoint of endpoints) {
@@ -191,24 +238,36 @@ export function buildOpenApiDocument(endpoints: Endpoint[], profile: Profile): o
     info: {
       title: 'Reseller API',
       version: '1.0.0',
+      contact: contact?.email ? { name: contact.name, email: contact.email } : { name: contact?.name ?? 'The API operator' },
+      // The contract is served to the operator's resellers under the operator's own terms.
+      license: { name: 'Proprietary: the operator\'s terms of service', identifier: 'LicenseRef-Proprietary' },
       description: [
         `Profile ${profile}. Service actions: ${PROFILE_ACTIONS[profile].join(', ')}.`,
         profile === 'A'
           ? 'Idempotency: a key replays for one hour, then answers 410 `replay_stale`; the same key on another endpoint is 409.'
           : 'Idempotency: records live 24 hours, after which the key is new again; the same key on another endpoint is 409.',
         'Authentication: `Authorization: Bearer <key>`; keys in the query string are refused.',
-        'Rate limits: per key 60/min with a burst of 20 and 5,000 per UTC day; per source IP 600/min' +
+        'Rate limits: per key 60/min with a burst of 20 (21 at once from rest, then one per second) and 5,000 per UTC day; per source IP 600/min' +
           (profile === 'A' ? '; per account 120/min across its keys.' : '.'),
         'Every response carries `X-Request-Id`; errors are `application/problem+json`.',
         'Money is a decimal string with an ISO 4217 code; timestamps are RFC 3339 UTC; ids are strings.',
       ].join('\n\n'),
     },
-    servers: [{ url: '/' }],
-    tags: ['System', 'Account', 'Products', 'Orders', 'Services', 'Billing', 'Webhooks'].map((name) => ({ name })),
+    servers: [{ url: serverUrl, description: 'This gateway (config `publicBaseUrl`).' }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       ...components,
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key `rk_<id>_<secret>`.' } },
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'rk_<key id>_<secret>',
+          description:
+            'An API key sent as `Authorization: Bearer rk_<key id>_<secret>` (never in the query string). ' +
+            `Each key carries scopes; each operation names the one it needs in \`x-required-scope\` and its description. Scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(', ')}.`,
+        },
+      },
     },
   };
 }

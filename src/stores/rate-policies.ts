@@ -30,6 +30,9 @@ export interface PolicyCheck {
   rule: LimitRule;
   limit: number;
   windowSeconds: number;
+  /** What RateLimit-Policy advertises: the configured quota per window (and, for GCRA, its burst). */
+  quota: number;
+  burst?: number;
 }
 
 /** One rule's answer: its state after the request (consumed only when every rule allowed it). */
@@ -68,6 +71,7 @@ export function ipChecks(ip: string, policy: WindowPolicy): PolicyCheck[] {
       rule: windowRule(policy),
       limit: policy.limit,
       windowSeconds: policy.windowMs / 1000,
+      quota: policy.limit,
     },
   ];
 }
@@ -87,6 +91,8 @@ export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
       rule: { kind: 'gcra', intervalMs: periodMs / ratePerMinute, burst },
       limit: burst + 1,
       windowSeconds: periodMs / 1000,
+      quota: ratePerMinute,
+      burst,
     },
     {
       name: 'key_day',
@@ -94,6 +100,7 @@ export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
       rule: { kind: 'day', limit: request.perDay },
       limit: request.perDay,
       windowSeconds: DAY_MS / 1000,
+      quota: request.perDay,
     },
   ];
   const accountPolicy = request.accountPerMinute;
@@ -104,6 +111,7 @@ export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
       rule: windowRule(accountPolicy),
       limit: accountPolicy.limit,
       windowSeconds: accountPolicy.windowMs / 1000,
+      quota: accountPolicy.limit,
     });
   }
   return checks;
@@ -125,6 +133,8 @@ export function toDecision(checks: PolicyCheck[], outcomes: RuleOutcome[]): Rate
         remaining: outcome.remaining,
         resetMs: outcome.resetMs,
         windowSeconds: check.windowSeconds,
+        quota: check.quota,
+        ...(check.burst === undefined ? {} : { burst: check.burst }),
       };
     }),
   };

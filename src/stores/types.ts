@@ -43,6 +43,10 @@ export interface PolicyState {
   /** Milliseconds until the policy is back to its full quota. */
   resetMs: number;
   windowSeconds: number;
+  /** The configured quota per window (for `key_minute` the sustained rate, 60 per 60 s by default). */
+  quota: number;
+  /** `key_minute` only: the requests allowed at once on top of the sustained rate. */
+  burst?: number;
 }
 
 export interface RateDecision {

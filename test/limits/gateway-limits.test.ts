@@ -23,6 +23,8 @@ describe('rate limits through the gateway', () => {
         const response = await get();
         assert.equal(response.statusCode, 200, `request ${i + 1}`);
         assert.equal(response.headers['x-ratelimit-remaining'], String(20 - i));
+        // Limit is what a key at rest may send at once (burst 20 + 1): Remaining counts down from it.
+        assert.equal(response.headers['x-ratelimit-limit'], '21');
       }
       const refused = await get();
       assert.equal(refused.statusCode, 429);
@@ -30,7 +32,9 @@ describe('rate limits through the gateway', () => {
       assert.deepEqual(refused.json().violated_policies, ['key_minute']);
       assert.equal(refused.headers['retry-after'], '1');
       assert.equal(refused.headers['x-ratelimit-remaining'], '0');
-      assert.match(String(refused.headers['ratelimit-policy']), /"key_minute";q=21;w=60/);
+      // The policy states the documented rule (60 per 60 s plus a burst of 20), the state what is left.
+      assert.match(String(refused.headers['ratelimit-policy']), /^"key_minute";q=60;w=60;rg-burst=20, "key_day";q=5000;w=86400/);
+      assert.match(String(refused.headers['ratelimit']), /^"key_minute";r=0;t=21, /);
       time.advance(1000);
       assert.equal((await get()).statusCode, 200, 'one more after a second');
       assert.equal((await get()).statusCode, 429);

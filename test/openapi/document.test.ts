@@ -4,15 +4,18 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { REASONS } from '../../src/errors.js';
 import { openApiPath } from '../../src/openapi/document.js';
 import { SCOPES } from '../../src/stores/types.js';
+import { PROFILE_ACTIONS } from '../../src/v1/schemas.js';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 type Operation = {
+  description?: string;
+  requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> };
   security: Array<Record<string, string[]>>;
   'x-required-scope': string;
-  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, unknown> }>;
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { example?: unknown }> }>;
   parameters: Array<{ name: string; in: string }>;
 };
-type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+type Document = { openapi: string; servers: Array<{ url: string }>; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
 
 /** The routes Fastify actually serves, as `METHOD /openapi/path`. */
 function servedRoutes(gw: TestGateway): Set<string> {
@@ -60,7 +63,8 @@ for (const profile of ['A', 'B'] as const) {
             assert.ok(op.responses['429'], `${where} documents 429`);
           }
           if (scope !== 'public' && scope !== 'any') {
-            assert.deepEqual(op.security, [{ apiKey: [scope] }], where);
+            assert.deepEqual(op.security, [{ bearerApiKey: [] }], where);
+            assert.match(String(op.description), new RegExp(`Requires scope \`${scope}\``), `${where} names its scope`);
             assert.ok(op.responses['403'], `${where} documents 403`);
           }
           for (const [status, response] of Object.entries(op.responses)) {
@@ -76,6 +80,20 @@ for (const profile of ['A', 'B'] as const) {
       assert.deepEqual(problem.properties.reason.enum.sort(), Object.keys(REASONS).sort());
       const stale = doc.paths['/v1/orders']?.post?.responses['410'];
       assert.equal(Boolean(stale), profile === 'A', 'replay_stale exists in Profile A only');
+    });
+
+    it('shows the running profile\'s closed action set, an absolute server URL and an example per operation', () => {
+      const input = doc.components.schemas.ActionInput as { properties: { action: { enum: string[] } } };
+      assert.deepEqual(input.properties.action.enum, [...PROFILE_ACTIONS[profile]]);
+      assert.match(doc.servers[0]?.url ?? '', /^https?:\/\/[^/]+/);
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(operations)) {
+          const success = Object.entries(op.responses).filter(([status]) => Number(status) < 300);
+          const json = success.map(([, response]) => response.content?.['application/json']).filter(Boolean);
+          for (const media of json) assert.notEqual(media?.example, undefined, `${method} ${path} has a success example`);
+          for (const media of Object.values(op.requestBody?.content ?? {})) assert.notEqual(media.example, undefined, `${method} ${path} has a body example`);
+        }
+      }
     });
   });
 }

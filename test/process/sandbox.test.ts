@@ -1,5 +1,5 @@
 /**
- * The process as an operator runs it: `bin/gateway.ts` in sandbox mode prints working demo keys, the
+ * The process as an operator runs it: `bin/gateway.ts` in sandbox mode (SANDBOX=1) prints working demo keys, the
  * key CLI issues and revokes keys for the running gateway, SIGTERM shuts down cleanly, and a bad
  * config stops the process with a clear message.
  */
@@ -36,7 +36,7 @@ describe('sandbox process', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-sandbox-'));
-    env = { ...process.env, PORT: '0', OPS_PORT: '0', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
+    env = { ...process.env, SANDBOX: '1', PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
     delete env.REDIS_URL;
     server = spawn(process.execPath, [...TSX, 'bin/gateway.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout?.on('data', (chunk) => (output += String(chunk)));

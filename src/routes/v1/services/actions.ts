@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BackendError, type Customer } from '../../../backend/backend.js';
+import type { Profile } from '../../../config.js';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint, type Services } from '../../../http/endpoint.js';
 import { type IdempotentAttempt, requireAttempt } from '../../../http/idempotency.js';
@@ -16,6 +17,13 @@ const ActionInputSchema = z
     }),
   })
   .meta({ id: 'ActionInput' });
+
+/** What the document shows: the running profile's closed set. */
+function documentedInput(profile: Profile) {
+  return z
+    .strictObject({ action: z.enum(PROFILE_ACTIONS[profile]).meta({ description: `The actions of profile ${profile}.` }) })
+    .meta({ id: 'ActionInput' });
+}
 
 function resultStatus(result: ActionResult): number {
   return result.outcome === 'scheduled' ? 202 : 200;
@@ -87,6 +95,7 @@ export default defineEndpoint({
   idempotent: true,
   params: IdParamsSchema,
   body: ActionInputSchema,
+  documentedBody: documentedInput,
   responses: {
     200: { description: 'The action ran; the service as it now stands.', schema: ActionResultSchema },
     202: { description: 'The action was accepted and takes effect later (cancel).', schema: ActionResultSchema },

@@ -1,0 +1,81 @@
+/**
+ * The key CLI's surface: help on every command (`--help` and `-h`, no config or store needed),
+ * `--json` output that a script can use (never the secret's hash), and the documented exit codes.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('reseller-keys', () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  const cli = (...args: string[]) =>
+    new Promise<Run>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'bin/reseller-keys.ts', ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+        // A run killed by the time limit has no exit code: -1, never mistaken for success.
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      });
+    });
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rg-keys-cli-'));
+    env = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(dir, 'none.json') };
+    delete env.REDIS_URL;
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('--help (and -h) answer on every command, with the exit codes, even without a config', async () => {
+    // CONFIG_FILE names a missing file: any command but help would stop with 78.
+    const commands = [[], ['account'], ['account', 'add'], ['account', 'list'], ['issue'], ['list'], ['rotate'], ['revoke']];
+    for (const command of commands) {
+      // -h is the same option as --help: checked on two commands, --help on all.
+      for (const flag of command.length === 0 || command[0] === 'issue' ? ['--help', '-h'] : ['--help']) {
+        const run = await cli(...command, flag);
+        const where = `${command.join(' ') || '(none)'} ${flag}`;
+        assert.equal(run.code, 0, `${where}: ${run.stderr}`);
+        assert.match(run.stdout, new RegExp(`^usage: reseller-keys ${command.join(' ')}`), where);
+        assert.match(run.stdout, /exit codes:\n {2}0 {3}done/, where);
+      }
+    }
+    assert.match((await cli('issue', '--help')).stdout, /--scopes .*read:products/);
+  });
+
+  it('unknown options and commands are usage errors (64) with the help, not a stack trace', async () => {
+    const unknownOption = await cli('list', '--bogus');
+    assert.equal(unknownOption.code, 64);
+    assert.match(unknownOption.stderr, /Unknown option '--bogus'[\s\S]*usage: reseller-keys list/);
+    assert.doesNotMatch(unknownOption.stderr, /\n\s+at /);
+    const json = await cli('frobnicate', '--json');
+    assert.equal(json.code, 64);
+    assert.deepEqual(JSON.parse(json.stderr), { error: 'unknown command frobnicate', exit_code: 64 });
+  });
+
+  it('--json prints records a script can use; the key once, never its hash', async () => {
+    env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
+    const account = await cli('account', 'add', 'acme', '--name', 'Acme', '--upstream-id', '1', '--json');
+    assert.equal(account.code, 0, account.stderr);
+    assert.equal(JSON.parse(account.stdout).upstreamId, '1');
+    const issued = await cli('issue', '--account', 'acme', '--name', 'ci', '--scopes', 'read:billing', '--json');
+    assert.equal(issued.code, 0, issued.stderr);
+    const record = JSON.parse(issued.stdout) as { id: string; key: string; scopes: string[] };
+    assert.match(record.key, new RegExp(`^rk_${record.id}_`));
+    assert.deepEqual(record.scopes, ['read:billing']);
+    const listed = JSON.parse((await cli('list', '--account', 'acme', '--json')).stdout) as Array<Record<string, unknown>>;
+    assert.deepEqual(listed.map((key) => key.id), [record.id]);
+    for (const key of listed) assert.ok(!('secretHash' in key) && !('key' in key), 'list shows neither hash nor key');
+    const revoked = JSON.parse((await cli('revoke', record.id, '--json')).stdout) as { revokedAt: string | null };
+    assert.ok(revoked.revokedAt);
+    const refused = await cli('rotate', record.id, '--json');
+    assert.equal(refused.code, 1);
+    assert.equal(JSON.parse(refused.stderr).exit_code, 1);
+  });
+});
