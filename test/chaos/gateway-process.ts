@@ -65,6 +65,7 @@ function chaosConfig(port: number, directory: string, options: ChaosGatewayOptio
     rateLimits: { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 },
     idempotency: { leaseMarginMs: 100, settleMs: options.settleMs },
     audit: { file: join(directory, 'audit.log') },
+    ops: { port: 0 },
     // The in-process doctor refuses all orders (503 backend_misconfigured) once it sees the hidden
     // field, at a moment of its own choosing: off, so that what is tested is the reconciliation rule.
     doctor: { enabled: false },

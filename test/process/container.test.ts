@@ -20,6 +20,7 @@ function imageEnv(dir: string, extra: Record<string, string> = {}): NodeJS.Proce
     NODE_ENV: 'production',
     HOST: '0.0.0.0',
     PORT: '0',
+    OPS_PORT: '0',
     // No CONFIG_FILE: the image has none; here the default config/gateway.json has no upstream either.
     AUDIT_LOG_FILE: join(dir, 'audit.log'),
     KEYS_FILE: join(dir, 'keys.json'),

@@ -19,7 +19,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the start script until the sandbox banner is complete, checks a key, and stops it. */
 async function startOnce(): Promise<void> {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
   delete env.SANDBOX;
   delete env.REDIS_URL;
   const child = spawn(process.execPath, ['scripts/start.mjs'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
