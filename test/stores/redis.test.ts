@@ -13,7 +13,7 @@ import {
   runWebhookConformance,
   unique,
 } from './conformance.js';
-import type { FixtureFactory } from './conformance.js';
+import { webhookRecord, type FixtureFactory } from './conformance.js';
 
 let server: RedisServer;
 
@@ -80,7 +80,7 @@ describe('redis: specifics', () => {
         retentionMs: 60_000,
         staleAfterMs: null,
       });
-      await stores.webhooks.set('acct_1', { url: 'https://example.com/hook', secret: 's', updatedAt: '2026-03-01T00:00:00Z' });
+      await stores.webhooks.set('acct_1', webhookRecord('https://example.com/hook', 's', '2026-03-01T00:00:00Z'));
       await stores.keys.putAccount({ id: 'acct_1', name: 'A', upstreamId: '1', createdAt: '2026-03-01T00:00:00Z' });
       await stores.keys.putKey({
         id: '00000000000000aa',
