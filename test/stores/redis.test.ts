@@ -13,6 +13,7 @@ import {
   runWebhookConformance,
   unique,
 } from './conformance.js';
+import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
 import { webhookRecord, type FixtureFactory } from './conformance.js';
 
 let server: RedisServer;
@@ -37,6 +38,8 @@ runRateLimitConformance('redis', redisFixture((stores) => stores.rateLimits));
 runIdempotencyConformance('redis', redisFixture((stores) => stores.idempotency));
 runKeyStoreConformance('redis', redisFixture((stores) => stores.keys));
 runWebhookConformance('redis', redisFixture((stores) => stores.webhooks));
+runWebhookStateConformance('redis', redisFixture((stores) => stores.webhooks));
+runOutboxConformance('redis', redisFixture((stores) => stores.webhookOutbox));
 
 describe('redis: specifics', () => {
   it('an invalidation published by one instance reaches the others', async () => {
