@@ -14,12 +14,17 @@ export interface ReceivedWebhook {
   event: { type: string; timestamp: string; data: any };
 }
 
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+}
+
 export interface Receiver {
   url: string;
   port: number;
   received: ReceivedWebhook[];
-  /** What to answer the next requests with: a status, or a header set too (redirects). */
-  answer: (request: ReceivedWebhook) => { status: number; headers?: Record<string, string> };
+  /** What to answer the next requests with: a status, or a header set too (redirects); a promise holds the answer back. */
+  answer: (request: ReceivedWebhook) => Answer | Promise<Answer>;
   /** Waits (bounded) until a request matches. */
   waitFor(match: (request: ReceivedWebhook) => boolean, what: string, timeoutMs?: number): Promise<ReceivedWebhook>;
   close(): Promise<void>;
@@ -41,8 +46,9 @@ export async function startReceiver(): Promise<Receiver> {
       }
       const entry = { headers: request.headers, body, event };
       received.push(entry);
-      const { status, headers } = receiver.answer(entry);
-      response.writeHead(status, headers).end('ok');
+      void Promise.resolve(receiver.answer(entry)).then(({ status, headers }) => {
+        if (!response.destroyed) response.writeHead(status, headers).end('ok');
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
