@@ -7,6 +7,7 @@ import type { Profile } from '../config.js';
 import { REASONS, type Reason } from '../errors.js';
 import type { Endpoint } from '../http/endpoint.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
+import { EVENT_DATA, EVENT_TYPES, eventPayloadSchema } from '../webhooks/events.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -179,6 +180,34 @@ export function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z_]+)/g, '{$1}');
 }
 
+const WEBHOOK_HEADERS = [
+  ['webhook-id', 'The event id (`evt_…`): the same on every retry of the event; deduplicate on it.'],
+  ['webhook-timestamp', 'Unix seconds of this attempt (new on every retry); refuse values far from your clock.'],
+  ['webhook-signature', 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, space-separated when two secrets sign (rotation).'],
+] as const;
+
+/** The top-level `webhooks` of OpenAPI 3.1: one POST the gateway sends per event type. */
+function webhookOperations(components: Components): Record<string, object> {
+  const webhooks: Record<string, object> = {};
+  for (const type of EVENT_TYPES) {
+    webhooks[type] = {
+      post: {
+        operationId: `webhook_${type.replace(/\./g, '_')}`,
+        summary: type,
+        description: `${EVENT_DATA[type].summary} Signed per Standard Webhooks; delivered at least once, retried on anything but 2xx.`,
+        tags: ['Webhooks'],
+        parameters: WEBHOOK_HEADERS.map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } })),
+        requestBody: { required: true, content: { 'application/json': { schema: toSchema(eventPayloadSchema(type), 'output', components) } } },
+        responses: {
+          '2XX': { description: 'Received. Any other status (3xx included: redirects are not followed) is retried.' },
+          '410': { description: 'Gone: the gateway disables the endpoint until its URL is set again.' },
+        },
+      },
+    };
+  }
+  return webhooks;
+}
+
 export function buildOpenApiDocument(endpoints: Endpoint[], profile: Profile): object {
   const components: Components = { schemas: { Problem: problemSchema() } };
   const paths: Record<string, Record<string, object>> = {};
@@ -206,6 +235,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], profile: Profile): o
     servers: [{ url: '/' }],
     tags: ['System', 'Account', 'Products', 'Orders', 'Services', 'Billing', 'Webhooks'].map((name) => ({ name })),
     paths,
+    webhooks: webhookOperations(components),
     components: {
       ...components,
       securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key `rk_<id>_<secret>`.' } },

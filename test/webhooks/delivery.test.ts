@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
+import { EVENT_TYPES, eventPayloadSchema, type EventType } from '../../src/webhooks/events.js';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/http.js';
 import { eventually, startReceiver, verify, type Receiver } from '../helpers/webhook-receiver.js';
@@ -72,7 +73,12 @@ describe('webhook delivery end to end', () => {
     assert.equal(serviceActive.event.data.status, 'active');
     assert.deepEqual(serviceActive.event.data, (await call(base, 'GET', `/v1/services/${serviceId}`, { key })).json());
 
-    for (const delivery of receiver.received) verify(secret, delivery);
+    for (const delivery of receiver.received) {
+      verify(secret, delivery);
+      const type = delivery.event.type as EventType;
+      assert.ok(EVENT_TYPES.includes(type), type);
+      assert.deepEqual(eventPayloadSchema(type).parse(delivery.event), delivery.event, `${type} matches its documented schema`);
+    }
     const types = receiver.received.map((r) => r.event.type);
     assert.equal(types.filter((type) => type === 'order.created').length, 1, 'the order was announced once');
     assert.equal(types.filter((type) => type === 'order.status_changed').length, 1, 'its change was announced once');
