@@ -95,7 +95,15 @@ export class DeliveryWorker {
     if (!record || record.status === 'disabled') return outbox.complete(delivery, 'dropped');
 
     const at = new Date(this.now());
-    const headers = signDelivery(this.secrets(record, at), delivery.eventId, at, delivery.body);
+    let secrets: string[];
+    try {
+      secrets = this.secrets(record, at);
+    } catch (error) {
+      // Sealed with another key (webhooks.encryptionKey changed): retrying cannot help.
+      this.options.log.error({ err: error, event_id: delivery.eventId, account_id: delivery.accountId }, 'webhook secret cannot be opened; event failed');
+      return outbox.complete(delivery, 'failed');
+    }
+    const headers = signDelivery(secrets, delivery.eventId, at, delivery.body);
     const result = await sendWebhook(record.url, { ...headers }, delivery.body, { ...this.options.transport, signal: this.stopping.signal });
     // Shutting down: leave the entry claimed; another instance (or this one after restart) takes it over.
     if (this.stopping.signal.aborted && result.kind === 'failed') return;

@@ -257,7 +257,7 @@ describe('end to end, profile A', () => {
       const refused = expectProblem(await call(base, 'PUT', '/v1/webhooks', { key, body: { url } }), 422, 'validation_failed');
       assert.equal(refused.errors[0].pointer, '/url');
     }
-    assert.equal((await call(base, 'GET', '/v1/webhooks', { key })).json().url, 'https://hooks.example.com/rg', 'refusals change nothing');
+    assert.equal((await call(base, 'GET', '/v1/webhooks', { key })).json().url, 'https://hooks.example.com/rg2', 'refusals change nothing');
     expectProblem(await call(base, 'PUT', '/v1/webhooks', { key, body: { url: null, extra: 1 } }), 400, 'invalid_request');
     const unset = await call(base, 'PUT', '/v1/webhooks', { key, body: { url: null } });
     assert.equal(unset.status, 200);

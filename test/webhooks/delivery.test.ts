@@ -91,6 +91,14 @@ describe('webhook delivery end to end', () => {
     assert.deepEqual(event.event.data, acted.json());
   });
 
+  it('an action the backend refuses delivers service.action.failed with the problem it was answered with', async () => {
+    const refused = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'cancel_revoke' }, headers: { 'idempotency-key': randomUUID() } });
+    assert.ok(refused.status >= 400, refused.text);
+    const event = await receiver.waitFor((r) => r.event.type === 'service.action.failed', 'service.action.failed');
+    const problem = refused.json();
+    assert.deepEqual(event.event.data, { service_id: '1', action: 'cancel_revoke', status: problem.status, reason: problem.reason, detail: problem.detail });
+  });
+
   it('a receiver that is down for a while gets the event on a retry, with the same webhook-id', async () => {
     let refusals = 3;
     // Only webhook.test is refused: the detector may deliver other events meanwhile.
