@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { startWhmcsSimulator } from '../../mappings/whmcs/simulator/server.js';
+import { startWhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { newWebhookSecret } from '../../src/webhooks/signing.js';
