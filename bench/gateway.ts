@@ -96,6 +96,7 @@ async function buildGateway(simulator: WhmcsSimulator, redisUrl: string): Promis
   const config = parseConfig({
     logLevel: 'warn',
     keys: { pepper: PEPPER },
+    webhooks: { encryptionKey: Buffer.alloc(32, 7).toString('base64') },
     rateLimits: UNREACHABLE_LIMITS,
     upstream: {
       backend: 'whmcs',

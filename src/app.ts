@@ -29,6 +29,7 @@ import { PROFILE_ACTIONS } from './v1/schemas.js';
 import { createStores } from './stores/factory.js';
 import { MemoryRateLimitStore } from './stores/memory/index.js';
 import type { Stores } from './stores/types.js';
+import { createWebhooks } from './webhooks/service.js';
 import { dnsResolver } from './webhooks/url-policy.js';
 import { installRequestMetrics, installTracing } from './ops/instrument.js';
 import { GatewayMetrics } from './ops/metrics.js';
@@ -57,6 +58,8 @@ export interface AppOverrides {
   /** Where log lines go (tests capture them). */
   logStream?: NodeJS.WritableStream;
   resolveHost?: (host: string) => Promise<string[]>;
+  /** False: events are queued but no delivery worker or change detector runs (tests that do not deliver). */
+  runWebhooks?: boolean;
 }
 
 /**
@@ -148,7 +151,9 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   );
   app.decorate('doctor', doctor);
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
-  const services: Services = { config, backend, stores, keys, audit, doctor, resolveHost: overrides.resolveHost ?? dnsResolver() };
+  const resolveHost = overrides.resolveHost ?? dnsResolver();
+  const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log);
+  const services: Services = { config, backend, stores, keys, audit, doctor, resolveHost, webhooks };
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
   const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs, metrics);
   const problems = installProblemHandling(app, config.problemTypeBase, audit);
@@ -192,8 +197,13 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     if (draining) reply.header('connection', 'close');
   });
 
+  // Delivery and change detection run while the app serves; they stop before the stores close.
+  app.addHook('onReady', async () => {
+    if (overrides.runWebhooks !== false) webhooks.start();
+  });
   app.addHook('onClose', async () => {
     doctor.stop();
+    await webhooks.stop();
     await Promise.allSettled([backend.close(), stores.close(), audit.close()]);
   });
   return app;

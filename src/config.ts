@@ -56,6 +56,31 @@ export const IdempotencyConfigSchema = z.strictObject({
  */
 export const UpstreamSelectionSchema = z.looseObject({ backend: z.string().min(1) });
 
+export const WebhookConfigSchema = z.strictObject({
+  /**
+   * Lets URLs use http and point at loopback or private addresses. Unset: true in sandbox mode
+   * only (a developer's receiver on 127.0.0.1), false everywhere else.
+   */
+  allowPrivateTargets: z.boolean().optional(),
+  /** Encrypts webhook secrets at rest: 32 bytes, base64. Required outside sandbox mode. */
+  encryptionKey: z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 random bytes, base64-encoded')
+    .optional(),
+  /** Delay before each attempt (the first is usually 0); after the last one the event is failed. */
+  retryScheduleMs: z.array(z.number().int().min(0)).min(1).default([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  /** An endpoint whose deliveries have all failed for this long is disabled. */
+  disableAfterMs: PositiveInt.default(5 * 24 * 3_600_000),
+  /** How often the change detector reads each account's orders, services and invoices. */
+  pollIntervalMs: PositiveInt.default(60_000),
+  /** How often the delivery worker looks for due deliveries (new events wake it at once). */
+  workerIntervalMs: PositiveInt.default(500),
+  /** A delivery claimed by an instance that has not finished it for this long is taken over. */
+  claimIdleMs: PositiveInt.default(30_000),
+  /** Deliveries in flight per instance. */
+  concurrency: PositiveInt.default(8),
+});
+
 export const IssuerSchema = z.strictObject({
   name: z.string().min(1).default('Example Hosting Ltd.'),
   addressLines: z.array(z.string()).default([]),
@@ -123,6 +148,7 @@ export const ConfigSchema = z.strictObject({
       unreadyDelayMs: z.number().int().min(0).default(0),
     })
     .prefault({}),
+  webhooks: WebhookConfigSchema.prefault({}),
   /** Absent, or without the backend's section: the process stops (EX_CONFIG) unless SANDBOX=1 asks for
    * the sandbox (a local upstream, demo keys; src/startup/mode.ts). */
   upstream: UpstreamSelectionSchema.optional(),
@@ -157,6 +183,7 @@ const ENV_OVERRIDES: Array<[name: string, path: string[], kind: 'string' | 'int'
   ['TRUSTED_PROXIES', ['trustedProxies'], 'list'],
   ['KEY_PEPPER', ['keys', 'pepper'], 'string'],
   ['KEYS_FILE', ['keys', 'file'], 'string'],
+  ['WEBHOOK_ENCRYPTION_KEY', ['webhooks', 'encryptionKey'], 'string'],
   ['AUDIT_LOG_FILE', ['audit', 'file'], 'string'],
   ['BACKEND', ['upstream', 'backend'], 'string'],
   ['OPS_HOST', ['ops', 'host'], 'string'],
@@ -233,6 +260,11 @@ export function parseConfig(raw: unknown, registry: BackendRegistry): GatewayCon
   if (config.upstream) config.upstream = parseUpstream(config.upstream, registry);
   if (hasUpstream(config) && !config.keys.pepper) {
     throw new ConfigError('invalid configuration:\n  - keys.pepper: required when an upstream is configured (set KEY_PEPPER)');
+  }
+  if (hasUpstream(config) && !config.webhooks.encryptionKey) {
+    throw new ConfigError(
+      'invalid configuration:\n  - webhooks.encryptionKey: required when an upstream is configured (set WEBHOOK_ENCRYPTION_KEY)',
+    );
   }
   return config;
 }

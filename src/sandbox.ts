@@ -40,7 +40,12 @@ export async function startSandbox(config: GatewayConfig, registry: BackendRegis
   if (!plugin) throw new ConfigError(`invalid configuration:\n  - upstream.backend: unknown backend "${name}"`);
   const upstream = await plugin.sandbox(latencyMs === undefined ? {} : { latencyMs });
   return {
-    config: { ...config, upstream: { backend: name, [name]: upstream.config } },
+    config: {
+      ...config,
+      upstream: { backend: name, [name]: upstream.config },
+      // A developer's receiver on 127.0.0.1 is a valid target here, and only here.
+      webhooks: { ...config.webhooks, allowPrivateTargets: config.webhooks.allowPrivateTargets ?? true },
+    },
     upstream: plugin.describe(upstream.config),
     accounts: SANDBOX_ACCOUNTS.map((account, index) => ({ ...account, upstreamId: upstream.customerIds[index] as string })),
     close: () => upstream.close(),

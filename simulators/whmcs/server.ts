@@ -12,6 +12,7 @@ import { findAction } from './actions/index.js';
 import { failure, type SimulatorQuirks } from './actions/shared.js';
 import { FaultPlan, type OutcomeFault, type WhmcsFault } from './faults.js';
 import { createSeedState } from './fixtures.js';
+import { startProgress, type ProgressOptions } from './progress.js';
 import type { SimulatorState } from './model.js';
 import {
   encodeNvp,
@@ -56,6 +57,8 @@ export interface WhmcsSimulatorOptions {
   allowedIps?: string[];
   /** Answer variants to start with (all off by default); they can be switched later through `quirks`. */
   quirks?: Partial<SimulatorQuirks>;
+  /** Off by default: pending orders become active and unpaid invoices paid on their own (sandbox). */
+  progress?: ProgressOptions;
 }
 
 export interface RecordedCall {
@@ -257,6 +260,7 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
     });
   });
   const { port } = server.address() as AddressInfo;
+  const stopProgress = options.progress ? startProgress(runtime.state, options.progress) : () => undefined;
   const url = `http://${hostForUrl(host)}:${port}`;
 
   return {
@@ -270,6 +274,7 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
     inject: (fault) => runtime.faults.inject(fault),
     clearFaults: () => runtime.faults.clear(),
     close: async () => {
+      stopProgress();
       shutdown.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

@@ -12,6 +12,7 @@ import type { DoctorGate } from '../doctor/monitor.js';
 import type { KeyService } from '../keys/key-service.js';
 import type { IdempotentAttempt } from './idempotency.js';
 import type { AccountRecord, ApiKeyRecord, Scope, Stores } from '../stores/types.js';
+import type { Webhooks } from '../webhooks/service.js';
 
 export type EndpointScope = Scope | 'public' | 'any';
 
@@ -39,6 +40,8 @@ export interface Services {
   doctor: DoctorGate;
   /** DNS resolution for webhook URL checks (injected in tests: there is no DNS there). */
   resolveHost(host: string): Promise<string[]>;
+  /** Webhook events, secrets and delivery. */
+  webhooks: Webhooks;
 }
 
 export interface HandlerContext<P, Q, B> {

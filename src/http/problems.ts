@@ -31,7 +31,8 @@ function retryAfterSeconds(error: BackendError): string {
   return String(error.retryAfterMs === undefined ? 5 : Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
 }
 
-function fromBackend(error: BackendError): ApiError {
+/** The Problem a backend failure is answered with (also what a `service.action.failed` event reports). */
+export function fromBackend(error: BackendError): ApiError {
   const reason = BACKEND_REASONS[error.kind];
   // A mapping writes `detail` for clients, but server-side failures still get one fixed sentence each.
   const detail = error.kind === 'not_found' || error.kind === 'conflict' || error.kind === 'validation'

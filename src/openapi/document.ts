@@ -9,6 +9,7 @@ import type { Endpoint } from '../http/endpoint.js';
 import { SCOPES } from '../stores/types.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
 import { exampleOf } from './examples.js';
+import { EVENT_DATA, EVENT_TYPES, eventPayloadSchema } from '../webhooks/events.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -218,6 +219,35 @@ export function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z_]+)/g, '{$1}');
 }
 
+const WEBHOOK_HEADERS = [
+  ['webhook-id', 'The event id (`evt_…`): the same on every retry of the event; deduplicate on it.'],
+  ['webhook-timestamp', 'Unix seconds of this attempt (new on every retry); refuse values far from your clock.'],
+  ['webhook-signature', 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, space-separated when two secrets sign (rotation).'],
+] as const;
+
+/** The top-level `webhooks` of OpenAPI 3.1: one POST the gateway sends per event type. */
+function webhookOperations(components: Components): Record<string, object> {
+  const webhooks: Record<string, object> = {};
+  for (const type of EVENT_TYPES) {
+    webhooks[type] = {
+      post: {
+        operationId: `webhook_${type.replace(/\./g, '_')}`,
+        summary: type,
+        description: `${EVENT_DATA[type].summary} Signed per Standard Webhooks; delivered at least once, retried on anything but 2xx.`,
+        tags: ['Webhooks'],
+        parameters: WEBHOOK_HEADERS.map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } })),
+        requestBody: { required: true, content: { 'application/json': { schema: toSchema(eventPayloadSchema(type), 'output', components) } } },
+        responses: {
+          '2XX': { description: 'Received. Any other status (3xx included: redirects are not followed) is retried.' },
+          '410': { description: 'Gone: the gateway disables the endpoint until its URL is set again.' },
+        },
+      },
+    };
+  }
+  return webhooks;
+}
+
+
 export interface DocumentOptions {
   profile: Profile;
   /** Absolute base URL for `servers` (see server-url.ts). */
@@ -256,6 +286,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
     servers: [{ url: serverUrl, description: 'This gateway (config `publicBaseUrl`).' }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
+    webhooks: webhookOperations(components),
     components: {
       ...components,
       securitySchemes: {

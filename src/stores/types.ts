@@ -202,17 +202,82 @@ export interface KeyStore {
 
 // ---- webhooks (contract §6) -----------------------------------------------------------------
 
+export interface WebhookDeliveryStatus {
+  /** When the attempt ended. */
+  at: string;
+  /** The receiver's HTTP status; null when it did not answer (refused, unreachable, timed out). */
+  httpStatus: number | null;
+  /** Attempts made for that event so far. */
+  attempts: number;
+}
+
 export interface WebhookRecord {
   url: string;
-  /** Signing secret; shown to the client once, kept for signing deliveries. */
+  /** Signing secret, sealed (src/webhooks/secret-box.ts); shown to the client once. */
   secret: string;
+  /** After a rotation, the previous secret (sealed) signs too until `previousSecretExpiresAt`. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
   updatedAt: string;
+  status: 'enabled' | 'disabled';
+  lastDelivery: WebhookDeliveryStatus | null;
+  /** Start of the current run of failed attempts; null after a success. */
+  failingSince: string | null;
 }
 
 export interface WebhookStore {
   get(accountId: string): Promise<WebhookRecord | null>;
   set(accountId: string, record: WebhookRecord): Promise<void>;
+  /** Removes the record and the change detector's snapshot. */
   clear(accountId: string): Promise<void>;
+  /**
+   * Records an attempt on the endpoint: last_delivery, and failing_since set by the first failure
+   * of a run and cleared by a success. Does nothing when no URL is set. Returns the record after.
+   */
+  recordDelivery(accountId: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null>;
+  /** Disables the endpoint (410, or failing too long); setting a URL again enables it. */
+  disable(accountId: string): Promise<void>;
+  /**
+   * The change detector's snapshot: sets what it saw of one resource (`order:12` → a state string)
+   * and returns what was there before, atomically, so that two writers never both see a change.
+   */
+  swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null>;
+  /** The whole snapshot (empty when none was taken). */
+  readSnapshot(accountId: string): Promise<Record<string, string>>;
+  /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */
+  holdLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+}
+
+/** One event waiting for delivery to an account's endpoint. */
+export interface OutboxEntry {
+  eventId: string;
+  accountId: string;
+  /** The exact JSON body to sign and send. */
+  body: string;
+  /** Attempts already made. */
+  attempts: number;
+}
+
+/** An entry claimed by one consumer; `handle` identifies the claim. */
+export interface ClaimedDelivery extends OutboxEntry {
+  handle: string;
+}
+
+/**
+ * Durable, at-least-once delivery queue shared by every instance. A claimed entry stays the
+ * claimer's until it is completed or rescheduled; if the claimer stops for longer than the claim
+ * idle time (a crash), another consumer claims it again.
+ */
+export interface WebhookOutbox {
+  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void>;
+  /** Up to `max` entries due now: retries whose time has come, new entries, abandoned claims. */
+  claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]>;
+  /** Done with the entry: delivered, dropped, or (failed) given up and kept in the failed list. */
+  complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void>;
+  /** Another attempt after `delayMs`, with attempts + 1. */
+  reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void>;
+  /** Event ids given up on, newest first (bounded). */
+  failed(): Promise<string[]>;
 }
 
 // ---- the set a deployment runs with ---------------------------------------------------------
@@ -223,6 +288,7 @@ export interface Stores {
   idempotency: IdempotencyStore;
   keys: KeyStore;
   webhooks: WebhookStore;
+  webhookOutbox: WebhookOutbox;
   /** True when the store answers; used by the health check. Must not throw. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -53,6 +53,11 @@ export function dnsResolver(options: DnsResolverOptions = {}): (hostname: string
 export interface WebhookUrlOptions {
   /** When given, every address the host resolves to must be public too. Bound its time (see dnsResolver). */
   resolve?: ResolveHost;
+  /**
+   * Sandbox only (config `webhooks.allowPrivateTargets`): http, any port, and loopback, private and
+   * local hosts are accepted, so a developer can receive on 127.0.0.1. Everything else still holds.
+   */
+  allowPrivateTargets?: boolean;
 }
 
 export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
@@ -115,11 +120,13 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions = 
     return refuse('URL is not a valid absolute URL');
   }
 
-  if (url.protocol !== 'https:') return refuse('URL must use https');
+  const privateTargets = options.allowPrivateTargets === true;
+  if (url.protocol !== 'https:' && !(privateTargets && url.protocol === 'http:')) return refuse('URL must use https');
   if (url.username !== '' || url.password !== '') return refuse('URL must not contain a username or password');
   if (url.hash !== '') return refuse('URL must not contain a fragment');
   // Percent-encoding and punycode can lengthen the URL, and the normalised form is what gets stored.
   if (url.href.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`URL must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  if (privateTargets) return { ok: true, url };
   if (url.port !== '' && Number(url.port) < MIN_CUSTOM_PORT) {
     return refuse(`URL port must be 443 or between ${MIN_CUSTOM_PORT} and 65535`);
   }

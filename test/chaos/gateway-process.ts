@@ -62,6 +62,7 @@ function chaosConfig(port: number, directory: string, options: ChaosGatewayOptio
     logLevel: 'warn',
     redisUrl: options.redisUrl,
     keys: { pepper: CHAOS_PEPPER },
+    webhooks: { encryptionKey: Buffer.alloc(32, 9).toString('base64') },
     rateLimits: { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 },
     idempotency: { leaseMarginMs: 100, settleMs: options.settleMs },
     audit: { file: join(directory, 'audit.log') },

@@ -5,6 +5,7 @@ import type { WhmcsConfig } from '../../mappings/whmcs/config.js';
 import { BACKENDS } from '../../mappings/index.js';
 
 const PEPPER = 'p'.repeat(40);
+const WEBHOOK_KEY = Buffer.alloc(32, 1).toString('base64');
 
 describe('config', () => {
   it('the shipped default is sandbox mode (no upstream), profile A, contract defaults', () => {
@@ -28,14 +29,14 @@ describe('config', () => {
   });
 
   it('the production example validates, with secrets from the environment', () => {
-    const config = loadConfig(BACKENDS, { CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_SECRET: 'from-env' });
+    const config = loadConfig(BACKENDS, { CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_SECRET: 'from-env', WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY });
     const whmcs = config.upstream?.whmcs as WhmcsConfig;
     assert.equal(whmcs.secret, 'from-env');
     assert.deepEqual(whmcs.publicProductIds, ['1', '2', '3']);
   });
 
   it('an upstream from the environment alone switches sandbox mode off', () => {
-    const config = loadConfig(BACKENDS, { WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER });
+    const config = loadConfig(BACKENDS, { WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER, WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY });
     assert.equal(config.upstream?.backend, 'whmcs');
     assert.equal(hasUpstream(config), true);
   });
@@ -62,6 +63,13 @@ describe('config', () => {
     assert.throws(() => loadConfig(BACKENDS, { WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { KEY_PEPPER: 'short' }), (error: Error) => /keys\.pepper/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
+  });
+
+  it('outside sandbox mode the webhook encryption key is required, and must be 32 bytes', () => {
+    const upstream = { WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER };
+    assert.throws(() => loadConfig(BACKENDS, upstream), (error: Error) => error instanceof ConfigError && /webhooks\.encryptionKey: required/.test(error.message));
+    assert.throws(() => loadConfig(BACKENDS, { ...upstream, WEBHOOK_ENCRYPTION_KEY: 'c2hvcnQ=' }), /webhooks\.encryptionKey: must be 32 random bytes/);
+    assert.equal(loadConfig(BACKENDS, {}).webhooks.encryptionKey, undefined);
   });
 
   it('the IPv6 prefix of the source-IP limit is /64 unless set, and must be a prefix length', () => {

@@ -237,18 +237,27 @@ describe('end to end, profile A', () => {
   });
 
   it('GET/PUT /v1/webhooks → set returns the secret once, unset, URL checks', async () => {
-    assert.deepEqual((await call(base, 'GET', '/v1/webhooks', { key })).json(), { url: null, updated_at: null });
+    assert.deepEqual((await call(base, 'GET', '/v1/webhooks', { key })).json(), {
+      url: null,
+      updated_at: null,
+      status: null,
+      last_delivery: null,
+      failing_since: null,
+    });
     const set = await call(base, 'PUT', '/v1/webhooks', { key, body: { url: 'https://hooks.example.com/rg' } });
     assert.equal(set.status, 200, set.text);
     assert.match(set.json().secret, /^whsec_[A-Za-z0-9+/=]{40,}$/);
     const read = await call(base, 'GET', '/v1/webhooks', { key });
     assert.equal(read.json().url, 'https://hooks.example.com/rg');
+    assert.equal(read.json().status, 'enabled');
+    const again = await call(base, 'PUT', '/v1/webhooks', { key, body: { url: 'https://hooks.example.com/rg2' } });
+    assert.equal(again.json().secret, undefined, 'changing the URL keeps the secret');
     assert.ok(!read.text.includes(set.json().secret), 'the secret is shown once only');
     for (const url of ['http://hooks.example.com/', 'https://user:pw@hooks.example.com/', 'https://127.0.0.1/', 'https://169.254.169.254/latest', 'https://[::1]/', 'https://10.1.2.3/', 'https://x.internal-example.com/']) {
       const refused = expectProblem(await call(base, 'PUT', '/v1/webhooks', { key, body: { url } }), 422, 'validation_failed');
       assert.equal(refused.errors[0].pointer, '/url');
     }
-    assert.equal((await call(base, 'GET', '/v1/webhooks', { key })).json().url, 'https://hooks.example.com/rg', 'refusals change nothing');
+    assert.equal((await call(base, 'GET', '/v1/webhooks', { key })).json().url, 'https://hooks.example.com/rg2', 'refusals change nothing');
     expectProblem(await call(base, 'PUT', '/v1/webhooks', { key, body: { url: null, extra: 1 } }), 400, 'invalid_request');
     const unset = await call(base, 'PUT', '/v1/webhooks', { key, body: { url: null } });
     assert.equal(unset.status, 200);

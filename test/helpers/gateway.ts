@@ -16,6 +16,8 @@ import { whmcsSimulatorConfig } from '../../simulators/whmcs/sandbox.js';
 import { BACKENDS } from '../../mappings/index.js';
 
 export const TEST_PEPPER = 'test-pepper-0123456789abcdef0123456789abcdef';
+/** 32 bytes, base64: the webhook secret encryption key of test gateways. */
+export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7).toString('base64');
 
 export const GENEROUS_LIMITS = { keyPerMinute: 100_000, keyBurst: 10_000, keyPerDay: 1_000_000, accountPerMinute: 100_000, ipPerMinute: 100_000 };
 
@@ -46,7 +48,9 @@ export interface TestGatewayOptions {
   issueKeys?: boolean;
   /** Replaces the WHMCS mapping over the simulator (a scripted upstream, for example). */
   backend?: Backend;
-  /** Replaces the fake DNS of webhook URL checks. */
+  /** Runs the webhook delivery worker and change detector (off by default: other tests send nothing). */
+  runWebhooks?: boolean;
+  /** Replaces the fake DNS of webhook URL checks (and deliveries). */
   resolveHost?: (host: string) => Promise<string[]>;
 }
 
@@ -75,6 +79,7 @@ async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator):
     // Its probes would mix with the calls the suites count; the doctor's own tests turn it on.
     doctor: { enabled: false },
     ...options.config,
+    webhooks: { encryptionKey: TEST_WEBHOOK_KEY, ...(options.config?.webhooks as object | undefined) },
     // Generous unless a test asks for the real limits: suites make many calls with one key.
     rateLimits: { ...GENEROUS_LIMITS, ...(options.config?.rateLimits as object | undefined) },
     upstream: {
@@ -101,6 +106,7 @@ async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator):
     logStream,
     resolveHost: options.resolveHost ?? fakeResolve,
     backends: BACKENDS,
+    runWebhooks: options.runWebhooks ?? false,
     ...(options.backend ? { backend: options.backend } : {}),
   });
   await app.ready();

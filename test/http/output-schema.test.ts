@@ -121,6 +121,7 @@ describe('the documented response schema strips undocumented fields', () => {
     const config = parseConfig({
       logLevel: 'warn',
       keys: { pepper: TEST_PEPPER },
+      webhooks: { encryptionKey: Buffer.alloc(32, 7).toString('base64') },
       upstream: { backend: 'whmcs', whmcs: { url: 'https://billing.example.test/', identifier: 'id', secret: 'secret', publicProductIds: ['1'] } },
     }, BACKENDS) as ResolvedConfig;
     const stores = createMemoryStores();

@@ -5,6 +5,7 @@ import { REASONS } from '../../src/errors.js';
 import { openApiPath } from '../../src/openapi/document.js';
 import { SCOPES } from '../../src/stores/types.js';
 import { PROFILE_ACTIONS } from '../../src/v1/schemas.js';
+import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 type Operation = {
@@ -15,7 +16,7 @@ type Operation = {
   responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { example?: unknown }> }>;
   parameters: Array<{ name: string; in: string }>;
 };
-type Document = { openapi: string; servers: Array<{ url: string }>; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+type Document = { openapi: string; servers: Array<{ url: string }>; webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: { $ref?: string } }> } } }>; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
 
 /** The routes Fastify actually serves, as `METHOD /openapi/path`. */
 function servedRoutes(gw: TestGateway): Set<string> {
@@ -41,6 +42,15 @@ for (const profile of ['A', 'B'] as const) {
       assert.equal(doc.openapi, '3.1.0');
       const result = await new Validator().validate(doc as never);
       assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    });
+
+    it('documents every webhook event type with its payload schema', () => {
+      assert.deepEqual(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort());
+      for (const [type, item] of Object.entries(doc.webhooks)) {
+        const ref = item.post.requestBody.content['application/json']?.schema.$ref ?? '';
+        const schema = doc.components.schemas[ref.replace('#/components/schemas/', '')] as { properties: { type: { const: string } } };
+        assert.equal(schema.properties.type.const, type);
+      }
     });
 
     it('documents exactly the routes the gateway serves', () => {

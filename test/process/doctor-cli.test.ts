@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../simulators/whmcs/fixtures.js';
-import { TEST_PEPPER } from '../helpers/gateway.js';
+import { TEST_PEPPER, TEST_WEBHOOK_KEY } from '../helpers/gateway.js';
 
 interface Run {
   code: number | null;
@@ -51,6 +51,7 @@ describe('reseller-doctor process', () => {
       ...process.env,
       CONFIG_FILE: configFile,
       KEY_PEPPER: TEST_PEPPER,
+      WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY,
       WHMCS_IDENTIFIER: simulator.identifier,
       WHMCS_SECRET: simulator.secret,
     };

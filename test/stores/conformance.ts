@@ -20,6 +20,7 @@ import type {
   RateDecision,
   RateLimitStore,
   StoredResponse,
+  WebhookRecord,
   WebhookStore,
 } from '../../src/stores/types.js';
 
@@ -706,6 +707,11 @@ export function runKeyStoreConformance(name: string, factory: FixtureFactory<Key
 
 // ---- webhooks -----------------------------------------------------------------------------------
 
+/** A webhook record as PUT writes it first: enabled, nothing delivered yet. */
+export function webhookRecord(url: string, secret: string, updatedAt: string): WebhookRecord {
+  return { url, secret, updatedAt, previousSecret: null, previousSecretExpiresAt: null, status: 'enabled', lastDelivery: null, failingSince: null };
+}
+
 export function runWebhookConformance(name: string, factory: FixtureFactory<WebhookStore>): void {
   const test = (title: string, body: (fixture: Fixture<WebhookStore>) => Promise<void>): void => {
     it(title, () => withFixture(factory, body));
@@ -715,11 +721,11 @@ export function runWebhookConformance(name: string, factory: FixtureFactory<Webh
     test('one record per account: set, get, replace, clear', async ({ store }) => {
       const accountId = unique('acct');
       assert.equal(await store.get(accountId), null);
-      const record = { url: 'https://hooks.example.com/a', secret: 'whsec_1', updatedAt: '2026-03-01T00:00:00.000Z' };
+      const record = webhookRecord('https://hooks.example.com/a', 'whsec_1', '2026-03-01T00:00:00.000Z');
       await store.set(accountId, record);
       assert.deepEqual(await store.get(accountId), record);
 
-      const replaced = { url: 'https://hooks.example.com/b', secret: 'whsec_2', updatedAt: '2026-03-02T00:00:00.000Z' };
+      const replaced = { ...webhookRecord('https://hooks.example.com/b', 'whsec_2', '2026-03-02T00:00:00.000Z'), previousSecret: 'whsec_1', previousSecretExpiresAt: '2026-03-03T00:00:00.000Z' };
       await store.set(accountId, replaced);
       assert.deepEqual(await store.get(accountId), replaced);
 
@@ -730,7 +736,7 @@ export function runWebhookConformance(name: string, factory: FixtureFactory<Webh
 
     test('accounts do not see each other', async ({ store }) => {
       const [first, second] = [unique('acct'), unique('acct')];
-      await store.set(first, { url: 'https://hooks.example.com/1', secret: 's1', updatedAt: '2026-03-01T00:00:00.000Z' });
+      await store.set(first, webhookRecord('https://hooks.example.com/1', 's1', '2026-03-01T00:00:00.000Z'));
       assert.equal(await store.get(second), null);
       await store.clear(second);
       assert.ok(await store.get(first));

@@ -4,6 +4,7 @@ import {
   MemoryIdempotencyStore,
   MemoryKeyStore,
   MemoryRateLimitStore,
+  MemoryWebhookOutbox,
   MemoryWebhookStore,
   createMemoryStores,
 } from '../../src/stores/memory/index.js';
@@ -16,6 +17,7 @@ import {
   runWebhookConformance,
 } from './conformance.js';
 import type { FixtureFactory } from './conformance.js';
+import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
 
 function memoryFixture<S>(create: (clock: ManualClock) => S): FixtureFactory<S> {
   return async () => {
@@ -28,6 +30,8 @@ runRateLimitConformance('memory', memoryFixture((clock) => new MemoryRateLimitSt
 runIdempotencyConformance('memory', memoryFixture((clock) => new MemoryIdempotencyStore({ now: clock.now })));
 runKeyStoreConformance('memory', memoryFixture(() => new MemoryKeyStore()));
 runWebhookConformance('memory', memoryFixture(() => new MemoryWebhookStore()));
+runWebhookStateConformance('memory', memoryFixture((clock) => new MemoryWebhookStore(clock.now)));
+runOutboxConformance('memory', memoryFixture((clock) => new MemoryWebhookOutbox(clock.now)));
 
 /** The most requests allowed within any `windowMs` (half-open windows starting at an allowed request). */
 function busiestWindow(allowedAt: number[], windowMs: number): number {

@@ -17,6 +17,7 @@ import {
   runWebhookConformance,
   unique,
 } from './conformance.js';
+import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
 import type { FixtureFactory } from './conformance.js';
 
 let cluster: RedisClusterNodes;
@@ -40,6 +41,8 @@ runRateLimitConformance('redis cluster', clusterFixture((stores) => stores.rateL
 runIdempotencyConformance('redis cluster', clusterFixture((stores) => stores.idempotency));
 runKeyStoreConformance('redis cluster', clusterFixture((stores) => stores.keys));
 runWebhookConformance('redis cluster', clusterFixture((stores) => stores.webhooks));
+runWebhookStateConformance('redis cluster', clusterFixture((stores) => stores.webhooks));
+runOutboxConformance('redis cluster', clusterFixture((stores) => stores.webhookOutbox));
 
 describe('redis cluster: specifics', () => {
   it('WAIT runs on the master that holds the claim: with no replicas there, replicaAcks refuses it as unavailable', async () => {

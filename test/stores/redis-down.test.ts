@@ -10,6 +10,7 @@ import { StoreUnavailableError } from '../../src/stores/types.js';
 import type { Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
+import { webhookRecord } from './conformance.js';
 
 const FAST_ENOUGH_MS = 1_000;
 const SCOPE = { accountId: 'acct_1', key: 'order-1' };
@@ -69,7 +70,7 @@ function everyMethod(stores: Stores) {
     listKeys: () => stores.keys.listKeys(ACCOUNT.id),
     publishInvalidation: () => stores.keys.publishInvalidation(KEY.id),
     getWebhook: () => stores.webhooks.get(ACCOUNT.id),
-    setWebhook: () => stores.webhooks.set(ACCOUNT.id, { url: 'https://example.com/h', secret: 's', updatedAt: '2026-03-01T00:00:00Z' }),
+    setWebhook: () => stores.webhooks.set(ACCOUNT.id, webhookRecord('https://example.com/h', 's', '2026-03-01T00:00:00Z')),
     clearWebhook: () => stores.webhooks.clear(ACCOUNT.id),
   };
 }

@@ -13,7 +13,8 @@ import {
   runWebhookConformance,
   unique,
 } from './conformance.js';
-import type { FixtureFactory } from './conformance.js';
+import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
+import { webhookRecord, type FixtureFactory } from './conformance.js';
 
 let server: RedisServer;
 
@@ -37,6 +38,8 @@ runRateLimitConformance('redis', redisFixture((stores) => stores.rateLimits));
 runIdempotencyConformance('redis', redisFixture((stores) => stores.idempotency));
 runKeyStoreConformance('redis', redisFixture((stores) => stores.keys));
 runWebhookConformance('redis', redisFixture((stores) => stores.webhooks));
+runWebhookStateConformance('redis', redisFixture((stores) => stores.webhooks));
+runOutboxConformance('redis', redisFixture((stores) => stores.webhookOutbox));
 
 describe('redis: specifics', () => {
   it('an invalidation published by one instance reaches the others', async () => {
@@ -80,7 +83,7 @@ describe('redis: specifics', () => {
         retentionMs: 60_000,
         staleAfterMs: null,
       });
-      await stores.webhooks.set('acct_1', { url: 'https://example.com/hook', secret: 's', updatedAt: '2026-03-01T00:00:00Z' });
+      await stores.webhooks.set('acct_1', webhookRecord('https://example.com/hook', 's', '2026-03-01T00:00:00Z'));
       await stores.keys.putAccount({ id: 'acct_1', name: 'A', upstreamId: '1', createdAt: '2026-03-01T00:00:00Z' });
       await stores.keys.putKey({
         id: '00000000000000aa',

@@ -4,6 +4,7 @@ import { FileKeyStore } from './file-key-store.js';
 import { MemoryIdempotencyStore } from './idempotency-store.js';
 import { MemoryKeyStore } from './key-store.js';
 import { MemoryRateLimitStore } from './rate-limit-store.js';
+import { MemoryWebhookOutbox } from './webhook-outbox.js';
 import { MemoryWebhookStore } from './webhook-store.js';
 
 export { FileKeyStore } from './file-key-store.js';
@@ -14,6 +15,7 @@ export { MemoryKeyStore } from './key-store.js';
 export { MemoryRateLimitStore } from './rate-limit-store.js';
 export type { MemoryRateLimitStoreOptions } from './rate-limit-store.js';
 export { MemoryWebhookStore } from './webhook-store.js';
+export { MemoryWebhookOutbox } from './webhook-outbox.js';
 
 export interface MemoryStoresOptions {
   now?: () => number;
@@ -29,7 +31,8 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
     rateLimits: new MemoryRateLimitStore({ now }),
     idempotency: new MemoryIdempotencyStore({ now }),
     keys: fileKeys ?? new MemoryKeyStore(),
-    webhooks: new MemoryWebhookStore(),
+    webhooks: new MemoryWebhookStore(now),
+    webhookOutbox: new MemoryWebhookOutbox(now),
     ping: async () => true,
     close: async () => fileKeys?.close(),
   };

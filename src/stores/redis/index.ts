@@ -14,12 +14,14 @@ import type { RedisClient } from './connection.js';
 import { RedisIdempotencyStore } from './idempotency-store.js';
 import { RedisKeyStore } from './key-store.js';
 import { RedisRateLimitStore } from './rate-limit-store.js';
+import { RedisWebhookOutbox } from './webhook-outbox.js';
 import { RedisWebhookStore } from './webhook-store.js';
 
 export { RedisIdempotencyStore } from './idempotency-store.js';
 export { RedisKeyStore } from './key-store.js';
 export { RedisRateLimitStore } from './rate-limit-store.js';
 export { RedisWebhookStore } from './webhook-store.js';
+export { RedisWebhookOutbox } from './webhook-outbox.js';
 export { RedisConnection } from './connection.js';
 export type { RedisClient } from './connection.js';
 
@@ -78,6 +80,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       idempotency: new RedisIdempotencyStore(redis, options.replicaAcks ?? null),
       keys,
       webhooks: new RedisWebhookStore(redis),
+      webhookOutbox: new RedisWebhookOutbox(redis),
       ping: () =>
         redis.run((each) => each.ping()).then(
           () => true,

@@ -1,27 +1,99 @@
-/** Webhook configuration in Redis: one hash per account, `{acct:<id>}:webhook`. */
+/**
+ * Webhook configuration in Redis: one hash per account, `{acct:<id>}:webhook`, and the change
+ * detector's snapshot beside it, `{acct:<id>}:webhook-snapshot` (same slot: cleared together).
+ */
 import { accountTag } from '../rate-policies.js';
-import type { WebhookRecord, WebhookStore } from '../types.js';
+import type { WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
 import type { RedisConnection } from './connection.js';
+import { LuaScript } from './lua-script.js';
 
 export class RedisWebhookStore implements WebhookStore {
+  private readonly scripts = {
+    recordDelivery: LuaScript.load('webhook-record-delivery'),
+    lease: LuaScript.load('lease-hold'),
+  };
+
   constructor(private readonly redis: RedisConnection) {}
 
   async get(accountId: string): Promise<WebhookRecord | null> {
-    const fields = await this.redis.run((client) => client.hgetall(this.recordKey(accountId)));
-    const { url, secret, updatedAt } = fields;
-    return url === undefined || secret === undefined || updatedAt === undefined ? null : { url, secret, updatedAt };
+    return parseRecord(await this.redis.run((client) => client.hgetall(this.recordKey(accountId))));
   }
 
   async set(accountId: string, record: WebhookRecord): Promise<void> {
-    const { url, secret, updatedAt } = record;
-    await this.redis.run((client) => client.hset(this.recordKey(accountId), { url, secret, updatedAt }));
+    const key = this.recordKey(accountId);
+    const fields: Record<string, string> = {
+      url: record.url,
+      secret: record.secret,
+      updatedAt: record.updatedAt,
+      status: record.status,
+    };
+    if (record.previousSecret !== null) fields.previousSecret = record.previousSecret;
+    if (record.previousSecretExpiresAt !== null) fields.previousSecretExpiresAt = record.previousSecretExpiresAt;
+    if (record.lastDelivery !== null) fields.lastDelivery = JSON.stringify(record.lastDelivery);
+    if (record.failingSince !== null) fields.failingSince = record.failingSince;
+    await this.redis.run((client) => client.multi().del(key).hset(key, fields).exec());
   }
 
   async clear(accountId: string): Promise<void> {
-    await this.redis.run((client) => client.del(this.recordKey(accountId)));
+    await this.redis.run((client) => client.del(this.recordKey(accountId), this.snapshotKey(accountId)));
+  }
+
+  async recordDelivery(accountId: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null> {
+    const reply = await this.redis.evalScript(
+      this.scripts.recordDelivery,
+      [this.recordKey(accountId)],
+      [JSON.stringify(delivery), ok ? '1' : '0', delivery.at],
+    );
+    if (!Array.isArray(reply)) return null;
+    const fields: Record<string, string> = {};
+    for (let index = 0; index + 1 < reply.length; index += 2) fields[String(reply[index])] = String(reply[index + 1]);
+    return parseRecord(fields);
+  }
+
+  async disable(accountId: string): Promise<void> {
+    const key = this.recordKey(accountId);
+    // HSET on a missing hash would create a record without a URL; only an existing one is disabled.
+    await this.redis.run(async (client) => {
+      if ((await client.hexists(key, 'url')) === 1) await client.hset(key, 'status', 'disabled');
+    });
+  }
+
+  async swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null> {
+    const key = this.snapshotKey(accountId);
+    const replies = await this.redis.run((client) => client.multi().hget(key, resource).hset(key, resource, state).exec());
+    const previous = replies?.[0]?.[1];
+    return typeof previous === 'string' ? previous : null;
+  }
+
+  async readSnapshot(accountId: string): Promise<Record<string, string>> {
+    return this.redis.run((client) => client.hgetall(this.snapshotKey(accountId)));
+  }
+
+  async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    const reply = await this.redis.evalScript(this.scripts.lease, [this.redis.key(`lease:${name}`)], [holder, Math.ceil(ttlMs)]);
+    return reply === 1;
   }
 
   private recordKey(accountId: string): string {
     return this.redis.key(`${accountTag(accountId)}:webhook`);
   }
+
+  private snapshotKey(accountId: string): string {
+    return this.redis.key(`${accountTag(accountId)}:webhook-snapshot`);
+  }
+}
+
+function parseRecord(fields: Record<string, string>): WebhookRecord | null {
+  const { url, secret, updatedAt } = fields;
+  if (url === undefined || secret === undefined || updatedAt === undefined) return null;
+  return {
+    url,
+    secret,
+    updatedAt,
+    previousSecret: fields.previousSecret ?? null,
+    previousSecretExpiresAt: fields.previousSecretExpiresAt ?? null,
+    status: fields.status === 'disabled' ? 'disabled' : 'enabled',
+    lastDelivery: fields.lastDelivery ? (JSON.parse(fields.lastDelivery) as WebhookDeliveryStatus) : null,
+    failingSince: fields.failingSince ?? null,
+  };
 }

@@ -25,6 +25,13 @@ function refuseWhileMisconfigured(services: Services): void {
   );
 }
 
+/** order.created at once (the snapshot remembers it, so the change detector does not report it again). */
+async function announce(services: Services, accountId: string, order: Order): Promise<Order> {
+  const { events } = services.webhooks;
+  await events.safely(() => events.observe(accountId, { kind: 'order', resource: order }), accountId);
+  return order;
+}
+
 export default defineEndpoint({
   method: 'POST',
   url: '/v1/orders',
@@ -54,9 +61,10 @@ export default defineEndpoint({
         throw outcomeUnknown(`backend ${services.backend.name} cannot find an order by its Idempotency-Key`);
       }
       const earlier = await services.backend.findOrderByIdempotencyKey(caller.customer, ctx);
-      if (earlier.kind === 'found') return created(earlier.order);
+      if (earlier.kind === 'found') return created(await announce(services, caller.account.id, earlier.order));
       if (earlier.kind === 'unknown') throw outcomeUnknown(earlier.reason);
     }
-    return created(await services.backend.placeOrder(caller.customer, body, { ...ctx, beforeWrite }));
+    const order = await services.backend.placeOrder(caller.customer, body, { ...ctx, beforeWrite });
+    return created(await announce(services, caller.account.id, order));
   },
 });

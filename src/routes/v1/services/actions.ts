@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BackendError, type Customer } from '../../../backend/backend.js';
 import type { Profile } from '../../../config.js';
 import { ApiError } from '../../../errors.js';
+import { fromBackend } from '../../../http/problems.js';
 import { defineEndpoint, type Services } from '../../../http/endpoint.js';
 import { type IdempotentAttempt, requireAttempt } from '../../../http/idempotency.js';
 import { ActionResultSchema, ALL_ACTIONS, PROFILE_ACTIONS, type ActionResult, type Service, type ServiceAction } from '../../../v1/schemas.js';
@@ -82,6 +83,24 @@ function offeredAction(action: string, services: Services): ServiceAction {
   return action as ServiceAction;
 }
 
+/** service.action.succeeded, and service.status_changed when the action changed the status. */
+async function announceSuccess(services: Services, accountId: string, result: ActionResult): Promise<void> {
+  const { events } = services.webhooks;
+  await events.safely(async () => {
+    await events.emit(accountId, 'service.action.succeeded', result);
+    await events.observe(accountId, { kind: 'service', resource: result.service });
+  }, accountId);
+}
+
+/** service.action.failed when the backend refused the action; not when its outcome is unknown. */
+async function announceFailure(services: Services, accountId: string, serviceId: string, action: string, error: unknown): Promise<void> {
+  if (!(error instanceof BackendError) || error.outcomeUnknown || error.kind === 'not_found' || error.kind === 'timeout') return;
+  const problem = fromBackend(error);
+  const data = { service_id: serviceId, action, status: problem.status, reason: problem.reason, detail: problem.detail };
+  const { events } = services.webhooks;
+  await events.safely(() => events.emit(accountId, 'service.action.failed', data), accountId);
+}
+
 export default defineEndpoint({
   method: 'POST',
   url: '/v1/services/:id/actions',
@@ -108,7 +127,14 @@ export default defineEndpoint({
       const earlier = await reconcile(services, caller.customer, params.id, serviceAction, requestId, attempt);
       if (earlier) return { status: resultStatus(earlier), body: earlier };
     }
-    const result = await services.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId, beforeWrite: attempt.beforeWrite });
+    let result: ActionResult;
+    try {
+      result = await services.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId, beforeWrite: attempt.beforeWrite });
+    } catch (error) {
+      await announceFailure(services, caller.account.id, params.id, serviceAction, error);
+      throw error;
+    }
+    await announceSuccess(services, caller.account.id, result);
     return { status: resultStatus(result), body: result };
   },
 });

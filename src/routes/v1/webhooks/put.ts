@@ -1,13 +1,20 @@
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
+import type { WebhookRecord } from '../../../stores/types.js';
+import { newWebhookSecret } from '../../../webhooks/signing.js';
 import { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH } from '../../../webhooks/url-policy.js';
-import { WebhookSetResultSchema } from './schemas.js';
+import { webhookView, WebhookSetResultSchema } from './schemas.js';
+
+/** How long the previous secret keeps signing after a rotation. */
+const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 const WebhookInputSchema = z
   .strictObject({
     url: z.string().max(MAX_WEBHOOK_URL_LENGTH).nullable().meta({ description: 'An https URL to set, or null to unset.' }),
+    rotate_secret: z.boolean().optional().meta({
+      description: 'Issue a new signing secret. For 24 hours deliveries carry signatures with both the new and the previous secret.',
+    }),
   })
   .meta({ id: 'WebhookInput' });
 
@@ -17,7 +24,8 @@ export default defineEndpoint({
   operationId: 'putWebhook',
   summary: 'Set or unset the webhook URL',
   description:
-    '`{"url": "https://..."}` sets the URL and returns a new signing secret, once. `{"url": null}` unsets it. ' +
+    '`{"url": "https://..."}` sets the URL (and enables a disabled endpoint); the first time, or with `"rotate_secret": true`, ' +
+    'it returns a new signing secret, once. `{"url": null}` unsets it. A `webhook.test` event is sent to the URL that was set. ' +
     'The URL must use https, carry no credentials and not point at loopback, private, link-local or metadata addresses (422 otherwise).',
   tag: 'Webhooks',
   scope: 'write:webhooks',
@@ -25,18 +33,36 @@ export default defineEndpoint({
   responses: { 200: { description: 'The new configuration.', schema: WebhookSetResultSchema } },
   errors: ['validation_failed'],
   async handler({ body, caller, services }) {
-    const updatedAt = new Date().toISOString();
+    const now = new Date();
+    const accountId = caller.account.id;
+    const { stores, webhooks } = services;
     if (body.url === null) {
-      await services.stores.webhooks.clear(caller.account.id);
-      return { status: 200, body: { url: null, updated_at: updatedAt } };
+      await stores.webhooks.clear(accountId);
+      return { status: 200, body: { ...webhookView(null), updated_at: now.toISOString() } };
     }
-    const verdict = await checkWebhookUrl(body.url, { resolve: services.resolveHost });
+    const verdict = await checkWebhookUrl(body.url, { resolve: services.resolveHost, allowPrivateTargets: webhooks.allowPrivateTargets });
     if (!verdict.ok) {
       throw new ApiError('validation_failed', verdict.reason, { errors: [{ pointer: '/url', detail: verdict.reason }] });
     }
-    const secret = `whsec_${randomBytes(32).toString('base64')}`;
     const url = verdict.url.toString();
-    await services.stores.webhooks.set(caller.account.id, { url, secret, updatedAt });
-    return { status: 200, body: { url, secret, updated_at: updatedAt } };
+    const existing = await stores.webhooks.get(accountId);
+    const secret = existing === null || body.rotate_secret === true ? newWebhookSecret() : undefined;
+    const record: WebhookRecord = {
+      url,
+      secret: secret === undefined ? (existing as WebhookRecord).secret : webhooks.box.seal(secret),
+      previousSecret: existing?.previousSecret ?? null,
+      previousSecretExpiresAt: existing?.previousSecretExpiresAt ?? null,
+      updatedAt: now.toISOString(),
+      status: 'enabled',
+      lastDelivery: existing?.url === url ? existing.lastDelivery : null,
+      failingSince: null,
+    };
+    if (existing !== null && secret !== undefined) {
+      record.previousSecret = existing.secret;
+      record.previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
+    }
+    await stores.webhooks.set(accountId, record);
+    await webhooks.events.safely(() => webhooks.events.emit(accountId, 'webhook.test', { url }), accountId);
+    return { status: 200, body: { ...webhookView(record), ...(secret === undefined ? {} : { secret }) } };
   },
 });

@@ -1,0 +1,63 @@
+/** The webhook outbox in process memory (sandbox, one instance): same claim rules as Redis. */
+import { randomUUID } from 'node:crypto';
+import type { ClaimedDelivery, OutboxEntry, WebhookOutbox } from '../types.js';
+
+const MAX_FAILED = 1_000;
+
+interface Slot {
+  entry: OutboxEntry;
+  /** When it may be claimed (retries wait). */
+  dueAt: number;
+  claim: { handle: string; consumer: string; at: number } | null;
+}
+
+export class MemoryWebhookOutbox implements WebhookOutbox {
+  /** In enqueue order; a rescheduled entry moves to the end. */
+  private readonly slots: Slot[] = [];
+  private readonly failedIds: string[] = [];
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void> {
+    this.slots.push({ entry: { ...entry, attempts: 0 }, dueAt: this.now(), claim: null });
+  }
+
+  async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
+    const now = this.now();
+    const claimed: ClaimedDelivery[] = [];
+    for (const slot of this.slots) {
+      if (claimed.length >= max) break;
+      const free = slot.claim === null ? slot.dueAt <= now : now - slot.claim.at >= claimIdleMs;
+      if (!free) continue;
+      slot.claim = { handle: randomUUID(), consumer, at: now };
+      claimed.push({ ...slot.entry, handle: slot.claim.handle });
+    }
+    return claimed;
+  }
+
+  async complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void> {
+    const index = this.indexOf(delivery);
+    if (index < 0) return;
+    this.slots.splice(index, 1);
+    if (outcome === 'failed') {
+      this.failedIds.unshift(delivery.eventId);
+      this.failedIds.length = Math.min(this.failedIds.length, MAX_FAILED);
+    }
+  }
+
+  async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
+    const index = this.indexOf(delivery);
+    if (index < 0) return;
+    const [slot] = this.slots.splice(index, 1) as [Slot];
+    this.slots.push({ entry: { ...slot.entry, attempts: slot.entry.attempts + 1 }, dueAt: this.now() + delayMs, claim: null });
+  }
+
+  async failed(): Promise<string[]> {
+    return [...this.failedIds];
+  }
+
+  /** Only the current claim counts: a consumer whose claim was taken over cannot act on the entry. */
+  private indexOf(delivery: ClaimedDelivery): number {
+    return this.slots.findIndex((slot) => slot.claim?.handle === delivery.handle);
+  }
+}

@@ -1,0 +1,9 @@
+-- Takes a claimed entry (ARGV[2], a stream id) out of the outbox stream (KEYS[1], group ARGV[1])
+-- and schedules ARGV[3] (the entry with one more attempt) in KEYS[2] after ARGV[4] ms, all at
+-- once, so that a crash cannot lose it or leave it in both places. Clock: Redis TIME.
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('XDEL', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], nowMs + tonumber(ARGV[4]), ARGV[3])
+return 1

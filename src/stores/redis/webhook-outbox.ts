@@ -1,0 +1,94 @@
+/**
+ * The webhook outbox in Redis: a stream read through one consumer group (any instance delivers),
+ * retries waiting in a sorted set until due, given-up event ids in a capped list. The three keys
+ * share one hash tag so the scripts that move entries between them run on one cluster node.
+ */
+import type { ClaimedDelivery, OutboxEntry, WebhookOutbox } from '../types.js';
+import type { RedisConnection } from './connection.js';
+import { LuaScript } from './lua-script.js';
+
+const GROUP = 'deliverers';
+const MAX_FAILED = 1_000;
+
+type StreamEntry = [id: string, fields: string[] | null];
+
+export class RedisWebhookOutbox implements WebhookOutbox {
+  private readonly scripts = {
+    promote: LuaScript.load('webhook-promote'),
+    reschedule: LuaScript.load('webhook-reschedule'),
+  };
+  private readonly keys: { stream: string; retry: string; failed: string };
+  private groupReady = false;
+
+  constructor(private readonly redis: RedisConnection) {
+    this.keys = {
+      stream: redis.key('{webhooks}:outbox'),
+      retry: redis.key('{webhooks}:retry'),
+      failed: redis.key('{webhooks}:failed'),
+    };
+  }
+
+  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void> {
+    const value = JSON.stringify({ ...entry, attempts: 0 });
+    await this.redis.run((client) => client.xadd(this.keys.stream, '*', 'e', value));
+  }
+
+  async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
+    await this.ensureGroup();
+    await this.redis.evalScript(this.scripts.promote, [this.keys.stream, this.keys.retry], [max]);
+    // Entries a stopped consumer claimed and never finished first, then new ones.
+    const reclaimed = await this.redis.run(
+      (client) => client.xautoclaim(this.keys.stream, GROUP, consumer, Math.ceil(claimIdleMs), '0-0', 'COUNT', max) as Promise<unknown>,
+    );
+    const claimed = parseEntries((reclaimed as [string, StreamEntry[]])[1]);
+    if (claimed.length < max) {
+      const reply = await this.redis.run(
+        (client) =>
+          client.xreadgroup('GROUP', GROUP, consumer, 'COUNT', max - claimed.length, 'STREAMS', this.keys.stream, '>') as Promise<unknown>,
+      );
+      const streams = (reply ?? []) as Array<[string, StreamEntry[]]>;
+      for (const [, entries] of streams) claimed.push(...parseEntries(entries));
+    }
+    return claimed;
+  }
+
+  async complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void> {
+    await this.redis.run((client) => {
+      const batch = client.multi().xack(this.keys.stream, GROUP, delivery.handle).xdel(this.keys.stream, delivery.handle);
+      if (outcome === 'failed') batch.lpush(this.keys.failed, delivery.eventId).ltrim(this.keys.failed, 0, MAX_FAILED - 1);
+      return batch.exec();
+    });
+  }
+
+  async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
+    const { handle: _handle, ...entry } = delivery;
+    const next = JSON.stringify({ ...entry, attempts: entry.attempts + 1 });
+    await this.redis.evalScript(this.scripts.reschedule, [this.keys.stream, this.keys.retry], [GROUP, delivery.handle, next, Math.ceil(delayMs)]);
+  }
+
+  async failed(): Promise<string[]> {
+    return this.redis.run((client) => client.lrange(this.keys.failed, 0, -1));
+  }
+
+  /** The group reads from the stream's start: entries added before it existed are delivered too. */
+  private async ensureGroup(): Promise<void> {
+    if (this.groupReady) return;
+    try {
+      await this.redis.run((client) => client.xgroup('CREATE', this.keys.stream, GROUP, '0', 'MKSTREAM'));
+    } catch (error) {
+      if (!(error instanceof Error && error.message.includes('BUSYGROUP'))) throw error;
+    }
+    this.groupReady = true;
+  }
+}
+
+/** Deleted entries come back from XAUTOCLAIM without fields; they are skipped. */
+function parseEntries(entries: StreamEntry[]): ClaimedDelivery[] {
+  const parsed: ClaimedDelivery[] = [];
+  for (const [id, fields] of entries) {
+    const value = fields?.[1];
+    if (value === undefined) continue;
+    parsed.push({ ...(JSON.parse(value) as OutboxEntry), handle: id });
+  }
+  return parsed;
+}

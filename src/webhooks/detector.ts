@@ -1,0 +1,111 @@
+/**
+ * The change detector: the billing systems cannot push, so one instance at a time (a lease in the
+ * store) reads each webhook account's services, invoices and open orders through the Backend
+ * interface and reports what changed against the snapshot. The snapshot lives in the store, so a
+ * restart neither repeats nor misses a change.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { BackendError, type Backend, type Customer } from '../backend/backend.js';
+import type { KeyStore, WebhookStore } from '../stores/types.js';
+import type { PageResult } from '../v1/schemas.js';
+import { BASELINE_FIELD, type WebhookEvents } from './emitter.js';
+
+const LEASE = 'webhook-change-detector';
+const PER_PAGE = 100;
+/** Bounds one pass per account (upstream load): 1 000 services and invoices, 50 order reads. */
+const MAX_PAGES = 10;
+const MAX_ORDER_READS = 50;
+
+export interface ChangeDetectorOptions {
+  backend: Backend;
+  keys: KeyStore;
+  store: WebhookStore;
+  events: WebhookEvents;
+  pollIntervalMs: number;
+  log: FastifyBaseLogger;
+}
+
+export class ChangeDetector {
+  private readonly holder = `detector-${randomUUID()}`;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly options: ChangeDetectorOptions) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.tick().finally(() => (this.running = undefined));
+    }, this.options.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** One pass over every account with an enabled endpoint, when this instance holds the lease. */
+  async tick(): Promise<void> {
+    const { store, keys, log, pollIntervalMs } = this.options;
+    try {
+      // The lease outlives two intervals, so a holder that dies is replaced within about three.
+      if (!(await store.holdLease(LEASE, this.holder, pollIntervalMs * 2 + 1_000))) return;
+      for (const account of await keys.listAccounts()) {
+        if (this.stopped) return;
+        const record = await store.get(account.id);
+        if (!record || record.status === 'disabled') continue;
+        await this.scan({ accountId: account.id, upstreamId: account.upstreamId }).catch((error: unknown) => {
+          log.warn({ err: error, account_id: account.id }, 'webhook change detection failed for an account; next pass retries');
+        });
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'webhook change detection pass failed; next pass retries');
+    }
+  }
+
+  private async scan(customer: Customer): Promise<void> {
+    const { backend, store, events } = this.options;
+    const ctx = { requestId: `webhook-detector-${randomUUID()}` };
+    const snapshot = await store.readSnapshot(customer.accountId);
+    const baseline = snapshot[BASELINE_FIELD] === undefined;
+
+    const services = await readAll((page) => backend.listServices(customer, page, ctx));
+    const invoices = await readAll((page) => backend.listInvoices(customer, page, ctx));
+    for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, baseline);
+    for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, baseline);
+
+    // There is no order list in the Backend interface: orders are read one by one, the open ones
+    // already known and the new ones services point at.
+    const orderIds = new Set<string>();
+    for (const [field, state] of Object.entries(snapshot)) {
+      if (field.startsWith('order:') && (state === 'pending' || state === 'other')) orderIds.add(field.slice('order:'.length));
+    }
+    for (const service of services) {
+      if (service.order_id !== null && snapshot[`order:${service.order_id}`] === undefined) orderIds.add(service.order_id);
+    }
+    for (const id of [...orderIds].slice(0, MAX_ORDER_READS)) {
+      let order;
+      try {
+        order = await backend.getOrder(customer, id, ctx);
+      } catch (error) {
+        if (error instanceof BackendError && error.kind === 'not_found') continue;
+        throw error;
+      }
+      await events.observe(customer.accountId, { kind: 'order', resource: order }, baseline);
+    }
+    if (baseline) await store.swapSnapshot(customer.accountId, BASELINE_FIELD, new Date().toISOString());
+  }
+}
+
+async function readAll<T>(read: (page: { page: number; perPage: number }) => Promise<PageResult<T>>): Promise<T[]> {
+  const items: T[] = [];
+  for (let page = 1; page <= MAX_PAGES; page += 1) {
+    const result = await read({ page, perPage: PER_PAGE });
+    items.push(...result.items);
+    if (items.length >= result.total || result.items.length === 0) break;
+  }
+  return items;
+}

@@ -1,0 +1,73 @@
+/**
+ * Where events enter the outbox. Writes through the gateway emit at once; the change detector
+ * observes what the backend shows. Both go through the snapshot: a resource's last known state is
+ * swapped atomically, so a change seen by both a write and the detector is reported once.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebhookOutbox, WebhookStore } from '../stores/types.js';
+import type { Invoice, Order, Service } from '../v1/schemas.js';
+import { eventBody, type EventData, type EventType } from './events.js';
+import { newEventId } from './signing.js';
+
+/** Snapshot field that says the detector has taken its first look (before it, nothing is "new"). */
+export const BASELINE_FIELD = '_baseline';
+
+export type Observed = { kind: 'order'; resource: Order } | { kind: 'service'; resource: Service } | { kind: 'invoice'; resource: Invoice };
+
+export class WebhookEvents {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly outbox: WebhookOutbox,
+    private readonly log: FastifyBaseLogger,
+    /** Called after each enqueue (the local worker delivers at once). */
+    private readonly onEnqueued: () => void = () => undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Queues an event for the account's endpoint; nothing when none is set or it is disabled. */
+  async emit<T extends EventType>(accountId: string, type: T, data: EventData<T>): Promise<boolean> {
+    const record = await this.store.get(accountId);
+    if (!record || record.status === 'disabled') return false;
+    const at = new Date(this.now());
+    await this.outbox.enqueue({ eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at) });
+    this.onEnqueued();
+    return true;
+  }
+
+  /**
+   * Records a resource's current state and emits what changed since the last one seen. `baseline`:
+   * the first look at an account, which records without emitting (its history is not news).
+   */
+  async observe(accountId: string, observed: Observed, baseline = false): Promise<void> {
+    const state = observed.resource.status;
+    const previous = await this.store.swapSnapshot(accountId, `${observed.kind}:${observed.resource.id}`, state);
+    if (baseline || previous === state) return;
+    for (const [type, data] of changes(observed, previous)) await this.emit(accountId, type, data as never);
+  }
+
+  /** For writes: emit, and never fail the request that caused the event (it is logged instead). */
+  async safely(work: () => Promise<unknown>, accountId: string): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.log.error({ err: error, account_id: accountId }, 'webhook event could not be queued');
+    }
+  }
+}
+
+/** The events one state change means. */
+function changes(observed: Observed, previous: string | null): Array<[EventType, unknown]> {
+  const { kind, resource } = observed;
+  switch (kind) {
+    case 'order':
+      return [[previous === null ? 'order.created' : 'order.status_changed', resource]];
+    case 'service':
+      // A service is born pending with its order; first seen in another state, it has changed since.
+      return previous === null && resource.status === 'pending' ? [] : [['service.status_changed', resource]];
+    case 'invoice': {
+      const events: Array<[EventType, unknown]> = previous === null ? [['invoice.created', resource]] : [];
+      if (resource.status === 'paid') events.push(['invoice.paid', resource]);
+      return events;
+    }
+  }
+}

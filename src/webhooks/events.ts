@@ -1,0 +1,52 @@
+/**
+ * The webhook event types and their payloads: `{ type, timestamp, data }`, `data` being the v1
+ * resource exactly as the matching GET returns it. The schemas also feed the OpenAPI `webhooks`.
+ */
+import { z } from 'zod';
+import { ActionResultSchema, IdSchema, InvoiceSchema, OrderSchema, ServiceSchema, TimestampSchema } from '../v1/schemas.js';
+
+const ActionFailureSchema = z
+  .object({
+    service_id: IdSchema,
+    action: z.string(),
+    /** The Problem the action's request was answered with. */
+    status: z.number().int(),
+    reason: z.string(),
+    detail: z.string(),
+  })
+  .meta({ id: 'ServiceActionFailure' });
+
+const WebhookTestSchema = z
+  .object({ url: z.string().meta({ description: 'The URL that was set.' }) })
+  .meta({ id: 'WebhookTest' });
+
+export const EVENT_DATA = {
+  'order.created': { schema: OrderSchema, summary: 'An order was placed (through the gateway or in the billing system).' },
+  'order.status_changed': { schema: OrderSchema, summary: "An order's status changed (for example pending → active)." },
+  'service.status_changed': { schema: ServiceSchema, summary: "A service's status changed (for example pending → active, active → suspended)." },
+  'service.action.succeeded': { schema: ActionResultSchema, summary: 'A service action run through the gateway succeeded; `data` is the action result.' },
+  'service.action.failed': { schema: ActionFailureSchema, summary: 'A service action run through the gateway failed; `data` says how it was answered.' },
+  'invoice.created': { schema: InvoiceSchema, summary: 'An invoice was issued.' },
+  'invoice.paid': { schema: InvoiceSchema, summary: 'An invoice was paid in full.' },
+  'webhook.test': { schema: WebhookTestSchema, summary: 'Sent when a webhook URL is set, to check that it receives and verifies events.' },
+} as const;
+
+export type EventType = keyof typeof EVENT_DATA;
+export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[];
+export type EventData<T extends EventType> = z.infer<(typeof EVENT_DATA)[T]['schema']>;
+
+/** The payload schema of one event type (for the OpenAPI document). */
+export function eventPayloadSchema(type: EventType): z.ZodType {
+  return z
+    .object({
+      type: z.literal(type),
+      timestamp: TimestampSchema.meta({ description: 'When the gateway noticed the event (RFC 3339).' }),
+      data: EVENT_DATA[type].schema,
+    })
+    .meta({ id: `Event_${type.replace(/\./g, '_')}` });
+}
+
+/** The exact body that is signed and sent. */
+export function eventBody<T extends EventType>(type: T, data: EventData<T>, at: Date): string {
+  return JSON.stringify({ type, timestamp: at.toISOString(), data });
+}

@@ -1,0 +1,66 @@
+/**
+ * The webhook machinery of one gateway instance: the event emitter the routes use, the delivery
+ * worker and the change detector, started with the app and stopped before the stores close.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Backend } from '../backend/backend.js';
+import type { GatewayConfig } from '../config.js';
+import type { Stores } from '../stores/types.js';
+import { ChangeDetector } from './detector.js';
+import { WebhookEvents } from './emitter.js';
+import { secretBoxFor, type SecretBox } from './secret-box.js';
+import type { ResolveHost } from './url-policy.js';
+import { DeliveryWorker } from './worker.js';
+
+export interface Webhooks {
+  events: WebhookEvents;
+  box: SecretBox;
+  /** Whether URLs may use http and point at private addresses (sandbox). */
+  allowPrivateTargets: boolean;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function allowPrivateTargets(config: Pick<GatewayConfig, 'webhooks'>): boolean {
+  return config.webhooks.allowPrivateTargets ?? false;
+}
+
+export function createWebhooks(
+  config: Pick<GatewayConfig, 'webhooks' | 'keys'>,
+  stores: Stores,
+  backend: Backend,
+  resolve: ResolveHost,
+  log: FastifyBaseLogger,
+): Webhooks {
+  const box = secretBoxFor(config);
+  const privateTargets = allowPrivateTargets(config);
+  const worker = new DeliveryWorker({
+    outbox: stores.webhookOutbox,
+    store: stores.webhooks,
+    box,
+    config: config.webhooks,
+    transport: { resolve, allowPrivateTargets: privateTargets },
+    log,
+  });
+  const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => worker.wake());
+  const detector = new ChangeDetector({
+    backend,
+    keys: stores.keys,
+    store: stores.webhooks,
+    events,
+    pollIntervalMs: config.webhooks.pollIntervalMs,
+    log,
+  });
+  return {
+    events,
+    box,
+    allowPrivateTargets: privateTargets,
+    start() {
+      worker.start();
+      detector.start();
+    },
+    async stop() {
+      await Promise.all([detector.stop(), worker.stop()]);
+    },
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Sends one webhook POST without trusting the URL: the host is resolved once, every address is
+ * checked against the URL policy, and the connection goes to the checked address only (a name that
+ * answers differently the next time — DNS rebinding — never gets a second lookup). No redirect is
+ * followed, the whole attempt is cut off at 10 s and at most 64 KiB of the answer is read.
+ */
+import type { LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import { HostLookupTimeoutError, isPublicAddress, type ResolveHost } from './url-policy.js';
+
+export const DELIVERY_TIMEOUT_MS = 10_000;
+export const MAX_ANSWER_BYTES = 64 * 1024;
+const CONNECT_TIMEOUT_MS = 5_000;
+
+export interface TransportOptions {
+  resolve: ResolveHost;
+  /** Sandbox only: http and loopback/private addresses are allowed. */
+  allowPrivateTargets: boolean;
+  timeoutMs?: number;
+}
+
+export type SendResult =
+  /** The receiver answered (any status; only 2xx counts as delivered). */
+  | { kind: 'answered'; status: number }
+  /** Nothing was sent, or no answer came: refused by policy, unresolvable, unreachable, timed out. */
+  | { kind: 'failed'; reason: string };
+
+/** A lookup that only ever answers the address already checked. */
+function pinnedLookup(address: string): LookupFunction {
+  const family = isIP(address);
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  }) as unknown as LookupFunction;
+}
+
+/** The one address to connect to, or why there is none. */
+async function chooseAddress(url: URL, options: TransportOptions): Promise<{ address: string } | { reason: string }> {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  let addresses: readonly string[];
+  if (isIP(host) !== 0) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = await options.resolve(host);
+    } catch (error) {
+      return { reason: error instanceof HostLookupTimeoutError ? 'host lookup timed out' : 'host could not be resolved' };
+    }
+  }
+  const first = addresses[0];
+  if (first === undefined) return { reason: 'host could not be resolved' };
+  if (!options.allowPrivateTargets && !addresses.every(isPublicAddress)) return { reason: 'host resolves to a non-public address' };
+  return { address: first };
+}
+
+export async function sendWebhook(
+  target: string,
+  headers: Record<string, string>,
+  body: string,
+  options: TransportOptions & { signal?: AbortSignal },
+): Promise<SendResult> {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return { kind: 'failed', reason: 'URL is not valid' };
+  }
+  const schemes = options.allowPrivateTargets ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol) || url.username !== '' || url.password !== '') {
+    return { kind: 'failed', reason: 'URL is not allowed' };
+  }
+  const chosen = await chooseAddress(url, options);
+  if ('reason' in chosen) return { kind: 'failed', reason: chosen.reason };
+
+  const timeout = AbortSignal.timeout(options.timeoutMs ?? DELIVERY_TIMEOUT_MS);
+  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  // One agent per attempt: its only lookup is the pinned address, and nothing is pooled across endpoints.
+  // TLS still verifies the certificate against the URL's host name (the servername undici sends).
+  const agent = new Agent({ connect: { lookup: pinnedLookup(chosen.address), timeout: CONNECT_TIMEOUT_MS }, pipelining: 0 });
+  try {
+    const answer = await request(url, {
+      dispatcher: agent,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'reseller-gateway-webhooks/1', ...headers },
+      body,
+      signal,
+    });
+    await readCapped(answer.body);
+    return { kind: 'answered', status: answer.statusCode };
+  } catch (error) {
+    return { kind: 'failed', reason: timeout.aborted ? 'timed out' : describe(error) };
+  } finally {
+    agent.destroy().catch(() => undefined);
+  }
+}
+
+/** Reads at most MAX_ANSWER_BYTES of the answer (nobody looks at it) and drops the rest. */
+async function readCapped(stream: AsyncIterable<Buffer> & { destroy(): void }): Promise<void> {
+  let size = 0;
+  for await (const chunk of stream) {
+    size += chunk.length;
+    if (size >= MAX_ANSWER_BYTES) {
+      stream.destroy();
+      return;
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: string }).code;
+  return code ? `connection failed (${code})` : 'connection failed';
+}

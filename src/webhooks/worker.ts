@@ -1,0 +1,150 @@
+/**
+ * The delivery worker every instance runs: it claims due outbox entries, signs and sends each one,
+ * and decides what happens next (done, retried later, given up, endpoint disabled). Delivery is at
+ * least once: an instance that dies mid-delivery leaves the entry to be claimed again.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { GatewayConfig } from '../config.js';
+import type { ClaimedDelivery, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/types.js';
+import type { SecretBox } from './secret-box.js';
+import { signDelivery } from './signing.js';
+import { sendWebhook, type SendResult, type TransportOptions } from './transport.js';
+
+export interface DeliveryWorkerOptions {
+  outbox: WebhookOutbox;
+  store: WebhookStore;
+  box: SecretBox;
+  config: GatewayConfig['webhooks'];
+  transport: TransportOptions;
+  log: FastifyBaseLogger;
+  now?: () => number;
+}
+
+export class DeliveryWorker {
+  /** Consumer name in the outbox; new per process, so a restarted instance claims its old entries after the idle time. */
+  readonly consumer = `worker-${randomUUID()}`;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private pollAgain = false;
+
+  constructor(private readonly options: DeliveryWorkerOptions) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  /** Looks for work now (an event was just enqueued). */
+  wake(): void {
+    if (this.stopping.signal.aborted) return;
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    void this.poll();
+  }
+
+  /** Stops claiming and aborts deliveries in flight: their entries stay claimed and are taken over later. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private schedule(): void {
+    if (this.stopping.signal.aborted) return;
+    this.timer = setTimeout(() => void this.poll(), this.options.config.workerIntervalMs);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    this.polling = true;
+    try {
+      do {
+        this.pollAgain = false;
+        const room = this.options.config.concurrency - this.inFlight.size;
+        if (room <= 0 || this.stopping.signal.aborted) break;
+        const claimed = await this.options.outbox.claim(this.consumer, room, this.options.config.claimIdleMs);
+        for (const delivery of claimed) this.track(this.deliver(delivery));
+        if (claimed.length === room) this.pollAgain = true;
+      } while (this.pollAgain);
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'webhook outbox unavailable; retrying');
+    } finally {
+      this.polling = false;
+      this.schedule();
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'webhook delivery failed unexpectedly'))
+      .finally(() => {
+        this.inFlight.delete(tracked);
+        this.wake();
+      });
+    this.inFlight.add(tracked);
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const { outbox, store } = this.options;
+    const record = await store.get(delivery.accountId);
+    if (!record || record.status === 'disabled') return outbox.complete(delivery, 'dropped');
+
+    const at = new Date(this.now());
+    let secrets: string[];
+    try {
+      secrets = this.secrets(record, at);
+    } catch (error) {
+      // Sealed with another key (webhooks.encryptionKey changed): retrying cannot help.
+      this.options.log.error({ err: error, event_id: delivery.eventId, account_id: delivery.accountId }, 'webhook secret cannot be opened; event failed');
+      return outbox.complete(delivery, 'failed');
+    }
+    const headers = signDelivery(secrets, delivery.eventId, at, delivery.body);
+    const result = await sendWebhook(record.url, { ...headers }, delivery.body, { ...this.options.transport, signal: this.stopping.signal });
+    // Shutting down: leave the entry claimed; another instance (or this one after restart) takes it over.
+    if (this.stopping.signal.aborted && result.kind === 'failed') return;
+    await this.settle(delivery, record, result);
+  }
+
+  private async settle(delivery: ClaimedDelivery, record: WebhookRecord, result: SendResult): Promise<void> {
+    const { outbox, store, config, log } = this.options;
+    const attempts = delivery.attempts + 1;
+    const status = result.kind === 'answered' ? result.status : null;
+    const ok = status !== null && status >= 200 && status < 300;
+    const endedAt = new Date(this.now()).toISOString();
+    const after = await store.recordDelivery(delivery.accountId, { at: endedAt, httpStatus: status, attempts }, ok);
+    const logged = { event_id: delivery.eventId, account_id: delivery.accountId, attempts, http_status: status };
+    if (ok) return outbox.complete(delivery, 'delivered');
+
+    log.info({ ...logged, reason: result.kind === 'failed' ? result.reason : undefined }, 'webhook delivery attempt failed');
+    const failingFor = after?.failingSince ? this.now() - Date.parse(after.failingSince) : 0;
+    if (status === 410 || failingFor >= config.disableAfterMs) {
+      await store.disable(delivery.accountId);
+      log.warn({ ...logged, url_host: new URL(record.url).host }, 'webhook endpoint disabled');
+      return outbox.complete(delivery, 'dropped');
+    }
+    const nextDelay = config.retryScheduleMs[attempts];
+    if (nextDelay === undefined) {
+      log.warn(logged, 'webhook event failed: no attempts left');
+      return outbox.complete(delivery, 'failed');
+    }
+    await outbox.reschedule(delivery, nextDelay);
+  }
+
+  /** The current secret, and during a rotation's overlap the previous one too. */
+  private secrets(record: WebhookRecord, at: Date): string[] {
+    const secrets = [this.options.box.open(record.secret)];
+    if (record.previousSecret && record.previousSecretExpiresAt && Date.parse(record.previousSecretExpiresAt) > at.getTime()) {
+      secrets.push(this.options.box.open(record.previousSecret));
+    }
+    return secrets;
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * What every webhook store and outbox must do, memory and Redis alike: endpoint status, the change
+ * detector's snapshot and lease, and the outbox's claim / retry / take-over rules.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { WebhookOutbox, WebhookStore } from '../../src/stores/types.js';
+import { unique, webhookRecord, type Fixture, type FixtureFactory } from './conformance.js';
+
+async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixture<S>) => Promise<void>): Promise<void> {
+  const fixture = await factory();
+  try {
+    await body(fixture);
+  } finally {
+    await fixture.close();
+  }
+}
+
+export function runWebhookStateConformance(name: string, factory: FixtureFactory<WebhookStore>): void {
+  const test = (title: string, body: (fixture: Fixture<WebhookStore>) => Promise<void>): void => {
+    it(title, () => withFixture(factory, body));
+  };
+
+  describe(`${name}: webhook endpoint state`, () => {
+    test('deliveries: failing_since starts with the first failure of a run and ends with a success', async ({ store }) => {
+      const account = unique('acct');
+      assert.equal(await store.recordDelivery(account, { at: '2026-03-01T00:00:00.000Z', httpStatus: 500, attempts: 1 }, false), null, 'no URL, nothing recorded');
+      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'));
+      await store.recordDelivery(account, { at: '2026-03-01T00:00:01.000Z', httpStatus: 500, attempts: 1 }, false);
+      const second = await store.recordDelivery(account, { at: '2026-03-01T00:00:02.000Z', httpStatus: null, attempts: 2 }, false);
+      assert.equal(second?.failingSince, '2026-03-01T00:00:01.000Z');
+      assert.deepEqual(second?.lastDelivery, { at: '2026-03-01T00:00:02.000Z', httpStatus: null, attempts: 2 });
+      const ok = await store.recordDelivery(account, { at: '2026-03-01T00:00:03.000Z', httpStatus: 204, attempts: 3 }, true);
+      assert.equal(ok?.failingSince, null);
+      assert.deepEqual((await store.get(account))?.lastDelivery, { at: '2026-03-01T00:00:03.000Z', httpStatus: 204, attempts: 3 });
+    });
+
+    test('disable: only an existing endpoint, until it is set again', async ({ store }) => {
+      const account = unique('acct');
+      await store.disable(account);
+      assert.equal(await store.get(account), null, 'disabling creates nothing');
+      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'));
+      await store.disable(account);
+      assert.equal((await store.get(account))?.status, 'disabled');
+      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-02T00:00:00.000Z'));
+      assert.equal((await store.get(account))?.status, 'enabled');
+    });
+
+    test('snapshot: swap returns what was there; clear removes it with the record', async ({ store }) => {
+      const account = unique('acct');
+      assert.equal(await store.swapSnapshot(account, 'order:1', 'pending'), null);
+      assert.equal(await store.swapSnapshot(account, 'order:1', 'active'), 'pending');
+      await store.swapSnapshot(account, 'invoice:2', 'unpaid');
+      assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'active', 'invoice:2': 'unpaid' });
+      assert.deepEqual(await store.readSnapshot(unique('acct')), {}, 'accounts do not share snapshots');
+      await store.clear(account);
+      assert.deepEqual(await store.readSnapshot(account), {});
+    });
+
+    test('lease: one holder at a time, renewable, free again after its time', async ({ store, clock }) => {
+      const lease = unique('lease');
+      assert.equal(await store.holdLease(lease, 'a', 300), true);
+      assert.equal(await store.holdLease(lease, 'b', 300), false);
+      assert.equal(await store.holdLease(lease, 'a', 300), true, 'the holder renews');
+      await clock.advance(400);
+      assert.equal(await store.holdLease(lease, 'b', 300), true, 'expired: another takes it');
+      assert.equal(await store.holdLease(lease, 'a', 300), false);
+    });
+  });
+}
+
+export function runOutboxConformance(name: string, factory: FixtureFactory<WebhookOutbox>): void {
+  const test = (title: string, body: (fixture: Fixture<WebhookOutbox>) => Promise<void>): void => {
+    it(title, () => withFixture(factory, body));
+  };
+  const IDLE_MS = 300;
+  const entry = (eventId: string) => ({ eventId, accountId: 'acct', body: `{"id":"${eventId}"}` });
+
+  describe(`${name}: webhook outbox`, () => {
+    test('an entry is claimed by one consumer at a time and gone once delivered', async ({ store, clock }) => {
+      await store.enqueue(entry('evt_1'));
+      const [claimed, ...rest] = await store.claim('a', 10, IDLE_MS);
+      assert.deepEqual(rest, []);
+      assert.deepEqual({ ...claimed, handle: undefined }, { ...entry('evt_1'), attempts: 0, handle: undefined });
+      assert.deepEqual(await store.claim('b', 10, IDLE_MS), [], 'claimed by a');
+      await store.complete(claimed!, 'delivered');
+      await clock.advance(IDLE_MS + 100);
+      assert.deepEqual(await store.claim('b', 10, IDLE_MS), []);
+    });
+
+    test('claims at most max, in enqueue order', async ({ store }) => {
+      for (const id of ['evt_1', 'evt_2', 'evt_3']) await store.enqueue(entry(id));
+      assert.deepEqual((await store.claim('a', 2, IDLE_MS)).map((d) => d.eventId), ['evt_1', 'evt_2']);
+      assert.deepEqual((await store.claim('b', 2, IDLE_MS)).map((d) => d.eventId), ['evt_3']);
+    });
+
+    test('a rescheduled entry waits for its delay and comes back with one more attempt', async ({ store, clock }) => {
+      await store.enqueue(entry('evt_1'));
+      const [first] = await store.claim('a', 1, 60_000);
+      await store.reschedule(first!, 300);
+      assert.deepEqual(await store.claim('a', 1, 60_000), [], 'not due yet');
+      await clock.advance(400);
+      const [again] = await store.claim('b', 1, 60_000);
+      assert.equal(again?.eventId, 'evt_1');
+      assert.equal(again?.body, entry('evt_1').body);
+      assert.equal(again?.attempts, 1);
+    });
+
+    test("a consumer that stops: its claim is taken over after the idle time, not before", async ({ store, clock }) => {
+      await store.enqueue(entry('evt_1'));
+      assert.equal((await store.claim('crashed', 1, IDLE_MS)).length, 1);
+      assert.deepEqual(await store.claim('b', 1, IDLE_MS), []);
+      await clock.advance(IDLE_MS + 100);
+      const [taken] = await store.claim('b', 1, IDLE_MS);
+      assert.equal(taken?.eventId, 'evt_1');
+      await store.complete(taken!, 'delivered');
+    });
+
+    test('a failed entry is listed as failed', async ({ store }) => {
+      await store.enqueue(entry('evt_9'));
+      const [claimed] = await store.claim('a', 1, IDLE_MS);
+      await store.complete(claimed!, 'failed');
+      assert.deepEqual(await store.failed(), ['evt_9']);
+    });
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * Webhooks end to end: a gateway with the WHMCS simulator moving state on its own, a real receiving
+ * HTTP server, and every delivery verified with the official `standardwebhooks` library.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
+import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
+import { EVENT_TYPES, eventPayloadSchema, type EventType } from '../../src/webhooks/events.js';
+import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { call } from '../helpers/http.js';
+import { eventually, startReceiver, verify, type Receiver } from '../helpers/webhook-receiver.js';
+
+/** Compressed: the real schedule spans a day. */
+const WEBHOOKS = { allowPrivateTargets: true, pollIntervalMs: 150, workerIntervalMs: 30, retryScheduleMs: [0, 100, 150, 200, 250] };
+
+describe('webhook delivery end to end', () => {
+  let simulator: WhmcsSimulator;
+  let gw: TestGateway;
+  let base: string;
+  let key: string;
+  let receiver: Receiver;
+
+  before(async () => {
+    simulator = await startWhmcsSimulator({ progress: { afterMs: 400 } });
+    gw = await buildTestGateway({ simulator, runWebhooks: true, config: { webhooks: WEBHOOKS } });
+    base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
+    key = gw.keys['acme:all'] as string;
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await gw.close();
+    await simulator.close();
+    await receiver.close();
+  });
+
+  const setUrl = async (url: string, extra: Record<string, unknown> = {}) => {
+    const set = await call(base, 'PUT', '/v1/webhooks', { key, body: { url, ...extra } });
+    assert.equal(set.status, 200, set.text);
+    return set.json() as { secret?: string; url: string };
+  };
+  const webhook = async () => (await call(base, 'GET', '/v1/webhooks', { key })).json();
+
+  it('setting a URL delivers a signed webhook.test; an order delivers order.created, then the status changes', async () => {
+    const { secret } = await setUrl(receiver.url);
+    assert.ok(secret);
+    const test = await receiver.waitFor((r) => r.event.type === 'webhook.test', 'webhook.test');
+    assert.deepEqual(verify(secret, test), { type: 'webhook.test', timestamp: test.event.timestamp, data: { url: receiver.url } });
+    assert.match(String(test.headers['webhook-id']), /^evt_[0-9a-z]+$/);
+    assert.ok(!Number.isNaN(Date.parse(test.event.timestamp)));
+    // The detector's first pass records what exists; only later changes are news.
+    await eventually(async () => (await gw.stores.webhooks.readSnapshot('acme'))[BASELINE_FIELD], 'first detector pass');
+
+    const body = { product_id: '1', billing_cycle: 'monthly', config_options: { '1': '11' }, hostname: 'hooks1.example.com' };
+    const placed = await call(base, 'POST', '/v1/orders', { key, body, headers: { 'idempotency-key': randomUUID() } });
+    assert.equal(placed.status, 201, placed.text);
+    const order = placed.json();
+    const created = await receiver.waitFor((r) => r.event.type === 'order.created' && r.event.data.id === order.id, 'order.created');
+    assert.deepEqual(created.event.data, order, 'data is the order as the API returns it');
+
+    const orderActive = await receiver.waitFor(
+      (r) => r.event.type === 'order.status_changed' && r.event.data.id === order.id,
+      'order.status_changed',
+    );
+    assert.equal(orderActive.event.data.status, 'active');
+    assert.deepEqual(orderActive.event.data, (await call(base, 'GET', `/v1/orders/${order.id}`, { key })).json());
+    const serviceId = order.service_ids[0];
+    const serviceActive = await receiver.waitFor(
+      (r) => r.event.type === 'service.status_changed' && r.event.data.id === serviceId,
+      'service.status_changed',
+    );
+    assert.equal(serviceActive.event.data.status, 'active');
+    assert.deepEqual(serviceActive.event.data, (await call(base, 'GET', `/v1/services/${serviceId}`, { key })).json());
+
+    for (const delivery of receiver.received) {
+      verify(secret, delivery);
+      const type = delivery.event.type as EventType;
+      assert.ok(EVENT_TYPES.includes(type), type);
+      assert.deepEqual(eventPayloadSchema(type).parse(delivery.event), delivery.event, `${type} matches its documented schema`);
+    }
+    const types = receiver.received.map((r) => r.event.type);
+    assert.equal(types.filter((type) => type === 'order.created').length, 1, 'the order was announced once');
+    assert.equal(types.filter((type) => type === 'order.status_changed').length, 1, 'its change was announced once');
+  });
+
+  it('a service action delivers service.action.succeeded with the action result', async () => {
+    const acted = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers: { 'idempotency-key': randomUUID() } });
+    assert.equal(acted.status, 200, acted.text);
+    const event = await receiver.waitFor((r) => r.event.type === 'service.action.succeeded', 'service.action.succeeded');
+    assert.deepEqual(event.event.data, acted.json());
+  });
+
+  it('an action the backend refuses delivers service.action.failed with the problem it was answered with', async () => {
+    const refused = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'cancel_revoke' }, headers: { 'idempotency-key': randomUUID() } });
+    assert.ok(refused.status >= 400, refused.text);
+    const event = await receiver.waitFor((r) => r.event.type === 'service.action.failed', 'service.action.failed');
+    const problem = refused.json();
+    assert.deepEqual(event.event.data, { service_id: '1', action: 'cancel_revoke', status: problem.status, reason: problem.reason, detail: problem.detail });
+  });
+
+  it('a receiver that is down for a while gets the event on a retry, with the same webhook-id', async () => {
+    let refusals = 3;
+    // Only webhook.test is refused: the detector may deliver other events meanwhile.
+    receiver.answer = (r) => (r.event.type === 'webhook.test' && refusals-- > 0 ? { status: 503 } : { status: 200 });
+    const start = receiver.received.length;
+    await setUrl(receiver.url);
+    const attempts = await eventually(async () => {
+      const tests = receiver.received.slice(start).filter((r) => r.event.type === 'webhook.test');
+      return tests.length >= 4 ? tests : undefined;
+    }, 'the fourth attempt');
+    assert.equal(new Set(attempts.map((r) => r.headers['webhook-id'])).size, 1, 'one event, one webhook-id across retries');
+    assert.equal(new Set(attempts.map((r) => r.body)).size, 1, 'the same body each time');
+    const state = await eventually(async () => {
+      const current = await webhook();
+      return current.last_delivery?.http_status === 200 ? current : undefined;
+    }, 'last_delivery recorded');
+    assert.equal(state.failing_since, null, 'a success ends the failing run');
+    assert.equal(state.status, 'enabled');
+    receiver.answer = () => ({ status: 200 });
+  });
+
+  it('410 disables the endpoint: nothing more is sent until the URL is set again', async () => {
+    receiver.answer = () => ({ status: 410 });
+    await setUrl(receiver.url);
+    const disabled = await eventually(async () => ((await webhook()).status === 'disabled' ? await webhook() : undefined), 'disabled');
+    assert.equal(disabled.last_delivery.http_status, 410);
+    const count = receiver.received.length;
+    const acted = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers: { 'idempotency-key': randomUUID() } });
+    assert.equal(acted.status, 200);
+    receiver.answer = () => ({ status: 200 });
+    await setUrl(receiver.url);
+    await receiver.waitFor((r, index = receiver.received.indexOf(r)) => index >= count && r.event.type === 'webhook.test', 'test after re-enable');
+    assert.ok(
+      receiver.received.slice(count).every((r) => r.event.type !== 'service.action.succeeded'),
+      'the action on the disabled endpoint was not queued',
+    );
+    assert.equal((await webhook()).status, 'enabled');
+  });
+
+  it('after rotate_secret, deliveries carry both signatures: old and new secret verify', async () => {
+    const before = await setUrl(receiver.url, { rotate_secret: true });
+    const rotated = await setUrl(receiver.url, { rotate_secret: true });
+    assert.ok(before.secret && rotated.secret && before.secret !== rotated.secret);
+    const count = receiver.received.length;
+    await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers: { 'idempotency-key': randomUUID() } });
+    const event = await receiver.waitFor(
+      (r) => receiver.received.indexOf(r) >= count && r.event.type === 'service.action.succeeded',
+      'event after rotation',
+    );
+    assert.equal(String(event.headers['webhook-signature']).split(' ').length, 2);
+    verify(rotated.secret, event);
+    verify(before.secret, event);
+  });
+
+  it('a redirect is not followed: counted as a failed attempt', async () => {
+    const target = await startReceiver();
+    try {
+      receiver.answer = () => ({ status: 302, headers: { location: target.url } });
+      await setUrl(receiver.url);
+      const state = await eventually(async () => {
+        const current = await webhook();
+        return current.last_delivery?.http_status === 302 ? current : undefined;
+      }, 'redirect recorded');
+      assert.ok(state.failing_since !== null);
+      assert.equal(target.received.length, 0, 'the redirect target got nothing');
+    } finally {
+      receiver.answer = () => ({ status: 200 });
+      await target.close();
+    }
+  });
+
+  it('the secret is stored sealed and never logged', async () => {
+    const { secret } = await setUrl(receiver.url, { rotate_secret: true });
+    assert.ok(secret);
+    const stored = await gw.stores.webhooks.get('acme');
+    assert.ok(stored && !stored.secret.includes(secret.slice(6)) && stored.secret.startsWith('v1.'));
+    const secretBody = secret.slice('whsec_'.length);
+    assert.ok(gw.logs.every((line) => !line.includes(secretBody)), 'no log line carries the secret');
+  });
+});
