@@ -219,6 +219,9 @@ export function openApiPath(url: string): string {
   return url.replace(/:([A-Za-z_]+)/g, '{$1}');
 }
 
+/** How a webhook receiver authenticates the gateway's deliveries. */
+const WEBHOOK_SIGNATURE_SCHEME = 'webhookSignature';
+
 const WEBHOOK_HEADERS = [
   ['webhook-id', 'The event id (`evt_…`): the same on every retry of the event; deduplicate on it.'],
   ['webhook-timestamp', 'Unix seconds of this attempt (new on every retry); refuse values far from your clock.'],
@@ -235,6 +238,8 @@ function webhookOperations(components: Components): Record<string, object> {
         summary: type,
         description: `${EVENT_DATA[type].summary} Signed per Standard Webhooks; delivered at least once, retried on anything but 2xx.`,
         tags: ['Webhooks'],
+        // What the receiver checks: the signature made with the endpoint's secret.
+        security: [{ [WEBHOOK_SIGNATURE_SCHEME]: [] }],
         parameters: WEBHOOK_HEADERS.map(([name, description]) => ({ name, in: 'header', required: true, description, schema: { type: 'string' } })),
         requestBody: { required: true, content: { 'application/json': { schema: toSchema(eventPayloadSchema(type), 'output', components) } } },
         responses: {
@@ -290,6 +295,12 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
     components: {
       ...components,
       securitySchemes: {
+        [WEBHOOK_SIGNATURE_SCHEME]: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'webhook-signature',
+          description: 'On deliveries to your endpoint: verify it with the `whsec_` secret (Standard Webhooks) before trusting the body.',
+        },
         [SECURITY_SCHEME]: {
           type: 'http',
           scheme: 'bearer',
