@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FaultPlan, type FossbillingFault, type OutcomeFault } from './faults.js';
+import { startProgress, type ProgressOptions } from './progress.js';
 import { METHODS, SimError } from './methods.js';
 import { createFossbillingSeed, type FossbillingState } from './state.js';
 
@@ -30,6 +31,8 @@ export interface FossbillingSimulatorOptions {
   deniedMethods?: string[];
   /** The data to start from (cloned), or a factory; default `createFossbillingSeed()`. */
   seed?: FossbillingState | (() => FossbillingState);
+  /** New orders activate and new invoices get paid on their own (the sandbox's webhook events). */
+  progress?: ProgressOptions;
 }
 
 export interface RecordedCall {
@@ -194,6 +197,7 @@ export async function startFossbillingSimulator(options: FossbillingSimulatorOpt
     });
   });
   const { port } = server.address() as AddressInfo;
+  const stopProgress = options.progress ? startProgress(runtime.state, options.progress) : () => undefined;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     apiToken: runtime.apiToken,
@@ -202,6 +206,7 @@ export async function startFossbillingSimulator(options: FossbillingSimulatorOpt
     inject: (fault) => runtime.faults.inject(fault),
     clearFaults: () => runtime.faults.clear(),
     close: async () => {
+      stopProgress();
       shutdown.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

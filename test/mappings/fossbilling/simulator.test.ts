@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Backend } from '../../../src/backend/backend.js';
 import { renderInvoicePdf } from '../../../src/pdf/invoice-pdf.js';
 import { AccountSchema, ActionResultSchema, InvoiceSchema, OrderSchema, ProductSchema, ServiceSchema } from '../../../src/v1/schemas.js';
@@ -144,6 +145,28 @@ describe('FOSSBilling simulator quirks', () => {
       assert.deepEqual(items.map((service) => service.id), ['4', '3', '2', '1']);
       const search = await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k'));
       assert.equal(search.kind === 'found' && search.order.id, '1');
+    } finally {
+      await backend.close();
+      await sim.close();
+    }
+  });
+});
+
+describe('FOSSBilling simulator progress (sandbox events)', () => {
+  it('activates new orders and pays new invoices on its own; seed rows stay as they are', async () => {
+    const sim = await startFossbillingSimulator({ progress: { afterMs: 100 } });
+    const backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken }));
+    try {
+      const order = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, keyed('k-progress'));
+      assert.equal(order.status, 'pending');
+      const unpaid = { ...sim.state.invoices[1]!, id: 99, status: 'unpaid' as const, paid_at: null };
+      sim.state.invoices.push(unpaid);
+      const deadline = Date.now() + 5_000;
+      while ((await backend.getService(CUSTOMER, order.id, CTX)).status !== 'active' && Date.now() < deadline) await sleep(50);
+      assert.equal((await backend.getService(CUSTOMER, order.id, CTX)).status, 'active');
+      while (sim.state.invoices.find((invoice) => invoice.id === 99)?.status !== 'paid' && Date.now() < deadline) await sleep(50);
+      assert.equal(sim.state.invoices.find((invoice) => invoice.id === 99)?.status, 'paid');
+      assert.equal(sim.state.invoices.find((invoice) => invoice.id === 2)?.status, 'unpaid', 'seed invoices do not move');
     } finally {
       await backend.close();
       await sim.close();
