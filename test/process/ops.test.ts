@@ -37,6 +37,7 @@ describe('ops listener of the process', () => {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       CONFIG_FILE: join(dir, 'gateway.json'),
+      SANDBOX: '1',
       PORT: '0',
       OPS_PORT: '0',
       KEYS_FILE: join(dir, 'keys.json'),
