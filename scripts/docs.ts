@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { openApiDocument } from '../src/app.js';
 import { ConfigSchema } from '../src/config.js';
 import { REASONS } from '../src/errors.js';
-import { SCOPES } from '../src/stores/types.js';
+import { SCOPES } from '../src/keys/scopes.js';
 import { PROFILE_ACTIONS } from '../src/v1/schemas.js';
 
 type Operation = { summary: string; 'x-required-scope': string; parameters?: Array<{ name: string; in: string }>; responses: Record<string, unknown> };

@@ -9,7 +9,7 @@ import type { Backend } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
 import { ApiError, problemDocument } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
-import type { Endpoint, Services } from './http/endpoint.js';
+import type { Endpoint, EndpointDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { Idempotency } from './http/idempotency.js';
 import { enforceIpLimit, registerEndpoint } from './http/register.js';
@@ -153,7 +153,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const resolveHost = overrides.resolveHost ?? dnsResolver();
   const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log);
-  const services: Services = { config, backend, stores, keys, audit, doctor, resolveHost, webhooks };
+  const deps: EndpointDeps = { config, backend, stores, keys, audit, doctor, resolveHost, webhooks };
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
   const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs, metrics);
   const problems = installProblemHandling(app, config.problemTypeBase, audit);
@@ -182,7 +182,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     await enforceIpLimit(rateLimiter, request.ip);
   });
 
-  const ctx = { services, rateLimiter, idempotency, typeBase: config.problemTypeBase };
+  const ctx = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
   for (const endpoint of allEndpoints(config)) {
     registerEndpoint(app, endpoint, ctx);
   }

@@ -7,7 +7,8 @@
 import type { BackendRegistry } from './backend/registry.js';
 import { ConfigError, type GatewayConfig, type ResolvedConfig } from './config.js';
 import { KeyService } from './keys/key-service.js';
-import { SCOPES, type KeyStore, type Scope } from './stores/types.js';
+import { type KeyStore } from './stores/types.js';
+import { SCOPES, type Scope } from './keys/scopes.js';
 
 /** The backend a sandbox runs when neither BACKEND nor upstream.backend names one. */
 export const DEFAULT_SANDBOX_BACKEND = 'whmcs';

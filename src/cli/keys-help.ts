@@ -1,5 +1,5 @@
 /** The key CLI's help texts, one per command (`reseller-keys <command> --help`). */
-import { SCOPES } from '../stores/types.js';
+import { SCOPES } from '../keys/scopes.js';
 
 export const EXIT_CODES = `exit codes:
   0   done

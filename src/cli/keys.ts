@@ -10,7 +10,8 @@ import { ConfigError, loadConfig } from '../config.js';
 import { KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
 import { createKeyStore } from '../stores/factory.js';
-import { SCOPES, StoreUnavailableError, type ApiKeyRecord, type KeyRateLimitOverrides, type Scope } from '../stores/types.js';
+import { StoreUnavailableError, type ApiKeyRecord, type KeyRateLimitOverrides } from '../stores/types.js';
+import { SCOPES, type Scope } from '../keys/scopes.js';
 import { helpFor } from './keys-help.js';
 
 class UsageError extends Error {}

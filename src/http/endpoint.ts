@@ -11,7 +11,8 @@ import type { AuditLog } from '../audit.js';
 import type { DoctorGate } from '../doctor/monitor.js';
 import type { KeyService } from '../keys/key-service.js';
 import type { IdempotentAttempt } from './idempotency.js';
-import type { AccountRecord, ApiKeyRecord, Scope, Stores } from '../stores/types.js';
+import type { AccountRecord, ApiKeyRecord, Stores } from '../stores/types.js';
+import type { Scope } from '../keys/scopes.js';
 import type { Webhooks } from '../webhooks/service.js';
 
 export type EndpointScope = Scope | 'public' | 'any';
@@ -30,7 +31,8 @@ export interface Caller {
   customer: Customer;
 }
 
-export interface Services {
+/** What a handler works with: the backend, the stores and the app's services around them (one bag per app). */
+export interface EndpointDeps {
   config: ResolvedConfig;
   backend: Backend;
   stores: Stores;
@@ -54,7 +56,7 @@ export interface HandlerContext<P, Q, B> {
   idempotencyKey: string | undefined;
   /** Present on idempotent endpoints: this attempt's record, write-ahead and reconciliation needs. */
   attempt: IdempotentAttempt | undefined;
-  services: Services;
+  deps: EndpointDeps;
   log: FastifyBaseLogger;
 }
 

@@ -12,7 +12,7 @@ import { bearerKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
-import type { Caller, Endpoint, EndpointScope, HandlerResult, Services } from './endpoint.js';
+import type { Caller, Endpoint, EndpointScope, HandlerResult, EndpointDeps } from './endpoint.js';
 import { Idempotency, type IdempotentAttempt, readIdempotencyKey } from './idempotency.js';
 import { parseInput } from './validation.js';
 import { auditAnswer } from './audited.js';
@@ -33,7 +33,7 @@ declare module 'fastify' {
 }
 
 export interface RegisterContext {
-  services: Services;
+  deps: EndpointDeps;
   rateLimiter: RateLimiter;
   idempotency: Idempotency;
   typeBase: string;
@@ -50,7 +50,7 @@ async function authenticate(request: FastifyRequest, reply: FastifyReply, ctx: R
   if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false);
   const key = bearerKey(header);
   if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', true);
-  const result = await ctx.services.keys.authenticate(key);
+  const result = await ctx.deps.keys.authenticate(key);
   if (typeof result === 'string') {
     const details = {
       malformed: 'The API key is malformed.',
@@ -168,7 +168,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
         caller: request.caller as Caller,
         idempotencyKey: input.idempotencyKey,
         attempt,
-        services: ctx.services,
+        deps: ctx.deps,
         log: request.log,
       };
       return outputOf(endpoint, await endpoint.handler(context), outputMemo);
@@ -199,7 +199,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
     } else {
       response = await execute();
     }
-    if (endpoint.audited) await auditAnswer(request, ctx.services.audit, response);
+    if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, response);
     const isPdf = response.headers['content-type'] === PDF_TYPE;
     return reply
       .code(response.status)

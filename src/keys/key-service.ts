@@ -8,7 +8,8 @@
 import { LRUCache } from 'lru-cache';
 import type { StoreObserver } from '../ops/observers.js';
 import { StoreUnavailableError } from '../stores/types.js';
-import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore, Scope } from '../stores/types.js';
+import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore } from '../stores/types.js';
+import type { Scope } from './scopes.js';
 import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
 
 export interface AuthenticatedKey {

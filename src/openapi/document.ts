@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Profile } from '../config.js';
 import { REASONS, type Reason } from '../errors.js';
 import type { Endpoint } from '../http/endpoint.js';
-import { SCOPES } from '../stores/types.js';
+import { SCOPES } from '../keys/scopes.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
 import { exampleOf } from './examples.js';
 import { EVENT_DATA, EVENT_TYPES, eventPayloadSchema } from '../webhooks/events.js';

@@ -2,6 +2,7 @@
  * The gateway's local state sits behind these interfaces. Each has a memory and a Redis
  * implementation that pass one shared conformance suite (test/stores/).
  */
+import type { Scope } from '../keys/scopes.js';
 
 // ---- errors ---------------------------------------------------------------------------------
 
@@ -147,19 +148,6 @@ export interface IdempotencyStore {
 }
 
 // ---- keys and accounts (contract §1) --------------------------------------------------------
-
-export const SCOPES = [
-  'read:products',
-  'write:orders',
-  'read:orders',
-  'read:services',
-  'write:services',
-  'read:credentials',
-  'read:billing',
-  'read:webhooks',
-  'write:webhooks',
-] as const;
-export type Scope = (typeof SCOPES)[number];
 
 export interface KeyRateLimitOverrides {
   perMinute?: number;

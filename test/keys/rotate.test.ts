@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KeyService } from '../../src/keys/key-service.js';
 import { MemoryKeyStore } from '../../src/stores/memory/key-store.js';
-import { SCOPES } from '../../src/stores/types.js';
+import { SCOPES } from '../../src/keys/scopes.js';
 
 const PEPPER = 'rotate-test-pepper-0123456789abcdef0123456789';
 const HOUR = 3_600_000;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { REASONS } from '../../src/errors.js';
 import { openApiPath } from '../../src/openapi/document.js';
-import { SCOPES } from '../../src/stores/types.js';
+import { SCOPES } from '../../src/keys/scopes.js';
 import { PROFILE_ACTIONS } from '../../src/v1/schemas.js';
 import { EVENT_TYPES } from '../../src/webhooks/events.js';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEndpoint, type Services } from '../../http/endpoint.js';
+import { defineEndpoint, type EndpointDeps } from '../../http/endpoint.js';
 import { ApiError } from '../../errors.js';
 
 /**
@@ -10,8 +10,8 @@ const CHECK_TTL_MS = 1_000;
 /** Each dependency gets this long to answer, whatever its own timeouts; silence counts as down. */
 const PING_TIMEOUT_MS = 1_000;
 type HealthState = 'ok' | 'store' | 'upstream';
-/** The last check per app (keyed by its services), so that apps in one process never share it. */
-const lastChecks = new WeakMap<Services, { startedAt: number; result: Promise<HealthState> }>();
+/** The last check per app (keyed by its deps), so that apps in one process never share it. */
+const lastChecks = new WeakMap<EndpointDeps, { startedAt: number; result: Promise<HealthState> }>();
 
 /** The ping's answer, or false once PING_TIMEOUT_MS has passed (the ping itself runs on and is ignored). */
 function bounded(ping: () => Promise<boolean>): Promise<boolean> {
@@ -23,14 +23,14 @@ function bounded(ping: () => Promise<boolean>): Promise<boolean> {
 }
 
 /** The current check: the last one while it is younger than CHECK_TTL_MS (finished or not), else a new one. */
-function currentCheck(services: Services): Promise<HealthState> {
+function currentCheck(deps: EndpointDeps): Promise<HealthState> {
   const now = Date.now();
-  const last = lastChecks.get(services);
+  const last = lastChecks.get(deps);
   if (last && now - last.startedAt < CHECK_TTL_MS) return last.result;
-  const result = Promise.all([bounded(() => services.stores.ping()), bounded(() => services.backend.ping())]).then(
+  const result = Promise.all([bounded(() => deps.stores.ping()), bounded(() => deps.backend.ping())]).then(
     ([store, upstream]): HealthState => (!store ? 'store' : !upstream ? 'upstream' : 'ok'),
   );
-  lastChecks.set(services, { startedAt: now, result });
+  lastChecks.set(deps, { startedAt: now, result });
   return result;
 }
 
@@ -44,8 +44,8 @@ export default defineEndpoint({
   scope: 'public',
   responses: { 200: { description: 'The gateway can serve.', schema: z.object({ status: z.literal('ok') }).meta({ id: 'Health' }) } },
   errors: ['store_unavailable', 'upstream_unavailable'],
-  async handler({ services }) {
-    const state = await currentCheck(services);
+  async handler({ deps }) {
+    const state = await currentCheck(deps);
     if (state === 'store') throw new ApiError('store_unavailable', 'A store the gateway needs is down.', { headers: { 'retry-after': '5' } });
     if (state === 'upstream') throw new ApiError('upstream_unavailable', 'The billing backend is unreachable.', { headers: { 'retry-after': '5' } });
     return { status: 200, body: { status: 'ok' } };

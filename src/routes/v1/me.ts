@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineEndpoint } from '../../http/endpoint.js';
 import { keyLimits } from '../../limits/rate-limiter.js';
 import { AccountSchema, TimestampSchema } from '../../v1/schemas.js';
-import { SCOPES } from '../../stores/types.js';
+import { SCOPES } from '../../keys/scopes.js';
 
 const MeSchema = z
   .object({
@@ -33,10 +33,10 @@ export default defineEndpoint({
   scope: 'any',
   responses: { 200: { description: 'The calling account and key.', schema: MeSchema } },
   errors: [],
-  async handler({ caller, services, requestId }) {
-    const account = await services.backend.getAccount(caller.customer, { requestId });
+  async handler({ caller, deps, requestId }) {
+    const account = await deps.backend.getAccount(caller.customer, { requestId });
     const key = caller.key;
-    const limits = keyLimits(key, services.config);
+    const limits = keyLimits(key, deps.config);
     return {
       status: 200,
       body: {

@@ -20,9 +20,9 @@ export default defineEndpoint({
     },
   },
   errors: ['not_found'],
-  async handler({ params, caller, services, requestId }) {
-    const invoice = await services.backend.getInvoiceDocument(caller.customer, params.id, { requestId });
-    const pdf = await renderInvoicePdf(invoice, services.config.issuer);
+  async handler({ params, caller, deps, requestId }) {
+    const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, { requestId });
+    const pdf = await renderInvoicePdf(invoice, deps.config.issuer);
     return {
       status: 200,
       body: Buffer.from(pdf),

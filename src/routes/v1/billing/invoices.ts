@@ -14,8 +14,8 @@ export default defineEndpoint({
     200: { description: 'A page of the account\'s invoices, newest first.', schema: pageSchema(InvoiceSchema, 'InvoicePage'), headers: { Link: 'RFC 8288 links: first, prev, next, last.' } },
   },
   errors: [],
-  async handler({ query, caller, services, requestId }) {
-    const page = await services.backend.listInvoices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
+  async handler({ query, caller, deps, requestId }) {
+    const page = await deps.backend.listInvoices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
     const { body, headers } = paginate('/v1/billing/invoices', query, page.items, page.total);
     return { status: 200, body, headers };
   },

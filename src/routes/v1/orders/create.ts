@@ -1,5 +1,5 @@
 import { BackendError } from '../../../backend/backend.js';
-import type { Services } from '../../../http/endpoint.js';
+import type { EndpointDeps } from '../../../http/endpoint.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
 import { requireAttempt } from '../../../http/idempotency.js';
 import { OrderInputSchema, OrderSchema, type Order } from '../../../v1/schemas.js';
@@ -12,22 +12,22 @@ function created(order: Order) {
  * While a self-check that orders depend on fails (the backend could not find an order again after a
  * timeout), ordering stops: nothing is sent upstream, and the key is left free for a later retry.
  */
-function refuseWhileMisconfigured(services: Services): void {
-  const blocker = services.doctor.blockerOf('orders');
+function refuseWhileMisconfigured(deps: EndpointDeps): void {
+  const blocker = deps.doctor.blockerOf('orders');
   if (!blocker) return;
   throw new BackendError(
     'misconfigured',
     'Ordering is temporarily unavailable while the operator fixes the billing backend\'s setup. Nothing was ordered; retry later with the same Idempotency-Key.',
     {
       operatorMessage: `order refused: doctor check "${blocker.id}" fails: ${blocker.detail} Fix: ${blocker.fix ?? '-'}`,
-      retryAfterMs: services.doctor.retryAfterMs(),
+      retryAfterMs: deps.doctor.retryAfterMs(),
     },
   );
 }
 
 /** order.created at once (the snapshot remembers it, so the change detector does not report it again). */
-async function announce(services: Services, accountId: string, order: Order): Promise<Order> {
-  const { events } = services.webhooks;
+async function announce(deps: EndpointDeps, accountId: string, order: Order): Promise<Order> {
+  const { events } = deps.webhooks;
   await events.safely(() => events.observe(accountId, { kind: 'order', resource: order }), accountId);
   return order;
 }
@@ -51,20 +51,20 @@ export default defineEndpoint({
     201: { description: 'The order was placed.', schema: OrderSchema, headers: { Location: 'URL of the new order.' } },
   },
   errors: ['validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'backend_misconfigured', 'outcome_unknown'],
-  async handler({ body, caller, services, requestId, idempotencyKey, attempt }) {
-    refuseWhileMisconfigured(services);
+  async handler({ body, caller, deps, requestId, idempotencyKey, attempt }) {
+    refuseWhileMisconfigured(deps);
     const { recordId, reconcile, beforeWrite, outcomeUnknown } = requireAttempt(attempt);
     const ctx = { requestId, idempotencyKey: idempotencyKey as string, idempotencyRecord: recordId };
     if (reconcile) {
       // An earlier attempt sent its order: order again only with proof that it placed nothing.
-      if (!services.backend.capabilities.reconcilesOrders) {
-        throw outcomeUnknown(`backend ${services.backend.name} cannot find an order by its Idempotency-Key`);
+      if (!deps.backend.capabilities.reconcilesOrders) {
+        throw outcomeUnknown(`backend ${deps.backend.name} cannot find an order by its Idempotency-Key`);
       }
-      const earlier = await services.backend.findOrderByIdempotencyKey(caller.customer, ctx);
-      if (earlier.kind === 'found') return created(await announce(services, caller.account.id, earlier.order));
+      const earlier = await deps.backend.findOrderByIdempotencyKey(caller.customer, ctx);
+      if (earlier.kind === 'found') return created(await announce(deps, caller.account.id, earlier.order));
       if (earlier.kind === 'unknown') throw outcomeUnknown(earlier.reason);
     }
-    const order = await services.backend.placeOrder(caller.customer, body, { ...ctx, beforeWrite });
-    return created(await announce(services, caller.account.id, order));
+    const order = await deps.backend.placeOrder(caller.customer, body, { ...ctx, beforeWrite });
+    return created(await announce(deps, caller.account.id, order));
   },
 });

@@ -3,7 +3,7 @@ import { BackendError, type Customer } from '../../../backend/backend.js';
 import type { Profile } from '../../../config.js';
 import { ApiError } from '../../../errors.js';
 import { fromBackend } from '../../../http/problems.js';
-import { defineEndpoint, type Services } from '../../../http/endpoint.js';
+import { defineEndpoint, type EndpointDeps } from '../../../http/endpoint.js';
 import { type IdempotentAttempt, requireAttempt } from '../../../http/idempotency.js';
 import { ActionResultSchema, ALL_ACTIONS, PROFILE_ACTIONS, type ActionResult, type Service, type ServiceAction } from '../../../v1/schemas.js';
 import { IdParamsSchema } from '../params.js';
@@ -51,10 +51,10 @@ function actionVisible(action: ServiceAction, service: Service): boolean | null 
  * of the service's state shows the effect, answer as if it succeeded; where it shows it did not
  * happen, run it; where the state cannot tell (power actions), refuse rather than run it twice.
  */
-async function reconcile(services: Services, customer: Customer, id: string, action: ServiceAction, requestId: string, attempt: IdempotentAttempt) {
+async function reconcile(deps: EndpointDeps, customer: Customer, id: string, action: ServiceAction, requestId: string, attempt: IdempotentAttempt) {
   let service: Service;
   try {
-    service = await services.backend.getService(customer, id, { requestId });
+    service = await deps.backend.getService(customer, id, { requestId });
   } catch (error) {
     if (!(error instanceof BackendError)) throw error;
     throw attempt.outcomeUnknown(`service ${id}: reading its state failed: ${error.operatorMessage ?? error.detail}`);
@@ -72,9 +72,9 @@ async function reconcile(services: Services, customer: Customer, id: string, act
  * Otherwise 422 naming what is offered; thrown before anything is sent, so the idempotency claim
  * is released, not stored, and the client may retry the key with a valid action (contract §5).
  */
-function offeredAction(action: string, services: Services): ServiceAction {
-  const supported = services.backend.capabilities.serviceActions;
-  const allowed = PROFILE_ACTIONS[services.config.profile].filter((candidate) => supported.includes(candidate));
+function offeredAction(action: string, deps: EndpointDeps): ServiceAction {
+  const supported = deps.backend.capabilities.serviceActions;
+  const allowed = PROFILE_ACTIONS[deps.config.profile].filter((candidate) => supported.includes(candidate));
   if (!(allowed as readonly string[]).includes(action)) {
     throw new ApiError('invalid_action', `"${action.slice(0, 64)}" is not an action this API offers; allowed: ${allowed.join(', ') || 'none'}.`, {
       extensions: { allowed_actions: allowed },
@@ -84,8 +84,8 @@ function offeredAction(action: string, services: Services): ServiceAction {
 }
 
 /** service.action.succeeded, and service.status_changed when the action changed the status. */
-async function announceSuccess(services: Services, accountId: string, result: ActionResult): Promise<void> {
-  const { events } = services.webhooks;
+async function announceSuccess(deps: EndpointDeps, accountId: string, result: ActionResult): Promise<void> {
+  const { events } = deps.webhooks;
   await events.safely(async () => {
     await events.emit(accountId, 'service.action.succeeded', result);
     await events.observe(accountId, { kind: 'service', resource: result.service });
@@ -93,11 +93,11 @@ async function announceSuccess(services: Services, accountId: string, result: Ac
 }
 
 /** service.action.failed when the backend refused the action; not when its outcome is unknown. */
-async function announceFailure(services: Services, accountId: string, serviceId: string, action: string, error: unknown): Promise<void> {
+async function announceFailure(deps: EndpointDeps, accountId: string, serviceId: string, action: string, error: unknown): Promise<void> {
   if (!(error instanceof BackendError) || error.outcomeUnknown || error.kind === 'not_found' || error.kind === 'timeout') return;
   const problem = fromBackend(error);
   const data = { service_id: serviceId, action, status: problem.status, reason: problem.reason, detail: problem.detail };
-  const { events } = services.webhooks;
+  const { events } = deps.webhooks;
   await events.safely(() => events.emit(accountId, 'service.action.failed', data), accountId);
 }
 
@@ -109,7 +109,7 @@ export default defineEndpoint({
   description:
     'Requires `Idempotency-Key`. The action set follows the deployment\'s profile, narrowed to the actions its billing backend supports; an action outside it is 422 `invalid_action` with `allowed_actions`. ' +
     'A valid action that the service\'s current state forbids is 409 `action_not_allowed`. `cancel` is accepted for the end of the billing period: 202 with `effective_on`.',
-  tag: 'Services',
+  tag: 'EndpointDeps',
   scope: 'write:services',
   idempotent: true,
   params: IdParamsSchema,
@@ -120,21 +120,21 @@ export default defineEndpoint({
     202: { description: 'The action was accepted and takes effect later (cancel).', schema: ActionResultSchema },
   },
   errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'outcome_unknown'],
-  async handler({ params, body, caller, services, requestId, attempt: maybeAttempt }) {
+  async handler({ params, body, caller, deps, requestId, attempt: maybeAttempt }) {
     const attempt = requireAttempt(maybeAttempt);
-    const serviceAction = offeredAction(body.action, services);
+    const serviceAction = offeredAction(body.action, deps);
     if (attempt.reconcile) {
-      const earlier = await reconcile(services, caller.customer, params.id, serviceAction, requestId, attempt);
+      const earlier = await reconcile(deps, caller.customer, params.id, serviceAction, requestId, attempt);
       if (earlier) return { status: resultStatus(earlier), body: earlier };
     }
     let result: ActionResult;
     try {
-      result = await services.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId, beforeWrite: attempt.beforeWrite });
+      result = await deps.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId, beforeWrite: attempt.beforeWrite });
     } catch (error) {
-      await announceFailure(services, caller.account.id, params.id, serviceAction, error);
+      await announceFailure(deps, caller.account.id, params.id, serviceAction, error);
       throw error;
     }
-    await announceSuccess(services, caller.account.id, result);
+    await announceSuccess(deps, caller.account.id, result);
     return { status: resultStatus(result), body: result };
   },
 });

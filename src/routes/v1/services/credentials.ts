@@ -10,15 +10,15 @@ export default defineEndpoint({
   description:
     'Separate scope `read:credentials`. Every call, whatever its outcome, is written to the audit log before the answer leaves; ' +
     'if the audit record cannot be written, the credentials are not returned (503). Responses carry `Cache-Control: no-store`.',
-  tag: 'Services',
+  tag: 'EndpointDeps',
   scope: 'read:credentials',
   // The pipeline audits every request routed here, failures before this handler included.
   audited: true,
   params: IdParamsSchema,
   responses: { 200: { description: 'The credentials.', schema: CredentialsSchema } },
   errors: ['not_found', 'store_unavailable'],
-  async handler({ params, caller, services, requestId }) {
-    const credentials = await services.backend.getCredentials(caller.customer, params.id, { requestId });
+  async handler({ params, caller, deps, requestId }) {
+    const credentials = await deps.backend.getCredentials(caller.customer, params.id, { requestId });
     return { status: 200, body: credentials, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
   },
 });

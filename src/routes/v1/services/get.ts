@@ -7,12 +7,12 @@ export default defineEndpoint({
   url: '/v1/services/:id',
   operationId: 'getService',
   summary: 'Details of an own service',
-  tag: 'Services',
+  tag: 'EndpointDeps',
   scope: 'read:services',
   params: IdParamsSchema,
   responses: { 200: { description: 'The service.', schema: ServiceSchema } },
   errors: ['not_found'],
-  async handler({ params, caller, services, requestId }) {
-    return { status: 200, body: await services.backend.getService(caller.customer, params.id, { requestId }) };
+  async handler({ params, caller, deps, requestId }) {
+    return { status: 200, body: await deps.backend.getService(caller.customer, params.id, { requestId }) };
   },
 });

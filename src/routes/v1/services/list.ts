@@ -7,15 +7,15 @@ export default defineEndpoint({
   url: '/v1/services',
   operationId: 'listServices',
   summary: 'Own services (paginated)',
-  tag: 'Services',
+  tag: 'EndpointDeps',
   scope: 'read:services',
   query: PageQuerySchema,
   responses: {
     200: { description: 'A page of the account\'s services.', schema: pageSchema(ServiceSchema, 'ServicePage'), headers: { Link: 'RFC 8288 links: first, prev, next, last.' } },
   },
   errors: [],
-  async handler({ query, caller, services, requestId }) {
-    const page = await services.backend.listServices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
+  async handler({ query, caller, deps, requestId }) {
+    const page = await deps.backend.listServices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
     const { body, headers } = paginate('/v1/services', query, page.items, page.total);
     return { status: 200, body, headers };
   },

@@ -11,8 +11,8 @@ export default defineEndpoint({
   scope: 'read:webhooks',
   responses: { 200: { description: 'The webhook configuration; `url` is null when none is set.', schema: WebhookConfigSchema } },
   errors: [],
-  async handler({ caller, services }) {
-    const record = await services.stores.webhooks.get(caller.account.id);
+  async handler({ caller, deps }) {
+    const record = await deps.stores.webhooks.get(caller.account.id);
     return { status: 200, body: webhookView(record) };
   },
 });

@@ -32,15 +32,15 @@ export default defineEndpoint({
   body: WebhookInputSchema,
   responses: { 200: { description: 'The new configuration.', schema: WebhookSetResultSchema } },
   errors: ['validation_failed'],
-  async handler({ body, caller, services }) {
+  async handler({ body, caller, deps }) {
     const now = new Date();
     const accountId = caller.account.id;
-    const { stores, webhooks } = services;
+    const { stores, webhooks } = deps;
     if (body.url === null) {
       await stores.webhooks.clear(accountId);
       return { status: 200, body: { ...webhookView(null), updated_at: now.toISOString() } };
     }
-    const verdict = await checkWebhookUrl(body.url, { resolve: services.resolveHost, allowPrivateTargets: webhooks.allowPrivateTargets });
+    const verdict = await checkWebhookUrl(body.url, { resolve: deps.resolveHost, allowPrivateTargets: webhooks.allowPrivateTargets });
     if (!verdict.ok) {
       throw new ApiError('validation_failed', verdict.reason, { errors: [{ pointer: '/url', detail: verdict.reason }] });
     }
