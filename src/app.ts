@@ -12,8 +12,8 @@ import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import type { Endpoint, EndpointDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { Idempotency } from './http/idempotency.js';
-import { enforceIpLimit, registerEndpoint } from './http/register.js';
-import { bearerKey } from './keys/api-key.js';
+import { registerEndpoint } from './http/register.js';
+import { installRequestGate } from './http/request-gate.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
 import { RateLimiter } from './limits/rate-limiter.js';
@@ -89,9 +89,6 @@ function requireRegistry(backends: BackendRegistry | undefined): BackendRegistry
   return backends;
 }
 
-/** Query parameters that look like someone put an API key in the URL (contract §1). */
-const KEY_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'access_token', 'token'];
-
 export async function buildApp(config: ResolvedConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config, overrides.logStream),
@@ -121,7 +118,6 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('caller', undefined);
   app.decorateRequest('v1Input', undefined);
-  app.decorateRequest('ipLimitDeferred', false);
   const servedRoutes: string[] = [];
   app.decorate('servedRoutes', servedRoutes);
 
@@ -164,23 +160,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     }
   });
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : null;
-    if (query && KEY_QUERY_PARAMS.some((name) => query.has(name))) {
-      throw new ApiError('invalid_request', 'API keys are accepted only in the Authorization header.');
-    }
-    // For a route that authenticates a key this process already holds, the source-IP limit is
-    // decided with the key's limits in one store call (one Redis round trip on the hot path).
-    // Anything else (unknown keys, public routes, unknown paths) is counted here, before any lookup.
-    const scope = request.routeOptions.config?.scope;
-    const key = bearerKey(request.headers.authorization);
-    if (scope !== undefined && scope !== 'public' && key !== undefined && keys.isCached(key)) {
-      request.ipLimitDeferred = true;
-      return;
-    }
-    await enforceIpLimit(rateLimiter, request.ip);
-  });
+  installRequestGate(app, keys, rateLimiter);
 
   const ctx = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
   for (const endpoint of allEndpoints(config)) {

@@ -26,7 +26,6 @@ import {
   Count,
   Decimal,
   describeIssues,
-  Flag,
   Id,
   Lazy,
   LocalTime,

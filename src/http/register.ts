@@ -136,7 +136,7 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
       request.caller = caller;
       authorize(endpoint, caller);
     } catch (error) {
-      // The source-IP limit was left for later (see app.ts); a refused request still counts.
+      // The source-IP limit was left for later (see request-gate.ts); a refused request still counts.
       if (request.ipLimitDeferred) await enforceIpLimit(ctx.rateLimiter, request.ip);
       throw error;
     }

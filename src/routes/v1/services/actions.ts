@@ -109,7 +109,7 @@ export default defineEndpoint({
   description:
     'Requires `Idempotency-Key`. The action set follows the deployment\'s profile, narrowed to the actions its billing backend supports; an action outside it is 422 `invalid_action` with `allowed_actions`. ' +
     'A valid action that the service\'s current state forbids is 409 `action_not_allowed`. `cancel` is accepted for the end of the billing period: 202 with `effective_on`.',
-  tag: 'EndpointDeps',
+  tag: 'Services',
   scope: 'write:services',
   idempotent: true,
   params: IdParamsSchema,

@@ -10,7 +10,7 @@ export default defineEndpoint({
   description:
     'Separate scope `read:credentials`. Every call, whatever its outcome, is written to the audit log before the answer leaves; ' +
     'if the audit record cannot be written, the credentials are not returned (503). Responses carry `Cache-Control: no-store`.',
-  tag: 'EndpointDeps',
+  tag: 'Services',
   scope: 'read:credentials',
   // The pipeline audits every request routed here, failures before this handler included.
   audited: true,

@@ -7,7 +7,7 @@ export default defineEndpoint({
   url: '/v1/services/:id',
   operationId: 'getService',
   summary: 'Details of an own service',
-  tag: 'EndpointDeps',
+  tag: 'Services',
   scope: 'read:services',
   params: IdParamsSchema,
   responses: { 200: { description: 'The service.', schema: ServiceSchema } },

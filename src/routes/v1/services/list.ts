@@ -7,7 +7,7 @@ export default defineEndpoint({
   url: '/v1/services',
   operationId: 'listServices',
   summary: 'Own services (paginated)',
-  tag: 'EndpointDeps',
+  tag: 'Services',
   scope: 'read:services',
   query: PageQuerySchema,
   responses: {
