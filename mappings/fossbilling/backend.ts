@@ -8,7 +8,8 @@ import { type Backend, BackendError, type Customer, type OrderKeyContext, type O
 import type { Order, OrderInput, PageRequest, ServiceAction } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
-import { afterWrite, byMessage, classified, notFound, unreadable } from './errors.js';
+import { afterWrite } from '../../src/upstream/answers.js';
+import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
   mapAccount,
   mapCredentials,

@@ -4,27 +4,13 @@
  * message where there is no code; the message itself never reaches a client.
  */
 import { BackendError } from '../../src/backend/backend.js';
+import { DETAIL } from '../../src/upstream/answers.js';
 import { FossbillingError } from './transport.js';
 
 export const notFound = (what: string): BackendError => new BackendError('not_found', `No such ${what}.`);
 
 export function unreadable(operatorMessage: string, outcomeUnknown = false): BackendError {
-  return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage, outcomeUnknown });
-}
-
-/** Once a write has succeeded, any later failure leaves its effect in place: say so. */
-export async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (!(error instanceof BackendError)) throw error;
-    throw new BackendError(error.kind, error.detail, {
-      operatorMessage: `${error.operatorMessage ?? error.detail} (after ${what} had succeeded)`,
-      outcomeUnknown: true,
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-      cause: error,
-    });
-  }
+  return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage, outcomeUnknown });
 }
 
 export interface Rule {

@@ -30,21 +30,6 @@ export async function classified<T>(work: Promise<T>, rules: readonly ErrorRule[
   }
 }
 
-/** Once a write has succeeded, any later failure leaves its effect in place: say so. */
-export async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (!(error instanceof BackendError)) throw error;
-    throw new BackendError(error.kind, error.detail, {
-      operatorMessage: `${error.operatorMessage ?? error.detail} (after ${what} had succeeded)`,
-      outcomeUnknown: true,
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-      cause: error,
-    });
-  }
-}
-
 export function notFound(what: string): BackendError {
   return new BackendError('not_found', `No such ${what}.`);
 }

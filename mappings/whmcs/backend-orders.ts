@@ -11,7 +11,8 @@ import {
   type WriteContext,
 } from '../../src/backend/backend.js';
 import type { Order, OrderInput } from '../../src/v1/schemas.js';
-import { afterWrite, classified, type ErrorRule, failure, IS_ID, notFound, unknownClient, type WhmcsCalls } from './backend-calls.js';
+import { afterWrite } from '../../src/upstream/answers.js';
+import { classified, type ErrorRule, failure, IS_ID, notFound, unknownClient, type WhmcsCalls } from './backend-calls.js';
 import type { WhmcsCatalog } from './backend-catalog.js';
 import type { WhmcsServices } from './backend-services.js';
 import type { WhmcsLogger } from './client.js';

@@ -2,9 +2,10 @@
  * Services on WHMCS: reads (always filtered by the clientid and checked for ownership), their
  * pending cancellation requests, credentials, and the service actions.
  */
+import { afterWrite } from '../../src/upstream/answers.js';
 import { BackendError, type Customer, type WriteContext } from '../../src/backend/backend.js';
 import type { ActionResult, Credentials, PageRequest, PageResult, Service, ServiceAction } from '../../src/v1/schemas.js';
-import { afterWrite, classified, type ErrorRule, IS_ID, notFound, unreadableAnswer, type WhmcsCalls } from './backend-calls.js';
+import { classified, type ErrorRule, IS_ID, notFound, unreadableAnswer, type WhmcsCalls } from './backend-calls.js';
 import type { WhmcsCatalog } from './backend-catalog.js';
 import type { FormParams } from './client.js';
 import type { WhmcsConfig } from './config.js';

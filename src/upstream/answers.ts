@@ -36,6 +36,21 @@ export function unreadableAnswer(
   return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage: redact(`${label} ${action.name}: ${why}`), outcomeUnknown });
 }
 
+/** Once a write has succeeded, any later failure leaves its effect in place: say so. */
+export async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!(error instanceof BackendError)) throw error;
+    throw new BackendError(error.kind, error.detail, {
+      operatorMessage: `${error.operatorMessage ?? error.detail} (after ${what} had succeeded)`,
+      outcomeUnknown: true,
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      cause: error,
+    });
+  }
+}
+
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
