@@ -8,16 +8,19 @@ import { z } from 'zod';
 
 const PositiveInt = z.number().int().positive();
 /** Printable ASCII without spaces: the key goes into an HTTP header as it is. */
-const ApiKey = z.string().regex(/^[\x21-\x7e]{1,512}$/, 'must be 1 to 512 printable characters without spaces');
+const ApiKey = z.string().regex(/^[\x21-\x7e]{1,512}$/, 'must be a key of 1 to 512 printable characters without spaces (V1_UPSTREAM_API_KEYS: upstreamId=key,…)');
 const UpstreamId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be an account id of the upstream');
 
-/** `V1_UPSTREAM_API_KEYS=acme=rk_…,beta=rk_…` arrives as a list; the file holds an object. */
+/**
+ * `V1_UPSTREAM_API_KEYS=acme=rk_…,beta=rk_…` arrives as a list; the file holds an object. An entry
+ * without `=` is named by its position, never by its text (it may be a bare key).
+ */
 function keysFromList(value: unknown): unknown {
   if (!Array.isArray(value)) return value;
-  const entries = value.map((entry) => {
+  const entries = value.map((entry, index) => {
     const text = String(entry);
     const at = text.indexOf('=');
-    return at < 1 ? [text, ''] : [text.slice(0, at), text.slice(at + 1)];
+    return at < 1 ? [`entry-${index + 1}`, ''] : [text.slice(0, at), text.slice(at + 1)];
   });
   return Object.fromEntries(entries);
 }

@@ -124,6 +124,22 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.notEqual(gw.upstream.received[1]!.headers['idempotency-key'], sent.headers['idempotency-key']);
   });
 
+  it('credentials: forwarded, audited here whatever the outcome, never cached', async () => {
+    const credentials = { service_id: '7', username: 'root', password: 'pw-123', hostname: 'vps7.example.com', ip_addresses: ['192.0.2.7'] };
+    gw.upstream.answer(json(200, credentials));
+    const read = await gw.app.inject({ method: 'GET', url: '/v1/services/7/credentials', headers: bearer(gw.keys['acme:all']) });
+    assert.equal(read.statusCode, 200, read.body);
+    assert.deepEqual(read.json(), credentials);
+    assert.equal(read.headers['cache-control'], 'no-store');
+    gw.upstream.answer(json(404, {}));
+    const failed = await gw.app.inject({ method: 'GET', url: '/v1/services/8/credentials', headers: bearer(gw.keys['acme:all']) });
+    assert.equal(failed.statusCode, 502);
+    const records = gw.audit.records.filter((record) => [read.headers['x-request-id'], failed.headers['x-request-id']].includes(record.request_id));
+    assert.equal(records.length, 2);
+    assert.deepEqual(records.map((record) => [record.outcome, record.status, record.account_id]), [['returned', 200, 'acme'], ['failed', 502, 'acme']]);
+    assert.ok(!JSON.stringify(gw.audit.records).includes('pw-123'), 'no credential in the audit log');
+  });
+
   it('an action outside this gateway\'s profile is refused here and sends nothing', async () => {
     gw.upstream.answer(json(200, {}));
     const response = await gw.app.inject({

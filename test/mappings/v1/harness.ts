@@ -88,6 +88,7 @@ export interface PassthroughGateway {
   upstream: FakeUpstream;
   keys: Record<string, string>;
   logs: string[];
+  audit: MemoryAuditLog;
   close(): Promise<void>;
 }
 
@@ -122,7 +123,8 @@ export async function buildPassthroughGateway(options: PassthroughOptions = {}):
       done();
     },
   });
-  const app = await buildApp(config, { stores, audit: new MemoryAuditLog(), logStream, resolveHost: fakeResolve, backends: BACKENDS, runWebhooks: false });
+  const audit = new MemoryAuditLog();
+  const app = await buildApp(config, { stores, audit, logStream, resolveHost: fakeResolve, backends: BACKENDS, runWebhooks: false });
   await app.ready();
   const keys: Record<string, string> = {};
   await issueTestKeys(new KeyService(stores.keys, TEST_PEPPER), keys, {}, { acme: 'up-acme', beta: 'up-beta' });
@@ -131,6 +133,7 @@ export async function buildPassthroughGateway(options: PassthroughOptions = {}):
     upstream,
     keys,
     logs,
+    audit,
     async close() {
       await app.close();
       await upstream.close();
