@@ -191,19 +191,18 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   return app;
 }
 
-/** Each endpoint answered by its handler over the Backend, or (a forwarding upstream) passed on unless it is local. */
+/** Each endpoint answered by its handler over the Backend; or, forwarding, passed on unless it is local. */
 function registerEndpoints(app: FastifyInstance, endpoints: Endpoint[], ctx: RegisterContext, upstream: Upstream): void {
-  // One bag per app (health keys its last check by it).
-  const mapped: EndpointDeps | undefined = upstream.kind === 'maps' ? { ...ctx.deps, backend: upstream.backend } : undefined;
+  if (upstream.kind === 'maps') {
+    // One bag per app (health keys its last check by it).
+    const deps: EndpointDeps = { ...ctx.deps, backend: upstream.backend };
+    for (const endpoint of endpoints) registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler({ ...input, deps }));
+    return;
+  }
+  const { forwarder } = upstream;
   for (const endpoint of endpoints) {
-    if (mapped) {
-      registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler({ ...input, deps: mapped }));
-    } else if (isLocal(endpoint)) {
-      registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler({ ...input, deps: ctx.deps }));
-    } else if (upstream.kind === 'forwards') {
-      const { forwarder } = upstream;
-      registerEndpoint(app, endpoint, ctx, forwardedAnswer(forwarder, endpoint, ctx.deps), (route) => forwarder.mount(app, route));
-    }
+    if (isLocal(endpoint)) registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler({ ...input, deps: ctx.deps }));
+    else registerEndpoint(app, endpoint, ctx, forwardedAnswer(forwarder, endpoint, ctx.deps), (route) => forwarder.mount(app, route));
   }
 }
 

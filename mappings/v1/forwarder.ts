@@ -12,6 +12,7 @@ import { Agent } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import type { ForwardCall, Forwarder } from '../../src/http/forwarding.js';
+import { DETAIL } from '../../src/upstream/answers.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { readAnswer } from './answer.js';
 import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
@@ -24,11 +25,11 @@ const PING_TIMEOUT_MS = 2_000;
 type ProxyReply = FastifyReply & { fromParameters(url: string, params: unknown, prefix: string): { url: string; options: ReplyOptions } };
 
 const CAPTURE_FAILURES: Record<CaptureFailure['kind'], { kind: BackendError['kind']; detail: string }> = {
-  unreachable: { kind: 'unavailable', detail: 'The billing system could not be reached.' },
-  timeout: { kind: 'timeout', detail: 'The billing system did not answer in time.' },
-  broken: { kind: 'upstream_error', detail: 'The connection to the billing system broke.' },
-  too_large: { kind: 'upstream_error', detail: 'The billing system answered with something unreadable.' },
-  invalid: { kind: 'upstream_error', detail: 'The billing system answered with something unreadable.' },
+  unreachable: { kind: 'unavailable', detail: DETAIL.unreachable },
+  timeout: { kind: 'timeout', detail: DETAIL.timeout },
+  broken: { kind: 'upstream_error', detail: DETAIL.broken },
+  too_large: { kind: 'upstream_error', detail: DETAIL.unreadable },
+  invalid: { kind: 'upstream_error', detail: DETAIL.unreadable },
 };
 
 function outcomeOf(error: unknown): UpstreamOutcome {
@@ -62,7 +63,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     const { customer } = call.caller;
     const key = config.apiKeys[customer.upstreamId];
     if (key === undefined) {
-      throw new BackendError('upstream_error', 'The billing system refused the gateway.', {
+      throw new BackendError('upstream_error', DETAIL.refused, {
         operatorMessage: `upstream.v1.apiKeys has no key for upstream id "${customer.upstreamId}" (account ${customer.accountId}); nothing was sent`,
       });
     }
