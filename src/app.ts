@@ -9,10 +9,11 @@ import type { Backend } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
 import { ApiError, problemDocument } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
-import type { Endpoint, EndpointDeps } from './http/endpoint.js';
+import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { Idempotency } from './http/idempotency.js';
-import { registerEndpoint } from './http/register.js';
+import { registerEndpoint, type RegisterContext } from './http/register.js';
+import { forwardedAnswer } from './http/forwarding.js';
 import { installRequestGate } from './http/request-gate.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
@@ -22,7 +23,7 @@ import { buildOpenApiDocument } from './openapi/document.js';
 import { publicBaseUrl } from './openapi/server-url.js';
 import { endpoints } from './routes/v1/index.js';
 import { openApiEndpoint } from './routes/v1/openapi.js';
-import { createBackend } from './backend/factory.js';
+import { createUpstream, linkOf, type Upstream } from './backend/factory.js';
 import type { BackendRegistry } from './backend/registry.js';
 import { DoctorMonitor } from './doctor/monitor.js';
 import { PROFILE_ACTIONS } from './v1/schemas.js';
@@ -127,21 +128,24 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   installRequestMetrics(app, metrics);
 
   const stores = overrides.stores ?? (await createStores(config));
-  const backend =
-    overrides.backend ??
-    createBackend(config, requireRegistry(overrides.backends), app.log, {
-      observer: metrics.upstream(config.upstream.backend),
-      contextHeaders: currentTraceHeaders,
-    });
+  const upstream: Upstream = overrides.backend
+    ? { kind: 'maps', backend: overrides.backend }
+    : createUpstream(config, requireRegistry(overrides.backends), app.log, {
+        observer: metrics.upstream(config.upstream.backend),
+        contextHeaders: currentTraceHeaders,
+      });
+  // A forwarder has no Backend: no self-checks, no change detection (the upstream sends its own events).
+  const backend = upstream.kind === 'maps' ? upstream.backend : undefined;
+  const link = linkOf(upstream);
   const audit = observedAuditLog(overrides.audit ?? new FileAuditLog(config.audit.file), metrics.auditWrite.bind(metrics));
-  app.decorate('readiness', new Readiness({ stores, backend }));
+  app.decorate('readiness', new Readiness({ stores, backend: link }));
   const keys = new KeyService(stores.keys, resolvePepper(config), {
     cacheTtlMs: config.keys.cacheTtlMs,
     staleIfErrorMs: config.keys.staleIfErrorMs,
     observer: metrics,
   });
   const doctor = new DoctorMonitor(
-    backend,
+    backend ?? {},
     { serviceActions: PROFILE_ACTIONS[config.profile] },
     { intervalMs: config.doctor.intervalMs, log: app.log.child({ component: 'doctor' }) },
   );
@@ -149,9 +153,9 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const resolveHost = overrides.resolveHost ?? dnsResolver();
   const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log);
-  const deps: EndpointDeps = { config, backend, stores, keys, audit, doctor, resolveHost, webhooks };
+  const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks };
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
-  const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs, metrics);
+  const idempotency = new Idempotency(stores.idempotency, config, link.writeTimeoutMs, metrics);
   const problems = installProblemHandling(app, config.problemTypeBase, audit);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
@@ -162,10 +166,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
 
   installRequestGate(app, keys, rateLimiter);
 
-  const ctx = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
-  for (const endpoint of allEndpoints(config)) {
-    registerEndpoint(app, endpoint, ctx);
-  }
+  const ctx: RegisterContext = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
+  registerEndpoints(app, allEndpoints(config), ctx, upstream);
 
   // A response finished while draining closes its connection, so that keep-alive clients do not
   // hold the shutdown open until their idle timeout.
@@ -184,9 +186,24 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.addHook('onClose', async () => {
     doctor.stop();
     await webhooks.stop();
-    await Promise.allSettled([backend.close(), stores.close(), audit.close()]);
+    await Promise.allSettled([link.close(), stores.close(), audit.close()]);
   });
   return app;
+}
+
+/** Each endpoint answered by its handler over the Backend; or, forwarding, passed on unless it is local. */
+function registerEndpoints(app: FastifyInstance, endpoints: Endpoint[], ctx: RegisterContext, upstream: Upstream): void {
+  if (upstream.kind === 'maps') {
+    // One bag per app (health keys its last check by it).
+    const deps: EndpointDeps = { ...ctx.deps, backend: upstream.backend };
+    for (const endpoint of endpoints) registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler({ ...input, deps }));
+    return;
+  }
+  const { forwarder } = upstream;
+  for (const endpoint of endpoints) {
+    if (isLocal(endpoint)) registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler({ ...input, deps: ctx.deps }));
+    else registerEndpoint(app, endpoint, ctx, forwardedAnswer(forwarder, endpoint, ctx.deps), (route) => forwarder.mount(app, route));
+  }
 }
 
 type DocumentConfig = Pick<ResolvedConfig, 'profile'> & Partial<Pick<ResolvedConfig, 'publicBaseUrl' | 'host' | 'port' | 'issuer'>>;

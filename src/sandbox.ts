@@ -39,7 +39,7 @@ export async function startSandbox(config: GatewayConfig, registry: BackendRegis
   const name = config.upstream?.backend ?? DEFAULT_SANDBOX_BACKEND;
   const plugin = registry.find((candidate) => candidate.name === name);
   if (!plugin) throw new ConfigError(`invalid configuration:\n  - upstream.backend: unknown backend "${name}"`);
-  const upstream = await plugin.sandbox(latencyMs === undefined ? {} : { latencyMs });
+  const upstream = await plugin.sandbox({ profile: config.profile, ...(latencyMs === undefined ? {} : { latencyMs }) });
   return {
     config: {
       ...config,

@@ -1,8 +1,11 @@
 /**
  * What a backend brings to the gateway. Backends register at the edge (`mappings/index.ts`); the core
- * knows them only through this shape, so adding one touches no file under src/.
+ * knows them only through this shape, so adding one touches no file under src/. Two kinds: a mapping
+ * (`BackendPlugin`: a Backend the routes call) and a forwarder (`ForwardingPlugin`: the upstream
+ * already speaks v1, and each request is passed on after the local gates).
  */
 import type { z } from 'zod';
+import type { Forwarder } from '../http/forwarding.js';
 import type { Backend } from './backend.js';
 import type { UpstreamHooks } from '../upstream/client.js';
 import type { BackendLogger } from './logger.js';
@@ -46,16 +49,17 @@ export interface SandboxUpstream<Config> {
 export interface SandboxOptions {
   /** Added to every upstream call (demos of a slow backend). */
   latencyMs?: number;
+  /** The profile of the gateway in front: an upstream that is a gateway itself runs the same one. */
+  profile?: 'A' | 'B';
 }
 
-export interface BackendPlugin<Config = unknown> {
+/** What both kinds of plugin declare. */
+interface PluginBase<Config> {
   /** The value of `upstream.backend` and the name of the config section under `upstream`. */
   name: string;
   /** Validates the backend's config section (defaults applied). */
   configSchema: z.ZodType<Config>;
   env: readonly BackendEnvVar[];
-  /** `hooks` (metrics observer, trace headers) go to the backend's upstream client. */
-  create(config: Config, deps: { logger: BackendLogger; hooks?: UpstreamHooks }): Backend;
   /** Where it talks to, for the start-up line: never a credential. */
   describe(config: Config): string;
   /**
@@ -65,4 +69,27 @@ export interface BackendPlugin<Config = unknown> {
   sandbox(options: SandboxOptions): Promise<SandboxUpstream<Config>>;
 }
 
-export type BackendRegistry = readonly BackendPlugin<any>[];
+/** `hooks` (metrics observer, trace headers) go to whatever calls the upstream. */
+export interface PluginDeps {
+  logger: BackendLogger;
+  hooks?: UpstreamHooks;
+}
+
+/** A mapping: the routes call its Backend, which translates to the upstream's own API. */
+export interface BackendPlugin<Config = unknown> extends PluginBase<Config> {
+  kind?: 'maps';
+  create(config: Config, deps: PluginDeps): Backend;
+}
+
+/**
+ * A forwarder: the upstream speaks v1 itself. Keys, scopes, limits, validation and idempotency stay
+ * local; each request that passes them is forwarded (src/http/forwarding.ts). There is no Backend.
+ */
+export interface ForwardingPlugin<Config = unknown> extends PluginBase<Config> {
+  kind: 'forwards';
+  create(config: Config, deps: PluginDeps): Forwarder;
+}
+
+export type UpstreamPlugin<Config = unknown> = BackendPlugin<Config> | ForwardingPlugin<Config>;
+
+export type BackendRegistry = readonly UpstreamPlugin<any>[];

@@ -7,8 +7,8 @@
  */
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import type { Backend, DoctorCheck } from '../backend/backend.js';
-import { createBackend, describeUpstream } from '../backend/factory.js';
+import type { DoctorCheck } from '../backend/backend.js';
+import { createUpstream, describeUpstream, linkOf, type Upstream } from '../backend/factory.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError, hasUpstream, loadConfig, type GatewayConfig, type ResolvedConfig } from '../config.js';
 import { DOCTOR_EXIT, formatJson, formatText, summarize } from '../doctor/report.js';
@@ -47,9 +47,10 @@ async function resolveUpstream(loaded: GatewayConfig, registry: BackendRegistry)
   return { config: sandbox.config, sandbox };
 }
 
-async function diagnose(backend: Backend, config: ResolvedConfig): Promise<DoctorCheck[]> {
-  if (!backend.diagnose) return [];
-  return backend.diagnose({ serviceActions: PROFILE_ACTIONS[config.profile] });
+/** A forwarder has no checks: the upstream gateway checks its own billing backend. */
+async function diagnose(upstream: Upstream, config: ResolvedConfig): Promise<DoctorCheck[]> {
+  if (upstream.kind === 'forwards' || !upstream.backend.diagnose) return [];
+  return upstream.backend.diagnose({ serviceActions: PROFILE_ACTIONS[config.profile] });
 }
 
 async function main(argv: string[], registry: BackendRegistry): Promise<number> {
@@ -74,9 +75,10 @@ async function main(argv: string[], registry: BackendRegistry): Promise<number> 
   }
   const { config, sandbox } = await resolveUpstream(loaded, registry);
   // The report is the output; the mapping's own log lines would only repeat it.
-  const backend = createBackend(config, registry, pino({ level: 'silent' }));
+  const upstream = createUpstream(config, registry, pino({ level: 'silent' }));
+  const backend = linkOf(upstream);
   try {
-    const checks = await diagnose(backend, config);
+    const checks = await diagnose(upstream, config);
     const where = sandbox ? `the sandbox upstream, ${sandbox.upstream} (no upstream is configured)` : `the upstream, ${describeUpstream(config, registry)}`;
     const heading = `reseller-doctor: checking ${where} (profile ${config.profile})`;
     if (checks.length === 0) {

@@ -36,7 +36,8 @@ export class DoctorMonitor implements DoctorGate {
   private runs = 0;
 
   constructor(
-    private readonly backend: Backend,
+    /** A forwarding gateway has no Backend, hence no checks: it passes `{}`. */
+    private readonly backend: Pick<Backend, 'diagnose'>,
     private readonly scope: DiagnoseScope,
     private readonly options: DoctorMonitorOptions,
   ) {}

@@ -31,10 +31,14 @@ export interface Caller {
   customer: Customer;
 }
 
-/** What a handler works with: the backend, the stores and the app's services around them (one bag per app). */
-export interface EndpointDeps {
+/**
+ * What every handler works with, whatever serves the v1 resources: the stores and the app's services
+ * around them (one bag per app).
+ */
+export interface GatewayDeps {
   config: ResolvedConfig;
-  backend: Backend;
+  /** Whether the upstream answers (health). */
+  upstream: Pick<Backend, 'ping'>;
   stores: Stores;
   keys: KeyService;
   audit: AuditLog;
@@ -46,7 +50,12 @@ export interface EndpointDeps {
   webhooks: Webhooks;
 }
 
-export interface HandlerContext<P, Q, B> {
+/** A mapped gateway's bag: the gateway's, and the Backend the routes call. */
+export interface EndpointDeps extends GatewayDeps {
+  backend: Backend;
+}
+
+export interface HandlerContext<P, Q, B, D extends GatewayDeps = EndpointDeps> {
   params: P;
   query: Q;
   body: B;
@@ -56,9 +65,12 @@ export interface HandlerContext<P, Q, B> {
   idempotencyKey: string | undefined;
   /** Present on idempotent endpoints: this attempt's record, write-ahead and reconciliation needs. */
   attempt: IdempotentAttempt | undefined;
-  deps: EndpointDeps;
+  deps: D;
   log: FastifyBaseLogger;
 }
+
+/** A handler's context without the dependency bag: what the pipeline hands whatever answers. */
+export type EndpointInput = Omit<HandlerContext<unknown, unknown, unknown>, 'deps'>;
 
 export interface HandlerResult {
   status: number;
@@ -66,10 +78,23 @@ export interface HandlerResult {
   headers?: Record<string, string>;
 }
 
+/**
+ * How an endpoint behaves when the gateway forwards to an upstream that speaks v1 itself
+ * (src/http/forwarding.ts). Without it, the request is forwarded and the upstream's answer is used
+ * as it is (validated against the response schema).
+ */
+export interface Passthrough<P, Q, B> {
+  /** Refuses before anything is forwarded (throw), for what this gateway decides itself. */
+  refuse?(ctx: HandlerContext<P, Q, B, GatewayDeps>): void;
+  /** This gateway's answer made from the upstream's successful one. */
+  answer?(upstream: HandlerResult, ctx: HandlerContext<P, Q, B, GatewayDeps>): HandlerResult;
+}
+
 export interface Endpoint<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
+  D extends GatewayDeps = EndpointDeps,
 > {
   method: 'GET' | 'POST' | 'PUT';
   /** Fastify route pattern, e.g. `/v1/orders/:id`. */
@@ -98,7 +123,20 @@ export interface Endpoint<
   responses: Record<number, ResponseSpec>;
   /** Error reasons this endpoint can answer with, beyond those every endpoint of its kind has. */
   errors: Reason[];
-  handler(ctx: HandlerContext<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<HandlerResult>;
+  /**
+   * Answered by this gateway even when it forwards to a v1 upstream (health, the OpenAPI document):
+   * such a handler needs no Backend.
+   */
+  local?: true;
+  passthrough?: Passthrough<z.infer<P>, z.infer<Q>, z.infer<B>>;
+  handler(ctx: HandlerContext<z.infer<P>, z.infer<Q>, z.infer<B>, D>): Promise<HandlerResult>;
+}
+
+/** An endpoint this gateway always answers itself. */
+export type LocalEndpoint = Endpoint<z.ZodType, z.ZodType, z.ZodType, GatewayDeps> & { local: true };
+
+export function isLocal(endpoint: Endpoint | LocalEndpoint): endpoint is LocalEndpoint {
+  return endpoint.local === true;
 }
 
 /** Keeps the generic parameters when an endpoint is written as an object literal. */
@@ -106,4 +144,11 @@ export function defineEndpoint<P extends z.ZodType, Q extends z.ZodType, B exten
   endpoint: Endpoint<P, Q, B>,
 ): Endpoint<P, Q, B> {
   return endpoint;
+}
+
+/** An endpoint that needs no Backend and is answered here whatever serves the v1 resources. */
+export function defineLocalEndpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  endpoint: Omit<Endpoint<P, Q, B, GatewayDeps>, 'local'>,
+): Endpoint<P, Q, B, GatewayDeps> & { local: true } {
+  return { ...endpoint, local: true };
 }

@@ -41,3 +41,12 @@ export function paginate<T>(path: string, query: PageQuery, items: T[], total: n
     headers: { link: linkHeader },
   };
 }
+
+/**
+ * A page a v1 upstream answered (already checked against the page schema), with this gateway's own
+ * links and Link header: its paths, never the upstream's.
+ */
+export function repaginate(path: string, query: PageQuery, upstream: unknown) {
+  const page = upstream as { data: unknown[]; meta: { total: number } };
+  return { status: 200, ...paginate(path, query, page.data, page.meta.total) };
+}

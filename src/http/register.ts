@@ -6,13 +6,13 @@
  * app-wide, and so is the source-IP limit, except for a key this process has cached: then it is
  * decided together with the key's limits, in one store call (see app.ts).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, problemDocument } from '../errors.js';
 import { bearerKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
-import type { Caller, Endpoint, EndpointScope, HandlerResult, EndpointDeps } from './endpoint.js';
+import type { Caller, Endpoint, EndpointInput, EndpointScope, GatewayDeps, HandlerResult } from './endpoint.js';
 import { Idempotency, type IdempotentAttempt, readIdempotencyKey } from './idempotency.js';
 import { parseInput } from './validation.js';
 import { auditAnswer } from './audited.js';
@@ -33,7 +33,7 @@ declare module 'fastify' {
 }
 
 export interface RegisterContext {
-  deps: EndpointDeps;
+  deps: GatewayDeps;
   rateLimiter: RateLimiter;
   idempotency: Idempotency;
   typeBase: string;
@@ -122,7 +122,22 @@ export async function enforceIpLimit(rateLimiter: RateLimiter, ip: string): Prom
   if (!decision.allowed) throw rateLimitedError(decision, rateLimitHeaders(decision));
 }
 
-export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: RegisterContext): void {
+/**
+ * What answers a request that passed the gates: the endpoint's handler with the app's deps, or a
+ * forwarder (src/http/forwarding.ts). Its result goes through the same output, idempotency and audit.
+ */
+export type Answer = (input: EndpointInput, reply: FastifyReply) => Promise<HandlerResult>;
+
+/** Puts the route on the app: `app.route` unless a forwarder mounts it its own way. */
+export type Mount = (route: RouteOptions) => void;
+
+export function registerEndpoint(
+  app: FastifyInstance,
+  endpoint: Endpoint,
+  ctx: RegisterContext,
+  answer: Answer,
+  mount: Mount = (route) => app.route(route),
+): void {
   const isPublic = endpoint.scope === 'public';
   /** Status → frozen body object → its JSON output (see outputOf). */
   const outputMemo = new Map<number, WeakMap<object, string>>();
@@ -168,10 +183,9 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
         caller: request.caller as Caller,
         idempotencyKey: input.idempotencyKey,
         attempt,
-        deps: ctx.deps,
         log: request.log,
       };
-      return outputOf(endpoint, await endpoint.handler(context), outputMemo);
+      return outputOf(endpoint, await answer(context, reply), outputMemo);
     };
 
     let response: StoredResponse;
@@ -207,5 +221,5 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
       .send(isPdf ? Buffer.from(response.body, 'base64') : response.body);
   };
 
-  app.route({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope, audited: endpoint.audited === true }, onRequest, preValidation, handler });
+  mount({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope, audited: endpoint.audited === true }, onRequest, preValidation, handler });
 }

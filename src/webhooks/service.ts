@@ -28,7 +28,8 @@ export function allowPrivateTargets(config: Pick<GatewayConfig, 'webhooks'>): bo
 export function createWebhooks(
   config: Pick<GatewayConfig, 'webhooks' | 'keys'>,
   stores: Stores,
-  backend: Backend,
+  /** Absent when the gateway forwards to a v1 upstream: that one detects changes and sends their events. */
+  backend: Backend | undefined,
   resolve: ResolveHost,
   log: FastifyBaseLogger,
 ): Webhooks {
@@ -43,24 +44,26 @@ export function createWebhooks(
     log,
   });
   const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => worker.wake());
-  const detector = new ChangeDetector({
-    backend,
-    keys: stores.keys,
-    store: stores.webhooks,
-    events,
-    pollIntervalMs: config.webhooks.pollIntervalMs,
-    log,
-  });
+  const detector =
+    backend &&
+    new ChangeDetector({
+      backend,
+      keys: stores.keys,
+      store: stores.webhooks,
+      events,
+      pollIntervalMs: config.webhooks.pollIntervalMs,
+      log,
+    });
   return {
     events,
     box,
     allowPrivateTargets: privateTargets,
     start() {
       worker.start();
-      detector.start();
+      detector?.start();
     },
     async stop() {
-      await Promise.all([detector.stop(), worker.stop()]);
+      await Promise.all([detector?.stop(), worker.stop()]);
     },
   };
 }

@@ -50,6 +50,14 @@ const BACKEND_CASES: readonly BackendCase[] = [
     returnsPassword: false,
     faultConfig: { timeoutMs: 1_000, circuitBreaker: NO_BREAKER },
   },
+  {
+    // Passthrough to a second gateway (the WHMCS sandbox behind it): what WHMCS does, forwarded.
+    name: 'v1',
+    actions: PROFILE_ACTIONS,
+    cancel: 'scheduled',
+    returnsPassword: true,
+    faultConfig: { timeoutMs: 1_000 },
+  },
 ];
 
 let keyCounter = 0;

@@ -41,7 +41,7 @@ export interface BackendGateway {
 export async function buildBackendGateway(name: string, options: BackendGatewayOptions): Promise<BackendGateway> {
   const plugin = BACKENDS.find((candidate) => candidate.name === name);
   if (!plugin) throw new Error(`backend "${name}" is not registered`);
-  const upstream: SandboxUpstream<unknown> = await plugin.sandbox({});
+  const upstream: SandboxUpstream<unknown> = await plugin.sandbox({ profile: options.profile });
   try {
     const base = parseConfig({
       profile: options.profile,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineEndpoint, type EndpointDeps } from '../../http/endpoint.js';
+import { defineLocalEndpoint, type GatewayDeps } from '../../http/endpoint.js';
 import { ApiError } from '../../errors.js';
 
 /**
@@ -11,7 +11,7 @@ const CHECK_TTL_MS = 1_000;
 const PING_TIMEOUT_MS = 1_000;
 type HealthState = 'ok' | 'store' | 'upstream';
 /** The last check per app (keyed by its deps), so that apps in one process never share it. */
-const lastChecks = new WeakMap<EndpointDeps, { startedAt: number; result: Promise<HealthState> }>();
+const lastChecks = new WeakMap<GatewayDeps, { startedAt: number; result: Promise<HealthState> }>();
 
 /** The ping's answer, or false once PING_TIMEOUT_MS has passed (the ping itself runs on and is ignored). */
 function bounded(ping: () => Promise<boolean>): Promise<boolean> {
@@ -23,18 +23,18 @@ function bounded(ping: () => Promise<boolean>): Promise<boolean> {
 }
 
 /** The current check: the last one while it is younger than CHECK_TTL_MS (finished or not), else a new one. */
-function currentCheck(deps: EndpointDeps): Promise<HealthState> {
+function currentCheck(deps: GatewayDeps): Promise<HealthState> {
   const now = Date.now();
   const last = lastChecks.get(deps);
   if (last && now - last.startedAt < CHECK_TTL_MS) return last.result;
-  const result = Promise.all([bounded(() => deps.stores.ping()), bounded(() => deps.backend.ping())]).then(
+  const result = Promise.all([bounded(() => deps.stores.ping()), bounded(() => deps.upstream.ping())]).then(
     ([store, upstream]): HealthState => (!store ? 'store' : !upstream ? 'upstream' : 'ok'),
   );
   lastChecks.set(deps, { startedAt: now, result });
   return result;
 }
 
-export default defineEndpoint({
+export default defineLocalEndpoint({
   method: 'GET',
   url: '/v1/health',
   operationId: 'getHealth',

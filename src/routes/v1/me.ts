@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineEndpoint } from '../../http/endpoint.js';
+import { defineEndpoint, type Caller, type GatewayDeps } from '../../http/endpoint.js';
 import { keyLimits } from '../../limits/rate-limiter.js';
-import { AccountSchema, TimestampSchema } from '../../v1/schemas.js';
+import { type Account, AccountSchema, TimestampSchema } from '../../v1/schemas.js';
 import { SCOPES } from '../../keys/scopes.js';
 
 const MeSchema = z
@@ -23,6 +23,28 @@ const MeSchema = z
   })
   .meta({ id: 'Me' });
 
+/** The account as the upstream knows it, under this gateway's account id, and the calling key. */
+function meBody(caller: Caller, deps: GatewayDeps, account: Omit<Account, 'id'>) {
+  const key = caller.key;
+  const limits = keyLimits(key, deps.config);
+  return {
+    account: { ...account, id: caller.account.id },
+    key: {
+      id: key.id,
+      name: key.name,
+      scopes: key.scopes,
+      created_at: key.createdAt,
+      expires_at: key.expiresAt,
+      rate_limits: {
+        per_minute: limits.perMinute.ratePerMinute,
+        burst: limits.perMinute.burst,
+        per_day: limits.perDay,
+        account_per_minute: limits.accountPerMinute?.limit ?? null,
+      },
+    },
+  };
+}
+
 export default defineEndpoint({
   method: 'GET',
   url: '/v1/me',
@@ -33,28 +55,11 @@ export default defineEndpoint({
   scope: 'any',
   responses: { 200: { description: 'The calling account and key.', schema: MeSchema } },
   errors: [],
+  // A v1 upstream knows the customer; the key (and its limits) are this gateway's.
+  passthrough: {
+    answer: (upstream, { caller, deps }) => ({ status: 200, body: meBody(caller, deps, MeSchema.parse(upstream.body).account) }),
+  },
   async handler({ caller, deps, requestId }) {
-    const account = await deps.backend.getAccount(caller.customer, { requestId });
-    const key = caller.key;
-    const limits = keyLimits(key, deps.config);
-    return {
-      status: 200,
-      body: {
-        account: { ...account, id: caller.account.id },
-        key: {
-          id: key.id,
-          name: key.name,
-          scopes: key.scopes,
-          created_at: key.createdAt,
-          expires_at: key.expiresAt,
-          rate_limits: {
-            per_minute: limits.perMinute.ratePerMinute,
-            burst: limits.perMinute.burst,
-            per_day: limits.perDay,
-            account_per_minute: limits.accountPerMinute?.limit ?? null,
-          },
-        },
-      },
-    };
+    return { status: 200, body: meBody(caller, deps, await deps.backend.getAccount(caller.customer, { requestId })) };
   },
 });

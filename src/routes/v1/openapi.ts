@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { defineEndpoint } from '../../http/endpoint.js';
+import { defineLocalEndpoint } from '../../http/endpoint.js';
 
 /** The document describes every endpoint, this one included, so it is handed in once all exist. */
 export function openApiEndpoint(document: () => object) {
-  return defineEndpoint({
+  return defineLocalEndpoint({
     method: 'GET',
     url: '/v1/openapi.json',
     operationId: 'getOpenApi',

@@ -73,8 +73,11 @@ async function reconcile(deps: EndpointDeps, customer: Customer, id: string, act
  * is released, not stored, and the client may retry the key with a valid action (contract §5).
  */
 function offeredAction(action: string, deps: EndpointDeps): ServiceAction {
-  const supported = deps.backend.capabilities.serviceActions;
-  const allowed = PROFILE_ACTIONS[deps.config.profile].filter((candidate) => supported.includes(candidate));
+  return offeredAmong(action, deps.config.profile, deps.backend.capabilities.serviceActions);
+}
+
+function offeredAmong(action: string, profile: Profile, supported: readonly ServiceAction[]): ServiceAction {
+  const allowed = PROFILE_ACTIONS[profile].filter((candidate) => supported.includes(candidate));
   if (!(allowed as readonly string[]).includes(action)) {
     throw new ApiError('invalid_action', `"${action.slice(0, 64)}" is not an action this API offers; allowed: ${allowed.join(', ') || 'none'}.`, {
       extensions: { allowed_actions: allowed },
@@ -115,6 +118,8 @@ export default defineEndpoint({
   params: IdParamsSchema,
   body: ActionInputSchema,
   documentedBody: documentedInput,
+  // A v1 upstream decides what it supports, but never runs an action outside this gateway's profile.
+  passthrough: { refuse: ({ body, deps }) => void offeredAmong(body.action, deps.config.profile, ALL_ACTIONS) },
   responses: {
     200: { description: 'The action ran; the service as it now stands.', schema: ActionResultSchema },
     202: { description: 'The action was accepted and takes effect later (cancel).', schema: ActionResultSchema },

@@ -1,5 +1,5 @@
 import { defineEndpoint } from '../../../http/endpoint.js';
-import { PageQuerySchema, pageSchema, paginate } from '../../../http/pagination.js';
+import { PageQuerySchema, pageSchema, paginate, repaginate } from '../../../http/pagination.js';
 import { ServiceSchema } from '../../../v1/schemas.js';
 
 export default defineEndpoint({
@@ -14,6 +14,7 @@ export default defineEndpoint({
     200: { description: 'A page of the account\'s services.', schema: pageSchema(ServiceSchema, 'ServicePage'), headers: { Link: 'RFC 8288 links: first, prev, next, last.' } },
   },
   errors: [],
+  passthrough: { answer: (upstream, { query }) => repaginate('/v1/services', query, upstream.body) },
   async handler({ query, caller, deps, requestId }) {
     const page = await deps.backend.listServices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
     const { body, headers } = paginate('/v1/services', query, page.items, page.total);

@@ -1,0 +1,210 @@
+/**
+ * Reading a v1 upstream's answer. A success must be what the endpoint documents (status, media
+ * type, a body its response schema accepts). A Problem+JSON document from the closed error table
+ * passes through with its status, reason and detail, except where it speaks of the gateway's own
+ * access (its key refused, its rate limited): that is the operator's problem, answered 502/503.
+ * Anything else (an HTML page, a redirect, a body that is not the contract's) becomes one of the
+ * gateway's own problems, with the upstream's words only in the operator's log line.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { BackendError, type BackendErrorKind } from '../../src/backend/backend.js';
+import { ApiError, type FieldError, REASONS, type Reason } from '../../src/errors.js';
+import type { Endpoint, HandlerResult } from '../../src/http/endpoint.js';
+import { DETAIL, excerpt } from '../../src/upstream/answers.js';
+import { ALL_ACTIONS } from '../../src/v1/schemas.js';
+import type { Captured } from './capture.js';
+
+export interface AnswerContext {
+  endpoint: Endpoint;
+  /** A POST or PUT: after it was sent, a failure may hide an effect. */
+  write: boolean;
+  /** The upstream's base URL: where Location headers must point. */
+  base: URL;
+}
+
+const PDF = 'application/pdf';
+const redactNothing = (text: string): string => text;
+
+function mediaType(headers: IncomingHttpHeaders): string {
+  return (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/** Retry-After as delta seconds (1 s to a day); anything else is ignored. */
+function retryAfterMs(headers: IncomingHttpHeaders): number | undefined {
+  const value = headers['retry-after'];
+  if (typeof value !== 'string' || !/^\d{1,6}$/.test(value)) return undefined;
+  const seconds = Number(value);
+  return seconds >= 1 && seconds <= 86_400 ? seconds * 1000 : undefined;
+}
+
+/** A detail the upstream wrote for clients, when it is plain text of a sane length. */
+function cleanText(value: unknown, max = 1000): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= max && !/[\u0000-\u001f\u007f]/.test(value) ? value : undefined;
+}
+
+function label(ctx: AnswerContext): string {
+  return `v1 upstream ${ctx.endpoint.operationId}`;
+}
+
+function unreadable(ctx: AnswerContext, why: string, outcomeUnknown = ctx.write): BackendError {
+  return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage: `${label(ctx)}: ${why}`, outcomeUnknown });
+}
+
+/**
+ * The headers an endpoint documents (Location, Content-Disposition), when the upstream's value is
+ * one this gateway would send itself; every other upstream header stays behind.
+ */
+function documentedHeaders(ctx: AnswerContext, status: number, headers: IncomingHttpHeaders): Record<string, string> {
+  const documented = Object.keys(ctx.endpoint.responses[status]?.headers ?? {}).map((name) => name.toLowerCase());
+  const kept: Record<string, string> = {};
+  const location = headers.location;
+  if (documented.includes('location') && typeof location === 'string') {
+    const target = URL.canParse(location, ctx.base.href) ? new URL(location, ctx.base) : undefined;
+    const basePath = ctx.base.pathname.replace(/\/+$/, '');
+    const path = target && target.origin === ctx.base.origin && target.pathname.startsWith(`${basePath}/v1/`) ? target.pathname.slice(basePath.length) : '';
+    if (!/^\/v1\/[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(path)) throw unreadable(ctx, `its Location is not a v1 path of the upstream`);
+    kept.location = path;
+  }
+  const disposition = headers['content-disposition'];
+  if (documented.includes('content-disposition') && typeof disposition === 'string' && /^attachment; filename="[A-Za-z0-9._-]{1,100}"$/.test(disposition)) {
+    kept['content-disposition'] = disposition;
+  }
+  return kept;
+}
+
+function success(ctx: AnswerContext, answer: Captured): HandlerResult {
+  const { endpoint } = ctx;
+  const spec = endpoint.responses[answer.status];
+  if (!spec) throw unreadable(ctx, `answered ${answer.status}, which ${endpoint.operationId} does not document`);
+  const media = mediaType(answer.headers);
+  if (spec.contentType === PDF) {
+    if (media !== PDF || answer.body.subarray(0, 5).toString('latin1') !== '%PDF-') throw unreadable(ctx, `answered ${answer.status} without a PDF (${media || 'no content type'})`);
+    return { status: answer.status, body: answer.body, headers: documentedHeaders(ctx, answer.status, answer.headers) };
+  }
+  if (media !== 'application/json') throw unreadable(ctx, `answered ${answer.status} with ${media || 'no content type'}: ${excerpt(answer.body, redactNothing)}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    throw unreadable(ctx, `answered ${answer.status} with malformed JSON (${answer.body.length} bytes)`);
+  }
+  const parsed = spec.schema?.safeParse(json);
+  if (parsed && !parsed.success) {
+    // Paths and messages only: values may be a customer's data.
+    const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw unreadable(ctx, `answered ${answer.status} with a body that is not the contract's: ${issues.join('; ')}`);
+  }
+  return { status: answer.status, body: parsed ? parsed.data : json, headers: documentedHeaders(ctx, answer.status, answer.headers) };
+}
+
+interface UpstreamProblem {
+  reason: Reason;
+  detail: string | undefined;
+  document: Record<string, unknown>;
+}
+
+/** A Problem+JSON document of the closed table, its status matching its reason; else undefined. */
+function problemOf(answer: Captured): UpstreamProblem | undefined {
+  if (mediaType(answer.headers) !== 'application/problem+json') return undefined;
+  let document: unknown;
+  try {
+    document = JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) return undefined;
+  const { reason } = document as { reason?: unknown };
+  if (typeof reason !== 'string' || !Object.hasOwn(REASONS, reason)) return undefined;
+  if (REASONS[reason as Reason].status !== answer.status) return undefined;
+  return { reason: reason as Reason, detail: cleanText((document as { detail?: unknown }).detail), document: document as Record<string, unknown> };
+}
+
+function fieldErrors(value: unknown): FieldError[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const errors = value.slice(0, 50).flatMap((item: { pointer?: unknown; detail?: unknown }) => {
+    const pointer = cleanText(item?.pointer, 200);
+    const detail = cleanText(item?.detail, 500);
+    return pointer !== undefined && detail !== undefined && pointer.startsWith('/') ? [{ pointer, detail }] : [];
+  });
+  return errors.length > 0 ? errors : undefined;
+}
+
+/** Problems that are about the upstream's own backends or state: this gateway says them in its own words. */
+const UPSTREAM_FAILURES: Partial<Record<Reason, BackendErrorKind>> = {
+  upstream_error: 'upstream_error',
+  internal_error: 'upstream_error',
+  upstream_unavailable: 'unavailable',
+  store_unavailable: 'unavailable',
+  upstream_timeout: 'timeout',
+};
+
+/** Problems the upstream can only answer when this gateway forwarded wrongly (it validated first). */
+const FORWARDING_FAULTS: ReadonlySet<Reason> = new Set<Reason>([
+  'method_not_allowed',
+  'payload_too_large',
+  'unsupported_media_type',
+  'idempotency_key_missing',
+  'idempotency_key_invalid',
+]);
+
+function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProblem): Error {
+  const { reason, detail, document } = problem;
+  const retryAfter = retryAfterMs(answer.headers);
+  const said = `${answer.status} ${reason}${detail ? `: ${detail}` : ''}`;
+  if (reason === 'unauthenticated' || reason === 'insufficient_scope') {
+    return new BackendError('upstream_error', DETAIL.refused, {
+      operatorMessage: `${label(ctx)}: the upstream refused this account's key (${said}); check upstream.v1.apiKeys and the key's scopes there`,
+    });
+  }
+  if (reason === 'rate_limited') {
+    return new BackendError('unavailable', DETAIL.unreachable, {
+      operatorMessage: `${label(ctx)}: the upstream rate-limits this account's key (${said})`,
+      ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+    });
+  }
+  if (reason === 'not_found') return new BackendError('not_found', detail ?? 'No such resource.');
+  if (reason === 'action_not_allowed') return new BackendError('conflict', detail ?? REASONS.action_not_allowed.title);
+  const failure = UPSTREAM_FAILURES[reason];
+  if (failure) {
+    return new BackendError(failure, DETAIL.business, {
+      operatorMessage: `${label(ctx)}: ${said}`,
+      // A write the upstream could not finish may still stand; its store being down means nothing ran.
+      outcomeUnknown: ctx.write && reason !== 'store_unavailable',
+      ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+    });
+  }
+  if (FORWARDING_FAULTS.has(reason)) return unreadable(ctx, `refused what the gateway forwarded (${said})`, false);
+  // The client's own business: its status, reason and words, with the extensions the contract names.
+  const allowed = Array.isArray(document.allowed_actions) ? document.allowed_actions.filter((action) => (ALL_ACTIONS as unknown[]).includes(action)) : undefined;
+  const errors = fieldErrors(document.errors);
+  return new ApiError(reason, detail ?? REASONS[reason].title, {
+    ...(reason === 'invalid_action' && allowed ? { extensions: { allowed_actions: allowed } } : {}),
+    ...(errors ? { errors } : {}),
+    ...(retryAfter === undefined ? {} : { headers: { 'retry-after': String(retryAfter / 1000) } }),
+  });
+}
+
+/** Any other failure status, by what it says about the upstream. */
+function normalise(ctx: AnswerContext, answer: Captured): BackendError {
+  const { status } = answer;
+  const what = `answered ${status} (${mediaType(answer.headers) || 'no content type'}): ${excerpt(answer.body, redactNothing)}`;
+  const retryAfter = retryAfterMs(answer.headers);
+  if (status >= 300 && status < 400) return unreadable(ctx, `answered ${status}, a redirect, which is not followed`);
+  if (status === 401 || status === 403) return new BackendError('upstream_error', DETAIL.refused, { operatorMessage: `${label(ctx)}: refused the gateway: ${what}` });
+  if (status === 429 || status === 503) {
+    return new BackendError('unavailable', DETAIL.unreachable, {
+      operatorMessage: `${label(ctx)}: ${what}`,
+      outcomeUnknown: ctx.write && status === 503,
+      ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+    });
+  }
+  if (status === 504) return new BackendError('timeout', DETAIL.timeout, { operatorMessage: `${label(ctx)}: ${what}`, outcomeUnknown: ctx.write });
+  return unreadable(ctx, what, ctx.write && status >= 500);
+}
+
+/** The endpoint's answer from the upstream's, or the error to answer with instead. */
+export function readAnswer(ctx: AnswerContext, answer: Captured): HandlerResult {
+  if (answer.status >= 200 && answer.status < 300) return success(ctx, answer);
+  const problem = answer.status >= 400 ? problemOf(answer) : undefined;
+  throw problem ? passProblem(ctx, answer, problem) : normalise(ctx, answer);
+}

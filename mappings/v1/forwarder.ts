@@ -1,0 +1,166 @@
+/**
+ * The v1 passthrough: each endpoint that is not answered locally is mounted as its own
+ * @fastify/http-proxy route inside the gateway's pipeline (the gates run as hooks of that route,
+ * first), and its handler forwards through reply.from with the request rebuilt: validated body and
+ * query, this account's upstream key, a namespaced Idempotency-Key. The answer is captured
+ * (capture.ts) and read (answer.ts) before anything reaches the client.
+ */
+import { performance } from 'node:perf_hooks';
+import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
+import httpProxy from '@fastify/http-proxy';
+import { Agent } from 'undici';
+import { BackendError } from '../../src/backend/backend.js';
+import type { BackendLogger } from '../../src/backend/logger.js';
+import type { ForwardCall, Forwarder } from '../../src/http/forwarding.js';
+import { DETAIL } from '../../src/upstream/answers.js';
+import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
+import { readAnswer } from './answer.js';
+import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
+import type { V1Config } from './config.js';
+import { upstreamHeaders, upstreamIdempotencyKey } from './headers.js';
+
+/** A health probe must answer quickly or count as down. */
+const PING_TIMEOUT_MS = 2_000;
+
+type ProxyReply = FastifyReply & { fromParameters(url: string, params: unknown, prefix: string): { url: string; options: ReplyOptions } };
+
+const CAPTURE_FAILURES: Record<CaptureFailure['kind'], { kind: BackendError['kind']; detail: string }> = {
+  unreachable: { kind: 'unavailable', detail: DETAIL.unreachable },
+  timeout: { kind: 'timeout', detail: DETAIL.timeout },
+  broken: { kind: 'upstream_error', detail: DETAIL.broken },
+  too_large: { kind: 'upstream_error', detail: DETAIL.unreadable },
+  invalid: { kind: 'upstream_error', detail: DETAIL.unreadable },
+};
+
+function outcomeOf(error: unknown): UpstreamOutcome {
+  if (error instanceof BackendError) return error.kind;
+  // A problem the upstream answered for the client (422, 409 …): the call itself worked.
+  return 'success';
+}
+
+/** The query as validated, never the client's raw string. */
+function queryOf(query: unknown): string {
+  const entries = Object.entries((query ?? {}) as Record<string, unknown>).filter(([, value]) => value !== undefined);
+  return new URLSearchParams(entries.map(([name, value]): [string, string] => [name, String(value)])).toString();
+}
+
+export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogger; hooks?: UpstreamHooks }): Forwarder {
+  const base = new URL(config.url.replace(/\/+$/, ''));
+  const basePath = base.pathname.replace(/\/+$/, '');
+  // Our own dispatcher: reply-from builds one that skips TLS certificate checks unless given one,
+  // and an upstream key must only ever go to the host that proves it is the upstream. Undici
+  // follows no redirects.
+  const agent = new Agent({
+    connections: config.connections,
+    connect: { timeout: config.connectTimeoutMs },
+    headersTimeout: config.writeTimeoutMs,
+    bodyTimeout: config.writeTimeoutMs,
+  });
+  const observer = deps.hooks?.observer;
+  const contextHeaders = deps.hooks?.contextHeaders;
+
+  function upstreamKey(call: ForwardCall): string {
+    const { customer } = call.caller;
+    const key = config.apiKeys[customer.upstreamId];
+    if (key === undefined) {
+      throw new BackendError('upstream_error', DETAIL.refused, {
+        operatorMessage: `upstream.v1.apiKeys has no key for upstream id "${customer.upstreamId}" (account ${customer.accountId}); nothing was sent`,
+      });
+    }
+    return key;
+  }
+
+  async function forward(call: ForwardCall, reply: FastifyReply): Promise<ReturnType<typeof readAnswer>> {
+    const { endpoint, caller, attempt } = call;
+    const write = endpoint.method !== 'GET';
+    const apiKey = upstreamKey(call);
+    const path = reply.request.url.split('?')[0] as string;
+    const { url, options } = (reply as ProxyReply).fromParameters(path, reply.request.params, endpoint.url);
+    const idempotencyKey =
+      attempt && call.idempotencyKey !== undefined ? upstreamIdempotencyKey(caller.account.id, call.idempotencyKey, attempt.recordId) : undefined;
+    // Write-ahead: from here on, a retry reconciles (it forwards the same upstream key again).
+    if (attempt) await attempt.beforeWrite();
+    const started = performance.now();
+    try {
+      const answer = await capture(
+        reply,
+        url,
+        {
+          ...options,
+          method: endpoint.method,
+          ...(write ? { body: call.body ?? {} } : {}),
+          queryString: () => queryOf(call.query),
+          rewriteRequestHeaders: (_request, prepared) =>
+            upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: contextHeaders?.(), idempotencyKey }),
+          // Nothing of the upstream's headers is copied onto the reply.
+          rewriteHeaders: () => ({}),
+        },
+        { deadlineMs: write ? config.writeTimeoutMs : config.timeoutMs, maxBytes: config.maxResponseBytes },
+      );
+      const result = readAnswer({ endpoint, write, base }, answer);
+      observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
+      return result;
+    } catch (error) {
+      const failure = error instanceof CaptureFailure ? fromCapture(error, write, endpoint.operationId) : error;
+      observer?.called(endpoint.operationId, outcomeOf(failure), (performance.now() - started) / 1000);
+      throw failure;
+    }
+  }
+
+  function fromCapture(failure: CaptureFailure, write: boolean, action: string): BackendError {
+    const { kind, detail } = CAPTURE_FAILURES[failure.kind];
+    return new BackendError(kind, detail, {
+      operatorMessage: `v1 upstream ${action}: ${failure.kind}: ${failure.message}`,
+      // Once a write left, only its answer tells what happened; a refused connection sent nothing.
+      outcomeUnknown: write && failure.kind !== 'unreachable',
+    });
+  }
+
+  return {
+    name: 'v1',
+    writeTimeoutMs: config.writeTimeoutMs,
+    mount(app: FastifyInstance, route: RouteOptions) {
+      void app.register(async (scope) => {
+        // The pipeline's gates and validation run as hooks of the proxy's route, before its handler.
+        for (const hook of [route.onRequest ?? []].flat()) scope.addHook('onRequest', hook);
+        for (const hook of [route.preValidation ?? []].flat()) scope.addHook('preValidation', hook);
+        await scope.register(httpProxy, {
+          upstream: base.href.replace(/\/+$/, ''),
+          prefix: route.url,
+          rewritePrefix: `${basePath}${route.url}`,
+          // Exactly the endpoint's path and method: nothing else under it is proxied.
+          routes: [''],
+          httpMethods: [route.method as string],
+          config: route.config ?? {},
+          // Bodies are parsed (and validated) by the gateway, then forwarded as validated.
+          proxyPayloads: false,
+          undici: agent,
+          // Never sent twice by the proxy: reads have a deadline, writes are reconciled by idempotency.
+          retryMethods: [],
+          disableRequestLogging: true,
+          handler: (request, reply) => route.handler.call(scope, request, reply),
+        });
+      });
+    },
+    forward,
+    async ping() {
+      try {
+        const { statusCode, body } = await agent.request({
+          origin: base.origin,
+          path: `${basePath}/v1/health`,
+          method: 'GET',
+          headersTimeout: PING_TIMEOUT_MS,
+          bodyTimeout: PING_TIMEOUT_MS,
+        });
+        await body.dump();
+        return statusCode === 200;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      // Requests still in flight (a hanging upstream) must not hold the shutdown.
+      await agent.destroy();
+    },
+  };
+}

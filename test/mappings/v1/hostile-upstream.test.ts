@@ -1,0 +1,185 @@
+/**
+ * A v1 upstream that misbehaves: silent, slow, oversized, redirecting, answering HTML, garbage or a
+ * cut-off body, or problems of its own. The client always gets one of this gateway's problems (or
+ * the upstream's own problem, passed through where it is the client's business), never the
+ * upstream's text, and writes stay safe to retry.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { bearer } from '../../helpers/gateway.js';
+import { buildPassthroughGateway, json, ORDER, type PassthroughGateway, problem, SERVICE } from './harness.js';
+
+function expectProblem(response: LightMyRequestResponse, status: number, reason: string): any {
+  assert.equal(response.statusCode, status, response.body);
+  assert.match(String(response.headers['content-type']), /^application\/problem\+json/);
+  const body = response.json();
+  assert.equal(body.reason, reason, response.body);
+  assert.equal(body.request_id, response.headers['x-request-id']);
+  return body;
+}
+
+describe('v1 passthrough: a hostile upstream', () => {
+  let gw: PassthroughGateway;
+  let getService: () => Promise<LightMyRequestResponse>;
+  before(async () => {
+    // Settle time just above the write deadline, so that a retry reconciles within the test.
+    gw = await buildPassthroughGateway({ config: { idempotency: { settleMs: 800, leaseMarginMs: 100 } } });
+    getService = () => gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:all']) });
+  });
+  after(() => gw.close());
+  beforeEach(() => {
+    gw.upstream.received.length = 0;
+  });
+
+  it('no answer within the deadline → 504', async () => {
+    gw.upstream.answer(() => undefined);
+    const started = Date.now();
+    expectProblem(await getService(), 504, 'upstream_timeout');
+    assert.ok(Date.now() - started < 2_000);
+  });
+
+  it('a body that drips in past the deadline → 504: the deadline covers the whole answer', async () => {
+    gw.upstream.answer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => (response.destroyed ? clearInterval(timer) : response.write(' ')), 50);
+    });
+    expectProblem(await getService(), 504, 'upstream_timeout');
+  });
+
+  it('an answer over the size cap → 502, whether declared or streamed', async () => {
+    const big = { ...SERVICE, product_name: 'x'.repeat(5000) };
+    gw.upstream.answer(json(200, big));
+    expectProblem(await getService(), 502, 'upstream_error');
+    gw.upstream.answer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(big));
+    });
+    expectProblem(await getService(), 502, 'upstream_error');
+  });
+
+  it('a redirect → 502, not followed', async () => {
+    gw.upstream.answer((request, response) => {
+      if (request.url === '/elsewhere') return json(200, SERVICE)(request, response, undefined as never);
+      response.writeHead(302, { location: '/elsewhere' });
+      response.end();
+    });
+    expectProblem(await getService(), 502, 'upstream_error');
+    assert.deepEqual(gw.upstream.received.map((r) => r.url), ['/v1/services/7']);
+  });
+
+  it('an HTML error page → 502 Problem+JSON without the upstream\'s words; the operator sees them', async () => {
+    gw.upstream.answer((_request, response) => {
+      response.writeHead(500, { 'content-type': 'text/html' });
+      response.end('<html><body><h1>Fatal error</h1> in /var/www/panel/index.php line 12</body></html>');
+    });
+    const body = expectProblem(await getService(), 502, 'upstream_error');
+    assert.doesNotMatch(JSON.stringify(body), /Fatal|panel|<h1>/);
+    assert.ok(gw.logs.some((line) => line.includes('answered 500 (text/html)') && line.includes('Fatal error')));
+  });
+
+  for (const [what, script] of [
+    ['garbage JSON', (_q: unknown, response: import('node:http').ServerResponse) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"id": "7", "status": act');
+    }],
+    ['a body that is not the contract\'s', json(200, { id: '7', status: 'active' })],
+    ['HTML with 200', (_q: unknown, response: import('node:http').ServerResponse) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<html>Maintenance</html>');
+    }],
+    ['a status the endpoint does not document', json(201, SERVICE)],
+    ['a cut-off body', (_q: unknown, response: import('node:http').ServerResponse) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      response.write('{"id":"7",');
+      setTimeout(() => response.socket?.destroy(), 20);
+    }],
+    ['a reset connection', (_q: unknown, response: import('node:http').ServerResponse) => response.socket?.destroy()],
+  ] as const) {
+    it(`${what} → 502`, async () => {
+      gw.upstream.answer(script as never);
+      expectProblem(await getService(), 502, 'upstream_error');
+    });
+  }
+
+  it('its problems pass through with their status, reason and detail, under this gateway\'s request id', async () => {
+    gw.upstream.answer(problem(404, 'not_found'));
+    const notFound = expectProblem(await getService(), 404, 'not_found');
+    assert.equal(notFound.detail, 'upstream says not_found');
+    assert.notEqual(notFound.request_id, 'upstream-request-id');
+    assert.equal(notFound.type, 'https://reseller-gateway.dev/problems/not_found');
+
+    gw.upstream.answer(problem(422, 'invalid_action', { allowed_actions: ['start', 'cancel', 'format_disk'] }));
+    const invalid = expectProblem(
+      await gw.app.inject({ method: 'POST', url: '/v1/services/7/actions', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'act-invalid' }, payload: { action: 'reboot' } }),
+      422,
+      'invalid_action',
+    );
+    assert.deepEqual(invalid.allowed_actions, ['start', 'cancel']);
+
+    gw.upstream.answer(problem(503, 'outcome_unknown', {}, { 'retry-after': '12' }));
+    const unknown = await gw.app.inject({ method: 'POST', url: '/v1/orders', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'order-unknown' }, payload: { product_id: '1', billing_cycle: 'monthly' } });
+    expectProblem(unknown, 503, 'outcome_unknown');
+    assert.equal(unknown.headers['retry-after'], '12');
+  });
+
+  it('its refusal of a write is stored: the replay answers it without asking again', async () => {
+    gw.upstream.answer(problem(409, 'action_not_allowed'));
+    const request = { method: 'POST' as const, url: '/v1/services/7/actions', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'act-refused' }, payload: { action: 'cancel' } };
+    expectProblem(await gw.app.inject(request), 409, 'action_not_allowed');
+    const replay = await gw.app.inject(request);
+    // The stored answer, as first given (its request id included).
+    assert.equal(replay.statusCode, 409);
+    assert.equal(replay.json().reason, 'action_not_allowed');
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(gw.upstream.received.length, 1);
+  });
+
+  it('its refusal of the gateway\'s key → 502 and an operator line; its rate limit → 503 with its Retry-After', async () => {
+    gw.upstream.answer(problem(401, 'unauthenticated'));
+    const refused = expectProblem(await getService(), 502, 'upstream_error');
+    assert.doesNotMatch(refused.detail, /key|unauthenticated/i);
+    assert.ok(gw.logs.some((line) => line.includes('the upstream refused this account\'s key')));
+    gw.upstream.answer(problem(429, 'rate_limited', { violated_policies: ['key_minute'] }, { 'retry-after': '7' }));
+    const limited = await getService();
+    const body = expectProblem(limited, 503, 'upstream_unavailable');
+    assert.equal(limited.headers['retry-after'], '7');
+    assert.equal(body.violated_policies, undefined);
+  });
+
+  it('a problem whose status is not its reason\'s, or an unknown reason → 502', async () => {
+    gw.upstream.answer(problem(404, 'upstream_error'));
+    expectProblem(await getService(), 502, 'upstream_error');
+    gw.upstream.answer(problem(418, 'teapot'));
+    expectProblem(await getService(), 502, 'upstream_error');
+  });
+
+  it('a write that times out is not sent again blindly: the retry forwards the same upstream key', async () => {
+    gw.upstream.answer(() => undefined);
+    const request = { method: 'POST' as const, url: '/v1/orders', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'order-timeout' }, payload: { product_id: '1', billing_cycle: 'monthly' } };
+    expectProblem(await gw.app.inject(request), 504, 'upstream_timeout');
+    // Within the settle time the upstream may still be working on it.
+    expectProblem(await gw.app.inject(request), 409, 'idempotency_in_progress');
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    gw.upstream.answer(json(201, ORDER, { location: '/v1/orders/42' }));
+    const retry = await gw.app.inject(request);
+    assert.equal(retry.statusCode, 201, retry.body);
+    const keys = gw.upstream.received.map((r) => r.headers['idempotency-key']);
+    assert.equal(keys.length, 2);
+    assert.equal(keys[0], keys[1], 'the upstream can tell it is the same order');
+  });
+
+  it('the upstream down → 503 with Retry-After; health and readiness say so', async () => {
+    const gateway = await buildPassthroughGateway();
+    try {
+      await gateway.upstream.close();
+      const response = await gateway.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gateway.keys['acme:all']) });
+      expectProblem(response, 503, 'upstream_unavailable');
+      assert.ok(Number(response.headers['retry-after']) >= 1);
+      expectProblem(await gateway.app.inject({ method: 'GET', url: '/v1/health' }), 503, 'upstream_unavailable');
+      assert.equal((await gateway.app.readiness.check()).upstream, 'down');
+    } finally {
+      await gateway.app.close();
+    }
+  });
+});
