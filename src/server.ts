@@ -12,7 +12,7 @@ import { resolvePepper } from './keys/pepper.js';
 import { buildOpsApp } from './ops/server.js';
 import { issueDemoKeys, startSandbox, type Sandbox } from './sandbox.js';
 import { createStores } from './stores/factory.js';
-import { EX_CONFIG, NO_UPSTREAM_MESSAGE, mayPrintDemoKeys, sandboxRequested } from './startup/mode.js';
+import { EX_CONFIG, noUpstreamMessage, mayPrintDemoKeys, sandboxRequested } from './startup/mode.js';
 
 function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
   try {
@@ -37,7 +37,7 @@ async function main(registry: BackendRegistry): Promise<void> {
     sandbox = await startSandbox(loaded, registry, latency ? Number(latency) : undefined);
     config = sandbox.config;
   } else {
-    process.stderr.write(`reseller-gateway: ${NO_UPSTREAM_MESSAGE}\n`);
+    process.stderr.write(`reseller-gateway: ${noUpstreamMessage(registry)}\n`);
     process.exit(EX_CONFIG);
   }
   const stores = await createStores(config);

@@ -5,17 +5,25 @@
  * what to set. `npm start` asks for it (scripts/start.mjs) so a fresh checkout still gets the demo.
  */
 import { isIP } from 'node:net';
+import type { BackendRegistry } from '../backend/registry.js';
 
 type Env = Record<string, string | undefined>;
 
 export const EX_CONFIG = 78;
 
-export const NO_UPSTREAM_MESSAGE = [
-  'no upstream is configured, and the sandbox was not asked for.',
-  '  For a gateway: set WHMCS_URL, WHMCS_IDENTIFIER, WHMCS_SECRET and KEY_PEPPER (and REDIS_URL),',
-  '  or CONFIG_FILE=<a JSON file with an "upstream" section; see config/production.example.json>.',
-  '  For the demo sandbox (embedded WHMCS simulator, demo keys): set SANDBOX=1.',
-].join('\n');
+/** What to set, per registered backend, read from the backends' own environment variables. */
+export function noUpstreamMessage(registry: BackendRegistry): string {
+  const backends = registry.map(
+    (plugin) => `    BACKEND=${plugin.name}: ${plugin.env.map((variable) => variable.name).join(', ')}`,
+  );
+  return [
+    'no upstream is configured, and the sandbox was not asked for.',
+    '  For a gateway: pick a backend and set its variables, with KEY_PEPPER, WEBHOOK_ENCRYPTION_KEY and REDIS_URL:',
+    ...backends,
+    '  or CONFIG_FILE=<a JSON file with an "upstream" section; see config/production.example.json>.',
+    '  For the demo sandbox (a simulator of the backend, demo keys): set SANDBOX=1.',
+  ].join('\n');
+}
 
 /** A flag variable is on when set to 1 or true (any other value, or none, is off). */
 export function flag(env: Env, name: string): boolean {
