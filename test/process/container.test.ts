@@ -69,7 +69,10 @@ describe('container entry, image environment', () => {
     const env = imageEnv(dir);
     const result = spawnSync(process.execPath, ENTRY, { env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(result.status, 78, result.stderr);
-    for (const name of ['WHMCS_URL', 'WHMCS_IDENTIFIER', 'WHMCS_SECRET', 'KEY_PEPPER', 'CONFIG_FILE', 'SANDBOX=1']) {
+    for (const name of [
+      'WHMCS_URL', 'WHMCS_IDENTIFIER', 'WHMCS_SECRET', 'FOSSBILLING_URL', 'FOSSBILLING_API_TOKEN', 'V1_UPSTREAM_URL',
+      'V1_UPSTREAM_API_KEYS', 'KEY_PEPPER', 'WEBHOOK_ENCRYPTION_KEY', 'CONFIG_FILE', 'SANDBOX=1',
+    ]) {
       assert.ok(result.stderr.includes(name), `names ${name}: ${result.stderr}`);
     }
     assert.equal(result.stdout, '', 'no banner, no key');
