@@ -28,7 +28,28 @@ export const REASONS = {
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
-export type Reason = keyof typeof REASONS;
+/**
+ * Reasons only the admin API answers with (src/admin/, on the ops listener); the v1 contract and its
+ * OpenAPI document never name them. The rest of the table above is shared.
+ */
+export const ADMIN_REASONS = {
+  account_exists: { status: 409, title: 'An account with this id exists' },
+  account_disabled: { status: 409, title: 'The account is disabled' },
+  key_inactive: { status: 409, title: 'The key is revoked or expired' },
+  webhook_state_conflict: { status: 409, title: 'The webhook endpoint or event is not in a state that allows this' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+const ALL_REASONS = { ...REASONS, ...ADMIN_REASONS };
+
+/** A reason of the v1 contract. */
+export type V1Reason = keyof typeof REASONS;
+export type AdminReason = keyof typeof ADMIN_REASONS;
+export type Reason = V1Reason | AdminReason;
+
+/** A reason's status and title, from whichever table holds it. */
+export function reasonSpec(reason: Reason): { status: number; title: string } {
+  return ALL_REASONS[reason];
+}
 
 export interface FieldError {
   /** JSON pointer (RFC 6901) into the request: `/body/field`, `/query/page`, `/path/id`. */
@@ -57,7 +78,7 @@ export class ApiError extends Error {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
     this.reason = reason;
-    this.status = REASONS[reason].status;
+    this.status = reasonSpec(reason).status;
     this.detail = detail;
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
@@ -81,7 +102,7 @@ export function problemDocument(error: ApiError, requestId: string, typeBase: st
   return {
     ...error.extensions,
     type: `${typeBase}${error.reason}`,
-    title: REASONS[error.reason].title,
+    title: reasonSpec(error.reason).title,
     status: error.status,
     detail: error.detail,
     instance: `urn:uuid:${requestId}`,

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Profile } from '../config.js';
-import { REASONS, type Reason } from '../errors.js';
+import { REASONS, type V1Reason as Reason } from '../errors.js';
 import type { Endpoint } from '../http/endpoint.js';
 import { SCOPES } from '../keys/scopes.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
@@ -18,7 +18,7 @@ interface Components {
 }
 
 /** Converts a zod schema, moving its named sub-schemas into components and pointing at them. */
-function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Components): JsonSchema {
+export function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Components): JsonSchema {
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
   const rewritten = JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
   const defs = (rewritten.$defs ?? {}) as Record<string, JsonSchema>;
