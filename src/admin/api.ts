@@ -19,6 +19,7 @@ import { ADMIN_PREFIX, registerAdminEndpoint, type AdminRegisterContext } from '
 import { adminEndpoints } from './routes/index.js';
 import { AdminService } from './service.js';
 import { AdminTokens } from './tokens.js';
+import { WebhookAdmin } from './webhook-service.js';
 
 /** How long an admin write may take (store calls only): the idempotency claim's lease is a little longer. */
 const ADMIN_WRITE_TIMEOUT_MS = 5_000;
@@ -42,8 +43,10 @@ export interface AdminApiDeps {
 export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
   const { config, stores } = deps;
   if (config.admin.tokens.length === 0) return null;
+  const service = new AdminService({ keys: deps.keys, store: stores.keys });
   const ctx: AdminRegisterContext = {
-    service: new AdminService({ keys: deps.keys, store: stores.keys, webhooks: stores.webhooks, events: deps.webhooks.events }),
+    service,
+    webhooks: new WebhookAdmin(service, stores.webhooks, deps.webhooks.events),
     tokens: new AdminTokens(config.admin.tokens),
     rateLimit: new AdminRateLimit(stores.rateLimits, config.admin.perMinute),
     idempotency: new Idempotency(stores.idempotency, config, ADMIN_WRITE_TIMEOUT_MS),

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Reason } from '../errors.js';
 import type { AdminService } from './service.js';
+import type { WebhookAdmin } from './webhook-service.js';
 import type { AdminScope, AdminTokenConfig } from './tokens.js';
 
 /** A scope, or `any`: every valid admin token (the OpenAPI document). */
@@ -30,6 +31,7 @@ export interface AdminHandlerContext<P, Q, B> {
   /** The admin token that called. */
   caller: AdminTokenConfig;
   service: AdminService;
+  webhooks: WebhookAdmin;
   /** Idempotent endpoints: names this use of the Idempotency-Key, the same across its retries. */
   recordId: string | undefined;
   log: FastifyBaseLogger;

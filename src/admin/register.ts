@@ -21,6 +21,7 @@ import { insufficientScope, toAdminApiError, unauthenticated } from './problems.
 import type { AdminRateLimit } from './rate-limit.js';
 import type { AdminService } from './service.js';
 import type { AdminTokenConfig, AdminTokens } from './tokens.js';
+import type { WebhookAdmin } from './webhook-service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,6 +37,7 @@ declare module 'fastify' {
 
 export interface AdminRegisterContext {
   service: AdminService;
+  webhooks: WebhookAdmin;
   tokens: AdminTokens;
   rateLimit: AdminRateLimit;
   idempotency: Idempotency;
@@ -92,6 +94,7 @@ export function registerAdminEndpoint(scope: FastifyInstance, endpoint: AdminEnd
           requestId: request.id,
           caller,
           service: ctx.service,
+          webhooks: ctx.webhooks,
           recordId,
           log: request.log,
         });

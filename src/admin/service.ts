@@ -1,21 +1,18 @@
 /**
- * The operator's operations on accounts, keys and webhook deliveries: one layer under both the key
- * CLI (src/cli/keys.ts) and the admin API (src/admin/routes/). It refuses with a `Refusal` (the CLI
- * prints it, the API answers its problem); every change that affects authentication reaches every
- * gateway instance at once (the key store's invalidation).
+ * The operator's operations on accounts and keys: one layer under both the key CLI
+ * (src/cli/keys.ts) and the admin API (src/admin/routes/); webhook deliveries beside it
+ * (webhook-service.ts). It refuses with a `Refusal` (the CLI prints it, the API answers its
+ * problem); every change that affects authentication reaches every gateway instance at once (the
+ * key store's invalidation).
  */
 import type { KeyService, IssueKeyInput } from '../keys/key-service.js';
 import { isDisabled } from '../keys/key-service.js';
 import { Refusal } from '../keys/refusal.js';
-import type { AccountRecord, ApiKeyRecord, DeliveryLogEntry, KeyStore, WebhookRecord, WebhookStore } from '../stores/types.js';
-import type { WebhookEvents } from '../webhooks/emitter.js';
+import type { AccountRecord, ApiKeyRecord, KeyStore } from '../stores/types.js';
 
 export interface AdminServiceDeps {
   keys: KeyService;
   store: KeyStore;
-  webhooks: WebhookStore;
-  /** Replays go through it, so the local delivery worker wakes at once. */
-  events: WebhookEvents;
   now?: () => number;
 }
 
@@ -126,46 +123,5 @@ export class AdminService {
   /** Refused at once on every instance; revoking a revoked key keeps its time. */
   revokeKey(keyId: string): Promise<ApiKeyRecord> {
     return this.deps.keys.revoke(keyId);
-  }
-
-  // ---- webhooks ---------------------------------------------------------------------------------
-
-  /** The account's endpoint (URL, status, last delivery); refused when the account or the endpoint is unknown. */
-  async webhook(accountId: string): Promise<WebhookRecord> {
-    await this.account(accountId);
-    const record = await this.deps.webhooks.get(accountId);
-    if (!record) throw new Refusal('unknown', `account ${accountId} has no webhook endpoint`);
-    return record;
-  }
-
-  /** A page of the account's delivery log, newest first. */
-  async deliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }> {
-    await this.account(accountId);
-    return this.deps.webhooks.listDeliveries(accountId, offset, limit);
-  }
-
-  /**
-   * Sends a failed (or dropped) event again, with the same id and payload and a fresh retry
-   * schedule. The endpoint must be there and enabled: enable it first.
-   */
-  async replayDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry> {
-    const record = await this.webhook(accountId);
-    const entry = await this.deps.webhooks.getDelivery(accountId, eventId);
-    if (!entry) throw new Refusal('unknown', `account ${accountId} has no logged event ${eventId}`);
-    if (entry.state !== 'failed' && entry.state !== 'dropped') {
-      throw new Refusal('webhook_state', `event ${eventId} is ${entry.state}; only a failed or dropped event can be replayed`);
-    }
-    if (record.status === 'disabled') {
-      throw new Refusal('webhook_state', `the webhook endpoint of account ${accountId} is disabled; enable it first`);
-    }
-    return this.deps.events.replay(accountId, entry);
-  }
-
-  /** Enables a disabled endpoint (its URL and secret kept); its failing run starts afresh. */
-  async enableWebhook(accountId: string): Promise<WebhookRecord> {
-    await this.webhook(accountId);
-    const enabled = await this.deps.webhooks.enable(accountId);
-    if (!enabled) throw new Refusal('unknown', `account ${accountId} has no webhook endpoint`);
-    return enabled;
   }
 }

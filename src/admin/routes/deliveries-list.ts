@@ -15,8 +15,8 @@ export default defineAdminEndpoint({
   query: PageQuerySchema,
   responses: { 200: { description: 'A page of deliveries.', schema: pageSchema(DeliverySchema, 'AdminDeliveryPage'), headers: { Link: 'RFC 8288 links to the first, previous, next and last pages.' } } },
   errors: ['not_found'],
-  async handler({ params, query, service }) {
-    const { entries, total } = await service.deliveries(params.id, (query.page - 1) * query.per_page, query.per_page);
+  async handler({ params, query, webhooks }) {
+    const { entries, total } = await webhooks.deliveries(params.id, (query.page - 1) * query.per_page, query.per_page);
     const path = `/admin/v1/accounts/${encodeURIComponent(params.id)}/webhook/deliveries`;
     const page = paginate(path, query, entries.map(deliveryView), total);
     return { status: 200, body: page.body, headers: page.headers };

@@ -18,7 +18,7 @@ export default defineAdminEndpoint({
   }),
   responses: { 202: { description: 'Queued: the delivery, pending.', schema: DeliverySchema } },
   errors: ['not_found', 'webhook_state_conflict'],
-  async handler({ params, service }) {
-    return { status: 202, body: deliveryView(await service.replayDelivery(params.id, params.event_id)) };
+  async handler({ params, webhooks }) {
+    return { status: 202, body: deliveryView(await webhooks.replayDelivery(params.id, params.event_id)) };
   },
 });

@@ -14,7 +14,7 @@ export default defineAdminEndpoint({
   params: AccountPathSchema,
   responses: { 200: { description: 'The endpoint, enabled.', schema: WebhookEndpointSchema } },
   errors: ['not_found'],
-  async handler({ params, service }) {
-    return { status: 200, body: webhookView(await service.enableWebhook(params.id)) };
+  async handler({ params, webhooks }) {
+    return { status: 200, body: webhookView(await webhooks.enableWebhook(params.id)) };
   },
 });

@@ -12,7 +12,7 @@ export default defineAdminEndpoint({
   params: AccountPathSchema,
   responses: { 200: { description: 'The endpoint.', schema: WebhookEndpointSchema } },
   errors: ['not_found'],
-  async handler({ params, service }) {
-    return { status: 200, body: webhookView(await service.webhook(params.id)) };
+  async handler({ params, webhooks }) {
+    return { status: 200, body: webhookView(await webhooks.webhook(params.id)) };
   },
 });
