@@ -80,7 +80,7 @@ export class AdminService {
 
   private async invalidateKeysOf(accountId: string): Promise<void> {
     const keys = await this.deps.store.listKeys(accountId);
-    await Promise.all(keys.map((key) => this.deps.store.publishInvalidation(key.id)));
+    await Promise.all(keys.map((key) => this.deps.keys.invalidate(key.id)));
   }
 
   // ---- keys -------------------------------------------------------------------------------------
@@ -92,7 +92,7 @@ export class AdminService {
   async issueKey(input: IssueKeyInput): Promise<IssuedKey> {
     const replaces = await this.leftBehind(input.keyId);
     const issued = await this.deps.keys.issue(input);
-    if (replaces) await this.deps.store.publishInvalidation(issued.record.id);
+    if (replaces) await this.deps.keys.invalidate(issued.record.id);
     return issued;
   }
 
@@ -116,7 +116,7 @@ export class AdminService {
   async rotateKey(keyId: string, graceMs: number, successorId?: string): Promise<IssuedKey & { old: ApiKeyRecord }> {
     const replaces = await this.leftBehind(successorId);
     const rotated = await this.deps.keys.rotate(keyId, graceMs, successorId);
-    if (replaces) await this.deps.store.publishInvalidation(rotated.record.id);
+    if (replaces) await this.deps.keys.invalidate(rotated.record.id);
     return rotated;
   }
 

@@ -68,10 +68,21 @@ export class KeyService {
     this.observer = options.observer;
     // Entries outlive their freshness only to stand in for the store while it is down.
     this.cache = new LRUCache<string, CachedLookup>({ max: 10_000, ttl: Math.max(this.freshMs, this.staleIfErrorMs) });
-    store.onInvalidation((keyId) => {
-      this.invalidations += 1;
-      this.cache.delete(keyId);
-    });
+    store.onInvalidation((keyId) => this.forget(keyId));
+  }
+
+  private forget(keyId: string): void {
+    this.invalidations += 1;
+    this.cache.delete(keyId);
+  }
+
+  /**
+   * Every instance drops its copy of the key: this one before it answers, the others when the
+   * store's invalidation reaches them (pub/sub: milliseconds, never the cache's time to live).
+   */
+  async invalidate(keyId: string): Promise<void> {
+    this.forget(keyId);
+    await this.store.publishInvalidation(keyId);
   }
 
   async authenticate(raw: string): Promise<AuthenticatedKey | AuthFailure> {
@@ -161,7 +172,7 @@ export class KeyService {
     const earlier = record.revokedAt !== null && Date.parse(record.revokedAt) <= at.getTime();
     const revoked = { ...record, revokedAt: earlier ? record.revokedAt : at.toISOString() };
     await this.store.putKey(revoked);
-    await this.store.publishInvalidation(keyId);
+    await this.invalidate(keyId);
     return revoked;
   }
 
