@@ -42,9 +42,16 @@ export type AdminAuditLog = AuditLog<AdminAuditRecord>;
 /** Requests whose record was attempted: a failed write is not retried, so no call gets two. */
 const attempted = new WeakSet<FastifyRequest>();
 
-/** Path text as the client sent it: control characters removed, length bounded. */
+/** What an admin token, an API key or a webhook secret starts with. */
+const SECRET_LIKE = /^(rgadm_|rk_|whsec_)/i;
+
+/**
+ * Text the client sent (a path segment, an id in a body): control characters removed, length
+ * bounded, and replaced whole when it looks like a secret someone pasted in the wrong place.
+ */
 function clientText(value: unknown): string | null {
-  return typeof value === 'string' ? value.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 200) : null;
+  if (typeof value !== 'string') return null;
+  return SECRET_LIKE.test(value) ? '[redacted]' : value.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 200);
 }
 
 function outcomeOf(status: number): AdminAuditRecord['outcome'] {
@@ -60,7 +67,8 @@ function outcomeOf(status: number): AdminAuditRecord['outcome'] {
 export function subjectOf(route: string, params: unknown, added: AuditSubject = {}): AuditSubject {
   const subject = fromPath(route, params);
   for (const [field, value] of Object.entries(added) as Array<[keyof AuditSubject, string | undefined]>) {
-    if (value !== undefined) subject[field] = value;
+    const text = clientText(value);
+    if (text !== null) subject[field] = text;
   }
   return subject;
 }
