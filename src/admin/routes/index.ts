@@ -42,3 +42,8 @@ export function adminEndpoints(serverUrl: string): AdminEndpoint[] {
   document = buildAdminOpenApiDocument(all, serverUrl);
   return all;
 }
+
+/** The document `GET /admin/v1/openapi.json` serves (scripts and tests use it too). */
+export function adminOpenApiDocument(serverUrl: string): object {
+  return buildAdminOpenApiDocument(adminEndpoints(serverUrl), serverUrl);
+}
