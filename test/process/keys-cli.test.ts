@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AdminTokens, hashAdminToken } from '../../src/admin/tokens.js';
+import { AdminTokens, AdminTokenSchema, hashAdminToken } from '../../src/admin/tokens.js';
 
 interface Run {
   code: number;
@@ -99,7 +99,7 @@ describe('reseller-keys', () => {
     const text = await cli('admin-token', 'create', '--name', 'panel', '--scopes', 'admin:accounts,admin:read');
     assert.equal(text.code, 0, text.stderr);
     const token = /: (rgadm_\S+)\n/.exec(text.stdout)?.[1] as string;
-    const entry = JSON.parse(text.stdout.trim().split('\n').at(-1) as string);
+    const entry = AdminTokenSchema.parse(JSON.parse(text.stdout.trim().split('\n').at(-1) as string));
     assert.deepEqual(entry, { name: 'panel', hash: hashAdminToken(token), scopes: ['admin:accounts', 'admin:read'] });
     assert.equal(new AdminTokens([entry]).find(token)?.name, 'panel');
     const json = JSON.parse((await cli('admin-token', 'create', '--name', 'ops', '--scopes', 'all', '--json')).stdout);
