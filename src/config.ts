@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { AdminTokensSchema } from './admin/tokens.js';
+import { AdminConfigSchema } from './admin/tokens.js';
 import type { BackendEnvVar, BackendRegistry } from './backend/registry.js';
 
 const PositiveInt = z.number().int().positive();
@@ -151,16 +151,7 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   webhooks: WebhookConfigSchema.prefault({}),
   /** The admin API on the ops listener (src/admin/); off while no token is configured. */
-  admin: z
-    .strictObject({
-      /** Who may call it: name, `sha256:` hash of the token, admin scopes (ADMIN_TOKENS, JSON). */
-      tokens: AdminTokensSchema.default([]),
-      /** Calls per minute per admin token (a rolling minute). */
-      perMinute: PositiveInt.default(300),
-      /** The admin audit log: one JSON line per admin call, apart from the app log and the credentials audit. */
-      auditFile: z.string().default('data/admin-audit.log'),
-    })
-    .prefault({}),
+  admin: AdminConfigSchema.prefault({}),
   /** Absent, or without the backend's section: the process stops (EX_CONFIG) unless SANDBOX=1 asks for
    * the sandbox (a local upstream, demo keys; src/startup/mode.ts). */
   upstream: UpstreamSelectionSchema.optional(),

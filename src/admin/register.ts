@@ -60,7 +60,7 @@ function authenticate(request: FastifyRequest, tokens: AdminTokens): AdminTokenC
   return token;
 }
 
-/** `/admin/v1/accounts/:id` within the plugin registered at `/admin/v1`. */
+/** Where the admin routes live on the ops listener; every admin endpoint's url starts with it. */
 export const ADMIN_PREFIX = '/admin/v1';
 
 export function registerAdminEndpoint(scope: FastifyInstance, endpoint: AdminEndpoint, ctx: AdminRegisterContext): void {

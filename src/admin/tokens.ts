@@ -45,6 +45,16 @@ export const AdminTokensSchema = z.preprocess(
   }),
 );
 
+/** The config's `admin` section. */
+export const AdminConfigSchema = z.strictObject({
+  /** Who may call the admin API: name, `sha256:` hash of the token, admin scopes (ADMIN_TOKENS, JSON). */
+  tokens: AdminTokensSchema.default([]),
+  /** Calls per admin token in any rolling minute. */
+  perMinute: z.number().int().positive().default(300),
+  /** The admin audit log: one JSON line per admin call, apart from the app log and the credentials audit. */
+  auditFile: z.string().default('data/admin-audit.log'),
+});
+
 export function hashAdminToken(token: string): string {
   return `sha256:${createHash('sha256').update(token).digest('hex')}`;
 }
