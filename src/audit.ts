@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Reason } from './errors.js';
+import type { AnyReason } from './errors.js';
 
 export interface AuditRecord {
   time: string;
@@ -27,7 +27,7 @@ export interface AuditRecord {
   outcome: 'returned' | 'denied' | 'not_found' | 'failed';
   status: number;
   /** The problem's reason; null when the credentials were returned. */
-  reason: Reason | null;
+  reason: AnyReason | null;
 }
 
 export interface AuditLog<R extends object = AuditRecord> {

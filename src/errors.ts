@@ -42,12 +42,13 @@ export const ADMIN_REASONS = {
 const ALL_REASONS = { ...REASONS, ...ADMIN_REASONS };
 
 /** A reason of the v1 contract. */
-export type V1Reason = keyof typeof REASONS;
+export type Reason = keyof typeof REASONS;
 export type AdminReason = keyof typeof ADMIN_REASONS;
-export type Reason = V1Reason | AdminReason;
+/** Every reason a problem can carry: the v1 contract's and the admin API's. */
+export type AnyReason = Reason | AdminReason;
 
 /** A reason's status and title, from whichever table holds it. */
-export function reasonSpec(reason: Reason): { status: number; title: string } {
+export function reasonSpec(reason: AnyReason): { status: number; title: string } {
   return ALL_REASONS[reason];
 }
 
@@ -67,14 +68,14 @@ export interface ApiErrorOptions {
 
 /** The one error class. Its `detail` is written for the client: never put upstream text in it. */
 export class ApiError extends Error {
-  readonly reason: Reason;
+  readonly reason: AnyReason;
   readonly status: number;
   readonly detail: string;
   readonly extensions: Record<string, unknown>;
   readonly headers: Record<string, string>;
   readonly errors: FieldError[] | undefined;
 
-  constructor(reason: Reason, detail: string, options: ApiErrorOptions = {}) {
+  constructor(reason: AnyReason, detail: string, options: ApiErrorOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
     this.reason = reason;
@@ -92,7 +93,7 @@ export interface ProblemDocument {
   status: number;
   detail: string;
   instance: string;
-  reason: Reason;
+  reason: AnyReason;
   request_id: string;
   errors?: FieldError[];
   [extension: string]: unknown;

@@ -8,7 +8,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit.js';
-import type { Reason } from '../errors.js';
+import type { AnyReason } from '../errors.js';
 import type { AuditSubject } from './endpoint.js';
 
 export interface AdminAuditRecord {
@@ -32,7 +32,7 @@ export interface AdminAuditRecord {
   outcome: 'done' | 'denied' | 'refused' | 'failed';
   status: number;
   /** The problem's reason; null when done. */
-  reason: Reason | null;
+  reason: AnyReason | null;
   /** An idempotent replay: the stored answer, nothing done again. */
   replayed: boolean;
 }
@@ -93,7 +93,7 @@ export interface AdminCall {
   route: string;
   subject: AuditSubject;
   status: number;
-  reason: Reason | null;
+  reason: AnyReason | null;
   replayed: boolean;
 }
 

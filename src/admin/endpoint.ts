@@ -6,7 +6,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
-import type { Reason } from '../errors.js';
+import type { AnyReason } from '../errors.js';
 import type { AdminService } from './service.js';
 import type { WebhookAdmin } from './webhook-service.js';
 import type { AdminScope, AdminTokenConfig } from './tokens.js';
@@ -68,7 +68,7 @@ export interface AdminEndpoint<P extends z.ZodType = z.ZodType, Q extends z.ZodT
   idempotent?: boolean;
   responses: Record<number, AdminResponseSpec>;
   /** Reasons this endpoint answers with beyond those every admin endpoint of its kind has. */
-  errors: Reason[];
+  errors: AnyReason[];
   /**
    * What the call names beyond its path, for the audit record: from the validated body (also when
    * the call then fails), and from the answer when it succeeded (the key a call made).

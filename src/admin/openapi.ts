@@ -2,7 +2,7 @@
  * The admin API's own OpenAPI 3.1 document (`GET /admin/v1/openapi.json`), generated from the admin
  * endpoints' zod schemas as v1's is (src/openapi/), and linted with it (scripts/lint-openapi.mjs).
  */
-import { reasonSpec, type Reason } from '../errors.js';
+import { reasonSpec, type AnyReason } from '../errors.js';
 import { toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
 import type { AdminEndpoint } from './endpoint.js';
@@ -22,7 +22,7 @@ const TAGS: Record<string, string> = {
 const REQUEST_ID = { description: 'Generated for every response; the admin audit log names it.', schema: { type: 'string', format: 'uuid' } };
 const RETRY_AFTER = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
 
-const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
+const REASON_HEADERS: Partial<Record<AnyReason, Record<string, object>>> = {
   unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="admin"`, with `error="invalid_token"` when a token was sent.', schema: { type: 'string' } } },
   insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="admin", error="insufficient_scope", scope="…"`.', schema: { type: 'string' } } },
   method_not_allowed: { Allow: { description: 'The methods the path supports.', schema: { type: 'string' } } },
@@ -32,8 +32,8 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
 };
 
 /** Every reason an admin endpoint can answer with: its own plus those its kind implies. */
-function reasonsOf(endpoint: AdminEndpoint): Reason[] {
-  const reasons = new Set<Reason>(['unauthenticated', 'rate_limited', 'internal_error', 'store_unavailable', ...endpoint.errors]);
+function reasonsOf(endpoint: AdminEndpoint): AnyReason[] {
+  const reasons = new Set<AnyReason>(['unauthenticated', 'rate_limited', 'internal_error', 'store_unavailable', ...endpoint.errors]);
   if (endpoint.scope !== 'any') reasons.add('insufficient_scope');
   if (endpoint.params || endpoint.query || endpoint.body) reasons.add('invalid_request');
   if (endpoint.body) {
@@ -47,27 +47,27 @@ function reasonsOf(endpoint: AdminEndpoint): Reason[] {
   return [...reasons];
 }
 
-function problemExample(reason: Reason): object {
+function problemExample(reason: AnyReason): object {
   const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
   const { status, title } = reasonSpec(reason);
   return { type: `https://reseller-gateway.dev/problems/${reason}`, title, status, detail: title, instance: `urn:uuid:${requestId}`, reason, request_id: requestId };
 }
 
-function errorResponses(reasons: Reason[]): Record<string, object> {
-  const byStatus = new Map<number, Reason[]>();
+function errorResponses(reasons: AnyReason[]): Record<string, object> {
+  const byStatus = new Map<number, AnyReason[]>();
   for (const reason of reasons) byStatus.set(reasonSpec(reason).status, [...(byStatus.get(reasonSpec(reason).status) ?? []), reason]);
   const responses: Record<string, object> = {};
   for (const [status, group] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     responses[String(status)] = {
       description: group.map((reason) => `\`${reason}\`: ${reasonSpec(reason).title}`).join('; '),
       headers: Object.assign({ 'X-Request-Id': REQUEST_ID }, ...group.map((reason) => REASON_HEADERS[reason] ?? {})),
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/AdminProblem' }, example: problemExample(group[0] as Reason) } },
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/AdminProblem' }, example: problemExample(group[0] as AnyReason) } },
     };
   }
   return responses;
 }
 
-function problemSchema(reasons: Reason[]): JsonSchema {
+function problemSchema(reasons: AnyReason[]): JsonSchema {
   return {
     type: 'object',
     description: 'RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.',

@@ -1,9 +1,9 @@
 /** How the admin API turns failures into problems: the service's refusals by kind, the rest as v1 does. */
-import { ApiError, type Reason } from '../errors.js';
+import { ApiError, type AnyReason } from '../errors.js';
 import { toApiError } from '../http/problems.js';
 import { Refusal, type RefusalKind } from '../keys/refusal.js';
 
-const REFUSAL_REASONS: Record<RefusalKind, Reason> = {
+const REFUSAL_REASONS: Record<RefusalKind, AnyReason> = {
   unknown: 'not_found',
   exists: 'account_exists',
   key_inactive: 'key_inactive',

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Backend, Customer } from '../backend/backend.js';
 import type { Profile, ResolvedConfig } from '../config.js';
-import type { V1Reason } from '../errors.js';
+import type { Reason } from '../errors.js';
 import type { AuditLog } from '../audit.js';
 import type { DoctorGate } from '../doctor/monitor.js';
 import type { KeyService } from '../keys/key-service.js';
@@ -97,7 +97,7 @@ export interface Endpoint<
   audited?: boolean;
   responses: Record<number, ResponseSpec>;
   /** Error reasons this endpoint can answer with, beyond those every endpoint of its kind has. */
-  errors: V1Reason[];
+  errors: Reason[];
   handler(ctx: HandlerContext<z.infer<P>, z.infer<Q>, z.infer<B>>): Promise<HandlerResult>;
 }
 

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Profile } from '../config.js';
-import { REASONS, type V1Reason as Reason } from '../errors.js';
+import { REASONS, type Reason } from '../errors.js';
 import type { Endpoint } from '../http/endpoint.js';
 import { SCOPES } from '../keys/scopes.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
