@@ -1,5 +1,6 @@
-// `npm run lint:openapi`: the OpenAPI document of each profile through Redocly (recommended rules,
-// redocly.yaml) and Spectral (spectral:oas, .spectral.yaml); any error or warning fails. Both tools
+// `npm run lint:openapi`: the OpenAPI document of each profile, and the admin API's, through Redocly
+// (recommended rules, redocly.yaml) and Spectral (spectral:oas, .spectral.yaml); any error or
+// warning fails. Both tools
 // are pinned dev dependencies; test/openapi/lint.test.ts runs this in `npm test`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -26,7 +27,8 @@ function parseJson(tool, result, text = result.stdout) {
 const dir = mkdtempSync(join(tmpdir(), 'rg-openapi-'));
 let problems = 0;
 try {
-  for (const profile of ['A', 'B']) {
+  for (const profile of ['A', 'B', 'admin']) {
+    const label = profile === 'admin' ? 'admin API' : `profile ${profile}`;
     const file = join(dir, `openapi-${profile}.json`);
     const generated = run(process.execPath, ['--import', 'tsx', 'scripts/openapi.ts', profile, file]);
     if (generated.status !== 0) throw new Error(`generating profile ${profile} failed:\n${generated.stderr}`);
@@ -40,7 +42,7 @@ try {
     const spectral = parseJson('spectral', spectralRun, existsSync(report) ? readFileSync(report, 'utf8') : '');
     for (const p of spectral) console.log(`spectral ${profile} severity=${p.severity} ${p.code}: ${p.message} (${p.path.join('.')})`);
     problems += spectral.length;
-    console.log(`profile ${profile}: redocly ${redocly.totals.errors} errors, ${redocly.totals.warnings} warnings; spectral ${spectral.length} problems`);
+    console.log(`${label}: redocly ${redocly.totals.errors} errors, ${redocly.totals.warnings} warnings; spectral ${spectral.length} problems`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -5,6 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { createAdminApi, type AdminApi } from './admin/api.js';
+import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
 import { ApiError, problemDocument } from './errors.js';
@@ -47,6 +49,8 @@ declare module 'fastify' {
     metrics: GatewayMetrics;
     /** What /readyz of the ops listener answers; the process entry marks the shutdown. */
     readiness: Readiness;
+    /** The admin API the ops listener serves under /admin/v1; null when no admin token is configured. */
+    admin: AdminApi | null;
   }
 }
 
@@ -56,6 +60,8 @@ export interface AppOverrides {
   backends?: BackendRegistry;
   stores?: Stores;
   audit?: AuditLog;
+  /** The admin audit log; else the file `admin.auditFile`. */
+  adminAudit?: AdminAuditLog;
   /** Where log lines go (tests capture them). */
   logStream?: NodeJS.WritableStream;
   resolveHost?: (host: string) => Promise<string[]>;
@@ -154,6 +160,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const resolveHost = overrides.resolveHost ?? dnsResolver();
   const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log);
   const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks };
+  const adminAudit = overrides.adminAudit ?? new FileAuditLog(config.admin.auditFile);
+  app.decorate('admin', createAdminApi({ config, stores, keys, webhooks, audit: adminAudit }));
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
   const idempotency = new Idempotency(stores.idempotency, config, link.writeTimeoutMs, metrics);
   const problems = installProblemHandling(app, config.problemTypeBase, audit);
@@ -186,7 +194,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.addHook('onClose', async () => {
     doctor.stop();
     await webhooks.stop();
-    await Promise.allSettled([link.close(), stores.close(), audit.close()]);
+    await Promise.allSettled([link.close(), stores.close(), audit.close(), adminAudit.close()]);
   });
   return app;
 }

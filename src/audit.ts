@@ -1,12 +1,13 @@
 /**
  * The credentials audit log (contract §6): one JSON line per credentials read, whatever its outcome,
  * written and flushed to disk before the response leaves. Kept apart from the application log.
- * The pipeline writes the records (src/http/audited.ts), for every route marked `audited`.
+ * The pipeline writes the records (src/http/audited.ts), for every route marked `audited`. The
+ * admin audit log (src/admin/audit.ts) is another file of the same kind, with its own records.
  */
 import { mkdirSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Reason } from './errors.js';
+import type { AnyReason } from './errors.js';
 
 export interface AuditRecord {
   time: string;
@@ -26,16 +27,16 @@ export interface AuditRecord {
   outcome: 'returned' | 'denied' | 'not_found' | 'failed';
   status: number;
   /** The problem's reason; null when the credentials were returned. */
-  reason: Reason | null;
+  reason: AnyReason | null;
 }
 
-export interface AuditLog {
+export interface AuditLog<R extends object = AuditRecord> {
   /** Resolves once the record is durable; rejects when it could not be written. */
-  write(record: AuditRecord): Promise<void>;
+  write(record: R): Promise<void>;
   close(): Promise<void>;
 }
 
-export class FileAuditLog implements AuditLog {
+export class FileAuditLog<R extends object = AuditRecord> implements AuditLog<R> {
   private handle: Promise<FileHandle> | undefined;
   /** Appends are chained so lines never interleave. */
   private tail: Promise<void> = Promise.resolve();
@@ -51,7 +52,7 @@ export class FileAuditLog implements AuditLog {
     return this.handle;
   }
 
-  write(record: AuditRecord): Promise<void> {
+  write(record: R): Promise<void> {
     const line = `${JSON.stringify(record)}\n`;
     const next = this.tail.then(async () => {
       const file = await this.file();
@@ -70,11 +71,11 @@ export class FileAuditLog implements AuditLog {
 }
 
 /** For tests: keeps records in memory, and can be told to fail. */
-export class MemoryAuditLog implements AuditLog {
-  readonly records: AuditRecord[] = [];
+export class MemoryAuditLog<R extends object = AuditRecord> implements AuditLog<R> {
+  readonly records: R[] = [];
   failing = false;
 
-  async write(record: AuditRecord): Promise<void> {
+  async write(record: R): Promise<void> {
     if (this.failing) throw new Error('audit log unavailable');
     this.records.push(record);
   }

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { AdminConfigSchema } from './admin/tokens.js';
 import type { BackendEnvVar, BackendRegistry } from './backend/registry.js';
 
 const PositiveInt = z.number().int().positive();
@@ -149,6 +150,8 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   webhooks: WebhookConfigSchema.prefault({}),
+  /** The admin API on the ops listener (src/admin/); off while no token is configured. */
+  admin: AdminConfigSchema.prefault({}),
   /** Absent, or without the backend's section: the process stops (EX_CONFIG) unless SANDBOX=1 asks for
    * the sandbox (a local upstream, demo keys; src/startup/mode.ts). */
   upstream: UpstreamSelectionSchema.optional(),
@@ -172,7 +175,9 @@ const DEFAULT_CONFIG_FILE = 'config/gateway.json';
 type Env = Record<string, string | undefined>;
 
 /** Environment variables and the config path each one sets. */
-const ENV_OVERRIDES: Array<[name: string, path: string[], kind: 'string' | 'int' | 'list']> = [
+type EnvKind = 'string' | 'int' | 'list' | 'json';
+
+const ENV_OVERRIDES: Array<[name: string, path: string[], kind: EnvKind]> = [
   ['HOST', ['host'], 'string'],
   ['PORT', ['port'], 'int'],
   ['PROFILE', ['profile'], 'string'],
@@ -188,6 +193,8 @@ const ENV_OVERRIDES: Array<[name: string, path: string[], kind: 'string' | 'int'
   ['BACKEND', ['upstream', 'backend'], 'string'],
   ['OPS_HOST', ['ops', 'host'], 'string'],
   ['OPS_PORT', ['ops', 'port'], 'int'],
+  ['ADMIN_TOKENS', ['admin', 'tokens'], 'json'],
+  ['ADMIN_AUDIT_LOG_FILE', ['admin', 'auditFile'], 'string'],
 ];
 
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
@@ -200,9 +207,17 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
   node[path[path.length - 1] as string] = value;
 }
 
-function envValue(name: string, raw: string, kind: 'string' | 'int' | 'list'): unknown {
+function envValue(name: string, raw: string, kind: EnvKind): unknown {
   if (kind === 'string') return raw;
   if (kind === 'list') return raw.split(',').map((item) => item.trim()).filter(Boolean);
+  if (kind === 'json') {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      // The value may hold secrets someone pasted by mistake: it is not echoed.
+      throw new ConfigError(`${name} must be JSON`);
+    }
+  }
   if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   return Number(raw);
 }

@@ -28,7 +28,29 @@ export const REASONS = {
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
+/**
+ * Reasons only the admin API answers with (src/admin/, on the ops listener); the v1 contract and its
+ * OpenAPI document never name them. The rest of the table above is shared.
+ */
+export const ADMIN_REASONS = {
+  account_exists: { status: 409, title: 'An account with this id exists' },
+  account_disabled: { status: 409, title: 'The account is disabled' },
+  key_inactive: { status: 409, title: 'The key is revoked or expired' },
+  webhook_state_conflict: { status: 409, title: 'The webhook endpoint or event is not in a state that allows this' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+const ALL_REASONS = { ...REASONS, ...ADMIN_REASONS };
+
+/** A reason of the v1 contract. */
 export type Reason = keyof typeof REASONS;
+export type AdminReason = keyof typeof ADMIN_REASONS;
+/** Every reason a problem can carry: the v1 contract's and the admin API's. */
+export type AnyReason = Reason | AdminReason;
+
+/** A reason's status and title, from whichever table holds it. */
+export function reasonSpec(reason: AnyReason): { status: number; title: string } {
+  return ALL_REASONS[reason];
+}
 
 export interface FieldError {
   /** JSON pointer (RFC 6901) into the request: `/body/field`, `/query/page`, `/path/id`. */
@@ -46,18 +68,18 @@ export interface ApiErrorOptions {
 
 /** The one error class. Its `detail` is written for the client: never put upstream text in it. */
 export class ApiError extends Error {
-  readonly reason: Reason;
+  readonly reason: AnyReason;
   readonly status: number;
   readonly detail: string;
   readonly extensions: Record<string, unknown>;
   readonly headers: Record<string, string>;
   readonly errors: FieldError[] | undefined;
 
-  constructor(reason: Reason, detail: string, options: ApiErrorOptions = {}) {
+  constructor(reason: AnyReason, detail: string, options: ApiErrorOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
     this.reason = reason;
-    this.status = REASONS[reason].status;
+    this.status = reasonSpec(reason).status;
     this.detail = detail;
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
@@ -71,7 +93,7 @@ export interface ProblemDocument {
   status: number;
   detail: string;
   instance: string;
-  reason: Reason;
+  reason: AnyReason;
   request_id: string;
   errors?: FieldError[];
   [extension: string]: unknown;
@@ -81,7 +103,7 @@ export function problemDocument(error: ApiError, requestId: string, typeBase: st
   return {
     ...error.extensions,
     type: `${typeBase}${error.reason}`,
-    title: REASONS[error.reason].title,
+    title: reasonSpec(error.reason).title,
     status: error.status,
     detail: error.detail,
     instance: `urn:uuid:${requestId}`,

@@ -1,9 +1,11 @@
 /** The key CLI's help texts, one per command (`reseller-keys <command> --help`). */
+import { ADMIN_SCOPES } from '../admin/tokens.js';
 import { SCOPES } from '../keys/scopes.js';
 
 export const EXIT_CODES = `exit codes:
   0   done
-  1   refused: unknown account or key, a revoked or expired key to rotate, a duplicate account
+  1   refused: unknown account or key, a revoked or expired key to rotate, a duplicate account,
+      a disabled account to issue or rotate a key for
   64  usage: unknown command or option, a missing or malformed argument (the help follows)
   69  the key store (Redis) is unreachable
   78  the configuration is invalid (every wrong field is named)`;
@@ -21,10 +23,12 @@ a key issued or revoked takes effect in running gateways without a restart.
 commands:
   account add <id> --name <name> --upstream-id <clientid>   map an account to a WHMCS client
   account list                                               list accounts
+  account disable <id> | account enable <id>                 refuse every key of an account, or let them work again
   issue --account <id> --name <name> --scopes <list|all>     issue a key (shown once)
   list [--account <id>]                                      list keys (never the key itself)
   rotate <key id> [--grace <seconds>]                        new key; the old one works for the grace period
   revoke <key id>                                            revoke a key at once
+  admin-token create --name <name> --scopes <list|all>       mint an admin API token (shown once) and its config line
 
 Run \`reseller-keys <command> --help\` for a command's options.
 
@@ -33,6 +37,8 @@ ${COMMON}
 ${EXIT_CODES}`,
   account: `usage: reseller-keys account add <id> --name <name> --upstream-id <clientid>
        reseller-keys account list
+       reseller-keys account disable <id>
+       reseller-keys account enable <id>
 
 ${COMMON}
 
@@ -45,6 +51,32 @@ ${COMMON}
 
 ${EXIT_CODES}`,
   'account list': `usage: reseller-keys account list
+
+${COMMON}
+
+${EXIT_CODES}`,
+  'account disable': `usage: reseller-keys account disable <id>
+
+Every key of the account is refused (401) at once, in every running gateway; no key can be issued
+or rotated for it. Its keys are kept: \`account enable\` lets them work again.
+
+${COMMON}
+
+${EXIT_CODES}`,
+  'account enable': `usage: reseller-keys account enable <id>
+
+The account's keys that are neither revoked nor expired work again, at once.
+
+${COMMON}
+
+${EXIT_CODES}`,
+  'admin-token': `usage: reseller-keys admin-token create --name <name> --scopes <s1,s2|all>
+
+Mints a token for the admin API (on the ops listener, /admin/v1) and prints it once, with the config
+entry that admits it: only the token's SHA-256 goes into the config (admin.tokens, or the
+ADMIN_TOKENS JSON array). Needs no config and no store.
+  --name      who the admin audit log names for the token's calls (a panel, a person)
+  --scopes    a comma-separated list, or all: ${ADMIN_SCOPES.join(', ')}
 
 ${COMMON}
 

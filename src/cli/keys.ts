@@ -1,16 +1,20 @@
 /**
  * Operator CLI for accounts and API keys. It works on the same store as the gateway (Redis when
- * REDIS_URL is set, else the sandbox key file), so keys take effect in running gateways at once.
+ * REDIS_URL is set, else the sandbox key file), so keys take effect in running gateways at once,
+ * through the same service layer as the admin API (src/admin/service.ts). It also mints admin
+ * tokens (`admin-token create`), which needs no config or store.
  * `reseller-keys --help` (and `<command> --help`) lists the commands, options and exit codes
  * (src/cli/keys-help.ts); `--json` prints machine-readable output.
  */
 import { parseArgs } from 'node:util';
+import { AdminService } from '../admin/service.js';
+import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { KeyService } from '../keys/key-service.js';
+import { isDisabled, KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
 import { createKeyStore } from '../stores/factory.js';
-import { StoreUnavailableError, type ApiKeyRecord, type KeyRateLimitOverrides } from '../stores/types.js';
+import { StoreUnavailableError, type AccountRecord, type ApiKeyRecord, type KeyRateLimitOverrides } from '../stores/types.js';
 import { SCOPES, type Scope } from '../keys/scopes.js';
 import { helpFor } from './keys-help.js';
 
@@ -22,13 +26,13 @@ interface Output {
   json: unknown;
 }
 
-function parseScopes(raw: string | undefined): Scope[] {
+function parseScopes<S extends string>(raw: string | undefined, known: readonly S[]): S[] {
   if (!raw) throw new UsageError('--scopes is required');
-  if (raw === 'all') return [...SCOPES];
+  if (raw === 'all') return [...known];
   const scopes = raw.split(',').map((s) => s.trim());
-  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  const unknown = scopes.filter((s) => !(known as readonly string[]).includes(s));
   if (unknown.length > 0) throw new UsageError(`unknown scope(s): ${unknown.join(', ')}`);
-  return scopes as Scope[];
+  return scopes as S[];
 }
 
 function wholeNumber(name: string, raw: string | undefined, minimum: 0 | 1): number | undefined {
@@ -50,7 +54,12 @@ function describeKey(key: ApiKeyRecord): string {
   return `${key.id}  account=${key.accountId}  name=${key.name}  ${state}  scopes=${key.scopes.join(',')}`;
 }
 
-const COMMANDS = ['account', 'issue', 'list', 'rotate', 'revoke'];
+function describeAccount(account: AccountRecord): string {
+  const state = isDisabled(account) ? `  disabled ${account.disabledAt}` : '';
+  return `${account.id}  upstream=${account.upstreamId}  name=${account.name}${state}`;
+}
+
+const COMMANDS = ['account', 'issue', 'list', 'rotate', 'revoke', 'admin-token'];
 
 const OPTIONS = {
   account: { type: 'string' },
@@ -75,7 +84,29 @@ function parse(argv: string[]) {
   }
 }
 
-async function run(command: string | undefined, sub: string | undefined, arg: string | undefined, values: ReturnType<typeof parse>['values'], keys: KeyService): Promise<Output> {
+/** `admin-token create`: a new admin token, printed once, and the config entry that admits it. */
+function mintToken(sub: string | undefined, values: ReturnType<typeof parse>['values']): Output {
+  if (sub !== 'create') throw new UsageError('admin-token create --name <name> --scopes <list|all>');
+  if (!values.name) throw new UsageError('--name is required');
+  const scopes = parseScopes<AdminScope>(values.scopes, ADMIN_SCOPES);
+  let minted;
+  try {
+    minted = mintAdminToken(values.name, scopes);
+  } catch {
+    throw new UsageError('--name must be 1 to 64 characters of A-Z a-z 0-9 _ . - (starting with a letter or digit)');
+  }
+  const line = JSON.stringify(minted.entry);
+  return {
+    text: [
+      `admin token for ${minted.entry.name} (shown once, store it in the panel now): ${minted.token}`,
+      'config entry (an element of admin.tokens in the config file, or of the ADMIN_TOKENS JSON array):',
+      line,
+    ].join('\n'),
+    json: { token: minted.token, entry: minted.entry },
+  };
+}
+
+async function run(command: string | undefined, sub: string | undefined, arg: string | undefined, values: ReturnType<typeof parse>['values'], keys: AdminService): Promise<Output> {
   switch (command) {
     case 'account':
       if (sub === 'add' && arg) {
@@ -85,9 +116,13 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       }
       if (sub === 'list') {
         const accounts = await keys.listAccounts();
-        return { text: accounts.map((a) => `${a.id}  upstream=${a.upstreamId}  name=${a.name}`).join('\n'), json: accounts };
+        return { text: accounts.map(describeAccount).join('\n'), json: accounts };
       }
-      throw new UsageError('account add <id> | account list');
+      if ((sub === 'disable' || sub === 'enable') && arg) {
+        const account = await keys.setAccountDisabled(arg, sub === 'disable');
+        return { text: describeAccount(account), json: account };
+      }
+      throw new UsageError('account add <id> | account list | account disable <id> | account enable <id>');
     case 'issue': {
       if (!values.account || !values.name) throw new UsageError('--account and --name are required');
       if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) throw new UsageError('--expires must be an RFC 3339 time');
@@ -98,24 +133,24 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       if (perMinute !== undefined) overrides.perMinute = perMinute;
       if (burst !== undefined) overrides.burst = burst;
       if (perDay !== undefined) overrides.perDay = perDay;
-      const { record, key } = await keys.issue({
+      const { record, key } = await keys.issueKey({
         accountId: values.account,
         name: values.name,
-        scopes: parseScopes(values.scopes),
+        scopes: parseScopes<Scope>(values.scopes, SCOPES),
         expiresAt: values.expires ? new Date(values.expires).toISOString() : null,
         rateLimits: Object.keys(overrides).length > 0 ? overrides : null,
       });
       return { text: `${describeKey(record)}\nkey (shown once, store it now): ${key}`, json: { ...shown(record), key } };
     }
     case 'list': {
-      const listed = await keys.list(values.account);
+      const listed = await keys.listKeys(values.account);
       return { text: listed.map(describeKey).join('\n') || '(no keys)', json: listed.map(shown) };
     }
     case 'rotate': {
       if (!sub) throw new UsageError('rotate <key id>');
       const graceSeconds = values.grace === undefined ? 0 : Number(values.grace);
       if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new UsageError('--grace must be whole seconds');
-      const { record, key, old } = await keys.rotate(sub, graceSeconds * 1000);
+      const { record, key, old } = await keys.rotateKey(sub, graceSeconds * 1000);
       return {
         text: `${describeKey(old)}\n${describeKey(record)}\nnew key (shown once, store it now): ${key}`,
         json: { old: shown(old), new: { ...shown(record), key } },
@@ -123,7 +158,7 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
     }
     case 'revoke': {
       if (!sub) throw new UsageError('revoke <key id>');
-      const revoked = await keys.revoke(sub);
+      const revoked = await keys.revokeKey(sub);
       return { text: describeKey(revoked), json: shown(revoked) };
     }
     default:
@@ -155,6 +190,16 @@ async function main(registry: BackendRegistry, argv: string[]): Promise<number> 
   if (!command || !COMMANDS.includes(command)) {
     return fail(64, command ? `unknown command ${command}` : 'a command is required', json, helpFor([]));
   }
+  if (command === 'admin-token') {
+    // Needs neither config nor store: the token is random, the config line only its hash.
+    try {
+      const output = mintToken(sub, values);
+      process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+      return 0;
+    } catch (error) {
+      return fail(64, (error as Error).message, json, helpFor(positionals));
+    }
+  }
   let config;
   try {
     config = loadConfig(registry);
@@ -170,7 +215,8 @@ async function main(registry: BackendRegistry, argv: string[]): Promise<number> 
     throw error;
   }
   try {
-    const output = await run(command, sub, arg, values, new KeyService(store.keys, resolvePepper(config)));
+    const service = new AdminService({ keys: new KeyService(store.keys, resolvePepper(config)), store: store.keys });
+    const output = await run(command, sub, arg, values, service);
     process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return 0;
   } catch (error) {

@@ -57,6 +57,7 @@ async function authenticate(request: FastifyRequest, reply: FastifyReply, ctx: R
       unknown: 'The API key is not valid.',
       revoked: 'The API key has been revoked.',
       expired: 'The API key has expired.',
+      account_disabled: "The API key's account is disabled.",
     } as const;
     throw unauthenticated(details[result], true);
   }

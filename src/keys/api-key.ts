@@ -25,8 +25,9 @@ export function bearerKey(header: string | undefined): string | undefined {
   return header === undefined ? undefined : BEARER.exec(header)?.[1];
 }
 
-export function generateApiKey(): { keyId: string; secret: string; key: string } {
-  const keyId = randomBytes(8).toString('hex');
+/** A new key: a random id unless one is given (16 hex digits), and always a new random secret. */
+export function generateApiKey(keyId: string = randomBytes(8).toString('hex')): { keyId: string; secret: string; key: string } {
+  if (!/^[0-9a-f]{16}$/.test(keyId)) throw new RangeError('a key id is 16 hex digits');
   const secret = randomBytes(32).toString('base64url');
   return { keyId, secret, key: `rk_${keyId}_${secret}` };
 }

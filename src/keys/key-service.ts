@@ -11,13 +11,14 @@ import { StoreUnavailableError } from '../stores/types.js';
 import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore } from '../stores/types.js';
 import type { Scope } from './scopes.js';
 import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
+import { Refusal } from './refusal.js';
 
 export interface AuthenticatedKey {
   key: ApiKeyRecord;
   account: AccountRecord;
 }
 
-export type AuthFailure = 'malformed' | 'unknown' | 'revoked' | 'expired';
+export type AuthFailure = 'malformed' | 'unknown' | 'revoked' | 'expired' | 'account_disabled';
 
 export interface IssueKeyInput {
   accountId: string;
@@ -25,6 +26,11 @@ export interface IssueKeyInput {
   scopes: Scope[];
   expiresAt?: string | null;
   rateLimits?: KeyRateLimitOverrides | null;
+  /**
+   * The key id to use instead of a random one (the admin API derives it from the idempotency
+   * record, so that a retry after a lost answer cannot make a second key).
+   */
+  keyId?: string;
 }
 
 interface CachedLookup extends AuthenticatedKey {
@@ -62,10 +68,21 @@ export class KeyService {
     this.observer = options.observer;
     // Entries outlive their freshness only to stand in for the store while it is down.
     this.cache = new LRUCache<string, CachedLookup>({ max: 10_000, ttl: Math.max(this.freshMs, this.staleIfErrorMs) });
-    store.onInvalidation((keyId) => {
-      this.invalidations += 1;
-      this.cache.delete(keyId);
-    });
+    store.onInvalidation((keyId) => this.forget(keyId));
+  }
+
+  private forget(keyId: string): void {
+    this.invalidations += 1;
+    this.cache.delete(keyId);
+  }
+
+  /**
+   * Every instance drops its copy of the key: this one before it answers, the others when the
+   * store's invalidation reaches them (pub/sub: milliseconds, never the cache's time to live).
+   */
+  async invalidate(keyId: string): Promise<void> {
+    this.forget(keyId);
+    await this.store.publishInvalidation(keyId);
   }
 
   async authenticate(raw: string): Promise<AuthenticatedKey | AuthFailure> {
@@ -77,6 +94,7 @@ export class KeyService {
     const { key, account } = found;
     if (key.revokedAt !== null && Date.parse(key.revokedAt) <= this.now()) return 'revoked';
     if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.now()) return 'expired';
+    if (isDisabled(account)) return 'account_disabled';
     return { key, account };
   }
 
@@ -117,16 +135,18 @@ export class KeyService {
   }
 
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
-    if (await this.store.getAccount(input.id)) throw new Error(`account ${input.id} already exists`);
+    if (await this.store.getAccount(input.id)) throw new Refusal('exists', `account ${input.id} already exists`);
     const account: AccountRecord = { ...input, createdAt: new Date(this.now()).toISOString() };
     await this.store.putAccount(account);
     return account;
   }
 
-  /** Returns the record and the full key; the key is never shown again. */
+  /** Returns the record and the full key; the key is never shown again. A disabled account gets none. */
   async issue(input: IssueKeyInput): Promise<{ record: ApiKeyRecord; key: string }> {
-    if (!(await this.store.getAccount(input.accountId))) throw new Error(`unknown account ${input.accountId}`);
-    const { keyId, secret, key } = generateApiKey();
+    const account = await this.store.getAccount(input.accountId);
+    if (!account) throw new Refusal('unknown', `unknown account ${input.accountId}`);
+    if (isDisabled(account)) throw new Refusal('account_disabled', `account ${input.accountId} is disabled`);
+    const { keyId, secret, key } = generateApiKey(input.keyId);
     const record: ApiKeyRecord = {
       id: keyId,
       accountId: input.accountId,
@@ -142,13 +162,17 @@ export class KeyService {
     return { record, key };
   }
 
-  /** Revokes now, or at `at` (a rotation's grace period). */
+  /**
+   * Revokes now, or at `at` (a rotation's grace period). A key already revoked by then keeps its
+   * earlier time: revoking again never lengthens a key's life, and the record keeps when it ended.
+   */
   async revoke(keyId: string, at: Date = new Date(this.now())): Promise<ApiKeyRecord> {
     const record = await this.store.getKey(keyId);
-    if (!record) throw new Error(`unknown key ${keyId}`);
-    const revoked = { ...record, revokedAt: at.toISOString() };
+    if (!record) throw new Refusal('unknown', `unknown key ${keyId}`);
+    const earlier = record.revokedAt !== null && Date.parse(record.revokedAt) <= at.getTime();
+    const revoked = { ...record, revokedAt: earlier ? record.revokedAt : at.toISOString() };
     await this.store.putKey(revoked);
-    await this.store.publishInvalidation(keyId);
+    await this.invalidate(keyId);
     return revoked;
   }
 
@@ -157,15 +181,15 @@ export class KeyService {
    * A revoked or expired key is refused: rotating must never give a dead (maybe leaked) key life
    * again. A key already in a grace period keeps its earlier end.
    */
-  async rotate(keyId: string, graceMs = 0): Promise<{ record: ApiKeyRecord; key: string; old: ApiKeyRecord }> {
+  async rotate(keyId: string, graceMs = 0, successorId?: string): Promise<{ record: ApiKeyRecord; key: string; old: ApiKeyRecord }> {
     const old = await this.store.getKey(keyId);
-    if (!old) throw new Error(`unknown key ${keyId}`);
+    if (!old) throw new Refusal('unknown', `unknown key ${keyId}`);
     const now = this.now();
     if (old.revokedAt !== null && Date.parse(old.revokedAt) <= now) {
-      throw new Error(`key ${keyId} is revoked (since ${old.revokedAt}) and cannot be rotated; issue a new key instead`);
+      throw new Refusal('key_inactive', `key ${keyId} is revoked (since ${old.revokedAt}) and cannot be rotated; issue a new key instead`);
     }
     if (old.expiresAt !== null && Date.parse(old.expiresAt) <= now) {
-      throw new Error(`key ${keyId} expired at ${old.expiresAt} and cannot be rotated; issue a new key instead`);
+      throw new Refusal('key_inactive', `key ${keyId} expired at ${old.expiresAt} and cannot be rotated; issue a new key instead`);
     }
     const end = old.revokedAt === null ? now + graceMs : Math.min(Date.parse(old.revokedAt), now + graceMs);
     const issued = await this.issue({
@@ -174,6 +198,7 @@ export class KeyService {
       scopes: old.scopes,
       expiresAt: old.expiresAt,
       rateLimits: old.rateLimits,
+      ...(successorId === undefined ? {} : { keyId: successorId }),
     });
     const revoked = await this.revoke(keyId, new Date(end));
     return { ...issued, old: revoked };
@@ -186,4 +211,8 @@ export class KeyService {
   listAccounts(): Promise<AccountRecord[]> {
     return this.store.listAccounts();
   }
+}
+
+export function isDisabled(account: AccountRecord): boolean {
+  return account.disabledAt !== undefined && account.disabledAt !== null;
 }

@@ -18,7 +18,7 @@ interface Components {
 }
 
 /** Converts a zod schema, moving its named sub-schemas into components and pointing at them. */
-function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Components): JsonSchema {
+export function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Components): JsonSchema {
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
   const rewritten = JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
   const defs = (rewritten.$defs ?? {}) as Record<string, JsonSchema>;

@@ -1,10 +1,13 @@
 /**
  * The operations listener: `/livez`, `/readyz` and `/metrics` on their own port (`ops.port`,
- * loopback by default), never on the public one. It is a Fastify instance of its own, built next
- * to the app (the app is built and tested without it); other modules register their operator
- * routes on it before it listens.
+ * loopback by default), never on the public one, and the admin API under `/admin/v1` when admin
+ * tokens are configured (src/admin/). It is a Fastify instance of its own, built next to the app
+ * (the app is built and tested without it); other modules register their operator routes on it
+ * before it listens.
  */
+import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { AdminApi } from '../admin/api.js';
 import type { Backend } from '../backend/backend.js';
 import type { Stores } from '../stores/types.js';
 import type { GatewayMetrics } from './metrics.js';
@@ -57,6 +60,7 @@ export interface OpsTarget {
   metrics: GatewayMetrics;
   readiness: Readiness;
   log: FastifyInstance['log'];
+  admin: AdminApi | null;
 }
 
 /**
@@ -68,8 +72,14 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     loggerInstance: target.log.child({ component: 'ops' }),
     logController: new LogController({ disableRequestLogging: true }),
     exposeHeadRoutes: false,
+    // Admin answers carry it (X-Request-Id, the problem's instance) and the admin audit names it.
+    genReqId: () => randomUUID(),
   });
   target.metrics.collectRuntimeMetrics();
+  if (target.admin) {
+    target.admin.register(ops);
+    ops.log.info({ tokens: target.admin.tokenNames }, 'admin API on the ops listener under /admin/v1');
+  }
 
   ops.get('/livez', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
 

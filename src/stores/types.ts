@@ -174,6 +174,11 @@ export interface AccountRecord {
   /** The one upstream customer this account maps to (WHMCS clientid). */
   upstreamId: string;
   createdAt: string;
+  /**
+   * Set while the account is disabled: every one of its keys is refused (401). Absent on records
+   * written before accounts could be disabled, which reads as enabled.
+   */
+  disabledAt?: string | null;
 }
 
 export interface KeyStore {
@@ -226,6 +231,19 @@ export interface WebhookStore {
   /** Disables the endpoint (410, or failing too long); setting a URL again enables it. */
   disable(accountId: string): Promise<void>;
   /**
+   * Enables a disabled endpoint again and ends its run of failures (failing_since cleared), keeping
+   * its URL and secrets. Does nothing when no URL is set. Returns the record after.
+   */
+  enable(accountId: string): Promise<WebhookRecord | null>;
+  /**
+   * The account's delivery log: adds the event's entry or replaces it (same event id), keeping
+   * the newest `keep` entries (by `createdAt`) and dropping older ones.
+   */
+  logDelivery(accountId: string, entry: DeliveryLogEntry, keep: number): Promise<void>;
+  /** A page of the delivery log, newest first, and how many entries it holds. */
+  listDeliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }>;
+  getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null>;
+  /**
    * The change detector's snapshot: sets what it saw of one resource (`order:12` → a state string)
    * and returns what was there before, atomically, so that two writers never both see a change.
    */
@@ -234,6 +252,29 @@ export interface WebhookStore {
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */
   holdLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+}
+
+/**
+ * What became of one event sent (or to be sent) to an account's endpoint, for the operator: the
+ * admin API lists these and replays failed ones from `body`.
+ */
+export interface DeliveryLogEntry {
+  eventId: string;
+  type: string;
+  /**
+   * `pending`: an attempt is due at `nextAttemptAt`; `delivered`: answered 2xx; `failed`: no attempt
+   * left (or its secret could not be opened); `dropped`: the endpoint was disabled or removed.
+   */
+  state: 'pending' | 'delivered' | 'failed' | 'dropped';
+  attempts: number;
+  /** The receiver's status at the last attempt; null when none answered or none was made. */
+  lastStatus: number | null;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  /** When the event was made (its payload's `timestamp`). */
+  createdAt: string;
+  /** The exact payload, kept to replay it. */
+  body: string;
 }
 
 /** One event waiting for delivery to an account's endpoint. */

@@ -4,8 +4,9 @@
  * swapped atomically, so a change seen by both a write and the detector is reported once.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { WebhookOutbox, WebhookStore } from '../stores/types.js';
+import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../stores/types.js';
 import type { Invoice, Order, Service } from '../v1/schemas.js';
+import { DeliveryLog } from './delivery-log.js';
 import { eventBody, type EventData, type EventType } from './events.js';
 import { newEventId } from './signing.js';
 
@@ -15,6 +16,8 @@ export const BASELINE_FIELD = '_baseline';
 export type Observed = { kind: 'order'; resource: Order } | { kind: 'service'; resource: Service } | { kind: 'invoice'; resource: Invoice };
 
 export class WebhookEvents {
+  private readonly history: DeliveryLog;
+
   constructor(
     private readonly store: WebhookStore,
     private readonly outbox: WebhookOutbox,
@@ -22,16 +25,31 @@ export class WebhookEvents {
     /** Called after each enqueue (the local worker delivers at once). */
     private readonly onEnqueued: () => void = () => undefined,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.history = new DeliveryLog(store, log, now);
+  }
 
   /** Queues an event for the account's endpoint; nothing when none is set or it is disabled. */
   async emit<T extends EventType>(accountId: string, type: T, data: EventData<T>): Promise<boolean> {
     const record = await this.store.get(accountId);
     if (!record || record.status === 'disabled') return false;
     const at = new Date(this.now());
-    await this.outbox.enqueue({ eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at) });
+    const entry = { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at) };
+    await this.outbox.enqueue(entry);
+    await this.history.queued(accountId, entry.eventId, entry.body);
     this.onEnqueued();
     return true;
+  }
+
+  /**
+   * Queues a logged event again (an operator's replay): the same id and payload, so a receiver that
+   * did get it once can tell, with the whole retry schedule ahead of it.
+   */
+  async replay(accountId: string, logged: DeliveryLogEntry): Promise<DeliveryLogEntry> {
+    await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body });
+    const entry = await this.history.queued(accountId, logged.eventId, logged.body);
+    this.onEnqueued();
+    return entry;
   }
 
   /**

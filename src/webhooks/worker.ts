@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import type { ClaimedDelivery, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/types.js';
+import { DeliveryLog } from './delivery-log.js';
 import type { SecretBox } from './secret-box.js';
 import { signDelivery } from './signing.js';
 import { sendWebhook, type SendResult, type TransportOptions } from './transport.js';
@@ -29,8 +30,11 @@ export class DeliveryWorker {
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
   private pollAgain = false;
+  private readonly history: DeliveryLog;
 
-  constructor(private readonly options: DeliveryWorkerOptions) {}
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.history = new DeliveryLog(options.store, options.log, () => this.now());
+  }
 
   start(): void {
     this.schedule();
@@ -92,7 +96,10 @@ export class DeliveryWorker {
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const { outbox, store } = this.options;
     const record = await store.get(delivery.accountId);
-    if (!record || record.status === 'disabled') return outbox.complete(delivery, 'dropped');
+    if (!record || record.status === 'disabled') {
+      await this.history.ended(delivery, 'dropped');
+      return outbox.complete(delivery, 'dropped');
+    }
 
     const at = new Date(this.now());
     let secrets: string[];
@@ -101,6 +108,7 @@ export class DeliveryWorker {
     } catch (error) {
       // Sealed with another key (webhooks.encryptionKey changed): retrying cannot help.
       this.options.log.error({ err: error, event_id: delivery.eventId, account_id: delivery.accountId }, 'webhook secret cannot be opened; event failed');
+      await this.history.ended(delivery, 'failed');
       return outbox.complete(delivery, 'failed');
     }
     const headers = signDelivery(secrets, delivery.eventId, at, delivery.body);
@@ -118,20 +126,27 @@ export class DeliveryWorker {
     const endedAt = new Date(this.now()).toISOString();
     const after = await store.recordDelivery(delivery.accountId, { at: endedAt, httpStatus: status, attempts }, ok);
     const logged = { event_id: delivery.eventId, account_id: delivery.accountId, attempts, http_status: status };
-    if (ok) return outbox.complete(delivery, 'delivered');
+    const facts = { attempts, lastStatus: status, lastAttemptAt: endedAt };
+    if (ok) {
+      await this.history.attempted(delivery, facts, 'delivered', null);
+      return outbox.complete(delivery, 'delivered');
+    }
 
     log.info({ ...logged, reason: result.kind === 'failed' ? result.reason : undefined }, 'webhook delivery attempt failed');
     const failingFor = after?.failingSince ? this.now() - Date.parse(after.failingSince) : 0;
     if (status === 410 || failingFor >= config.disableAfterMs) {
       await store.disable(delivery.accountId);
       log.warn({ ...logged, url_host: new URL(record.url).host }, 'webhook endpoint disabled');
+      await this.history.attempted(delivery, facts, 'dropped', null);
       return outbox.complete(delivery, 'dropped');
     }
     const nextDelay = config.retryScheduleMs[attempts];
     if (nextDelay === undefined) {
       log.warn(logged, 'webhook event failed: no attempts left');
+      await this.history.attempted(delivery, facts, 'failed', null);
       return outbox.complete(delivery, 'failed');
     }
+    await this.history.attempted(delivery, facts, 'pending', new Date(this.now() + nextDelay).toISOString());
     await outbox.reschedule(delivery, nextDelay);
   }
 

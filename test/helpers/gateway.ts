@@ -4,6 +4,7 @@
  */
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { AdminAuditRecord } from '../../src/admin/audit.js';
 import { buildApp } from '../../src/app.js';
 import type { Backend } from '../../src/backend/backend.js';
 import { MemoryAuditLog } from '../../src/audit.js';
@@ -28,6 +29,7 @@ export interface TestGateway {
   simulator: WhmcsSimulator;
   stores: Stores;
   audit: MemoryAuditLog;
+  adminAudit: MemoryAuditLog<AdminAuditRecord>;
   keyService: KeyService;
   /** Every log line the app wrote, raw. */
   logs: string[];
@@ -94,6 +96,7 @@ async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator):
   }, BACKENDS) as ResolvedConfig;
   const stores = options.stores ?? createMemoryStores();
   const audit = new MemoryAuditLog();
+  const adminAudit = new MemoryAuditLog<AdminAuditRecord>();
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk, _encoding, done) {
@@ -104,6 +107,7 @@ async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator):
   const app = await buildApp(config, {
     stores,
     audit,
+    adminAudit,
     logStream,
     resolveHost: options.resolveHost ?? fakeResolve,
     backends: BACKENDS,
@@ -121,6 +125,7 @@ async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator):
     simulator,
     stores,
     audit,
+    adminAudit,
     keyService,
     logs,
     keys,

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { AdminTokens, AdminTokenSchema, hashAdminToken } from '../../src/admin/tokens.js';
 
 interface Run {
   code: number;
@@ -35,7 +36,7 @@ describe('reseller-keys', () => {
 
   it('--help (and -h) answer on every command, with the exit codes, even without a config', async () => {
     // CONFIG_FILE names a missing file: any command but help would stop with 78.
-    const commands = [[], ['account'], ['account', 'add'], ['account', 'list'], ['issue'], ['list'], ['rotate'], ['revoke']];
+    const commands = [[], ['account'], ['account', 'add'], ['account', 'list'], ['account', 'disable'], ['account', 'enable'], ['issue'], ['list'], ['rotate'], ['revoke'], ['admin-token']];
     for (const command of commands) {
       // -h is the same option as --help: checked on two commands, --help on all.
       for (const flag of command.length === 0 || command[0] === 'issue' ? ['--help', '-h'] : ['--help']) {
@@ -77,5 +78,35 @@ describe('reseller-keys', () => {
     const refused = await cli('rotate', record.id, '--json');
     assert.equal(refused.code, 1);
     assert.equal(JSON.parse(refused.stderr).exit_code, 1);
+  });
+
+  it('account disable refuses new keys for the account until it is enabled again', async () => {
+    env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
+    assert.equal((await cli('account', 'add', 'delta', '--name', 'Delta', '--upstream-id', '4')).code, 0);
+    const disabled = await cli('account', 'disable', 'delta', '--json');
+    assert.equal(disabled.code, 0, disabled.stderr);
+    assert.ok(JSON.parse(disabled.stdout).disabledAt);
+    const refused = await cli('issue', '--account', 'delta', '--name', 'ci', '--scopes', 'all');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /account delta is disabled/);
+    assert.equal((await cli('account', 'enable', 'delta')).code, 0);
+    assert.equal((await cli('issue', '--account', 'delta', '--name', 'ci', '--scopes', 'all')).code, 0);
+    assert.equal((await cli('account', 'disable', 'nobody')).code, 1);
+  });
+
+  it('admin-token create prints the token once and the config entry with its hash, without a config', async () => {
+    env.CONFIG_FILE = join(dir, 'none.json');
+    const text = await cli('admin-token', 'create', '--name', 'panel', '--scopes', 'admin:accounts,admin:read');
+    assert.equal(text.code, 0, text.stderr);
+    const token = /: (rgadm_\S+)\n/.exec(text.stdout)?.[1] as string;
+    const entry = AdminTokenSchema.parse(JSON.parse(text.stdout.trim().split('\n').at(-1) as string));
+    assert.deepEqual(entry, { name: 'panel', hash: hashAdminToken(token), scopes: ['admin:accounts', 'admin:read'] });
+    assert.equal(new AdminTokens([entry]).find(token)?.name, 'panel');
+    const json = JSON.parse((await cli('admin-token', 'create', '--name', 'ops', '--scopes', 'all', '--json')).stdout);
+    assert.deepEqual(json.entry.scopes, ['admin:accounts', 'admin:keys', 'admin:webhooks', 'admin:read']);
+    assert.notEqual(json.token, token, 'a new token every time');
+    const bad = await cli('admin-token', 'create', '--name', 'panel', '--scopes', 'read:services');
+    assert.equal(bad.code, 64);
+    assert.match(bad.stderr, /unknown scope\(s\): read:services/);
   });
 });

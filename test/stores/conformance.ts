@@ -665,6 +665,18 @@ export function runKeyStoreConformance(name: string, factory: FixtureFactory<Key
       assert.deepEqual(await store.getAccount(later.id), renamed);
     });
 
+    test('accounts: disabled and enabled again; a record without the field reads as written', async ({ store }) => {
+      const plain = account();
+      await store.putAccount(plain);
+      assert.equal('disabledAt' in ((await store.getAccount(plain.id)) ?? {}), false, 'older records have no disabledAt');
+      const disabled = { ...plain, disabledAt: '2026-03-03T00:00:00.000Z' };
+      await store.putAccount(disabled);
+      assert.deepEqual(await store.getAccount(plain.id), disabled);
+      assert.deepEqual(await store.listAccounts(), [disabled]);
+      await store.putAccount({ ...plain, disabledAt: null });
+      assert.equal((await store.getAccount(plain.id))?.disabledAt, null);
+    });
+
     test('keys: put, get, list per account and all, oldest first, overwrite', async ({ store }) => {
       const first = account();
       const second = account();

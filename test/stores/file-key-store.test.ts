@@ -93,6 +93,26 @@ describe('file key store', () => {
     assert.deepEqual(invalidated.sort(), ['00000000000000aa', '00000000000000cc']);
   });
 
+  it("announces every key of an account whose record changed (disabled by another process)", async () => {
+    const path = freshPath();
+    const clock = new ManualClock();
+    const cli = new FileKeyStore(path);
+    await cli.putAccount(ACCOUNT);
+    await cli.putAccount({ ...ACCOUNT, id: 'acct_2' });
+    await cli.putKey(key('00000000000000aa'));
+    await cli.putKey(key('00000000000000bb'));
+    await cli.putKey(key('00000000000000cc', { accountId: 'acct_2' }));
+    const gateway = new FileKeyStore(path, { now: clock.now });
+    const invalidated: string[] = [];
+    gateway.onInvalidation((keyId) => invalidated.push(keyId));
+    await gateway.listKeys();
+
+    await cli.putAccount({ ...ACCOUNT, disabledAt: '2026-03-02T00:00:00.000Z' });
+    await clock.advance(250);
+    await gateway.getKey('00000000000000aa');
+    assert.deepEqual(invalidated.sort(), ['00000000000000aa', '00000000000000bb']);
+  });
+
   it('keeps what another writer added when it writes itself', async () => {
     const path = freshPath();
     const gateway = new FileKeyStore(path);

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { WebhookOutbox, WebhookStore } from '../../src/stores/types.js';
+import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../../src/stores/types.js';
 import { unique, webhookRecord, type Fixture, type FixtureFactory } from './conformance.js';
 
 async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixture<S>) => Promise<void>): Promise<void> {
@@ -44,6 +44,56 @@ export function runWebhookStateConformance(name: string, factory: FixtureFactory
       assert.equal((await store.get(account))?.status, 'disabled');
       await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-02T00:00:00.000Z'));
       assert.equal((await store.get(account))?.status, 'enabled');
+    });
+
+    test('enable: a disabled endpoint is enabled again and its run of failures ends; nothing without a URL', async ({ store }) => {
+      const account = unique('acct');
+      assert.equal(await store.enable(account), null);
+      assert.equal(await store.get(account), null, 'enabling creates nothing');
+      const record = webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z');
+      await store.set(account, { ...record, previousSecret: 'old', previousSecretExpiresAt: '2026-03-02T00:00:00.000Z' });
+      await store.recordDelivery(account, { at: '2026-03-01T00:00:01.000Z', httpStatus: 410, attempts: 1 }, false);
+      await store.disable(account);
+      const enabled = await store.enable(account);
+      assert.deepEqual(enabled, {
+        ...record,
+        previousSecret: 'old',
+        previousSecretExpiresAt: '2026-03-02T00:00:00.000Z',
+        lastDelivery: { at: '2026-03-01T00:00:01.000Z', httpStatus: 410, attempts: 1 },
+      });
+      assert.deepEqual(await store.get(account), enabled);
+    });
+
+    test('delivery log: one entry per event, replaced in place, newest first, paged, bounded', async ({ store }) => {
+      const account = unique('acct');
+      const entry = (n: number, overrides: Partial<DeliveryLogEntry> = {}): DeliveryLogEntry => ({
+        eventId: `evt_${String(n).padStart(4, '0')}`,
+        type: 'order.created',
+        state: 'pending',
+        attempts: 0,
+        lastStatus: null,
+        lastAttemptAt: null,
+        nextAttemptAt: '2026-03-01T00:00:00.000Z',
+        createdAt: new Date(Date.UTC(2026, 2, 1) + n * 1000).toISOString(),
+        body: `{"n":${n}}`,
+        ...overrides,
+      });
+      assert.deepEqual(await store.listDeliveries(account, 0, 10), { entries: [], total: 0 });
+      for (const n of [1, 2, 3]) await store.logDelivery(account, entry(n), 3);
+      const failed = entry(2, { state: 'failed', attempts: 8, lastStatus: 500, lastAttemptAt: '2026-03-02T00:00:00.000Z', nextAttemptAt: null });
+      await store.logDelivery(account, failed, 3);
+      assert.deepEqual(await store.getDelivery(account, 'evt_0002'), failed);
+      assert.deepEqual(await store.listDeliveries(account, 0, 10), { entries: [entry(3), failed, entry(1)], total: 3 });
+      assert.deepEqual(await store.listDeliveries(account, 1, 1), { entries: [failed], total: 3 });
+      assert.deepEqual(await store.listDeliveries(account, 5, 1), { entries: [], total: 3 });
+
+      await store.logDelivery(account, entry(4), 3);
+      assert.deepEqual((await store.listDeliveries(account, 0, 10)).entries.map((e) => e.eventId), ['evt_0004', 'evt_0003', 'evt_0002']);
+      assert.equal(await store.getDelivery(account, 'evt_0001'), null, 'the oldest was dropped');
+      assert.equal(await store.getDelivery(unique('acct'), 'evt_0004'), null, 'accounts do not share logs');
+      const sameInstant = entry(5, { eventId: 'evt_9999', createdAt: entry(4).createdAt });
+      await store.logDelivery(account, sameInstant, 3);
+      assert.deepEqual((await store.listDeliveries(account, 0, 2)).entries.map((e) => e.eventId), ['evt_9999', 'evt_0004'], 'ties: greater id first');
     });
 
     test('snapshot: swap returns what was there; clear removes it with the record', async ({ store }) => {

@@ -2,7 +2,8 @@
  * Accounts and keys in a JSON file, for memory (sandbox) mode: the operator CLI writes the file and
  * a running gateway sees the change without a restart, because lookups re-read the file when it
  * was replaced (checked at most every `checkIntervalMs`). A reload announces every key whose record
- * changed through `onInvalidation`, so caches drop revoked keys; once a listener is registered the
+ * (or whose account's record) changed through `onInvalidation`, so caches drop revoked keys and the
+ * keys of a disabled account; once a listener is registered the
  * file is also checked on that interval, so a revocation by the CLI reaches cached keys promptly.
  *
  * Writes replace the file atomically (temp file, fsync, rename; mode 0600) after re-reading it, and
@@ -199,9 +200,17 @@ function versionOf(stats: { ino: number; mtimeMs: number; size: number }): strin
   return `${stats.ino}:${stats.mtimeMs}:${stats.size}`;
 }
 
+/**
+ * Keys whose record changed, and every key of an account whose record changed: a cached lookup
+ * holds the account too (a disabled account, a new upstream customer).
+ */
 function changedKeys(before: KeyFile, after: KeyFile): string[] {
+  const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
   const ids = new Set([...Object.keys(before.keys), ...Object.keys(after.keys)]);
-  return [...ids].filter((id) => JSON.stringify(before.keys[id]) !== JSON.stringify(after.keys[id]));
+  return [...ids].filter((id) => {
+    const accountId = (after.keys[id] ?? before.keys[id])?.accountId ?? '';
+    return changed(before.keys[id], after.keys[id]) || changed(before.accounts[accountId], after.accounts[accountId]);
+  });
 }
 
 function isObject(value: unknown): value is object {

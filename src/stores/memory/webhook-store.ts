@@ -1,11 +1,13 @@
 /** Webhook configuration, endpoint status and change-detector snapshots in process memory. */
-import type { WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
+import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
 
 /** One record per account, and accounts are created by operators, so plain maps need no bound. */
 export class MemoryWebhookStore implements WebhookStore {
   private readonly records = new Map<string, WebhookRecord>();
   private readonly snapshots = new Map<string, Map<string, string>>();
   private readonly leases = new Map<string, { holder: string; until: number }>();
+  /** Per account, event id → entry; bounded by `keep` at every write. */
+  private readonly deliveries = new Map<string, Map<string, DeliveryLogEntry>>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -36,6 +38,31 @@ export class MemoryWebhookStore implements WebhookStore {
     if (record) record.status = 'disabled';
   }
 
+  async enable(accountId: string): Promise<WebhookRecord | null> {
+    const record = this.records.get(accountId);
+    if (!record) return null;
+    record.status = 'enabled';
+    record.failingSince = null;
+    return structuredClone(record);
+  }
+
+  async logDelivery(accountId: string, entry: DeliveryLogEntry, keep: number): Promise<void> {
+    let log = this.deliveries.get(accountId);
+    if (!log) this.deliveries.set(accountId, (log = new Map()));
+    log.set(entry.eventId, { ...entry });
+    for (const old of newestFirst([...log.values()]).slice(keep)) log.delete(old.eventId);
+  }
+
+  async listDeliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }> {
+    const all = newestFirst([...(this.deliveries.get(accountId)?.values() ?? [])]);
+    return { entries: structuredClone(all.slice(offset, offset + limit)), total: all.length };
+  }
+
+  async getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null> {
+    const entry = this.deliveries.get(accountId)?.get(eventId);
+    return entry ? { ...entry } : null;
+  }
+
   async swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null> {
     let snapshot = this.snapshots.get(accountId);
     if (!snapshot) this.snapshots.set(accountId, (snapshot = new Map()));
@@ -55,4 +82,10 @@ export class MemoryWebhookStore implements WebhookStore {
     this.leases.set(name, { holder, until: now + ttlMs });
     return true;
   }
+}
+
+/** Newest first; on the same instant the greater event id first, as Redis's sorted set orders them. */
+function newestFirst(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
+  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  return entries.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || order(b.eventId, a.eventId));
 }

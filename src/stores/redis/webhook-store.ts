@@ -1,9 +1,11 @@
 /**
  * Webhook configuration in Redis: one hash per account, `{acct:<id>}:webhook`, and the change
  * detector's snapshot beside it, `{acct:<id>}:webhook-snapshot` (same slot: cleared together).
+ * The delivery log is a hash of entries, `{acct:<id>}:webhook-deliveries`, ordered by a sorted set
+ * of event ids by creation time, `{acct:<id>}:webhook-delivery-order`; one script writes and trims both.
  */
 import { accountTag } from '../rate-policies.js';
-import type { WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
+import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
@@ -11,6 +13,8 @@ export class RedisWebhookStore implements WebhookStore {
   private readonly scripts = {
     recordDelivery: LuaScript.load('webhook-record-delivery'),
     lease: LuaScript.load('lease-hold'),
+    enable: LuaScript.load('webhook-enable'),
+    logDelivery: LuaScript.load('webhook-log-delivery'),
   };
 
   constructor(private readonly redis: RedisConnection) {}
@@ -44,10 +48,7 @@ export class RedisWebhookStore implements WebhookStore {
       [this.recordKey(accountId)],
       [JSON.stringify(delivery), ok ? '1' : '0', delivery.at],
     );
-    if (!Array.isArray(reply)) return null;
-    const fields: Record<string, string> = {};
-    for (let index = 0; index + 1 < reply.length; index += 2) fields[String(reply[index])] = String(reply[index + 1]);
-    return parseRecord(fields);
+    return parseReply(reply);
   }
 
   async disable(accountId: string): Promise<void> {
@@ -56,6 +57,33 @@ export class RedisWebhookStore implements WebhookStore {
     await this.redis.run(async (client) => {
       if ((await client.hexists(key, 'url')) === 1) await client.hset(key, 'status', 'disabled');
     });
+  }
+
+  async enable(accountId: string): Promise<WebhookRecord | null> {
+    return parseReply(await this.redis.evalScript(this.scripts.enable, [this.recordKey(accountId)], []));
+  }
+
+  async logDelivery(accountId: string, entry: DeliveryLogEntry, keep: number): Promise<void> {
+    await this.redis.evalScript(
+      this.scripts.logDelivery,
+      [this.deliveriesKey(accountId), this.deliveryOrderKey(accountId)],
+      [entry.eventId, JSON.stringify(entry), Date.parse(entry.createdAt), keep],
+    );
+  }
+
+  async listDeliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }> {
+    const order = this.deliveryOrderKey(accountId);
+    const [ids, total] = await this.redis.run((client) =>
+      Promise.all([client.zrevrange(order, offset, offset + limit - 1), client.zcard(order)]),
+    );
+    if (ids.length === 0) return { entries: [], total };
+    const values = await this.redis.run((client) => client.hmget(this.deliveriesKey(accountId), ...ids));
+    return { entries: values.flatMap((json) => (json === null ? [] : [JSON.parse(json) as DeliveryLogEntry])), total };
+  }
+
+  async getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null> {
+    const json = await this.redis.run((client) => client.hget(this.deliveriesKey(accountId), eventId));
+    return json === null ? null : (JSON.parse(json) as DeliveryLogEntry);
   }
 
   async swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null> {
@@ -81,6 +109,22 @@ export class RedisWebhookStore implements WebhookStore {
   private snapshotKey(accountId: string): string {
     return this.redis.key(`${accountTag(accountId)}:webhook-snapshot`);
   }
+
+  private deliveriesKey(accountId: string): string {
+    return this.redis.key(`${accountTag(accountId)}:webhook-deliveries`);
+  }
+
+  private deliveryOrderKey(accountId: string): string {
+    return this.redis.key(`${accountTag(accountId)}:webhook-delivery-order`);
+  }
+}
+
+/** A script's HGETALL reply (a flat field/value array), or nil. */
+function parseReply(reply: unknown): WebhookRecord | null {
+  if (!Array.isArray(reply)) return null;
+  const fields: Record<string, string> = {};
+  for (let index = 0; index + 1 < reply.length; index += 2) fields[String(reply[index])] = String(reply[index + 1]);
+  return parseRecord(fields);
 }
 
 function parseRecord(fields: Record<string, string>): WebhookRecord | null {

@@ -1,0 +1,179 @@
+/**
+ * The admin API's own OpenAPI 3.1 document (`GET /admin/v1/openapi.json`), generated from the admin
+ * endpoints' zod schemas as v1's is (src/openapi/), and linted with it (scripts/lint-openapi.mjs).
+ */
+import { reasonSpec, type AnyReason } from '../errors.js';
+import { toSchema } from '../openapi/document.js';
+import { exampleOf } from '../openapi/examples.js';
+import type { AdminEndpoint } from './endpoint.js';
+import { ADMIN_SCOPES } from './tokens.js';
+
+type JsonSchema = Record<string, unknown>;
+
+const SECURITY_SCHEME = 'adminToken';
+
+const TAGS: Record<string, string> = {
+  Accounts: 'Reseller accounts: each maps to one customer of the billing backend.',
+  Keys: "The v1 API keys of an account: issued, rotated and revoked here; a key's secret is shown once.",
+  Webhooks: "An account's webhook endpoint and what became of its recent events.",
+  System: 'This document.',
+};
+
+const REQUEST_ID = { description: 'Generated for every response; the admin audit log names it.', schema: { type: 'string', format: 'uuid' } };
+const RETRY_AFTER = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
+
+const REASON_HEADERS: Partial<Record<AnyReason, Record<string, object>>> = {
+  unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="admin"`, with `error="invalid_token"` when a token was sent.', schema: { type: 'string' } } },
+  insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="admin", error="insufficient_scope", scope="…"`.', schema: { type: 'string' } } },
+  method_not_allowed: { Allow: { description: 'The methods the path supports.', schema: { type: 'string' } } },
+  rate_limited: { 'Retry-After': RETRY_AFTER },
+  idempotency_in_progress: { 'Retry-After': RETRY_AFTER },
+  store_unavailable: { 'Retry-After': RETRY_AFTER },
+};
+
+/** Every reason an admin endpoint can answer with: its own plus those its kind implies. */
+function reasonsOf(endpoint: AdminEndpoint): AnyReason[] {
+  const reasons = new Set<AnyReason>(['unauthenticated', 'rate_limited', 'internal_error', 'store_unavailable', ...endpoint.errors]);
+  if (endpoint.scope !== 'any') reasons.add('insufficient_scope');
+  if (endpoint.params || endpoint.query || endpoint.body) reasons.add('invalid_request');
+  if (endpoint.body) {
+    reasons.add('payload_too_large');
+    reasons.add('unsupported_media_type');
+  }
+  if (endpoint.idempotent) {
+    reasons.add('idempotency_key_missing');
+    reasons.add('idempotency_key_invalid');
+  }
+  return [...reasons];
+}
+
+function problemExample(reason: AnyReason): object {
+  const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
+  const { status, title } = reasonSpec(reason);
+  return { type: `https://reseller-gateway.dev/problems/${reason}`, title, status, detail: title, instance: `urn:uuid:${requestId}`, reason, request_id: requestId };
+}
+
+function errorResponses(reasons: AnyReason[]): Record<string, object> {
+  const byStatus = new Map<number, AnyReason[]>();
+  for (const reason of reasons) byStatus.set(reasonSpec(reason).status, [...(byStatus.get(reasonSpec(reason).status) ?? []), reason]);
+  const responses: Record<string, object> = {};
+  for (const [status, group] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    responses[String(status)] = {
+      description: group.map((reason) => `\`${reason}\`: ${reasonSpec(reason).title}`).join('; '),
+      headers: Object.assign({ 'X-Request-Id': REQUEST_ID }, ...group.map((reason) => REASON_HEADERS[reason] ?? {})),
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/AdminProblem' }, example: problemExample(group[0] as AnyReason) } },
+    };
+  }
+  return responses;
+}
+
+function problemSchema(reasons: AnyReason[]): JsonSchema {
+  return {
+    type: 'object',
+    description: 'RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.',
+    required: ['type', 'title', 'status', 'detail', 'instance', 'reason', 'request_id'],
+    properties: {
+      type: { type: 'string', format: 'uri' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      instance: { type: 'string', description: '`urn:uuid:<request id>`' },
+      reason: { type: 'string', enum: [...reasons].sort() },
+      request_id: { type: 'string' },
+      errors: {
+        type: 'array',
+        description: 'Validation errors: `pointer` is a JSON pointer into the body (`/field`), or `/query/<name>`, `/path/<name>`.',
+        items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
+      },
+      required_scope: { type: 'string', description: 'With `insufficient_scope`.' },
+    },
+  };
+}
+
+function parameters(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>): object[] {
+  const result: object[] = [];
+  for (const [where, schema] of [['path', endpoint.params], ['query', endpoint.query]] as const) {
+    if (!schema) continue;
+    const json = toSchema(schema, 'input', { schemas });
+    const required = new Set((json.required ?? []) as string[]);
+    for (const [name, property] of Object.entries((json.properties ?? {}) as Record<string, JsonSchema>)) {
+      const { description, ...rest } = property;
+      result.push({ name, in: where, required: where === 'path' || required.has(name), description, schema: rest });
+    }
+  }
+  if (endpoint.idempotent) {
+    result.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: true,
+      description: 'Unique per intended operation (1 to 80 characters of `A-Z a-z 0-9 _ . -`): a retry with the same key and body answers the first answer again.',
+      schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,80}$' },
+    });
+  }
+  return result;
+}
+
+function operation(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>): object {
+  const responses: Record<string, object> = {};
+  for (const [status, spec] of Object.entries(endpoint.responses)) {
+    const headers: Record<string, object> = { 'X-Request-Id': REQUEST_ID };
+    for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
+    if (endpoint.idempotent) headers['Idempotent-Replayed'] = { description: '`true` when this is the stored answer replayed.', schema: { type: 'string' } };
+    const schema = toSchema(spec.schema, 'output', { schemas });
+    responses[status] = { description: spec.description, headers, content: { 'application/json': { schema, example: exampleOf(schema, schemas) } } };
+  }
+  Object.assign(responses, errorResponses(reasonsOf(endpoint)));
+  const scopeNote = endpoint.scope === 'any' ? 'Any admin token.' : `Requires the admin scope \`${endpoint.scope}\`.`;
+  const body = endpoint.body ? toSchema(endpoint.body, 'input', { schemas }) : undefined;
+  return {
+    operationId: endpoint.operationId,
+    summary: endpoint.summary,
+    description: [scopeNote, endpoint.description].filter(Boolean).join(' '),
+    tags: [endpoint.tag],
+    'x-required-scope': endpoint.scope,
+    security: [{ [SECURITY_SCHEME]: [] }],
+    parameters: parameters(endpoint, schemas),
+    ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body, example: exampleOf(body, schemas) } } } } : {}),
+    responses,
+  };
+}
+
+export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], serverUrl: string): object {
+  const schemas: Record<string, JsonSchema> = {};
+  const paths: Record<string, Record<string, object>> = {};
+  for (const endpoint of endpoints) {
+    const path = endpoint.url.replace(/:([A-Za-z_]+)/g, '{$1}');
+    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, schemas) };
+  }
+  schemas.AdminProblem = problemSchema([...new Set(endpoints.flatMap(reasonsOf))]);
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Reseller gateway admin API',
+      version: '1.0.0',
+      contact: { name: 'The gateway operator' },
+      license: { name: "Proprietary: the operator's terms", identifier: 'LicenseRef-Proprietary' },
+      description: [
+        "The operator's API for its own panel: accounts, their v1 API keys, and their webhook deliveries.",
+        'It is served on the ops listener only (never on the public port), and only while admin tokens are configured.',
+        'Authentication: `Authorization: Bearer <admin token>`; each operation needs one admin scope (`x-required-scope`); `admin:read` covers every read.',
+        'Every call is written to the admin audit log. Calls are rate-limited per admin token.',
+        'Errors are `application/problem+json`, as in the v1 API.',
+      ].join('\n\n'),
+    },
+    servers: [{ url: serverUrl, description: 'The ops listener of this gateway (config `ops.host`, `ops.port`).' }],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        [SECURITY_SCHEME]: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'rgadm_<secret>',
+          description: `An admin token (\`reseller-keys admin-token create\`). Scopes: ${ADMIN_SCOPES.map((scope) => `\`${scope}\``).join(', ')}.`,
+        },
+      },
+    },
+  };
+}

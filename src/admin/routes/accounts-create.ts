@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { defineAdminEndpoint } from '../endpoint.js';
+import { accountView, AccountSchema } from '../schemas.js';
+
+const CreateAccountSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 characters of A-Z a-z 0-9 _ . - (starting with a letter or digit)')
+      .meta({ description: 'The account id: stable, chosen by the panel (e.g. its own reseller id).' }),
+    name: z.string().min(1).max(200),
+    upstream_id: z.string().min(1).max(100).meta({ description: "The backend's customer id (WHMCS clientid)." }),
+  })
+  .meta({ id: 'AdminAccountInput' });
+
+export default defineAdminEndpoint({
+  method: 'POST',
+  url: '/admin/v1/accounts',
+  operationId: 'createAccount',
+  summary: 'Create an account',
+  description: 'Maps a new account to one backend customer. An id that exists answers 409 `account_exists`, so a retry cannot make two.',
+  tag: 'Accounts',
+  scope: 'admin:accounts',
+  body: CreateAccountSchema,
+  responses: { 201: { description: 'The account.', schema: AccountSchema } },
+  errors: ['account_exists'],
+  subject: ({ body }) => ({ accountId: body?.id }),
+  async handler({ body, service }) {
+    const account = await service.createAccount({ id: body.id, name: body.name, upstreamId: body.upstream_id });
+    return { status: 201, body: accountView(account), headers: { location: `/admin/v1/accounts/${encodeURIComponent(account.id)}` } };
+  },
+});

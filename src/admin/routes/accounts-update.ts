@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { defineAdminEndpoint } from '../endpoint.js';
+import { AccountPathSchema, accountView, AccountSchema } from '../schemas.js';
+
+const UpdateAccountSchema = z
+  .strictObject({
+    name: z.string().min(1).max(200).optional(),
+    upstream_id: z.string().min(1).max(100).optional().meta({ description: "Another backend customer: the account's keys serve it from the next request." }),
+  })
+  .refine((changes) => changes.name !== undefined || changes.upstream_id !== undefined, 'name or upstream_id is required')
+  .meta({ id: 'AdminAccountChanges' });
+
+export default defineAdminEndpoint({
+  method: 'PATCH',
+  url: '/admin/v1/accounts/:id',
+  operationId: 'updateAccount',
+  summary: 'Change an account',
+  description: 'Renames the account or maps it to another backend customer; fields left out stay.',
+  tag: 'Accounts',
+  scope: 'admin:accounts',
+  params: AccountPathSchema,
+  body: UpdateAccountSchema,
+  responses: { 200: { description: 'The account after the change.', schema: AccountSchema } },
+  errors: ['not_found'],
+  async handler({ params, body, service }) {
+    const account = await service.updateAccount(params.id, {
+      ...(body.name === undefined ? {} : { name: body.name }),
+      ...(body.upstream_id === undefined ? {} : { upstreamId: body.upstream_id }),
+    });
+    return { status: 200, body: accountView(account) };
+  },
+});

@@ -1,0 +1,127 @@
+/**
+ * The operator's operations on accounts and keys: one layer under both the key CLI
+ * (src/cli/keys.ts) and the admin API (src/admin/routes/); webhook deliveries beside it
+ * (webhook-service.ts). It refuses with a `Refusal` (the CLI prints it, the API answers its
+ * problem); every change that affects authentication reaches every gateway instance at once (the
+ * key store's invalidation).
+ */
+import type { KeyService, IssueKeyInput } from '../keys/key-service.js';
+import { isDisabled } from '../keys/key-service.js';
+import { Refusal } from '../keys/refusal.js';
+import type { AccountRecord, ApiKeyRecord, KeyStore } from '../stores/types.js';
+
+export interface AdminServiceDeps {
+  keys: KeyService;
+  store: KeyStore;
+  now?: () => number;
+}
+
+export interface AccountChanges {
+  name?: string;
+  upstreamId?: string;
+}
+
+export interface IssuedKey {
+  record: ApiKeyRecord;
+  /** The full key: shown once. */
+  key: string;
+}
+
+export class AdminService {
+  private readonly now: () => number;
+
+  constructor(private readonly deps: AdminServiceDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  // ---- accounts ---------------------------------------------------------------------------------
+
+  createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
+    return this.deps.keys.createAccount(input);
+  }
+
+  async account(id: string): Promise<AccountRecord> {
+    const account = await this.deps.store.getAccount(id);
+    if (!account) throw new Refusal('unknown', `unknown account ${id}`);
+    return account;
+  }
+
+  /** Oldest first. */
+  listAccounts(): Promise<AccountRecord[]> {
+    return this.deps.store.listAccounts();
+  }
+
+  /** A new name or upstream customer; the account's keys serve the new customer from the next request. */
+  async updateAccount(id: string, changes: AccountChanges): Promise<AccountRecord> {
+    const account = await this.account(id);
+    const updated: AccountRecord = {
+      ...account,
+      ...(changes.name === undefined ? {} : { name: changes.name }),
+      ...(changes.upstreamId === undefined ? {} : { upstreamId: changes.upstreamId }),
+    };
+    await this.deps.store.putAccount(updated);
+    if (updated.upstreamId !== account.upstreamId) await this.invalidateKeysOf(id);
+    return updated;
+  }
+
+  /**
+   * Disabled: every key of the account answers 401 from the next request, on every instance (each
+   * key's cached lookup is dropped); no key can be issued or rotated for it. Enabled: they work again.
+   * Doing either twice changes nothing (a disabled account keeps when it was disabled).
+   */
+  async setAccountDisabled(id: string, disabled: boolean): Promise<AccountRecord> {
+    const account = await this.account(id);
+    if (isDisabled(account) === disabled) return account;
+    const updated: AccountRecord = { ...account, disabledAt: disabled ? new Date(this.now()).toISOString() : null };
+    await this.deps.store.putAccount(updated);
+    await this.invalidateKeysOf(id);
+    return updated;
+  }
+
+  private async invalidateKeysOf(accountId: string): Promise<void> {
+    const keys = await this.deps.store.listKeys(accountId);
+    await Promise.all(keys.map((key) => this.deps.keys.invalidate(key.id)));
+  }
+
+  // ---- keys -------------------------------------------------------------------------------------
+
+  /**
+   * With `keyId` (an idempotent retry's, see src/admin/schemas.ts), a key an earlier attempt left
+   * under that id, whose answer was never recorded, is replaced: one key, with this answer's secret.
+   */
+  async issueKey(input: IssueKeyInput): Promise<IssuedKey> {
+    const replaces = await this.leftBehind(input.keyId);
+    const issued = await this.deps.keys.issue(input);
+    if (replaces) await this.deps.keys.invalidate(issued.record.id);
+    return issued;
+  }
+
+  private async leftBehind(keyId: string | undefined): Promise<boolean> {
+    return keyId !== undefined && (await this.deps.store.getKey(keyId)) !== null;
+  }
+
+  /** One account's keys (the account must exist), or every key; never a secret. */
+  async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    if (accountId !== undefined) await this.account(accountId);
+    return this.deps.keys.list(accountId);
+  }
+
+  async key(keyId: string): Promise<ApiKeyRecord> {
+    const key = await this.deps.store.getKey(keyId);
+    if (!key) throw new Refusal('unknown', `unknown key ${keyId}`);
+    return key;
+  }
+
+  /** A successor (its id given, as for issueKey, or random) works at once; the old key for `graceMs` more. */
+  async rotateKey(keyId: string, graceMs: number, successorId?: string): Promise<IssuedKey & { old: ApiKeyRecord }> {
+    const replaces = await this.leftBehind(successorId);
+    const rotated = await this.deps.keys.rotate(keyId, graceMs, successorId);
+    if (replaces) await this.deps.keys.invalidate(rotated.record.id);
+    return rotated;
+  }
+
+  /** Refused at once on every instance; revoking a revoked key keeps its time. */
+  revokeKey(keyId: string): Promise<ApiKeyRecord> {
+    return this.deps.keys.revoke(keyId);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The admin API's own OpenAPI document: served at /admin/v1/openapi.json to any admin token, valid
+ * OpenAPI 3.1, one operation per admin endpoint with its scope, every problem reason it can answer
+ * in its Problem schema. The v1 document names no admin path and no admin reason.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { adminEndpoints, adminOpenApiDocument } from '../../src/admin/routes/index.js';
+import { ADMIN_REASONS } from '../../src/errors.js';
+import { buildAdminGateway, type AdminGateway } from './helpers.js';
+
+type Operation = { 'x-required-scope': string; parameters: Array<{ name: string; in: string }>; responses: Record<string, unknown> };
+type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, { properties?: { reason?: { enum: string[] } } }> } };
+
+describe('admin OpenAPI document', () => {
+  let gw: AdminGateway;
+  let doc: Document;
+  before(async () => {
+    gw = await buildAdminGateway();
+    const response = await gw.admin('GET', '/admin/v1/openapi.json', { token: 'admin:webhooks' });
+    assert.equal(response.statusCode, 200);
+    doc = response.json() as Document;
+  });
+  after(() => gw.close());
+
+  it('is valid OpenAPI 3.1, the one the scripts lint', async () => {
+    assert.equal(doc.openapi, '3.1.0');
+    const result = await new Validator().validate(doc as never);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    assert.deepEqual(doc, JSON.parse(JSON.stringify(adminOpenApiDocument('http://127.0.0.1:9464'))));
+  });
+
+  it('has one operation per admin endpoint, with its scope and, where it makes keys, the Idempotency-Key', () => {
+    const endpoints = adminEndpoints('http://127.0.0.1:9464');
+    const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
+    assert.equal(operations.length, endpoints.length);
+    for (const endpoint of endpoints) {
+      const found = operations.find(({ key }) => key === `${endpoint.method} ${endpoint.url.replace(/:(\w+)/g, '{$1}')}`);
+      assert.ok(found, endpoint.url);
+      assert.equal(found.op['x-required-scope'], endpoint.scope);
+      assert.equal(found.op.parameters.some((p) => p.name === 'Idempotency-Key'), endpoint.idempotent === true, endpoint.operationId);
+      for (const status of ['401', '429']) assert.ok(status in found.op.responses, `${endpoint.operationId} documents ${status}`);
+    }
+  });
+
+  it('names the admin reasons; the v1 document names none of them, nor an admin path', async () => {
+    const reasons = doc.components.schemas.AdminProblem?.properties?.reason?.enum ?? [];
+    for (const reason of Object.keys(ADMIN_REASONS)) assert.ok(reasons.includes(reason), reason);
+    const v1 = (await gw.app.inject({ method: 'GET', url: '/v1/openapi.json' })).body;
+    for (const reason of Object.keys(ADMIN_REASONS)) assert.ok(!v1.includes(reason), reason);
+    assert.ok(!v1.includes('/admin/'));
+  });
+});

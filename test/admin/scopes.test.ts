@@ -1,0 +1,115 @@
+/**
+ * Who may call what, over every admin route (the table is the admin API's own list, so a new route
+ * is covered the day it is added): no token, a malformed or unknown token 401; a token without the
+ * route's scope 403; one with it gets through. Every one of those calls is audited. The public port
+ * serves none of the admin routes, and without a configured token there is no admin API at all.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { adminEndpoints } from '../../src/admin/routes/index.js';
+import { mintAdminToken } from '../../src/admin/tokens.js';
+import { buildOpsApp } from '../../src/ops/server.js';
+import { bearer, buildTestGateway } from '../helpers/gateway.js';
+import { buildAdminGateway, type AdminGateway } from './helpers.js';
+
+const ROUTES = adminEndpoints('http://127.0.0.1:9464');
+
+describe('admin scopes on every route', () => {
+  let gw: AdminGateway;
+  /** A concrete URL for each route: an existing account and key, an event id of the right shape. */
+  let urlOf: (template: string) => string;
+
+  before(async () => {
+    gw = await buildAdminGateway();
+    const keyId = gw.keyIds['acme:all'] as string;
+    urlOf = (template) =>
+      template.replace(':event_id', 'evt_0000000000').replace(':id', template.startsWith('/admin/v1/keys/') ? keyId : 'acme');
+  });
+  after(() => gw.close());
+
+  it('covers every admin route', () => {
+    assert.equal(ROUTES.length, 16);
+    assert.deepEqual(new Set(ROUTES.map((route) => route.scope)), new Set(['admin:accounts', 'admin:keys', 'admin:webhooks', 'admin:read', 'any']));
+  });
+
+  for (const route of ROUTES) {
+    const name = `${route.method} ${route.url} (${route.scope})`;
+    it(`${name}: no token, a malformed or an unknown token 401; audited without a token name`, async () => {
+      const url = urlOf(route.url);
+      const before = gw.adminAudit.records.length;
+      const none = await gw.admin(route.method, url, { token: null });
+      assert.equal(none.statusCode, 401);
+      assert.equal(none.headers['www-authenticate'], 'Bearer realm="admin"');
+      assert.equal(none.json().reason, 'unauthenticated');
+      assert.match(String(none.headers['content-type']), /^application\/problem\+json/);
+      const basic = await gw.admin(route.method, url, { token: null, headers: { authorization: `Basic ${Buffer.from('panel:x').toString('base64')}` } });
+      assert.equal(basic.statusCode, 401);
+      const unknown = await gw.admin(route.method, url, { token: mintAdminToken('stranger', ['admin:read']).token });
+      assert.equal(unknown.statusCode, 401);
+      assert.equal(unknown.headers['www-authenticate'], 'Bearer realm="admin", error="invalid_token"');
+      // A v1 key is not an admin token.
+      assert.equal((await gw.admin(route.method, url, { token: gw.keys['acme:all'] })).statusCode, 401);
+
+      const records = gw.adminAudit.records.slice(before);
+      assert.equal(records.length, 4, 'one record per call');
+      for (const record of records) {
+        assert.deepEqual(
+          { token: record.token, operation: record.operation, route: record.route, outcome: record.outcome, status: record.status, reason: record.reason },
+          { token: null, operation: route.operationId, route: route.url, outcome: 'denied', status: 401, reason: 'unauthenticated' },
+        );
+      }
+    });
+
+    if (route.scope !== 'any') {
+      const scope = route.scope;
+      it(`${name}: a token with every other scope 403; one with ${scope} gets through; both audited by name`, async () => {
+        const url = urlOf(route.url);
+        const before = gw.adminAudit.records.length;
+        const refused = await gw.admin(route.method, url, { token: `other:${scope}` });
+        assert.equal(refused.statusCode, 403, refused.body);
+        assert.equal(refused.json().reason, 'insufficient_scope');
+        assert.equal(refused.json().required_scope, scope);
+        assert.match(String(refused.headers['www-authenticate']), new RegExp(`error="insufficient_scope", scope="${scope}"`));
+        const allowed = await gw.admin(route.method, url, { token: scope, body: {} });
+        assert.ok(![401, 403].includes(allowed.statusCode), `${allowed.statusCode}: ${allowed.body}`);
+
+        const [denied, through] = gw.adminAudit.records.slice(before);
+        assert.equal(denied?.token, gw.tokens[`other:${scope}`]?.entry.name);
+        assert.equal(denied?.outcome, 'denied');
+        assert.equal(denied?.status, 403);
+        assert.equal(through?.token, gw.tokens[scope]?.entry.name);
+        assert.equal(through?.status, allowed.statusCode);
+        assert.equal(gw.adminAudit.records.length, before + 2);
+      });
+    } else {
+      it(`${name}: any admin token`, async () => {
+        for (const token of ['admin:read', 'admin:webhooks']) assert.equal((await gw.admin(route.method, urlOf(route.url), { token })).statusCode, 200);
+      });
+    }
+
+    it(`${name}: not on the public port`, async () => {
+      const response = await gw.app.inject({ method: route.method, url: urlOf(route.url), headers: { authorization: `Bearer ${gw.tokens.all?.token}` } });
+      assert.equal(response.statusCode, 404);
+      assert.equal(response.json().reason, 'not_found');
+    });
+  }
+});
+
+describe('admin API off', () => {
+  it('without a configured token: no admin route on the ops listener, probes as before', async () => {
+    const gw = await buildTestGateway();
+    const ops = buildOpsApp(gw.app);
+    try {
+      assert.equal(gw.app.admin, null);
+      for (const route of ROUTES) {
+        const response = await ops.inject({ method: route.method, url: route.url.replace(/:\w+/g, 'x'), headers: bearer(gw.keys['acme:all']) });
+        assert.equal(response.statusCode, 404, route.url);
+      }
+      assert.equal((await ops.inject({ method: 'GET', url: '/livez' })).statusCode, 200);
+      assert.deepEqual(gw.adminAudit.records, []);
+    } finally {
+      await ops.close();
+      await gw.close();
+    }
+  });
+});
