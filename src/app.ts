@@ -148,7 +148,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.decorate('doctor', doctor);
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const resolveHost = overrides.resolveHost ?? dnsResolver();
-  const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log);
+  const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log, metrics);
   const deps: EndpointDeps = { config, backend, stores, keys, audit, doctor, resolveHost, webhooks };
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
   const idempotency = new Idempotency(stores.idempotency, config, backend.writeTimeoutMs, metrics);

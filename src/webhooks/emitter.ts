@@ -4,6 +4,7 @@
  * swapped atomically, so a change seen by both a write and the detector is reported once.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { captureTraceHeaders } from '../ops/trace.js';
 import type { WebhookOutbox, WebhookStore } from '../stores/types.js';
 import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { eventBody, type EventData, type EventType } from './events.js';
@@ -24,12 +25,15 @@ export class WebhookEvents {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Queues an event for the account's endpoint; nothing when none is set or it is disabled. */
+  /**
+   * Queues an event for the account's endpoint; nothing when none is set or it is disabled. The
+   * trace of the request being served (a new one outside a request) goes with it to every attempt.
+   */
   async emit<T extends EventType>(accountId: string, type: T, data: EventData<T>): Promise<boolean> {
     const record = await this.store.get(accountId);
     if (!record || record.status === 'disabled') return false;
     const at = new Date(this.now());
-    await this.outbox.enqueue({ eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at) });
+    await this.outbox.enqueue({ eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at), trace: captureTraceHeaders() });
     this.onEnqueued();
     return true;
   }

@@ -1,7 +1,8 @@
 /**
  * The ops listener after a scenario: /metrics has every family with the counts the scenario made
  * (requests by route template and status, a 429, an idempotent replay, upstream calls, a breaker
- * state change, audit writes), and the public port serves neither metrics nor probes.
+ * state change, audit writes, webhook deliveries and the outbox backlog), and the public port
+ * serves neither metrics nor probes.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +11,7 @@ import { buildOpsApp } from '../../src/ops/server.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
 import { bearer, buildTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.js';
+import { eventually, startReceiver } from '../helpers/webhook-receiver.js';
 
 /** The value of one sample, `name{labels}` with exactly these labels, from the text exposition format. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -201,6 +203,51 @@ describe('store metrics', () => {
       assert.equal(sample(text, 'gateway_store_fallbacks_total', { store: 'keys', fallback: 'stale' }), 1);
     } finally {
       await gw.close();
+    }
+  });
+});
+
+describe('webhook metrics', () => {
+  it('counts delivery attempts by outcome and shows the outbox backlog', async () => {
+    const receiver = await startReceiver();
+    // Retries after 30 ms, 30 ms, then a minute: an event refused three times is still waiting.
+    const webhooks = { allowPrivateTargets: true, workerIntervalMs: 20, pollIntervalMs: 600_000, retryScheduleMs: [0, 30, 30, 60_000] };
+    const gw = await buildTestGateway({ runWebhooks: true, config: { webhooks } });
+    const ops = buildOpsApp(gw.app);
+    const scrape = async () => (await ops.inject({ method: 'GET', url: '/metrics' })).body;
+    try {
+      const put = async (account: string, url: string) => {
+        const set = await gw.app.inject({ method: 'PUT', url: '/v1/webhooks', headers: bearer(gw.keys[`${account}:all`]), payload: { url } });
+        assert.equal(set.statusCode, 200, set.body);
+      };
+      const attemptsOf = (id: string) => receiver.received.filter((r) => r.headers['webhook-id'] === id).length;
+      // acme's first webhook.test: refused twice, then taken. Its second: refused every time.
+      // beta's endpoint answers 410: disabled, the event failed.
+      let first: string | undefined;
+      receiver.answer = (r) => {
+        if (String(r.event.data?.url).endsWith('/beta')) return { status: 410 };
+        first ??= String(r.headers['webhook-id']);
+        return r.headers['webhook-id'] === first && attemptsOf(first) >= 3 ? { status: 200 } : { status: 503 };
+      };
+      await put('acme', receiver.url);
+      await receiver.waitFor((r) => r.headers['webhook-id'] === first && attemptsOf(first ?? '') === 3, 'the third attempt of the first event');
+      await put('acme', receiver.url);
+      await put('beta', `${receiver.url}/beta`);
+
+      const expected = { delivered: 1, retrying: 5, failed: 1, blocked: 0 };
+      const text = await eventually(async () => {
+        const current = await scrape();
+        const settled = Object.entries(expected).every(([outcome, count]) => (sample(current, 'gateway_webhook_deliveries_total', { outcome }) ?? 0) === count);
+        return settled && sample(current, 'gateway_webhook_outbox_depth') === 1 ? current : undefined;
+      }, 'the deliveries settle');
+      assert.equal(sample(text, 'gateway_webhook_deliveries_total', { outcome: 'blocked' }), undefined, 'nothing was blocked');
+      const age = sample(text, 'gateway_webhook_outbox_oldest_pending_age_seconds') ?? -1;
+      assert.ok(age >= 0.06 && age < 30, `the waiting event was enqueued before its two 30 ms retries: ${age}`);
+      assert.equal(receiver.received.length, 3 + 3 + 1, 'acme: 3 + 3 attempts, beta: 1');
+    } finally {
+      await ops.close();
+      await gw.close();
+      await receiver.close();
     }
   });
 });

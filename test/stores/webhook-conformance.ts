@@ -74,7 +74,12 @@ export function runOutboxConformance(name: string, factory: FixtureFactory<Webho
     it(title, () => withFixture(factory, body));
   };
   const IDLE_MS = 300;
-  const entry = (eventId: string) => ({ eventId, accountId: 'acct', body: `{"id":"${eventId}"}` });
+  const entry = (eventId: string) => ({
+    eventId,
+    accountId: 'acct',
+    body: `{"id":"${eventId}"}`,
+    trace: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=1' },
+  });
 
   describe(`${name}: webhook outbox`, () => {
     test('an entry is claimed by one consumer at a time and gone once delivered', async ({ store, clock }) => {
@@ -103,7 +108,26 @@ export function runOutboxConformance(name: string, factory: FixtureFactory<Webho
       const [again] = await store.claim('b', 1, 60_000);
       assert.equal(again?.eventId, 'evt_1');
       assert.equal(again?.body, entry('evt_1').body);
+      assert.deepEqual(again?.trace, entry('evt_1').trace, 'the trace goes with every attempt');
       assert.equal(again?.attempts, 1);
+    });
+
+    test('the backlog counts what waits (due, retrying or being delivered) and ages the oldest by its enqueue time', async ({ store, clock }) => {
+      assert.deepEqual(await store.backlog(), { depth: 0, oldestAgeMs: 0 });
+      await store.enqueue(entry('evt_1'));
+      await clock.advance(300);
+      await store.enqueue(entry('evt_2'));
+      await store.enqueue(entry('evt_3'));
+      const [first, second] = await store.claim('a', 2, 60_000);
+      await store.reschedule(first!, 60_000);
+      await store.complete(second!, 'delivered');
+      const { depth, oldestAgeMs } = await store.backlog();
+      assert.equal(depth, 2, 'evt_1 waiting for its retry, evt_3 due');
+      // A retry keeps its place: the age counts from the first enqueue (Redis's clock: bounds).
+      assert.ok(oldestAgeMs >= 300 && oldestAgeMs < 5_000, String(oldestAgeMs));
+      const [third] = await store.claim('a', 1, 60_000);
+      await store.complete(third!, 'failed');
+      assert.equal((await store.backlog()).depth, 1);
     });
 
     test("a consumer that stops: its claim is taken over after the idle time, not before", async ({ store, clock }) => {

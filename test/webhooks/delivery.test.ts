@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
+import { parseTraceparent } from '../../src/ops/trace.js';
 import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
 import { EVENT_TYPES, eventPayloadSchema, type EventType } from '../../src/webhooks/events.js';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -35,8 +36,8 @@ describe('webhook delivery end to end', () => {
     await receiver.close();
   });
 
-  const setUrl = async (url: string, extra: Record<string, unknown> = {}) => {
-    const set = await call(base, 'PUT', '/v1/webhooks', { key, body: { url, ...extra } });
+  const setUrl = async (url: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
+    const set = await call(base, 'PUT', '/v1/webhooks', { key, body: { url, ...extra }, headers });
     assert.equal(set.status, 200, set.text);
     return set.json() as { secret?: string; url: string };
   };
@@ -84,6 +85,37 @@ describe('webhook delivery end to end', () => {
     assert.equal(types.filter((type) => type === 'order.status_changed').length, 1, 'its change was announced once');
   });
 
+  it('a delivery carries the W3C trace of the request that caused it; an event the detector found, a new trace', async () => {
+    const count = receiver.received.length;
+    const isNew = (r: (typeof receiver.received)[number]) => receiver.received.indexOf(r) >= count;
+    const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await setUrl(receiver.url, {}, { traceparent: `00-${callerTrace}-00f067aa0ba902b7-01`, tracestate: 'reseller=7' });
+    const test = await receiver.waitFor((r) => isNew(r) && r.event.type === 'webhook.test', 'webhook.test');
+    const sent = parseTraceparent(test.headers.traceparent);
+    assert.ok(sent, `a valid traceparent: ${test.headers.traceparent}`);
+    assert.equal(sent.traceId, callerTrace, "the PUT's trace");
+    assert.notEqual(sent.parentId, '00f067aa0ba902b7', "the gateway's span is the parent, not the caller's");
+    assert.equal(sent.flags, '01', 'the flags passed on');
+    assert.equal(test.headers.tracestate, 'reseller=7');
+
+    const orderTrace = '0af7651916cd43dd8448eb211c80319c';
+    const body = { product_id: '1', billing_cycle: 'monthly', config_options: { '1': '11' }, hostname: 'traced.example.com' };
+    const headers = { 'idempotency-key': randomUUID(), traceparent: `00-${orderTrace}-b7ad6b7169203331-01` };
+    const placed = await call(base, 'POST', '/v1/orders', { key, body, headers });
+    assert.equal(placed.status, 201, placed.text);
+    const order = placed.json();
+    const created = await receiver.waitFor((r) => r.event.type === 'order.created' && r.event.data.id === order.id, 'order.created');
+    const addOrder = simulator.calls.find((c) => c.action === 'addorder' && c.traceparent?.includes(orderTrace));
+    assert.ok(addOrder, 'the AddOrder call carried the order request\'s trace');
+    assert.equal(created.headers.traceparent, addOrder.traceparent, 'the same trace and span as the upstream calls of the request');
+
+    const changed = await receiver.waitFor((r) => r.event.type === 'order.status_changed' && r.event.data.id === order.id, 'order.status_changed');
+    const fresh = parseTraceparent(changed.headers.traceparent);
+    assert.ok(fresh, `a valid traceparent: ${changed.headers.traceparent}`);
+    assert.ok(![callerTrace, orderTrace].includes(fresh.traceId), 'found by the detector: a trace of its own');
+    assert.equal(changed.headers.tracestate, undefined);
+  });
+
   it('a service action delivers service.action.succeeded with the action result', async () => {
     const acted = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers: { 'idempotency-key': randomUUID() } });
     assert.equal(acted.status, 200, acted.text);
@@ -111,6 +143,7 @@ describe('webhook delivery end to end', () => {
     }, 'the fourth attempt');
     assert.equal(new Set(attempts.map((r) => r.headers['webhook-id'])).size, 1, 'one event, one webhook-id across retries');
     assert.equal(new Set(attempts.map((r) => r.body)).size, 1, 'the same body each time');
+    assert.equal(new Set(attempts.map((r) => r.headers.traceparent)).size, 1, 'the same traceparent each time');
     const state = await eventually(async () => {
       const current = await webhook();
       return current.last_delivery?.http_status === 200 ? current : undefined;

@@ -73,13 +73,13 @@ describe('webhook transport', () => {
       const options = { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: false };
       for (const url of [`https://hooks.example.com:${listener.port}/`, `https://127.0.0.1:${listener.port}/`, `https://[::ffff:127.0.0.1]:${listener.port}/`, `http://93.184.215.14:${listener.port}/`]) {
         const result = await sendWebhook(url, {}, '{}', options);
-        assert.equal(result.kind, 'failed', url);
+        assert.equal(result.kind, 'blocked', url);
       }
       const mixed = await sendWebhook(`https://hooks.example.com:${listener.port}/`, {}, '{}', {
         resolve: async () => ['93.184.215.14', '127.0.0.1'],
         allowPrivateTargets: false,
       });
-      assert.deepEqual(mixed, { kind: 'failed', reason: 'host resolves to a non-public address' });
+      assert.deepEqual(mixed, { kind: 'blocked', reason: 'host resolves to a non-public address' });
       assert.equal(listener.connections(), 0, 'nothing was connected to');
     } finally {
       await listener.close();
@@ -122,6 +122,8 @@ describe('DNS rebinding at delivery', () => {
         return ids.length > 0 ? ids : undefined;
       }, 'the event is marked failed after its last attempt');
       assert.match(String(failed), /^evt_/);
+      const metrics = await gw.app.metrics.registry.metrics();
+      assert.match(metrics, /^gateway_webhook_deliveries_total\{outcome="blocked"\} 1$/m, 'counted as blocked, not sent');
     } finally {
       await gw.close();
       await listener.close();
