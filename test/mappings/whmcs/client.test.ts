@@ -24,15 +24,24 @@ describe('WHMCS client: encoding', () => {
   });
 });
 
+/** Waits (bounded) for what the client does in the background, such as a stale answer's refresh. */
+async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let turn = 0; turn < 1_000 && !(await done()); turn += 1) await sleep(5);
+  assert.ok(await done(), what);
+}
+
 describe('WHMCS client: requests and answers', () => {
   let whmcs: FakeWhmcs;
+  /** The answer cache's (and breaker's) clock: cache ages pass only when a test moves it. */
+  let clock: number;
   beforeEach(() => {
     whmcs = new FakeWhmcs();
+    clock = 1_700_000_000_000;
   });
   afterEach(() => whmcs.close());
 
   const client = (overrides: Record<string, unknown> = {}) =>
-    createWhmcsClient(testConfig(overrides), { dispatcher: whmcs.agent, logger: whmcs.logger });
+    createWhmcsClient(testConfig(overrides), { dispatcher: whmcs.agent, logger: whmcs.logger, now: () => clock });
 
   it('POSTs the action, responsetype=json and the credentials in the body, never in the URL', async () => {
     whmcs.answer('GetClientsDetails', answers.clientDetails);
@@ -187,23 +196,28 @@ describe('WHMCS client: requests and answers', () => {
     whmcs.answer('GetProducts', answers.catalog);
     const cached = client({ productCacheTtlMs: 30 });
     const first = await cached.call('GetProducts');
+    clock += 29;
     assert.equal(await cached.call('GetProducts'), first);
     assert.equal(whmcs.requests('GetProducts').length, 1);
-    await sleep(50);
+    clock += 21;
     assert.equal(await cached.call('GetProducts'), first, 'stale answer served at once');
-    await sleep(10);
-    assert.equal(whmcs.requests('GetProducts').length, 2, 'refreshed in the background');
-    assert.notEqual(await cached.call('GetProducts'), first);
+    // Stale reads meanwhile join the one refresh in flight.
+    await until(async () => (await cached.call('GetProducts')) !== first, 'refreshed in the background');
+    const refreshed = await cached.call('GetProducts');
+    assert.equal(await cached.call('GetProducts'), refreshed, 'the refreshed answer is fresh');
+    assert.equal(whmcs.requests('GetProducts').length, 2);
+    clock += 30 * 10 + 1;
+    assert.notEqual(await cached.call('GetProducts'), refreshed, 'too old to serve stale (10 TTLs): fetched');
+    assert.equal(whmcs.requests('GetProducts').length, 3);
   });
 
   it('a failed background refresh keeps the stale answer and is logged', async () => {
     whmcs.answer('GetProducts', answers.catalog, { times: 1 }).answer('GetProducts', '<html>down</html>');
     const cached = client({ productCacheTtlMs: 10 });
     const first = await cached.call('GetProducts');
-    await sleep(20);
+    clock += 20;
     assert.equal(await cached.call('GetProducts'), first);
-    await sleep(10);
-    assert.ok(whmcs.logs.some((line) => /serving the cached answer/.test(line.msg)));
+    await until(() => whmcs.logs.some((line) => /serving the cached answer/.test(line.msg)), 'the failed refresh is logged');
     assert.equal(await cached.call('GetProducts'), first);
   });
 
