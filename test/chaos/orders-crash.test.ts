@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { setMaxListeners } from 'node:events';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import t, { type Test } from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { startRedisServer } from '../helpers/redis.js';
@@ -121,7 +121,7 @@ async function crashAndRestart(gateway: ChaosGateway, ledger: Ledger, client: Or
   return crash;
 }
 
-async function runOrders(t: TestContext, world: ChaosWorld, crashes: boolean): Promise<void> {
+async function runOrders(t: Test, world: ChaosWorld, crashes: boolean): Promise<void> {
   const { simulator, gateway } = world;
   const hidden = simulator.quirks.hideServiceCustomFields;
   if (!gateway.running()) await gateway.start(); // an earlier scenario may have failed with it down
@@ -155,7 +155,7 @@ async function runOrders(t: TestContext, world: ChaosWorld, crashes: boolean): P
       `final: ${countBy(finals, describeAnswer)}; all answers: ${countBy([...client.answers.values()].flat(), describeAnswer)};`,
       `${Date.now() - startedAt} ms (orders and retries ${ordersMs} ms)`,
     ].join(' ');
-    t.diagnostic(line);
+    t.comment(line);
 
     if (crash) assert.ok(crash.interrupted > 0, `precondition: the crash must interrupt orders in flight\n${line}`);
     else {
@@ -177,21 +177,21 @@ async function runOrders(t: TestContext, world: ChaosWorld, crashes: boolean): P
 }
 
 for (const hidesCustomFields of [false, true]) {
-  describe(`chaos, custom fields ${hidesCustomFields ? 'hidden' : 'shown'}: 200 concurrent orders, every key retried`, () => {
+  t.test(`chaos, custom fields ${hidesCustomFields ? 'hidden' : 'shown'}: 200 concurrent orders, every key retried`, async (t) => {
     const cleanups: Cleanups = [];
     let world: ChaosWorld;
-    before(async () => {
+    t.before(async () => {
       world = await startWorld(cleanups, hidesCustomFields);
-    }, { timeout: SETUP_TIMEOUT_MS });
-    after(async () => {
+    });
+    t.teardown(async () => {
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     });
 
     // The crash comes last: the restarted gateway starts with the simulator already hiding the fields.
-    it('no crash, every AddOrder outlives the gateway deadline: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, (t) =>
+    t.test('no crash, every AddOrder outlives the gateway deadline: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, async (t) =>
       runOrders(t, world, false),
     );
-    it('kill -9 while AddOrders are in flight, restart on the same Redis: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, (t) =>
+    t.test('kill -9 while AddOrders are in flight, restart on the same Redis: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, async (t) =>
       runOrders(t, world, true),
     );
   });

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 
 interface Run {
   code: number;
@@ -15,7 +15,7 @@ interface Run {
   stderr: string;
 }
 
-describe('reseller-keys', () => {
+t.test('reseller-keys', async (t) => {
   let dir: string;
   let env: NodeJS.ProcessEnv;
   const cli = (...args: string[]) =>
@@ -26,14 +26,14 @@ describe('reseller-keys', () => {
       });
     });
 
-  before(() => {
+  t.before(() => {
     dir = mkdtempSync(join(tmpdir(), 'rg-keys-cli-'));
     env = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(dir, 'none.json') };
     delete env.REDIS_URL;
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('--help (and -h) answer on every command, with the exit codes, even without a config', async () => {
+  t.test('--help (and -h) answer on every command, with the exit codes, even without a config', async () => {
     // CONFIG_FILE names a missing file: any command but help would stop with 78.
     const commands = [[], ['account'], ['account', 'add'], ['account', 'list'], ['issue'], ['list'], ['rotate'], ['revoke']];
     for (const command of commands) {
@@ -49,7 +49,7 @@ describe('reseller-keys', () => {
     assert.match((await cli('issue', '--help')).stdout, /--scopes .*read:products/);
   });
 
-  it('unknown options and commands are usage errors (64) with the help, not a stack trace', async () => {
+  t.test('unknown options and commands are usage errors (64) with the help, not a stack trace', async () => {
     const unknownOption = await cli('list', '--bogus');
     assert.equal(unknownOption.code, 64);
     assert.match(unknownOption.stderr, /Unknown option '--bogus'[\s\S]*usage: reseller-keys list/);
@@ -59,7 +59,7 @@ describe('reseller-keys', () => {
     assert.deepEqual(JSON.parse(json.stderr), { error: 'unknown command frobnicate', exit_code: 64 });
   });
 
-  it('--json prints records a script can use; the key once, never its hash', async () => {
+  t.test('--json prints records a script can use; the key once, never its hash', async () => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     const account = await cli('account', 'add', 'acme', '--name', 'Acme', '--upstream-id', '1', '--json');
     assert.equal(account.code, 0, account.stderr);
