@@ -3,7 +3,7 @@
 // coverage. The chaos tests load the machine on purpose: they run in a second pass, after the others,
 // so that no timing-bound test shares the machine with them.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +80,7 @@ for (const [index, group] of passes.entries()) {
   if (whole && index > 0 && existsSync(COVERAGE)) renameSync(COVERAGE, EARLIER);
   const result = tap(['run', ...coverageArgs, ...group]);
   if (existsSync(EARLIER)) {
+    mkdirSync(COVERAGE, { recursive: true });
     for (const name of readdirSync(EARLIER)) renameSync(join(EARLIER, name), join(COVERAGE, name));
     rmSync(EARLIER, { recursive: true, force: true });
   }
