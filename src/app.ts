@@ -158,7 +158,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.decorate('doctor', doctor);
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const resolveHost = overrides.resolveHost ?? dnsResolver();
-  const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log);
+  const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log, metrics);
   const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks };
   const adminAudit = overrides.adminAudit ?? new FileAuditLog(config.admin.auditFile);
   app.decorate('admin', createAdminApi({ config, stores, keys, webhooks, audit: adminAudit }));

@@ -118,7 +118,7 @@ export interface TransportOptions {
   /** Replaces the transport's own Pool (tests pass a MockAgent); the caller closes it. */
   dispatcher?: Dispatcher;
   logger?: BackendLogger;
-  /** The circuit breaker's clock (tests inject one). */
+  /** The clock of the circuit breaker and the answer cache (tests inject one). */
   now?: () => number;
   /** The gateway's metrics observer and trace headers. */
   hooks?: UpstreamHooks;

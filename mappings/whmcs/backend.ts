@@ -22,7 +22,7 @@ export interface WhmcsBackendOptions {
   /** Replaces the backend's own undici Pool (tests pass a MockAgent); the caller closes it. */
   dispatcher?: Dispatcher;
   logger?: WhmcsLogger;
-  /** The circuit breaker's clock (tests inject one). */
+  /** The clock of the circuit breaker and the answer cache (tests inject one). */
   now?: () => number;
   /** The gateway's metrics observer and trace headers, for the upstream client. */
   hooks?: UpstreamHooks;

@@ -28,7 +28,7 @@ export interface WhmcsClientOptions {
   /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
   dispatcher?: Dispatcher;
   logger?: WhmcsLogger;
-  /** The circuit breaker's clock (tests inject one); call deadlines always use real time. */
+  /** The clock of the circuit breaker and the answer cache (tests inject one); call deadlines always use real time. */
   now?: () => number;
   /** The gateway's metrics observer and trace headers. */
   hooks?: UpstreamHooks;

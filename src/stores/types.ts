@@ -285,6 +285,11 @@ export interface OutboxEntry {
   body: string;
   /** Attempts already made. */
   attempts: number;
+  /**
+   * The W3C trace headers every attempt sends (`traceparent`, maybe `tracestate`): the trace of the
+   * request that caused the event, or a new one for an event the change detector found.
+   */
+  trace: Record<string, string>;
 }
 
 /** An entry claimed by one consumer; `handle` identifies the claim. */
@@ -307,6 +312,15 @@ export interface WebhookOutbox {
   reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void>;
   /** Event ids given up on, newest first (bounded). */
   failed(): Promise<string[]>;
+  /** What waits (not yet delivered, dropped or given up), for the metrics. */
+  backlog(): Promise<OutboxBacklog>;
+}
+
+export interface OutboxBacklog {
+  /** Entries waiting: due now, waiting for a retry, or being delivered. */
+  depth: number;
+  /** How long ago the oldest of them was enqueued, by the store's clock; 0 when none waits. */
+  oldestAgeMs: number;
 }
 
 // ---- the set a deployment runs with ---------------------------------------------------------

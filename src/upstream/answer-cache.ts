@@ -60,7 +60,9 @@ export function createAnswerCache<A>(now: () => number = Date.now, events?: Answ
   function cacheOf(action: string, ttlMs: number): ActionCache<A> {
     let cache = caches.get(action);
     if (!cache) {
-      cache = { entries: new LRUCache({ max: ENTRIES_PER_ACTION, ttl: ttlMs * STALE_FACTOR }), generation: 0 };
+      // The LRU's own expiry runs on the same clock (read at each lookup, not cached for 1 ms).
+      const entries = new LRUCache<string, CachedAnswer<A>>({ max: ENTRIES_PER_ACTION, ttl: ttlMs * STALE_FACTOR, perf: { now }, ttlResolution: 0 });
+      cache = { entries, generation: 0 };
       caches.set(action, cache);
     }
     return cache;

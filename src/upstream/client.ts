@@ -73,7 +73,7 @@ export interface UpstreamClientOptions extends UpstreamHooks {
   /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
   dispatcher?: Dispatcher | undefined;
   logger?: BackendLogger | undefined;
-  /** The circuit breaker's clock (tests inject one); call deadlines always use real time. */
+  /** The clock of the circuit breaker and the answer cache (tests inject one); call deadlines always use real time. */
   now?: (() => number) | undefined;
 }
 
@@ -103,7 +103,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   const breaker = createCircuitBreaker(options.circuitBreaker, { label, logger, now: options.now, onStateChange: observer?.breakerState.bind(observer) });
   // The cache knows actions by id; the observer hears the upstream's own action names.
   const answers = createAnswerCache<Answer>(
-    Date.now,
+    options.now ?? Date.now,
     observer && {
       cacheLookup: (id, result) => observer.cacheLookup(actions[id as Id].name, result),
       coalesced: (id) => observer.coalesced(actions[id as Id].name),

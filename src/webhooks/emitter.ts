@@ -4,6 +4,7 @@
  * swapped atomically, so a change seen by both a write and the detector is reported once.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { captureTraceHeaders } from '../ops/trace.js';
 import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../stores/types.js';
 import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { DeliveryLog } from './delivery-log.js';
@@ -29,12 +30,15 @@ export class WebhookEvents {
     this.history = new DeliveryLog(store, log, now);
   }
 
-  /** Queues an event for the account's endpoint; nothing when none is set or it is disabled. */
+  /**
+   * Queues an event for the account's endpoint; nothing when none is set or it is disabled. The
+   * trace of the request being served (a new one outside a request) goes with it to every attempt.
+   */
   async emit<T extends EventType>(accountId: string, type: T, data: EventData<T>): Promise<boolean> {
     const record = await this.store.get(accountId);
     if (!record || record.status === 'disabled') return false;
     const at = new Date(this.now());
-    const entry = { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at) };
+    const entry = { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at), trace: captureTraceHeaders() };
     await this.outbox.enqueue(entry);
     await this.history.queued(accountId, entry.eventId, entry.body);
     this.onEnqueued();
@@ -46,7 +50,7 @@ export class WebhookEvents {
    * did get it once can tell, with the whole retry schedule ahead of it.
    */
   async replay(accountId: string, logged: DeliveryLogEntry): Promise<DeliveryLogEntry> {
-    await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body });
+    await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body, trace: captureTraceHeaders() });
     const entry = await this.history.queued(accountId, logged.eventId, logged.body);
     this.onEnqueued();
     return entry;

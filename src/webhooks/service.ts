@@ -5,6 +5,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Backend } from '../backend/backend.js';
 import type { GatewayConfig } from '../config.js';
+import type { WebhookObserver } from '../ops/observers.js';
 import type { Stores } from '../stores/types.js';
 import { ChangeDetector } from './detector.js';
 import { WebhookEvents } from './emitter.js';
@@ -32,6 +33,7 @@ export function createWebhooks(
   backend: Backend | undefined,
   resolve: ResolveHost,
   log: FastifyBaseLogger,
+  observer?: WebhookObserver,
 ): Webhooks {
   const box = secretBoxFor(config);
   const privateTargets = allowPrivateTargets(config);
@@ -42,6 +44,12 @@ export function createWebhooks(
     config: config.webhooks,
     transport: { resolve, allowPrivateTargets: privateTargets },
     log,
+    onAttempt: (outcome) => observer?.recordDelivery(outcome),
+  });
+  // The outbox is shared by every instance: each one's gauges show the whole backlog.
+  observer?.observeOutbox(async () => {
+    const backlog = await stores.webhookOutbox.backlog();
+    return { depth: backlog.depth, oldestPendingAgeSeconds: backlog.oldestAgeMs / 1000 };
   });
   const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => worker.wake());
   const detector =

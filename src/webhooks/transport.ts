@@ -23,7 +23,9 @@ export interface TransportOptions {
 export type SendResult =
   /** The receiver answered (any status; only 2xx counts as delivered). */
   | { kind: 'answered'; status: number }
-  /** Nothing was sent, or no answer came: refused by policy, unresolvable, unreachable, timed out. */
+  /** Not sent: the URL or the address it resolves to is refused by the URL policy. */
+  | { kind: 'blocked'; reason: string }
+  /** No answer came: unresolvable, unreachable, timed out. */
   | { kind: 'failed'; reason: string };
 
 /** A lookup that only ever answers the address already checked. */
@@ -36,7 +38,7 @@ function pinnedLookup(address: string): LookupFunction {
 }
 
 /** The one address to connect to, or why there is none. */
-async function chooseAddress(url: URL, options: TransportOptions): Promise<{ address: string } | { reason: string }> {
+async function chooseAddress(url: URL, options: TransportOptions): Promise<{ address: string } | Exclude<SendResult, { kind: 'answered' }>> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   let addresses: readonly string[];
   if (isIP(host) !== 0) {
@@ -45,12 +47,12 @@ async function chooseAddress(url: URL, options: TransportOptions): Promise<{ add
     try {
       addresses = await options.resolve(host);
     } catch (error) {
-      return { reason: error instanceof HostLookupTimeoutError ? 'host lookup timed out' : 'host could not be resolved' };
+      return { kind: 'failed', reason: error instanceof HostLookupTimeoutError ? 'host lookup timed out' : 'host could not be resolved' };
     }
   }
   const first = addresses[0];
-  if (first === undefined) return { reason: 'host could not be resolved' };
-  if (!options.allowPrivateTargets && !addresses.every(isPublicAddress)) return { reason: 'host resolves to a non-public address' };
+  if (first === undefined) return { kind: 'failed', reason: 'host could not be resolved' };
+  if (!options.allowPrivateTargets && !addresses.every(isPublicAddress)) return { kind: 'blocked', reason: 'host resolves to a non-public address' };
   return { address: first };
 }
 
@@ -64,14 +66,14 @@ export async function sendWebhook(
   try {
     url = new URL(target);
   } catch {
-    return { kind: 'failed', reason: 'URL is not valid' };
+    return { kind: 'blocked', reason: 'URL is not valid' };
   }
   const schemes = options.allowPrivateTargets ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol) || url.username !== '' || url.password !== '') {
-    return { kind: 'failed', reason: 'URL is not allowed' };
+    return { kind: 'blocked', reason: 'URL is not allowed' };
   }
   const chosen = await chooseAddress(url, options);
-  if ('reason' in chosen) return { kind: 'failed', reason: chosen.reason };
+  if ('kind' in chosen) return chosen;
 
   const timeout = AbortSignal.timeout(options.timeoutMs ?? DELIVERY_TIMEOUT_MS);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;

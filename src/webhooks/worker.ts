@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayConfig } from '../config.js';
+import type { WebhookDeliveryOutcome } from '../ops/observers.js';
 import type { ClaimedDelivery, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/types.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { SecretBox } from './secret-box.js';
@@ -19,6 +20,8 @@ export interface DeliveryWorkerOptions {
   config: GatewayConfig['webhooks'];
   transport: TransportOptions;
   log: FastifyBaseLogger;
+  /** Told how each attempt ended (the metrics). */
+  onAttempt?: (outcome: WebhookDeliveryOutcome) => void;
   now?: () => number;
 }
 
@@ -108,11 +111,12 @@ export class DeliveryWorker {
     } catch (error) {
       // Sealed with another key (webhooks.encryptionKey changed): retrying cannot help.
       this.options.log.error({ err: error, event_id: delivery.eventId, account_id: delivery.accountId }, 'webhook secret cannot be opened; event failed');
+      this.attempted('failed');
       await this.history.ended(delivery, 'failed');
       return outbox.complete(delivery, 'failed');
     }
-    const headers = signDelivery(secrets, delivery.eventId, at, delivery.body);
-    const result = await sendWebhook(record.url, { ...headers }, delivery.body, { ...this.options.transport, signal: this.stopping.signal });
+    const headers = { ...delivery.trace, ...signDelivery(secrets, delivery.eventId, at, delivery.body) };
+    const result = await sendWebhook(record.url, headers, delivery.body, { ...this.options.transport, signal: this.stopping.signal });
     // Shutting down: leave the entry claimed; another instance (or this one after restart) takes it over.
     if (this.stopping.signal.aborted && result.kind === 'failed') return;
     await this.settle(delivery, record, result);
@@ -128,26 +132,36 @@ export class DeliveryWorker {
     const logged = { event_id: delivery.eventId, account_id: delivery.accountId, attempts, http_status: status };
     const facts = { attempts, lastStatus: status, lastAttemptAt: endedAt };
     if (ok) {
+      this.attempted('delivered');
       await this.history.attempted(delivery, facts, 'delivered', null);
       return outbox.complete(delivery, 'delivered');
     }
 
-    log.info({ ...logged, reason: result.kind === 'failed' ? result.reason : undefined }, 'webhook delivery attempt failed');
+    log.info({ ...logged, reason: result.kind === 'answered' ? undefined : result.reason }, 'webhook delivery attempt failed');
+    // A blocked attempt is counted as such, whatever happens to the event next.
+    const failed = (next: WebhookDeliveryOutcome) => this.attempted(result.kind === 'blocked' ? 'blocked' : next);
     const failingFor = after?.failingSince ? this.now() - Date.parse(after.failingSince) : 0;
     if (status === 410 || failingFor >= config.disableAfterMs) {
       await store.disable(delivery.accountId);
       log.warn({ ...logged, url_host: new URL(record.url).host }, 'webhook endpoint disabled');
+      failed('failed');
       await this.history.attempted(delivery, facts, 'dropped', null);
       return outbox.complete(delivery, 'dropped');
     }
     const nextDelay = config.retryScheduleMs[attempts];
     if (nextDelay === undefined) {
       log.warn(logged, 'webhook event failed: no attempts left');
+      failed('failed');
       await this.history.attempted(delivery, facts, 'failed', null);
       return outbox.complete(delivery, 'failed');
     }
+    failed('retrying');
     await this.history.attempted(delivery, facts, 'pending', new Date(this.now() + nextDelay).toISOString());
     await outbox.reschedule(delivery, nextDelay);
+  }
+
+  private attempted(outcome: WebhookDeliveryOutcome): void {
+    this.options.onAttempt?.(outcome);
   }
 
   /** The current secret, and during a rotation's overlap the previous one too. */

@@ -4,16 +4,16 @@
  * and Problem+JSON for every bad input.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { bearer } from '../helpers/gateway.js';
 import { buildAdminGateway, type AdminGateway } from './helpers.js';
 
-describe('admin accounts and keys', () => {
+t.test('admin accounts and keys', async (t) => {
   let gw: AdminGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildAdminGateway();
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
   const problem = (response: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, reason: string) => {
     assert.equal(response.statusCode, status);
@@ -26,7 +26,7 @@ describe('admin accounts and keys', () => {
     return body;
   };
 
-  it('lists accounts oldest first, a page at a time, with links', async () => {
+  t.test('lists accounts oldest first, a page at a time, with links', async () => {
     for (const n of [1, 2, 3]) {
       const created = await gw.admin('POST', '/admin/v1/accounts', { body: { id: `page-${n}`, name: `Page ${n}`, upstream_id: String(n) } });
       assert.equal(created.statusCode, 201);
@@ -46,7 +46,7 @@ describe('admin accounts and keys', () => {
     problem(await gw.admin('GET', '/admin/v1/accounts?per_page=500'), 400, 'invalid_request');
   });
 
-  it("lists an account's keys a page at a time, never a key or a hash", async () => {
+  t.test("lists an account's keys a page at a time, never a key or a hash", async () => {
     const listed = await gw.admin('GET', '/admin/v1/accounts/acme/keys?per_page=3&page=2');
     assert.equal(listed.statusCode, 200);
     const all = await gw.stores.keys.listKeys('acme');
@@ -61,7 +61,7 @@ describe('admin accounts and keys', () => {
     problem(await gw.admin('GET', '/admin/v1/accounts/nobody/keys'), 404, 'not_found');
   });
 
-  it("a key's name, scopes, expiry and limits are honoured by the v1 API", async () => {
+  t.test("a key's name, scopes, expiry and limits are honoured by the v1 API", async () => {
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
     const issued = await gw.admin('POST', '/admin/v1/accounts/beta/keys', {
       body: { name: 'limited', scopes: ['read:services'], expires_at: expiresAt, rate_limits: { per_minute: 1, burst: 0 } },
@@ -81,7 +81,7 @@ describe('admin accounts and keys', () => {
     assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/services', headers })).statusCode, 429, 'its own limit: one request at rest');
   });
 
-  it('an account changed to another upstream customer serves that customer from the next request', async () => {
+  t.test('an account changed to another upstream customer serves that customer from the next request', async () => {
     const key = gw.keys['beta:all'] as string;
     const clientOf = async () => (await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).json().account.email;
     assert.equal(await clientOf(), 'bruno@beta.example');
@@ -94,7 +94,7 @@ describe('admin accounts and keys', () => {
     assert.equal((await gw.admin('GET', '/admin/v1/accounts/beta')).json().name, 'Beta Renamed', 'a field left out stays');
   });
 
-  it('rotating or revoking: the refusals a panel can meet', async () => {
+  t.test('rotating or revoking: the refusals a panel can meet', async () => {
     const revoked = gw.keyIds['acme:revoked'] as string;
     const inactive = await gw.admin('POST', `/admin/v1/keys/${revoked}/rotate`, { body: {}, headers: { 'idempotency-key': 'rotate-revoked' } });
     assert.match(problem(inactive, 409, 'key_inactive').detail, new RegExp(`key ${revoked} is revoked`));
@@ -105,7 +105,7 @@ describe('admin accounts and keys', () => {
     problem(await gw.admin('POST', `/admin/v1/keys/${gw.keyIds['acme:all']}/rotate`, { body: {} }), 400, 'idempotency_key_missing');
   });
 
-  it('bad input answers Problem+JSON naming the fields', async () => {
+  t.test('bad input answers Problem+JSON naming the fields', async () => {
     const missing = problem(await gw.admin('POST', '/admin/v1/accounts', { body: { id: 'x y', upstream_id: 7, extra: true } }), 400, 'invalid_request');
     assert.deepEqual(missing.errors.map((error: { pointer: string }) => error.pointer).sort(), ['/extra', '/id', '/name', '/upstream_id']);
     problem(await gw.admin('POST', '/admin/v1/accounts', { body: { id: 'acme', name: 'Again', upstream_id: '1' } }), 409, 'account_exists');
@@ -131,7 +131,7 @@ describe('admin accounts and keys', () => {
     problem(await gw.admin('POST', '/admin/v1/accounts/page-1/keys', { body: { name: 'k', scopes: [] }, headers: { 'idempotency-key': 'to-disabled' } }), 409, 'account_disabled');
   });
 
-  it('every call above is in the admin audit log, with what it touched', () => {
+  t.test('every call above is in the admin audit log, with what it touched', async () => {
     const records = gw.adminAudit.records;
     const issued = records.find((record) => record.operation === 'issueKey' && record.status === 201);
     assert.ok(issued?.new_key_id && issued.account_id === 'beta' && issued.token === 'panel');

@@ -4,16 +4,16 @@
  * JSON; and the per-token rate limit of the admin API.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { BACKENDS } from '../../mappings/index.js';
 import { AdminTokens, hashAdminToken, mintAdminToken } from '../../src/admin/tokens.js';
 import { ConfigError, loadConfig, parseConfig } from '../../src/config.js';
 import { buildAdminGateway } from './helpers.js';
 
-describe('admin tokens in the config', () => {
+t.test('admin tokens in the config', async (t) => {
   const minted = mintAdminToken('panel', ['admin:read', 'admin:keys']);
 
-  it('a minted token: its hash admits it and nothing else', () => {
+  t.test('a minted token: its hash admits it and nothing else', async () => {
     assert.match(minted.token, /^rgadm_[A-Za-z0-9_-]{43}$/);
     assert.deepEqual(minted.entry, { name: 'panel', hash: hashAdminToken(minted.token), scopes: ['admin:read', 'admin:keys'] });
     const tokens = new AdminTokens([minted.entry, mintAdminToken('other', ['admin:read']).entry]);
@@ -22,14 +22,14 @@ describe('admin tokens in the config', () => {
     assert.equal(tokens.find(minted.entry.hash), null, 'the hash is not a token');
   });
 
-  it('ADMIN_TOKENS (JSON) sets them; none: the admin API is off', () => {
+  t.test('ADMIN_TOKENS (JSON) sets them; none: the admin API is off', async () => {
     assert.deepEqual(loadConfig(BACKENDS, {}).admin.tokens, []);
     const config = loadConfig(BACKENDS, { ADMIN_TOKENS: JSON.stringify([minted.entry]), ADMIN_AUDIT_LOG_FILE: '/var/log/admin.log' });
     assert.deepEqual(config.admin.tokens, [minted.entry]);
     assert.equal(config.admin.auditFile, '/var/log/admin.log');
   });
 
-  it('refuses plaintext tokens, bad hashes, unknown scopes and twice-used names, naming each', () => {
+  t.test('refuses plaintext tokens, bad hashes, unknown scopes and twice-used names, naming each', async () => {
     const refused = (tokens: unknown, pattern: RegExp) => {
       assert.throws(() => parseConfig({ admin: { tokens } }, BACKENDS), (error: unknown) => {
         assert.ok(error instanceof ConfigError);
@@ -51,8 +51,8 @@ describe('admin tokens in the config', () => {
   });
 });
 
-describe('admin rate limit', () => {
-  it('per token: past admin.perMinute a token gets 429 with Retry-After; another token does not', async () => {
+t.test('admin rate limit', async (t) => {
+  t.test('per token: past admin.perMinute a token gets 429 with Retry-After; another token does not', async () => {
     const gw = await buildAdminGateway({ admin: { perMinute: 3 } });
     try {
       const statuses: number[] = [];

@@ -4,7 +4,7 @@
  * in its Problem schema. The v1 document names no admin path and no admin reason.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { adminEndpoints, adminOpenApiDocument } from '../../src/admin/routes/index.js';
 import { ADMIN_REASONS } from '../../src/errors.js';
@@ -13,25 +13,25 @@ import { buildAdminGateway, type AdminGateway } from './helpers.js';
 type Operation = { 'x-required-scope': string; parameters: Array<{ name: string; in: string }>; responses: Record<string, unknown> };
 type Document = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, { properties?: { reason?: { enum: string[] } } }> } };
 
-describe('admin OpenAPI document', () => {
+t.test('admin OpenAPI document', async (t) => {
   let gw: AdminGateway;
   let doc: Document;
-  before(async () => {
+  t.before(async () => {
     gw = await buildAdminGateway();
     const response = await gw.admin('GET', '/admin/v1/openapi.json', { token: 'admin:webhooks' });
     assert.equal(response.statusCode, 200);
     doc = response.json() as Document;
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
-  it('is valid OpenAPI 3.1, the one the scripts lint', async () => {
+  t.test('is valid OpenAPI 3.1, the one the scripts lint', async () => {
     assert.equal(doc.openapi, '3.1.0');
     const result = await new Validator().validate(doc as never);
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     assert.deepEqual(doc, JSON.parse(JSON.stringify(adminOpenApiDocument('http://127.0.0.1:9464'))));
   });
 
-  it('has one operation per admin endpoint, with its scope and, where it makes keys, the Idempotency-Key', () => {
+  t.test('has one operation per admin endpoint, with its scope and, where it makes keys, the Idempotency-Key', async () => {
     const endpoints = adminEndpoints('http://127.0.0.1:9464');
     const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
     assert.equal(operations.length, endpoints.length);
@@ -44,7 +44,7 @@ describe('admin OpenAPI document', () => {
     }
   });
 
-  it('names the admin reasons; the v1 document names none of them, nor an admin path', async () => {
+  t.test('names the admin reasons; the v1 document names none of them, nor an admin path', async () => {
     const reasons = doc.components.schemas.AdminProblem?.properties?.reason?.enum ?? [];
     for (const reason of Object.keys(ADMIN_REASONS)) assert.ok(reasons.includes(reason), reason);
     const v1 = (await gw.app.inject({ method: 'GET', url: '/v1/openapi.json' })).body;

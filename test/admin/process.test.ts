@@ -7,11 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { mintAdminToken } from '../../src/admin/tokens.js';
 import { call } from '../helpers/http.js';
 
-describe('admin API of the process', () => {
+t.test('admin API of the process', async (t) => {
   let dir: string;
   let server: ChildProcess;
   let output = '';
@@ -19,7 +19,7 @@ describe('admin API of the process', () => {
   let ops: string;
   const panel = mintAdminToken('panel', ['admin:accounts', 'admin:keys', 'admin:read']);
 
-  before(async () => {
+  t.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-admin-'));
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -42,12 +42,12 @@ describe('admin API of the process', () => {
     ops = /ops \(metrics, probes\): (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
     assert.ok(base && ops, output);
   });
-  after(() => {
+  t.teardown(() => {
     if (server.exitCode === null) server.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('creates an account and a key on the ops port that serve on the public port; none of it on the public port', async () => {
+  t.test('creates an account and a key on the ops port that serve on the public port; none of it on the public port', async () => {
     const authorization = { authorization: `Bearer ${panel.token}` };
     assert.equal((await call(base, 'GET', '/admin/v1/accounts', { headers: authorization })).status, 404);
     const created = await call(ops, 'POST', '/admin/v1/accounts', { headers: authorization, body: { id: 'proc', name: 'Process Test', upstream_id: '1' } });

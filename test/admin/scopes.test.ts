@@ -5,7 +5,7 @@
  * serves none of the admin routes, and without a configured token there is no admin API at all.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { adminEndpoints } from '../../src/admin/routes/index.js';
 import { mintAdminToken } from '../../src/admin/tokens.js';
 import { buildOpsApp } from '../../src/ops/server.js';
@@ -14,27 +14,27 @@ import { buildAdminGateway, type AdminGateway } from './helpers.js';
 
 const ROUTES = adminEndpoints('http://127.0.0.1:9464');
 
-describe('admin scopes on every route', () => {
+t.test('admin scopes on every route', async (t) => {
   let gw: AdminGateway;
   /** A concrete URL for each route: an existing account and key, an event id of the right shape. */
   let urlOf: (template: string) => string;
 
-  before(async () => {
+  t.before(async () => {
     gw = await buildAdminGateway();
     const keyId = gw.keyIds['acme:all'] as string;
     urlOf = (template) =>
       template.replace(':event_id', 'evt_0000000000').replace(':id', template.startsWith('/admin/v1/keys/') ? keyId : 'acme');
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
-  it('covers every admin route', () => {
+  t.test('covers every admin route', async () => {
     assert.equal(ROUTES.length, 16);
     assert.deepEqual(new Set(ROUTES.map((route) => route.scope)), new Set(['admin:accounts', 'admin:keys', 'admin:webhooks', 'admin:read', 'any']));
   });
 
   for (const route of ROUTES) {
     const name = `${route.method} ${route.url} (${route.scope})`;
-    it(`${name}: no token, a malformed or an unknown token 401; audited without a token name`, async () => {
+    t.test(`${name}: no token, a malformed or an unknown token 401; audited without a token name`, async () => {
       const url = urlOf(route.url);
       const before = gw.adminAudit.records.length;
       const none = await gw.admin(route.method, url, { token: null });
@@ -62,7 +62,7 @@ describe('admin scopes on every route', () => {
 
     if (route.scope !== 'any') {
       const scope = route.scope;
-      it(`${name}: a token with every other scope 403; one with ${scope} gets through; both audited by name`, async () => {
+      t.test(`${name}: a token with every other scope 403; one with ${scope} gets through; both audited by name`, async () => {
         const url = urlOf(route.url);
         const before = gw.adminAudit.records.length;
         const refused = await gw.admin(route.method, url, { token: `other:${scope}` });
@@ -82,12 +82,12 @@ describe('admin scopes on every route', () => {
         assert.equal(gw.adminAudit.records.length, before + 2);
       });
     } else {
-      it(`${name}: any admin token`, async () => {
+      t.test(`${name}: any admin token`, async () => {
         for (const token of ['admin:read', 'admin:webhooks']) assert.equal((await gw.admin(route.method, urlOf(route.url), { token })).statusCode, 200);
       });
     }
 
-    it(`${name}: not on the public port`, async () => {
+    t.test(`${name}: not on the public port`, async () => {
       const response = await gw.app.inject({ method: route.method, url: urlOf(route.url), headers: { authorization: `Bearer ${gw.tokens.all?.token}` } });
       assert.equal(response.statusCode, 404);
       assert.equal(response.json().reason, 'not_found');
@@ -95,8 +95,8 @@ describe('admin scopes on every route', () => {
   }
 });
 
-describe('admin API off', () => {
-  it('without a configured token: no admin route on the ops listener, probes as before', async () => {
+t.test('admin API off', async (t) => {
+  t.test('without a configured token: no admin route on the ops listener, probes as before', async () => {
     const gw = await buildTestGateway();
     const ops = buildOpsApp(gw.app);
     try {

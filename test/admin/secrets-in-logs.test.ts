@@ -3,19 +3,19 @@
  * most verbose level, whatever the calls: accepted, refused, replayed, malformed.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { mintAdminToken } from '../../src/admin/tokens.js';
 import { TEST_PEPPER, TEST_WEBHOOK_KEY } from '../helpers/gateway.js';
 import { buildAdminGateway, type AdminGateway } from './helpers.js';
 
-describe('no admin secret reaches a log', () => {
+t.test('no admin secret reaches a log', async (t) => {
   let gw: AdminGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildAdminGateway({ config: { logLevel: 'trace' } });
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
-  it('admin tokens, issued and rotated keys stay out of the app log and the admin audit', async () => {
+  t.test('admin tokens, issued and rotated keys stay out of the app log and the admin audit', async () => {
     const secrets = [TEST_PEPPER, TEST_WEBHOOK_KEY, ...Object.values(gw.tokens).map((each) => each.token)];
     const all = gw.tokens.all?.token as string;
     const stranger = mintAdminToken('stranger', ['admin:keys']).token;

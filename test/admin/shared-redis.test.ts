@@ -5,7 +5,7 @@
  * with the same Idempotency-Key (on either instance) answers the same key and makes one.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { Redis } from 'ioredis';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
@@ -13,13 +13,13 @@ import { bearer, TEST_PEPPER } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis.js';
 import { buildAdminGateway, mintTokenSet, type AdminGateway } from './helpers.js';
 
-describe('admin API on two instances sharing Redis', () => {
+t.test('admin API on two instances sharing Redis', async (t) => {
   let redis: RedisServer;
   let simulator: WhmcsSimulator;
   let one: AdminGateway;
   let two: AdminGateway;
 
-  before(async () => {
+  t.before(async () => {
     redis = await startRedisServer();
     simulator = await startWhmcsSimulator();
     const tokens = mintTokenSet();
@@ -28,7 +28,7 @@ describe('admin API on two instances sharing Redis', () => {
     one = await buildAdminGateway({ simulator, tokens, config, stores: await createRedisStores({ url: redis.url }) });
     two = await buildAdminGateway({ simulator, tokens, config, stores: await createRedisStores({ url: redis.url }), issueKeys: false });
   });
-  after(async () => {
+  t.teardown(async () => {
     await Promise.all([one?.close(), two?.close()]);
     await simulator?.close();
     await redis?.stop();
@@ -38,7 +38,7 @@ describe('admin API on two instances sharing Redis', () => {
   const issue = (gw: AdminGateway, account: string, idempotencyKey: string, body: object = { name: 'panel-key', scopes: ['read:services'] }) =>
     gw.admin('POST', `/admin/v1/accounts/${account}/keys`, { body, headers: { 'idempotency-key': idempotencyKey } });
 
-  it('an account created and a key issued on one instance serve a v1 request on the other at once', async () => {
+  t.test('an account created and a key issued on one instance serve a v1 request on the other at once', async () => {
     const created = await one.admin('POST', '/admin/v1/accounts', { body: { id: 'gamma', name: 'Gamma Hosting', upstream_id: '3' } });
     assert.equal(created.statusCode, 201, created.body);
     assert.equal(created.headers.location, '/admin/v1/accounts/gamma');
@@ -56,7 +56,7 @@ describe('admin API on two instances sharing Redis', () => {
     for (const service of services) assert.ok(own.includes(service.id), `service ${service.id} is client 3's`);
   });
 
-  it('a retried issue with the same Idempotency-Key answers the same key and makes one, on either instance', async () => {
+  t.test('a retried issue with the same Idempotency-Key answers the same key and makes one, on either instance', async () => {
     const first = await issue(one, 'acme', 'acme-ci-1');
     assert.equal(first.statusCode, 201, first.body);
     const again = await issue(two, 'acme', 'acme-ci-1');
@@ -72,7 +72,7 @@ describe('admin API on two instances sharing Redis', () => {
     assert.equal(other.json().reason, 'idempotency_conflict');
   });
 
-  it("the stored answer holds the key only sealed: Redis never has it in clear", async () => {
+  t.test("the stored answer holds the key only sealed: Redis never has it in clear", async () => {
     const issued = await issue(one, 'beta', 'beta-sealed-1');
     assert.equal(issued.statusCode, 201);
     const client = new Redis(redis.url);
@@ -90,7 +90,7 @@ describe('admin API on two instances sharing Redis', () => {
     }
   });
 
-  it('a key revoked through one instance is refused at once on both', async () => {
+  t.test('a key revoked through one instance is refused at once on both', async () => {
     const issued = (await issue(one, 'beta', 'beta-doomed')).json();
     assert.equal((await v1(two, issued.key)).statusCode, 200, 'cached on instance two');
     assert.equal((await v1(one, issued.key)).statusCode, 200, 'cached on instance one');
@@ -100,7 +100,7 @@ describe('admin API on two instances sharing Redis', () => {
     await answersOnBoth(two, issued.key, 401, 'The API key has been revoked.');
   });
 
-  it("a disabled account's keys are refused at once on both; enabled again, they work", async () => {
+  t.test("a disabled account's keys are refused at once on both; enabled again, they work", async () => {
     const issued = (await issue(one, 'gamma', 'gamma-second')).json();
     assert.equal((await v1(one, issued.key)).statusCode, 200);
     assert.equal((await v1(two, issued.key)).statusCode, 200);
@@ -115,7 +115,7 @@ describe('admin API on two instances sharing Redis', () => {
     await answersOnBoth(two, issued.key, 200);
   });
 
-  it('a rotated key: the successor works on both at once, the old one until its grace ends', async () => {
+  t.test('a rotated key: the successor works on both at once, the old one until its grace ends', async () => {
     const issued = (await issue(one, 'acme', 'acme-rotate-me', { name: 'rotating', scopes: ['read:services'] })).json();
     const rotated = await two.admin('POST', `/admin/v1/keys/${issued.id}/rotate`, { body: { grace_seconds: 3600 }, headers: { 'idempotency-key': 'rotate-1' } });
     assert.equal(rotated.statusCode, 201, rotated.body);

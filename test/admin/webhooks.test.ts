@@ -5,7 +5,7 @@
  * re-enabling a disabled endpoint.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { bearer } from '../helpers/gateway.js';
 import { eventually, startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { buildAdminGateway, type AdminGateway } from './helpers.js';
@@ -24,15 +24,15 @@ interface Delivery {
   created_at: string;
 }
 
-describe('admin webhooks', () => {
+t.test('admin webhooks', async (t) => {
   let gw: AdminGateway;
   let receiver: Receiver;
 
-  before(async () => {
+  t.before(async () => {
     receiver = await startReceiver();
     gw = await buildAdminGateway({ runWebhooks: true, config: { webhooks: WEBHOOKS } });
   });
-  after(async () => {
+  t.teardown(async () => {
     await gw.close();
     await receiver.close();
   });
@@ -49,7 +49,7 @@ describe('admin webhooks', () => {
       return found?.state === state ? found : undefined;
     }, `${eventId} ${state}`, 5_000);
 
-  it('no endpoint yet: 404 for the endpoint, an empty log', async () => {
+  t.test('no endpoint yet: 404 for the endpoint, an empty log', async () => {
     const none = await gw.admin('GET', '/admin/v1/accounts/acme/webhook');
     assert.equal(none.statusCode, 404);
     assert.equal(none.json().reason, 'not_found');
@@ -59,7 +59,7 @@ describe('admin webhooks', () => {
 
   let failedId: string;
 
-  it('an event the receiver refuses each time is failed after its attempts, with its last status', async () => {
+  t.test('an event the receiver refuses each time is failed after its attempts, with its last status', async () => {
     receiver.answer = () => ({ status: 500 });
     await setUrl();
     const [queued] = await deliveries();
@@ -77,7 +77,7 @@ describe('admin webhooks', () => {
     assert.ok(!JSON.stringify(endpoint).includes('whsec_'), 'never the secret');
   });
 
-  it('replaying the failed event sends it again with the same id; once delivered it cannot be replayed', async () => {
+  t.test('replaying the failed event sends it again with the same id; once delivered it cannot be replayed', async () => {
     receiver.answer = () => ({ status: 204 });
     const before = receiver.received.length;
     const replayed = await gw.admin('POST', `/admin/v1/accounts/acme/webhook/deliveries/${failedId}/replay`);
@@ -95,7 +95,7 @@ describe('admin webhooks', () => {
     assert.equal((await gw.admin('POST', '/admin/v1/accounts/acme/webhook/deliveries/evt_0000000000/replay')).statusCode, 404);
   });
 
-  it('a 410 disables the endpoint and drops the event; re-enabled, the dropped event can be replayed', async () => {
+  t.test('a 410 disables the endpoint and drops the event; re-enabled, the dropped event can be replayed', async () => {
     receiver.answer = () => ({ status: 410 });
     await setUrl();
     const [latest] = await deliveries('?per_page=1');
@@ -115,7 +115,7 @@ describe('admin webhooks', () => {
     await settled(latest.event_id, 'delivered');
   });
 
-  it('the log pages newest first; the admin audit names the events replayed', async () => {
+  t.test('the log pages newest first; the admin audit names the events replayed', async () => {
     const all = await deliveries('?per_page=100');
     assert.equal(all.length, 2);
     const page = await gw.admin('GET', '/admin/v1/accounts/acme/webhook/deliveries?per_page=1&page=2');

@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { setMaxListeners } from 'node:events';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { startRedisServer } from '../helpers/redis.js';
@@ -50,7 +50,6 @@ const KILL_WAIT_LIMIT_MS = 20_000;
 const RETRY_PHASE_MS = 40_000;
 const RETRY_BOUNDS = { maxAttempts: 100, defaultWaitMs: 250, unreachableWaitMs: 1_000, maxWaitMs: 5_000 };
 const REPLAY_CONCURRENCY = 50;
-const SETUP_TIMEOUT_MS = 90_000;
 const SCENARIO_TIMEOUT_MS = 150_000;
 
 /** One mode's world: its own Redis, simulator and gateway process, shared by its two scenarios. */
@@ -121,7 +120,7 @@ async function crashAndRestart(gateway: ChaosGateway, ledger: Ledger, client: Or
   return crash;
 }
 
-async function runOrders(t: TestContext, world: ChaosWorld, crashes: boolean): Promise<void> {
+async function runOrders(world: ChaosWorld, crashes: boolean): Promise<void> {
   const { simulator, gateway } = world;
   const hidden = simulator.quirks.hideServiceCustomFields;
   if (!gateway.running()) await gateway.start(); // an earlier scenario may have failed with it down
@@ -155,7 +154,8 @@ async function runOrders(t: TestContext, world: ChaosWorld, crashes: boolean): P
       `final: ${countBy(finals, describeAnswer)}; all answers: ${countBy([...client.answers.values()].flat(), describeAnswer)};`,
       `${Date.now() - startedAt} ms (orders and retries ${ordersMs} ms)`,
     ].join(' ');
-    t.diagnostic(line);
+    // On stderr: tap's reporter shows what a test file writes there.
+    console.error(line);
 
     if (crash) assert.ok(crash.interrupted > 0, `precondition: the crash must interrupt orders in flight\n${line}`);
     else {
@@ -177,22 +177,22 @@ async function runOrders(t: TestContext, world: ChaosWorld, crashes: boolean): P
 }
 
 for (const hidesCustomFields of [false, true]) {
-  describe(`chaos, custom fields ${hidesCustomFields ? 'hidden' : 'shown'}: 200 concurrent orders, every key retried`, () => {
+  t.test(`chaos, custom fields ${hidesCustomFields ? 'hidden' : 'shown'}: 200 concurrent orders, every key retried`, async (t) => {
     const cleanups: Cleanups = [];
     let world: ChaosWorld;
-    before(async () => {
+    t.before(async () => {
       world = await startWorld(cleanups, hidesCustomFields);
-    }, { timeout: SETUP_TIMEOUT_MS });
-    after(async () => {
+    });
+    t.teardown(async () => {
       for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
     });
 
     // The crash comes last: the restarted gateway starts with the simulator already hiding the fields.
-    it('no crash, every AddOrder outlives the gateway deadline: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, (t) =>
-      runOrders(t, world, false),
+    t.test('no crash, every AddOrder outlives the gateway deadline: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, async () =>
+      runOrders(world, false),
     );
-    it('kill -9 while AddOrders are in flight, restart on the same Redis: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, (t) =>
-      runOrders(t, world, true),
+    t.test('kill -9 while AddOrders are in flight, restart on the same Redis: 0 duplicate orders', { timeout: SCENARIO_TIMEOUT_MS }, async () =>
+      runOrders(world, true),
     );
   });
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { ConfigError, hasUpstream, loadConfig, parseConfig } from '../../src/config.js';
 import type { WhmcsConfig } from '../../mappings/whmcs/config.js';
 import { BACKENDS } from '../../mappings/index.js';
@@ -7,8 +7,8 @@ import { BACKENDS } from '../../mappings/index.js';
 const PEPPER = 'p'.repeat(40);
 const WEBHOOK_KEY = Buffer.alloc(32, 1).toString('base64');
 
-describe('config', () => {
-  it('the shipped default is sandbox mode (no upstream), profile A, contract defaults', () => {
+t.test('config', async (t) => {
+  t.test('the shipped default is sandbox mode (no upstream), profile A, contract defaults', async () => {
     const config = loadConfig(BACKENDS, {});
     assert.equal(config.upstream, undefined);
     assert.equal(config.profile, 'A');
@@ -19,7 +19,7 @@ describe('config', () => {
     assert.equal(config.bodyLimitBytes, 65536);
   });
 
-  it('environment variables override the file', () => {
+  t.test('environment variables override the file', async () => {
     const config = loadConfig(BACKENDS, { PORT: '8080', HOST: '0.0.0.0', PROFILE: 'B', REDIS_URL: 'redis://127.0.0.1:7000', TRUSTED_PROXIES: '10.0.0.1, 10.0.0.2' });
     assert.equal(config.port, 8080);
     assert.equal(config.host, '0.0.0.0');
@@ -28,20 +28,20 @@ describe('config', () => {
     assert.deepEqual(config.trustedProxies, ['10.0.0.1', '10.0.0.2']);
   });
 
-  it('the production example validates, with secrets from the environment', () => {
+  t.test('the production example validates, with secrets from the environment', async () => {
     const config = loadConfig(BACKENDS, { CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_SECRET: 'from-env', WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY });
     const whmcs = config.upstream?.whmcs as WhmcsConfig;
     assert.equal(whmcs.secret, 'from-env');
     assert.deepEqual(whmcs.publicProductIds, ['1', '2', '3']);
   });
 
-  it('an upstream from the environment alone switches sandbox mode off', () => {
+  t.test('an upstream from the environment alone switches sandbox mode off', async () => {
     const config = loadConfig(BACKENDS, { WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER, WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY });
     assert.equal(config.upstream?.backend, 'whmcs');
     assert.equal(hasUpstream(config), true);
   });
 
-  it('validates upstream.backend against the registry and the section by its plugin', () => {
+  t.test('validates upstream.backend against the registry and the section by its plugin', async () => {
     assert.throws(() => parseConfig({ upstream: { backend: 'odoo' } }, BACKENDS), /upstream\.backend: unknown backend "odoo"; known: whmcs, fossbilling/);
     assert.throws(
       () => parseConfig({ keys: { pepper: PEPPER }, upstream: { backend: 'whmcs', whmcs: { url: 'https://b.example' }, other: {} } }, BACKENDS),
@@ -50,14 +50,14 @@ describe('config', () => {
     assert.throws(() => parseConfig({ keys: { pepper: PEPPER }, upstream: { backend: 'whmcs', whmcs: { url: 'https://b.example' } } }, BACKENDS), /- upstream\.whmcs\.identifier:/);
   });
 
-  it('BACKEND without that backend\'s section picks the sandbox upstream', () => {
+  t.test('BACKEND without that backend\'s section picks the sandbox upstream', async () => {
     const config = loadConfig(BACKENDS, { BACKEND: 'whmcs' });
     assert.equal(config.upstream?.backend, 'whmcs');
     assert.equal(hasUpstream(config), false);
     assert.throws(() => loadConfig(BACKENDS, { BACKEND: 'nope' }), /unknown backend "nope"/);
   });
 
-  it('refuses bad values, naming each field', () => {
+  t.test('refuses bad values, naming each field', async () => {
     assert.throws(() => loadConfig(BACKENDS, { PORT: 'http' }), (error: Error) => error instanceof ConfigError && /PORT must be a whole number/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { PROFILE: 'C' }), (error: Error) => error instanceof ConfigError && /- profile:/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
@@ -65,14 +65,14 @@ describe('config', () => {
     assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
   });
 
-  it('outside sandbox mode the webhook encryption key is required, and must be 32 bytes', () => {
+  t.test('outside sandbox mode the webhook encryption key is required, and must be 32 bytes', async () => {
     const upstream = { WHMCS_URL: 'https://billing.example.com', WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 's', KEY_PEPPER: PEPPER };
     assert.throws(() => loadConfig(BACKENDS, upstream), (error: Error) => error instanceof ConfigError && /webhooks\.encryptionKey: required/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { ...upstream, WEBHOOK_ENCRYPTION_KEY: 'c2hvcnQ=' }), /webhooks\.encryptionKey: must be 32 random bytes/);
     assert.equal(loadConfig(BACKENDS, {}).webhooks.encryptionKey, undefined);
   });
 
-  it('the IPv6 prefix of the source-IP limit is /64 unless set, and must be a prefix length', () => {
+  t.test('the IPv6 prefix of the source-IP limit is /64 unless set, and must be a prefix length', async () => {
     assert.equal(loadConfig(BACKENDS, {}).rateLimits.ipv6PrefixLength, 64);
     for (const bad of [0, 129, 64.5, '64']) {
       assert.throws(() => parseConfig({ rateLimits: { ipv6PrefixLength: bad } }, BACKENDS), /- rateLimits\.ipv6PrefixLength:/);

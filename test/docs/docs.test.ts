@@ -7,19 +7,19 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { it } from 'node:test';
+import t from 'tap';
 
 const ROOT = process.cwd();
 const FILES = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
 /** Top-level entries whose paths the docs may name; `data/` is made at run time, so it is not here. */
 const REPO_ROOTS = /^(bin|src|test|docs|config|mappings|simulators|scripts|bench|\.ci)\/|^(Dockerfile|docker-compose\.yml|package\.json|redocly\.yaml|\.spectral\.yaml)$/;
 
-it('the generated tables match the code', () => {
+t.test('the generated tables match the code', async () => {
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/docs.ts', '--check'], { encoding: 'utf8', timeout: 120_000 });
   assert.equal(result.status, 0, result.stdout + result.stderr);
 });
 
-it('links stay inside the repository and reach files that exist', () => {
+t.test('links stay inside the repository and reach files that exist', async () => {
   for (const file of FILES) {
     const text = readFileSync(file, 'utf8');
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
@@ -32,7 +32,7 @@ it('links stay inside the repository and reach files that exist', () => {
   }
 });
 
-it('every repository path named in backticks exists', () => {
+t.test('every repository path named in backticks exists', async () => {
   for (const file of FILES) {
     const text = readFileSync(file, 'utf8');
     // Backticked paths, and paths with an extension anywhere (command lines in code blocks too).

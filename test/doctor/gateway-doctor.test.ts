@@ -4,7 +4,7 @@
  * backend_misconfigured with nothing sent upstream, until a re-run passes.
  */
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import t from 'tap';
 import { startWhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -27,9 +27,9 @@ function logLines(gw: TestGateway): Array<Record<string, unknown>> {
 const doctorLines = (gw: TestGateway, level: number) =>
   logLines(gw).filter((line) => line.component === 'doctor' && line.level === level);
 
-describe('doctor in the gateway', () => {
+t.test('doctor in the gateway', async (t) => {
   let gw: TestGateway | undefined;
-  afterEach(async () => {
+  t.afterEach(async () => {
     await gw?.close();
     gw = undefined;
   });
@@ -52,7 +52,7 @@ describe('doctor in the gateway', () => {
     return built;
   }
 
-  it('refuses orders with 503 backend_misconfigured while service answers hide the key, sending nothing; orders again once a re-run passes', async () => {
+  t.test('refuses orders with 503 backend_misconfigured while service answers hide the key, sending nothing; orders again once a re-run passes', async () => {
     const g = await gateway({ hideCustomFields: true });
     // Joins the run started when the app became ready.
     await g.app.doctor.run();
@@ -78,7 +78,7 @@ describe('doctor in the gateway', () => {
     assert.equal(g.simulator.calls.filter((call) => call.action === 'addorder' && call.params.clientid === '1').length, 1);
   });
 
-  it('logs each failing check once per run at error level, with its fix', async () => {
+  t.test('logs each failing check once per run at error level, with its fix', async () => {
     const g = await gateway({ hideCustomFields: true });
     await g.app.doctor.run();
     const errors = doctorLines(g, 50);
@@ -90,7 +90,7 @@ describe('doctor in the gateway', () => {
     assert.equal(typeof line?.fix, 'string');
   });
 
-  it('does not hold up start-up or requests: both go on while the first run waits on WHMCS', async () => {
+  t.test('does not hold up start-up or requests: both go on while the first run waits on WHMCS', async () => {
     const simulator = await startWhmcsSimulator();
     // The doctor's first call never gets an answer.
     simulator.inject({ action: 'GetCurrencies', kind: 'hang', times: 1 });
@@ -107,7 +107,7 @@ describe('doctor in the gateway', () => {
     assert.equal(state, 'running', 'the app was ready and answered while the checks were still running');
   });
 
-  it('other failing checks are logged but do not stop orders', async () => {
+  t.test('other failing checks are logged but do not stop orders', async () => {
     const g = await gateway({ whmcs: { timeZone: undefined } });
     // Without the time zone set, dates are off, but ordering is safe.
     await g.app.doctor.run();
@@ -116,14 +116,14 @@ describe('doctor in the gateway', () => {
     assert.equal(placed.statusCode, 201, placed.body);
   });
 
-  it('with doctor.enabled false nothing runs', async () => {
+  t.test('with doctor.enabled false nothing runs', async () => {
     const g = await gateway({ hideCustomFields: true, enabled: false });
     const placed = await order(g, 'doctor-key-3');
     assert.equal(placed.statusCode, 201, placed.body);
     assert.equal(doctorLines(g, 50).length, 0);
   });
 
-  it('documents backend_misconfigured (503, with Retry-After) for POST /v1/orders', async () => {
+  t.test('documents backend_misconfigured (503, with Retry-After) for POST /v1/orders', async () => {
     const g = await gateway({ enabled: false });
     const document = (await g.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const unavailable = document.paths['/v1/orders'].post.responses['503'];

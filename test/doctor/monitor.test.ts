@@ -3,7 +3,8 @@
  * results open and close the gate, and that a run that proves nothing keeps what was known.
  */
 import assert from 'node:assert/strict';
-import { afterEach, describe, it, mock } from 'node:test';
+import t from 'tap';
+import { mock } from 'node:test';
 import type { Backend, DoctorCheck } from '../../src/backend/backend.js';
 import { DoctorMonitor } from '../../src/doctor/monitor.js';
 
@@ -27,10 +28,10 @@ function scripted(results: Array<DoctorCheck[] | Error>) {
 
 const quiet = { error: () => undefined, warn: () => undefined, info: () => undefined };
 
-describe('doctor monitor', () => {
-  afterEach(() => mock.timers.reset());
+t.test('doctor monitor', async (t) => {
+  t.afterEach(() => mock.timers.reset());
 
-  it('runs at start and again every intervalMs', async () => {
+  t.test('runs at start and again every intervalMs', async () => {
     mock.timers.enable({ apis: ['setInterval'] });
     const { backend, calls } = scripted([[pass], [pass], [pass]]);
     const monitor = new DoctorMonitor(backend, { serviceActions: [] }, { intervalMs: 60_000, log: quiet });
@@ -45,7 +46,7 @@ describe('doctor monitor', () => {
     assert.equal(calls.length, 2, 'stopped');
   });
 
-  it('a failing blocking check closes the gate; a skipped run or a crashed one keeps it closed; a pass opens it', async () => {
+  t.test('a failing blocking check closes the gate; a skipped run or a crashed one keeps it closed; a pass opens it', async () => {
     const { backend } = scripted([[fail], [skip], new Error('bug'), [pass]]);
     const monitor = new DoctorMonitor(backend, { serviceActions: [] }, { intervalMs: 0, log: quiet });
     assert.equal(monitor.blockerOf('orders'), undefined, 'open before the first result');
@@ -59,7 +60,7 @@ describe('doctor monitor', () => {
     assert.equal(monitor.blockerOf('orders'), undefined);
   });
 
-  it('a warning does not close the gate', async () => {
+  t.test('a warning does not close the gate', async () => {
     const { backend } = scripted([[{ ...KEY_CHECK, status: 'warn', detail: 'cannot tell yet' }]]);
     const monitor = new DoctorMonitor(backend, { serviceActions: [] }, { intervalMs: 0, log: quiet });
     await monitor.run();

@@ -8,7 +8,7 @@
  * differ, the difference is one field of the backend's entry in BACKEND_CASES.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t, { type Test } from 'tap';
 import { allEndpoints } from '../../src/app.js';
 import type { SandboxFaultKind } from '../../src/backend/registry.js';
 import { PROFILE_ACTIONS, type ServiceAction } from '../../src/v1/schemas.js';
@@ -73,23 +73,23 @@ const ids = (response: HttpResponse): string[] => response.json().data.map((item
 
 for (const backend of BACKEND_CASES) {
   for (const profile of ['A', 'B'] as const) {
-    describe(`${backend.name}, profile ${profile}`, () => scenario(backend, profile));
+    t.test(`${backend.name}, profile ${profile}`, async (t) => scenario(t, backend, profile));
   }
-  describe(`${backend.name}, upstream faults`, () => faults(backend));
+  t.test(`${backend.name}, upstream faults`, async (t) => faults(t, backend));
 }
 
-function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
+function scenario(t: Test, backend: BackendCase, profile: 'A' | 'B'): void {
   let gw: BackendGateway;
   let v1: ContractClient;
   let acme: string;
   let beta: string;
-  before(async () => {
+  t.before(async () => {
     gw = await buildBackendGateway(backend.name, { profile });
     v1 = new ContractClient(gw.base, allEndpoints({ profile }));
     acme = gw.keys['acme:all'] as string;
     beta = gw.keys['beta:all'] as string;
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
   const servicesOf = async (key: string) => ids(await v1.send('GET', '/v1/services?per_page=100', { key }));
   const act = (key: string, id: string, action: string) =>
@@ -103,7 +103,7 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     return service.id;
   };
 
-  it('health, the OpenAPI document, and each key\'s own account', async () => {
+  t.test('health, the OpenAPI document, and each key\'s own account', async () => {
     assert.deepEqual((await v1.send('GET', '/v1/health')).json(), { status: 'ok' });
     assert.equal((await v1.send('GET', '/v1/openapi.json')).status, 200);
     const mine = (await v1.send('GET', '/v1/me', { key: acme })).json();
@@ -113,14 +113,14 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     assert.notEqual(mine.account.email, theirs.account.email, 'two upstream customers');
   });
 
-  it('products: the list, each product, and 404 for an unknown one', async () => {
+  t.test('products: the list, each product, and 404 for an unknown one', async () => {
     const list = await v1.send('GET', '/v1/products', { key: acme });
     assert.ok(ids(list).length > 0);
     for (const id of ids(list)) assert.equal((await v1.send('GET', `/v1/products/${id}`, { key: acme })).json().id, id);
     expectProblem(await v1.send('GET', '/v1/products/987654', { key: acme }), 404, 'not_found');
   });
 
-  it('an order is placed, read back, replayed, and hidden from the other account', async () => {
+  t.test('an order is placed, read back, replayed, and hidden from the other account', async () => {
     const currency = (await v1.send('GET', '/v1/me', { key: acme })).json().account.currency;
     const products = (await v1.send('GET', '/v1/products', { key: acme })).json().data;
     const product = products.find((p: any) => p.pay_type === 'recurring' && p.config_options.length === 0 && p.prices.some((x: any) => x.currency === currency));
@@ -146,7 +146,7 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     }
   });
 
-  it('services: each account lists only its own, pages add up', async () => {
+  t.test('services: each account lists only its own, pages add up', async () => {
     const mine = await servicesOf(acme);
     const theirs = await servicesOf(beta);
     assert.ok(mine.length > 1 && theirs.length > 0);
@@ -159,7 +159,7 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     assert.notEqual(second.data[0].id, first.data[0].id);
   });
 
-  it('every route with a service id answers 404 for another account\'s service, and changes nothing', async () => {
+  t.test('every route with a service id answers 404 for another account\'s service, and changes nothing', async () => {
     const [theirs] = await servicesOf(beta);
     const [mine] = await servicesOf(acme);
     for (const [key, id] of [[acme, theirs], [beta, mine]] as Array<[string, string]>) {
@@ -172,7 +172,7 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     }
   });
 
-  it('credentials: the own service\'s, never cached', async () => {
+  t.test('credentials: the own service\'s, never cached', async () => {
     const id = await activeService();
     const response = await v1.send('GET', `/v1/services/${id}/credentials`, { key: acme });
     assert.equal(response.headers['cache-control'], 'no-store');
@@ -180,7 +180,7 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     assert.equal(response.json().password !== null, backend.returnsPassword);
   });
 
-  it(`actions: the profile ${profile} set this backend carries out, run and refused by state`, async () => {
+  t.test(`actions: the profile ${profile} set this backend carries out, run and refused by state`, async () => {
     const id = await activeService();
     const refused = expectProblem(await act(acme, id, 'no_such_action'), 422, 'invalid_action');
     // The profile's actions, or (once backends declare them) those of this backend within it.
@@ -228,7 +228,7 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     assert.equal(unsuspend.json().service.status, 'active');
   }
 
-  it('billing: balance, own invoices only, PDFs for the owner alone', async () => {
+  t.test('billing: balance, own invoices only, PDFs for the owner alone', async () => {
     const currency = (await v1.send('GET', '/v1/me', { key: acme })).json().account.currency;
     assert.equal((await v1.send('GET', '/v1/billing/balance', { key: acme })).json().credit.currency, currency);
     const mine = ids(await v1.send('GET', '/v1/billing/invoices?per_page=100', { key: acme }));
@@ -242,7 +242,7 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     expectProblem(await v1.send('GET', `/v1/billing/invoices/${theirs[0]}/pdf`, { key: acme }), 404, 'not_found');
   });
 
-  it('webhooks: set, read, per account, unset', async () => {
+  t.test('webhooks: set, read, per account, unset', async () => {
     const set = await v1.send('PUT', '/v1/webhooks', { key: acme, body: { url: 'https://hooks.example.com/e2e' } });
     assert.match(set.json().secret, /^whsec_/);
     assert.equal((await v1.send('GET', '/v1/webhooks', { key: acme })).json().url, 'https://hooks.example.com/e2e');
@@ -251,21 +251,21 @@ function scenario(backend: BackendCase, profile: 'A' | 'B'): void {
     assert.equal((await v1.send('GET', '/v1/webhooks', { key: acme })).json().url, null);
   });
 
-  it('reached every endpoint with a documented success', () => {
+  t.test('reached every endpoint with a documented success', async () => {
     assert.deepEqual(v1.notReached(), []);
   });
 }
 
-function faults(backend: BackendCase): void {
+function faults(t: Test, backend: BackendCase): void {
   let gw: BackendGateway;
   let v1: ContractClient;
   let key: string;
-  before(async () => {
+  t.before(async () => {
     gw = await buildBackendGateway(backend.name, { profile: 'A', backendConfig: backend.faultConfig });
     v1 = new ContractClient(gw.base, allEndpoints({ profile: 'A' }));
     key = gw.keys['acme:all'] as string;
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
   const cases: Array<{ kind: SandboxFaultKind; statuses: number[]; reasons: string[] }> = [
     { kind: 'http500', statuses: [502], reasons: ['upstream_error'] },
@@ -275,7 +275,7 @@ function faults(backend: BackendCase): void {
     { kind: 'reset', statuses: [502, 503], reasons: ['upstream_error', 'upstream_unavailable'] },
   ];
   for (const { kind, statuses, reasons } of cases) {
-    it(`${kind} → ${statuses.join(' or ')}, nothing of the upstream's answer; the next call is served`, async () => {
+    t.test(`${kind} → ${statuses.join(' or ')}, nothing of the upstream's answer; the next call is served`, async () => {
       gw.upstream.faults.inject(kind);
       let response: HttpResponse;
       try {
@@ -291,7 +291,7 @@ function faults(backend: BackendCase): void {
     });
   }
 
-  it('the upstream down → 503 with Retry-After; health says so', async () => {
+  t.test('the upstream down → 503 with Retry-After; health says so', async () => {
     await gw.stopUpstream();
     const response = await v1.send('GET', '/v1/me', { key });
     expectProblem(response, 503, 'upstream_unavailable');

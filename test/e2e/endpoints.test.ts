@@ -2,7 +2,7 @@
  * Every endpoint end to end over a real port: gateway → WHMCS mapping → simulator, in both profiles.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call, type HttpResponse } from '../helpers/http.js';
 
@@ -17,25 +17,25 @@ function expectProblem(response: HttpResponse, status: number, reason: string): 
 let keyCounter = 0;
 const freshKey = () => `e2e-${process.pid}-${++keyCounter}`;
 
-describe('end to end, profile A', () => {
+t.test('end to end, profile A', async (t) => {
   let gw: TestGateway;
   let base: string;
   let key: string;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway({ profile: 'A' });
     base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     key = gw.keys['acme:all'] as string;
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
-  it('GET /v1/health → ok, without a key', async () => {
+  t.test('GET /v1/health → ok, without a key', async () => {
     const response = await call(base, 'GET', '/v1/health');
     assert.equal(response.status, 200);
     assert.deepEqual(response.json(), { status: 'ok' });
     assert.ok(response.headers['x-request-id']);
   });
 
-  it('GET /v1/me → the account and the key, no upstream ids', async () => {
+  t.test('GET /v1/me → the account and the key, no upstream ids', async () => {
     const response = await call(base, 'GET', '/v1/me', { key });
     assert.equal(response.status, 200);
     const body = response.json();
@@ -49,7 +49,7 @@ describe('end to end, profile A', () => {
     assert.ok(!response.text.includes('uuid'), 'no upstream fields');
   });
 
-  it('GET /v1/products → public products only, money as strings', async () => {
+  t.test('GET /v1/products → public products only, money as strings', async () => {
     const response = await call(base, 'GET', '/v1/products', { key });
     assert.equal(response.status, 200);
     const ids = response.json().data.map((p: { id: string }) => p.id);
@@ -62,7 +62,7 @@ describe('end to end, profile A', () => {
     }
   });
 
-  it('GET /v1/products/{id} → options; hidden and unknown products are 404', async () => {
+  t.test('GET /v1/products/{id} → options; hidden and unknown products are 404', async () => {
     const response = await call(base, 'GET', '/v1/products/1', { key });
     assert.equal(response.status, 200);
     const os = response.json().config_options.find((o: { type: string }) => o.type === 'dropdown');
@@ -72,7 +72,7 @@ describe('end to end, profile A', () => {
     expectProblem(await call(base, 'GET', '/v1/products/abc', { key }), 400, 'invalid_request');
   });
 
-  it('POST /v1/orders → 201 with Location; the order reads back; a replay is identical', async () => {
+  t.test('POST /v1/orders → 201 with Location; the order reads back; a replay is identical', async () => {
     const idem = freshKey();
     const body = { product_id: '1', billing_cycle: 'monthly', config_options: { '1': '11' }, hostname: 'vps7.example.com' };
     const placed = await call(base, 'POST', '/v1/orders', { key, body, headers: { 'idempotency-key': idem } });
@@ -98,7 +98,7 @@ describe('end to end, profile A', () => {
     expectProblem(conflict, 409, 'idempotency_conflict');
   });
 
-  it('POST /v1/orders refuses what WHMCS would silently replace, placing nothing', async () => {
+  t.test('POST /v1/orders refuses what WHMCS would silently replace, placing nothing', async () => {
     const before = gw.simulator.state.orders.length;
     const cases: Array<[unknown, string]> = [
       [{ product_id: '4', billing_cycle: 'monthly' }, 'disabled billing cycle'],
@@ -117,7 +117,7 @@ describe('end to end, profile A', () => {
     assert.ok(!gw.simulator.calls.some((c) => c.action === 'addorder' && String(c.params.pid) === '4'));
   });
 
-  it('GET /v1/orders/{id} → own orders with mapped statuses', async () => {
+  t.test('GET /v1/orders/{id} → own orders with mapped statuses', async () => {
     const response = await call(base, 'GET', '/v1/orders/1', { key });
     assert.equal(response.status, 200);
     assert.equal(response.json().status, 'active');
@@ -126,7 +126,7 @@ describe('end to end, profile A', () => {
     assert.equal(custom.json().status, 'other', 'a custom WHMCS status');
   });
 
-  it('GET /v1/services → pages with meta, links and a Link header', async () => {
+  t.test('GET /v1/services → pages with meta, links and a Link header', async () => {
     const first = await call(base, 'GET', '/v1/services?per_page=4', { key });
     assert.equal(first.status, 200);
     const body = first.json();
@@ -143,7 +143,7 @@ describe('end to end, profile A', () => {
     assert.deepEqual(beyond.json().data, []);
   });
 
-  it('GET /v1/services/{id} → no password, notes or node addresses', async () => {
+  t.test('GET /v1/services/{id} → no password, notes or node addresses', async () => {
     const response = await call(base, 'GET', '/v1/services/1', { key });
     assert.equal(response.status, 200);
     const service = response.json();
@@ -155,7 +155,7 @@ describe('end to end, profile A', () => {
     assert.match(pending.json().cancellation_effective_on, /^\d{4}-\d{2}-\d{2}$/);
   });
 
-  it('GET /v1/services/{id}/credentials → the secret, no-store, audited before it leaves', async () => {
+  t.test('GET /v1/services/{id}/credentials → the secret, no-store, audited before it leaves', async () => {
     const response = await call(base, 'GET', '/v1/services/1/credentials', { key });
     assert.equal(response.status, 200);
     assert.equal(response.headers['cache-control'], 'no-store');
@@ -181,7 +181,7 @@ describe('end to end, profile A', () => {
     }
   });
 
-  it('POST /v1/services/{id}/actions → profile A actions, states and idempotency', async () => {
+  t.test('POST /v1/services/{id}/actions → profile A actions, states and idempotency', async () => {
     const act = (id: string, action: string) =>
       call(base, 'POST', `/v1/services/${id}/actions`, { key, body: { action }, headers: { 'idempotency-key': freshKey() } });
     const reboot = await act('1', 'reboot');
@@ -206,7 +206,7 @@ describe('end to end, profile A', () => {
     expectProblem(await act('1', 'cancel_revoke'), 409, 'action_not_allowed');
   });
 
-  it('GET /v1/billing/balance → credit as money', async () => {
+  t.test('GET /v1/billing/balance → credit as money', async () => {
     const response = await call(base, 'GET', '/v1/billing/balance', { key });
     assert.equal(response.status, 200);
     // Earlier orders in this suite may have used credit: compare with what the simulator holds.
@@ -214,7 +214,7 @@ describe('end to end, profile A', () => {
     assert.deepEqual(response.json(), { credit: { amount: credit, currency: 'USD' } });
   });
 
-  it('GET /v1/billing/invoices → own invoices, paginated', async () => {
+  t.test('GET /v1/billing/invoices → own invoices, paginated', async () => {
     const response = await call(base, 'GET', '/v1/billing/invoices?per_page=3', { key });
     assert.equal(response.status, 200);
     assert.equal(response.json().data.length, 3);
@@ -222,7 +222,7 @@ describe('end to end, profile A', () => {
     for (const invoice of response.json().data) assert.match(invoice.total.amount, /^\d+\.\d{2}$/);
   });
 
-  it('GET /v1/billing/invoices/{id}/pdf → a PDF, the same bytes each time; errors stay JSON', async () => {
+  t.test('GET /v1/billing/invoices/{id}/pdf → a PDF, the same bytes each time; errors stay JSON', async () => {
     const first = await call(base, 'GET', '/v1/billing/invoices/7/pdf', { key });
     assert.equal(first.status, 200);
     assert.equal(first.headers['content-type'], 'application/pdf');
@@ -236,7 +236,7 @@ describe('end to end, profile A', () => {
     expectProblem(await call(base, 'GET', '/v1/billing/invoices/99999/pdf', { key }), 404, 'not_found');
   });
 
-  it('GET/PUT /v1/webhooks → set returns the secret once, unset, URL checks', async () => {
+  t.test('GET/PUT /v1/webhooks → set returns the secret once, unset, URL checks', async () => {
     assert.deepEqual((await call(base, 'GET', '/v1/webhooks', { key })).json(), {
       url: null,
       updated_at: null,
@@ -267,21 +267,21 @@ describe('end to end, profile A', () => {
   });
 });
 
-describe('end to end, profile B', () => {
+t.test('end to end, profile B', async (t) => {
   let gw: TestGateway;
   let base: string;
   let key: string;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway({ profile: 'B', whmcs: { moduleFunctions: { virtualizor: { start: 'start', stop: 'stop', reboot: 'reboot', reinstall: 'reinstall' } } } });
     base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     key = gw.keys['acme:all'] as string;
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
   const act = (id: string, action: string, idem = freshKey()) =>
     call(base, 'POST', `/v1/services/${id}/actions`, { key, body: { action }, headers: { 'idempotency-key': idem } });
 
-  it('runs the profile B action set and follows the service state', async () => {
+  t.test('runs the profile B action set and follows the service state', async () => {
     const invalid = expectProblem(await act('1', 'cancel'), 422, 'invalid_action');
     assert.deepEqual(invalid.allowed_actions, ['start', 'stop', 'reboot', 'reinstall', 'suspend', 'unsuspend', 'terminate']);
     const suspended = await act('1', 'suspend');
@@ -299,14 +299,14 @@ describe('end to end, profile B', () => {
     assert.equal(mine.json().service.status, 'terminated');
   });
 
-  it('a module without a configured function refuses power actions without calling WHMCS', async () => {
+  t.test('a module without a configured function refuses power actions without calling WHMCS', async () => {
     gw.simulator.calls.length = 0;
     const response = await act('9', 'start');
     assert.ok([409, 422].includes(response.status), response.text);
     assert.ok(!gw.simulator.calls.some((c) => c.action === 'modulecustom'));
   });
 
-  it('the same key on another endpoint is a conflict in profile B too', async () => {
+  t.test('the same key on another endpoint is a conflict in profile B too', async () => {
     const idem = freshKey();
     assert.equal((await act('1', 'reboot', idem)).status, 200);
     const order = await call(base, 'POST', '/v1/orders', { key, body: { product_id: '1', billing_cycle: 'monthly' }, headers: { 'idempotency-key': idem } });

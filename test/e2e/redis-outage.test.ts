@@ -6,7 +6,7 @@
  * probe answers in bounded time whatever its dependencies do.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import type { AuditRecord } from '../../src/audit.js';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
@@ -84,7 +84,7 @@ async function audited(gw: TestGateway, url: string, headers: Record<string, str
   assert.ok(!JSON.stringify(record).includes(gw.simulator.state.services[0]!.password), 'no secret in the record');
 }
 
-describe('Redis outage', () => {
+t.test('Redis outage', async (t) => {
   let redis: RedisServer;
   let simulator: WhmcsSimulator;
   let gw: TestGateway;
@@ -92,7 +92,7 @@ describe('Redis outage', () => {
   let limitedKeyId: string;
   let snapshot: { accounts: AccountRecord[]; keys: ApiKeyRecord[] };
 
-  before(async () => {
+  t.before(async () => {
     redis = await startRedisServer();
     simulator = await startWhmcsSimulator();
     gw = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), config: { keys: { pepper: TEST_PEPPER, cacheTtlMs: CACHE_TTL_MS } } });
@@ -100,7 +100,7 @@ describe('Redis outage', () => {
     limitedKey = limited.key;
     limitedKeyId = limited.record.id;
   });
-  after(async () => {
+  t.teardown(async () => {
     await gw?.close();
     await simulator?.close();
     await redis?.stop();
@@ -136,11 +136,11 @@ describe('Redis outage', () => {
     await credentials('/v1/services/1/credentials', bearer(limitedKey), { status: 429, reason: 'rate_limited', ...limited });
   }
 
-  it('normal operation: one audit record per credentials call, whatever its outcome', async () => {
+  t.test('normal operation: one audit record per credentials call, whatever its outcome', async () => {
     await everyOutcome();
   });
 
-  it('an answer whose record cannot be written is refused, and a refusal still answers', async () => {
+  t.test('an answer whose record cannot be written is refused, and a refusal still answers', async () => {
     gw.audit.failing = true;
     try {
       const refused = await request('GET', '/v1/services/1/credentials', bearer(key('acme:all')));
@@ -155,7 +155,7 @@ describe('Redis outage', () => {
     }
   });
 
-  it('Redis stopped: seen keys read on, never-seen keys and writes answer 503, nothing hangs, every call audited', async () => {
+  t.test('Redis stopped: seen keys read on, never-seen keys and writes answer 503, nothing hangs, every call audited', async () => {
     // Seen before the outage: the read keys; a revoked one, whose invalidation arrives first.
     assert.equal((await request('GET', '/v1/products', bearer(key('acme:all')))).statusCode, 200);
     const doomed = await gw.keyService.issue({ accountId: 'acme', name: 'doomed', scopes: ['read:products'] });
@@ -205,7 +205,7 @@ describe('Redis outage', () => {
     });
   });
 
-  it('Redis back: health says so at once, writes and never-seen keys work again', async () => {
+  t.test('Redis back: health says so at once, writes and never-seen keys work again', async () => {
     assert.equal((await request('GET', '/v1/health', {})).statusCode, 503, 'probed right before the recovery');
     await redis.restart();
     const reconnected = Date.now() + HANG_MS;
@@ -229,7 +229,7 @@ describe('Redis outage', () => {
     assert.equal((await request('GET', '/v1/products', bearer(key('acme:read:products')))).statusCode, 200);
   });
 
-  it('Redis frozen (accepts connections, answers nothing): the same, and nothing hangs', async () => {
+  t.test('Redis frozen (accepts connections, answers nothing): the same, and nothing hangs', async () => {
     assert.equal((await request('GET', '/v1/products', bearer(key('acme:all')))).statusCode, 200);
     redis.pause();
     try {
@@ -245,8 +245,8 @@ describe('Redis outage', () => {
   });
 });
 
-describe('credentials audit when the upstream fails', () => {
-  it('502, 504 and 503 are audited once each', async () => {
+t.test('credentials audit when the upstream fails', async (t) => {
+  t.test('502, 504 and 503 are audited once each', async () => {
     const simulator = await startWhmcsSimulator();
     const gw = await buildTestGateway({ simulator, whmcs: { timeoutMs: 300 } });
     const all = { keyId: gw.keyIds['acme:all'] as string, accountId: 'acme' };
@@ -266,8 +266,8 @@ describe('credentials audit when the upstream fails', () => {
   });
 });
 
-describe('health probe', () => {
-  it('answers within bounds while the upstream hangs, whatever the upstream timeout', async () => {
+t.test('health probe', async (t) => {
+  t.test('answers within bounds while the upstream hangs, whatever the upstream timeout', async () => {
     const simulator = await startWhmcsSimulator();
     const gw = await buildTestGateway({ simulator, whmcs: { timeoutMs: 30_000 } });
     try {

@@ -4,20 +4,20 @@
  * contract says and never hangs.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis.js';
 
-describe('two gateways sharing one Redis', () => {
+t.test('two gateways sharing one Redis', async (t) => {
   let redis: RedisServer;
   let simulator: WhmcsSimulator;
   let one: TestGateway;
   let two: TestGateway;
   let key: string;
 
-  before(async () => {
+  t.before(async () => {
     redis = await startRedisServer();
     simulator = await startWhmcsSimulator();
     const config = { rateLimits: { accountPerMinute: 6 } };
@@ -25,7 +25,7 @@ describe('two gateways sharing one Redis', () => {
     two = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), config, issueKeys: false });
     key = one.keys['acme:all'] as string;
   });
-  after(async () => {
+  t.teardown(async () => {
     await Promise.all([one?.close(), two?.close()]);
     await simulator?.close();
     await redis?.stop();
@@ -33,12 +33,12 @@ describe('two gateways sharing one Redis', () => {
 
   const get = (gw: TestGateway, url: string, apiKey = key) => gw.app.inject({ method: 'GET', url, headers: bearer(apiKey) });
 
-  it('a key issued through one instance works on the other at once', async () => {
+  t.test('a key issued through one instance works on the other at once', async () => {
     const { key: fresh } = await one.keyService.issue({ accountId: 'beta', name: 'late', scopes: ['read:webhooks'] });
     assert.equal((await get(two, '/v1/webhooks', fresh)).statusCode, 200);
   });
 
-  it('the account limit is one budget across instances', async () => {
+  t.test('the account limit is one budget across instances', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       statuses.push((await get(one, '/v1/webhooks')).statusCode);
@@ -47,7 +47,7 @@ describe('two gateways sharing one Redis', () => {
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429, 429]);
   });
 
-  it('an idempotency record written by one instance is replayed by the other', async () => {
+  t.test('an idempotency record written by one instance is replayed by the other', async () => {
     const headers = { ...bearer(one.keys['beta:all']), 'content-type': 'application/json', 'idempotency-key': 'shared-1' };
     const payload = JSON.stringify({ product_id: '2', billing_cycle: 'monthly' });
     const first = await one.app.inject({ method: 'POST', url: '/v1/orders', headers, payload });
@@ -58,7 +58,7 @@ describe('two gateways sharing one Redis', () => {
     assert.equal(replay.body, first.body);
   });
 
-  it('a revocation reaches the other instance\'s cache without waiting for its TTL', async () => {
+  t.test('a revocation reaches the other instance\'s cache without waiting for its TTL', async () => {
     const { key: doomed, record } = await one.keyService.issue({ accountId: 'beta', name: 'doomed', scopes: ['read:webhooks'] });
     assert.equal((await get(two, '/v1/webhooks', doomed)).statusCode, 200, 'now cached on instance two');
     await one.keyService.revoke(record.id);
@@ -70,7 +70,7 @@ describe('two gateways sharing one Redis', () => {
     assert.equal(status, 401);
   });
 
-  it('Redis down: POSTs answer 503 store_unavailable and run nothing; reads fall back; nothing hangs', async () => {
+  t.test('Redis down: POSTs answer 503 store_unavailable and run nothing; reads fall back; nothing hangs', async () => {
     const beta = one.keys['beta:all'] as string;
     assert.equal((await get(one, '/v1/products', beta)).statusCode, 200, 'key cached before the outage');
     await redis.stop();
@@ -112,8 +112,8 @@ describe('two gateways sharing one Redis', () => {
   });
 });
 
-describe('rate limits configured to fail closed', () => {
-  it('answer 503 while Redis is down, never 429 or 500', async () => {
+t.test('rate limits configured to fail closed', async (t) => {
+  t.test('answer 503 while Redis is down, never 429 or 500', async () => {
     const redis = await startRedisServer();
     const gw = await buildTestGateway({ stores: await createRedisStores({ url: redis.url }), config: { rateLimits: { onStoreError: 'closed' } } });
     try {

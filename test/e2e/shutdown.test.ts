@@ -1,12 +1,12 @@
 /** Graceful shutdown: a request in flight when the gateway starts closing still gets its answer. */
 import assert from 'node:assert/strict';
-import { it } from 'node:test';
+import t from 'tap';
 import { buildTestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/http.js';
 
 // The timeout is a liveness bound: without `Connection: close` while draining, a keep-alive client
 // holds close() open for the server's keep-alive timeout (72 s).
-it('close() lets in-flight requests finish, then closes their keep-alive connections', { timeout: 15_000 }, async () => {
+t.test('close() lets in-flight requests finish, then closes their keep-alive connections', { timeout: 15_000 }, async () => {
   const gw = await buildTestGateway();
   try {
     const base = await gw.app.listen({ host: '127.0.0.1', port: 0 });

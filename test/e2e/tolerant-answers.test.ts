@@ -4,20 +4,20 @@
  * names the action and the field, and the client sees no upstream text.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/http.js';
 import { FakeWhmcs } from '../mappings/whmcs/fake-whmcs.js';
 import * as answers from '../mappings/whmcs/fixtures/answers.js';
 import * as variants from '../mappings/whmcs/fixtures/variants.js';
 
-describe('invoices from a WHMCS that omits tax2 / taxrate', () => {
+t.test('invoices from a WHMCS that omits tax2 / taxrate', async (t) => {
   const whmcs = new FakeWhmcs();
   let invoicesAnswer: object = variants.invoicesWithoutSecondTax;
   let gw: TestGateway;
   let base: string;
   let key: string;
-  before(async () => {
+  t.before(async () => {
     whmcs
       .answer('GetClientsDetails', answers.clientDetails)
       .answer('GetInvoices', () => invoicesAnswer)
@@ -26,12 +26,12 @@ describe('invoices from a WHMCS that omits tax2 / taxrate', () => {
     base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     key = gw.keys['acme:all'] as string;
   });
-  after(async () => {
+  t.teardown(async () => {
     await gw.close();
     await whmcs.close();
   });
 
-  it('GET /v1/billing/invoices answers 200, tax2 read as 0.00', async () => {
+  t.test('GET /v1/billing/invoices answers 200, tax2 read as 0.00', async () => {
     const response = await call(base, 'GET', '/v1/billing/invoices', { key });
     assert.equal(response.status, 200, response.text);
     const [invoice] = response.json().data;
@@ -41,14 +41,14 @@ describe('invoices from a WHMCS that omits tax2 / taxrate', () => {
     );
   });
 
-  it('GET /v1/billing/invoices/{id}/pdf answers 200 with a PDF', async () => {
+  t.test('GET /v1/billing/invoices/{id}/pdf answers 200 with a PDF', async () => {
     const response = await call(base, 'GET', '/v1/billing/invoices/1/pdf', { key });
     assert.equal(response.status, 200, response.text);
     assert.equal(response.headers['content-type'], 'application/pdf');
     assert.equal(response.bytes.subarray(0, 5).toString('latin1'), '%PDF-');
   });
 
-  it('an answer whose rows went missing is a 502 naming GetInvoices and the field, in the log only', async () => {
+  t.test('an answer whose rows went missing is a 502 naming GetInvoices and the field, in the log only', async () => {
     invoicesAnswer = variants.invoicesFlattened;
     const response = await call(base, 'GET', '/v1/billing/invoices', { key });
     invoicesAnswer = variants.invoicesWithoutSecondTax;

@@ -3,7 +3,7 @@
  * an operator log line where the operator must act, and no duplicate order after a timeout.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { call, type HttpResponse } from '../helpers/http.js';
@@ -13,11 +13,11 @@ function expectProblem(response: HttpResponse, status: number, reason: string): 
   assert.equal(response.json().reason, reason);
 }
 
-describe('upstream failures', () => {
+t.test('upstream failures', async (t) => {
   let gw: TestGateway;
   let base: string;
   let key: string;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway({
       // Reads get time to spare on a loaded machine; the writes under test time out quickly.
       whmcs: { timeoutMs: 2_000, actionTimeoutsMs: { AddOrder: 400, ModuleCustom: 400, GetInvoices: 400 } },
@@ -26,9 +26,9 @@ describe('upstream failures', () => {
     base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     key = gw.keys['acme:all'] as string;
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
-  it('WHMCS 403 (IP allow-list) → 502 without the upstream text, and an operator log line', async () => {
+  t.test('WHMCS 403 (IP allow-list) → 502 without the upstream text, and an operator log line', async () => {
     gw.simulator.inject({ action: 'GetClientsDetails', kind: 'forbidden', message: 'Invalid IP 203.0.113.7', times: 1 });
     const response = await call(base, 'GET', '/v1/me', { key });
     expectProblem(response, 502, 'upstream_error');
@@ -38,7 +38,7 @@ describe('upstream failures', () => {
   });
 
   for (const kind of ['http500', 'html', 'malformed'] as const) {
-    it(`${kind} answer → 502 upstream_error`, async () => {
+    t.test(`${kind} answer → 502 upstream_error`, async () => {
       gw.simulator.inject({ action: 'GetClientsProducts', kind, times: 1 });
       const response = await call(base, 'GET', '/v1/services', { key });
       expectProblem(response, 502, 'upstream_error');
@@ -46,18 +46,18 @@ describe('upstream failures', () => {
     });
   }
 
-  it('a failing read behind the balance → 502', async () => {
+  t.test('a failing read behind the balance → 502', async () => {
     gw.simulator.inject({ action: 'GetCredits', kind: 'http500', times: 1 });
     gw.simulator.inject({ action: 'GetClientsDetails', kind: 'malformed', times: 1 });
     expectProblem(await call(base, 'GET', '/v1/billing/balance', { key }), 502, 'upstream_error');
   });
 
-  it('no answer in time → 504 upstream_timeout', async () => {
+  t.test('no answer in time → 504 upstream_timeout', async () => {
     gw.simulator.inject({ action: 'GetInvoices', kind: 'hang', times: 1 });
     expectProblem(await call(base, 'GET', '/v1/billing/invoices', { key }), 504, 'upstream_timeout');
   });
 
-  it('a connection reset → 502, and the next call works', async () => {
+  t.test('a connection reset → 502, and the next call works', async () => {
     gw.simulator.inject({ action: 'GetInvoices', kind: 'reset', times: 1 });
     const response = await call(base, 'GET', '/v1/billing/invoices', { key });
     assert.ok([502, 503].includes(response.status), response.text);
@@ -65,7 +65,7 @@ describe('upstream failures', () => {
   });
 
   // What happens once the settle time has passed: test/idempotency/reconciliation.test.ts.
-  it('an order placed upstream whose answer timed out is not placed again while WHMCS may still be working on it', async () => {
+  t.test('an order placed upstream whose answer timed out is not placed again while WHMCS may still be working on it', async () => {
     const before = gw.simulator.state.orders.length;
     gw.simulator.inject({ action: 'AddOrder', kind: 'stall_after_effect', ms: 1500, times: 1 });
     const headers = { 'idempotency-key': 'stalled-order-1' };
@@ -79,7 +79,7 @@ describe('upstream failures', () => {
     assert.equal(gw.simulator.state.orders.length, before + 1, 'and only once');
   });
 
-  it('a power action whose outcome is unknown is not run again blindly', async () => {
+  t.test('a power action whose outcome is unknown is not run again blindly', async () => {
     gw.simulator.inject({ action: 'ModuleCustom', kind: 'stall_after_effect', ms: 1500, times: 1 });
     const headers = { 'idempotency-key': 'stalled-reboot-1' };
     const first = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers });
@@ -91,15 +91,15 @@ describe('upstream failures', () => {
   });
 });
 
-describe('upstream unreachable', () => {
+t.test('upstream unreachable', async (t) => {
   let gw: TestGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway();
     await gw.simulator.close();
   });
-  after(() => gw.app.close());
+  t.teardown(() => gw.app.close());
 
-  it('connection refused → 503 upstream_unavailable with Retry-After; health says so', async () => {
+  t.test('connection refused → 503 upstream_unavailable with Retry-After; health says so', async () => {
     const response = await gw.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${gw.keys['acme:all']}` } });
     assert.equal(response.statusCode, 503, response.body);
     assert.equal(response.json().reason, 'upstream_unavailable');
@@ -110,14 +110,14 @@ describe('upstream unreachable', () => {
   });
 });
 
-describe('circuit breaker', () => {
+t.test('circuit breaker', async (t) => {
   const OPEN_MS = 500;
   const TIMEOUT_MS = 600;
   let gw: TestGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway({ whmcs: { timeoutMs: TIMEOUT_MS, circuitBreaker: { failureThreshold: 2, openMs: OPEN_MS } } });
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
   const me = () => gw.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${gw.keys['acme:all']}` } });
   const reboot = () =>
@@ -128,7 +128,7 @@ describe('circuit breaker', () => {
       payload: { action: 'reboot' },
     });
 
-  it('a hanging WHMCS: after N timeouts, 503 at once without calling it; served again once it answers and openMs has passed', async () => {
+  t.test('a hanging WHMCS: after N timeouts, 503 at once without calling it; served again once it answers and openMs has passed', async () => {
     assert.equal((await me()).statusCode, 200);
     gw.simulator.inject({ kind: 'hang' });
     for (let i = 0; i < 2; i += 1) assert.equal((await me()).statusCode, 504);

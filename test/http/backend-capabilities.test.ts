@@ -4,7 +4,7 @@
  * earlier attempt's outcome is unknown is never re-sent by a backend that cannot look it up by key.
  */
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import t from 'tap';
 import { createFossbillingBackend } from '../../mappings/fossbilling/backend.js';
 import { FossbillingConfigSchema } from '../../mappings/fossbilling/config.js';
 import { type Backend, BackendError } from '../../src/backend/backend.js';
@@ -20,10 +20,10 @@ const post = (gw: TestGateway, url: string, key: string, body: unknown) =>
     payload: JSON.stringify(body),
   });
 
-describe('service actions a backend does not support', () => {
+t.test('service actions a backend does not support', async (t) => {
   let gw: TestGateway | undefined;
   let fossbilling: FossbillingSimulator | undefined;
-  afterEach(async () => {
+  t.afterEach(async () => {
     await gw?.close();
     await fossbilling?.close();
     gw = undefined;
@@ -40,7 +40,7 @@ describe('service actions a backend does not support', () => {
 
   const writes = (simulator: FossbillingSimulator) => simulator.calls.filter((call) => /^order\/(suspend|unsuspend|cancel|uncancel)$/.test(call.method));
 
-  it('Profile A over FOSSBilling: reboot is 422 invalid_action allowing cancel and cancel_revoke, and the key stays free', async () => {
+  t.test('Profile A over FOSSBilling: reboot is 422 invalid_action allowing cancel and cancel_revoke, and the key stays free', async () => {
     const { gw, fossbilling } = await overFossbilling('A');
     const refused = await post(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'reboot' });
     assert.equal(refused.statusCode, 422, refused.body);
@@ -58,7 +58,7 @@ describe('service actions a backend does not support', () => {
     assert.deepEqual(writes(fossbilling).map((call) => call.method), ['order/cancel']);
   });
 
-  it('Profile B over FOSSBilling: reboot and terminate are refused, allowing suspend and unsuspend', async () => {
+  t.test('Profile B over FOSSBilling: reboot and terminate are refused, allowing suspend and unsuspend', async () => {
     const { gw, fossbilling } = await overFossbilling('B');
     for (const action of ['reboot', 'terminate']) {
       const refused = await post(gw, '/v1/services/1/actions', `fb-b-${action}`, { action });
@@ -69,8 +69,8 @@ describe('service actions a backend does not support', () => {
   });
 });
 
-describe('orders over a backend that cannot reconcile', () => {
-  it('answers a retry after an unknown outcome with 503 outcome_unknown, searching and sending nothing', async () => {
+t.test('orders over a backend that cannot reconcile', async (t) => {
+  t.test('answers a retry after an unknown outcome with 503 outcome_unknown, searching and sending nothing', async () => {
     let now = Date.UTC(2026, 10, 22, 9, 0, 0);
     const sent: string[] = [];
     let searches = 0;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import type { Backend } from '../../src/backend/backend.js';
 import { buildApp } from '../../src/app.js';
@@ -112,12 +112,12 @@ function stubBackend(answers: Answers): Backend {
   };
 }
 
-describe('the documented response schema strips undocumented fields', () => {
+t.test('the documented response schema strips undocumented fields', async (t) => {
   const answers: Answers = { list: () => [], product: () => assert.fail('no product set') };
   let app: FastifyInstance;
   let headers: Record<string, string>;
 
-  before(async () => {
+  t.before(async () => {
     const config = parseConfig({
       logLevel: 'warn',
       keys: { pepper: TEST_PEPPER },
@@ -132,8 +132,8 @@ describe('the documented response schema strips undocumented fields', () => {
     await keys.createAccount({ id: 'acme', name: 'Acme Hosting', upstreamId: '1' });
     headers = bearer((await keys.issue({ accountId: 'acme', name: 'products', scopes: ['read:products'] })).key);
   });
-  after(() => app.close());
-  beforeEach(() => {
+  t.teardown(() => app.close());
+  t.beforeEach(() => {
     answers.list = () => [];
     answers.product = () => assert.fail('no product set');
   });
@@ -146,7 +146,7 @@ describe('the documented response schema strips undocumented fields', () => {
     return response.json();
   };
 
-  it('a body built per request (not frozen)', async () => {
+  t.test('a body built per request (not frozen)', async () => {
     answers.list = () => [leakyProduct('1', 'VPS S')];
     answers.product = (id) => leakyProduct(id, 'VPS S');
     for (let round = 0; round < 2; round += 1) {
@@ -155,20 +155,20 @@ describe('the documented response schema strips undocumented fields', () => {
     }
   });
 
-  it('the same frozen list returned again: stripped every time', async () => {
+  t.test('the same frozen list returned again: stripped every time', async () => {
     const shared = deepFreeze([leakyProduct('1', 'VPS S'), leakyProduct('2', 'VPS M')]);
     answers.list = () => shared;
     const expected = { data: [documented('1', 'VPS S'), documented('2', 'VPS M')] };
     for (let round = 0; round < 3; round += 1) assert.deepEqual(await get('/v1/products'), expected);
   });
 
-  it('the same frozen product returned again: stripped every time', async () => {
+  t.test('the same frozen product returned again: stripped every time', async () => {
     const shared = deepFreeze(leakyProduct('1', 'VPS S'));
     answers.product = () => shared;
     for (let round = 0; round < 3; round += 1) assert.deepEqual(await get('/v1/products/1'), documented('1', 'VPS S'));
   });
 
-  it('each distinct frozen object is parsed for itself (no answer is reused for another object)', async () => {
+  t.test('each distinct frozen object is parsed for itself (no answer is reused for another object)', async () => {
     let name = 'VPS S';
     answers.list = () => deepFreeze([leakyProduct('1', name)]);
     answers.product = (id) => deepFreeze(leakyProduct(id, name));
@@ -179,7 +179,7 @@ describe('the documented response schema strips undocumented fields', () => {
     assert.deepEqual(await get('/v1/products/1'), documented('1', name));
   });
 
-  it('an object that is not frozen is never memoised: a change to it shows', async () => {
+  t.test('an object that is not frozen is never memoised: a change to it shows', async () => {
     const product = leakyProduct('1', 'VPS S');
     answers.product = () => product;
     assert.deepEqual(await get('/v1/products/1'), documented('1', 'VPS S'));
@@ -187,7 +187,7 @@ describe('the documented response schema strips undocumented fields', () => {
     assert.deepEqual(await get('/v1/products/1'), documented('1', 'Renamed'));
   });
 
-  it('a frozen body that does not match the schema fails every time (a failure is not memoised)', async () => {
+  t.test('a frozen body that does not match the schema fails every time (a failure is not memoised)', async () => {
     const broken = deepFreeze({ ...leakyProduct('1', 'VPS S'), pay_type: 'sometimes' }) as unknown as Product;
     answers.product = () => broken;
     for (let round = 0; round < 2; round += 1) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -19,12 +19,12 @@ function assertProblem(response: LightMyRequestResponse, status: number, reason:
   return body;
 }
 
-describe('every failure is Problem+JSON', () => {
+t.test('every failure is Problem+JSON', async (t) => {
   let gw: TestGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway();
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
   const order = { product_id: '1', billing_cycle: 'monthly' };
   const post = (payload: string, headers: Record<string, string> = {}) =>
@@ -35,12 +35,12 @@ describe('every failure is Problem+JSON', () => {
       payload,
     });
 
-  it('unknown route → 404 not_found', async () => {
+  t.test('unknown route → 404 not_found', async () => {
     assertProblem(await gw.app.inject({ method: 'GET', url: '/v1/nope' }), 404, 'not_found');
     assertProblem(await gw.app.inject({ method: 'GET', url: '/' }), 404, 'not_found');
   });
 
-  it('known path, wrong method → 405 with Allow', async () => {
+  t.test('known path, wrong method → 405 with Allow', async () => {
     const response = await gw.app.inject({ method: 'DELETE', url: '/v1/services/5' });
     assertProblem(response, 405, 'method_not_allowed');
     assert.equal(response.headers.allow, 'GET');
@@ -49,43 +49,43 @@ describe('every failure is Problem+JSON', () => {
     assert.equal(webhooks.headers.allow, 'GET, PUT');
   });
 
-  it('body over the limit → 413', async () => {
+  t.test('body over the limit → 413', async () => {
     assertProblem(await post(JSON.stringify({ ...order, hostname: 'a'.repeat(70_000) })), 413, 'payload_too_large');
   });
 
-  it('a body that is not JSON → 415', async () => {
+  t.test('a body that is not JSON → 415', async () => {
     assertProblem(await post('product_id=1', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type');
     assertProblem(await post('hello', { 'content-type': 'text/plain' }), 415, 'unsupported_media_type');
   });
 
-  it('malformed JSON → 400 invalid_request', async () => {
+  t.test('malformed JSON → 400 invalid_request', async () => {
     assertProblem(await post('{"product_id": '), 400, 'invalid_request');
   });
 
-  it('__proto__ and constructor.prototype payloads → 400', async () => {
+  t.test('__proto__ and constructor.prototype payloads → 400', async () => {
     assertProblem(await post('{"__proto__": {"admin": true}, "product_id": "1", "billing_cycle": "monthly"}'), 400, 'invalid_request');
     assertProblem(await post('{"constructor": {"prototype": {"admin": true}}}'), 400, 'invalid_request');
     assert.equal(({} as Record<string, unknown>).admin, undefined);
   });
 
-  it('unknown body fields → 400 with pointers', async () => {
+  t.test('unknown body fields → 400 with pointers', async () => {
     const body = assertProblem(await post(JSON.stringify({ ...order, clientid: '3' })), 400, 'invalid_request');
     assert.deepEqual(body.errors, [{ pointer: '/clientid', detail: 'is not a field of this request' }]);
   });
 
-  it('wrong types → 400 with a pointer per field', async () => {
+  t.test('wrong types → 400 with a pointer per field', async () => {
     const body = assertProblem(await post(JSON.stringify({ product_id: 7, billing_cycle: 'weekly' })), 400, 'invalid_request');
     const pointers = (body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
     assert.deepEqual(pointers, ['/billing_cycle', '/product_id']);
   });
 
-  it('bad pagination → 400 pointing at the query', async () => {
+  t.test('bad pagination → 400 pointing at the query', async () => {
     const response = await gw.app.inject({ method: 'GET', url: '/v1/services?per_page=500', headers: bearer(gw.keys['acme:all']) });
     const body = assertProblem(response, 400, 'invalid_request');
     assert.deepEqual((body.errors as Array<{ pointer: string }>).map((e) => e.pointer), ['/query/per_page']);
   });
 
-  it('Idempotency-Key missing or invalid → 400', async () => {
+  t.test('Idempotency-Key missing or invalid → 400', async () => {
     const missing = await gw.app.inject({
       method: 'POST',
       url: '/v1/orders',
@@ -98,7 +98,7 @@ describe('every failure is Problem+JSON', () => {
     }
   });
 
-  it('over-long or malformed ids → 400, also past the router\'s parameter limit', async () => {
+  t.test('over-long or malformed ids → 400, also past the router\'s parameter limit', async () => {
     const headers = bearer(gw.keys['acme:all']);
     assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/services/${'9'.repeat(40)}`, headers }), 400, 'invalid_request');
     assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/services/${'9'.repeat(500)}`, headers }), 400, 'invalid_request');
@@ -107,7 +107,7 @@ describe('every failure is Problem+JSON', () => {
     assertProblem(await gw.app.inject({ method: 'GET', url: '/v1/services/1%00', headers }), 400, 'invalid_request');
   });
 
-  it('requests Node cannot read (oversized headers) → 400 problem with a request id', async () => {
+  t.test('requests Node cannot read (oversized headers) → 400 problem with a request id', async () => {
     const base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = new URL(base);
     const raw = await new Promise<string>((resolve, reject) => {
@@ -126,13 +126,13 @@ describe('every failure is Problem+JSON', () => {
     assert.equal(body.reason, 'invalid_request');
   });
 
-  it('an incoming X-Request-Id is not trusted', async () => {
+  t.test('an incoming X-Request-Id is not trusted', async () => {
     const response = await gw.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-request-id': 'evil' } });
     assert.notEqual(response.headers['x-request-id'], 'evil');
     assert.ok(gw.logs.some((line) => line.includes('"client_request_id":"evil"')));
   });
 
-  it('a key in the query string → 400 and never logged', async () => {
+  t.test('a key in the query string → 400 and never logged', async () => {
     const key = gw.keys['acme:all'] as string;
     assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/me?api_key=${key}` }), 400, 'invalid_request');
     assert.ok(!gw.logs.join('').includes(key));

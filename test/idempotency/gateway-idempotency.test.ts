@@ -2,7 +2,7 @@
  * Idempotency as clients see it (contract §5), both profiles, with an injected clock.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -32,8 +32,8 @@ function action(gw: TestGateway, key: string, name: string, service = '1') {
   });
 }
 
-describe('idempotency, profile A', () => {
-  it('replays within the hour, 410 replay_stale after it, for any use of the key', async () => {
+t.test('idempotency, profile A', async (t) => {
+  t.test('replays within the hour, 410 replay_stale after it, for any use of the key', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }) });
     try {
@@ -59,7 +59,7 @@ describe('idempotency, profile A', () => {
     }
   });
 
-  it('a second request while the first runs → 409 idempotency_in_progress with Retry-After; one order', async () => {
+  t.test('a second request while the first runs → 409 idempotency_in_progress with Retry-After; one order', async () => {
     const gw = await buildTestGateway();
     try {
       gw.simulator.inject({ action: 'AddOrder', kind: 'latency', ms: 300, times: 1 });
@@ -76,7 +76,7 @@ describe('idempotency, profile A', () => {
     }
   });
 
-  it('records are per account: the same key from another account is a new request', async () => {
+  t.test('records are per account: the same key from another account is a new request', async () => {
     const gw = await buildTestGateway();
     try {
       const acme = await order(gw, 'shared-key');
@@ -90,7 +90,7 @@ describe('idempotency, profile A', () => {
     }
   });
 
-  it('rejections before the backend acted are not stored: fix the request, keep the key', async () => {
+  t.test('rejections before the backend acted are not stored: fix the request, keep the key', async () => {
     const gw = await buildTestGateway();
     try {
       assert.equal((await action(gw, 'fix-1', 'suspend')).statusCode, 422, 'invalid_action');
@@ -103,7 +103,7 @@ describe('idempotency, profile A', () => {
     }
   });
 
-  it('a definitive refusal from the backend is stored and replayed', async () => {
+  t.test('a definitive refusal from the backend is stored and replayed', async () => {
     const gw = await buildTestGateway();
     try {
       const refused = await action(gw, 'st-1', 'reboot', '2');
@@ -121,8 +121,8 @@ describe('idempotency, profile A', () => {
   });
 });
 
-describe('idempotency, profile B', () => {
-  it('replays for 24 hours, then the key is new again; no 410', async () => {
+t.test('idempotency, profile B', async (t) => {
+  t.test('replays for 24 hours, then the key is new again; no 410', async () => {
     const time = clock();
     const gw = await buildTestGateway({ profile: 'B', stores: createMemoryStores({ now: time.now }) });
     try {

@@ -4,7 +4,7 @@
  * time and the lease pass when the test says so; the upstream runs in real time.
  */
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, parseConfig } from '../../src/config.js';
 import { BACKENDS } from '../../mappings/index.js';
@@ -28,7 +28,7 @@ async function until(what: string, condition: () => boolean): Promise<void> {
   }
 }
 
-describe('reconciliation: at most once, whatever the upstream shows', () => {
+t.test('reconciliation: at most once, whatever the upstream shows', async (t) => {
   let gw: TestGateway;
   let time: ReturnType<typeof clock>;
 
@@ -41,8 +41,8 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
       config: { idempotency: { leaseMarginMs: 100 } },
     });
   };
-  beforeEach(() => start());
-  afterEach(() => gw.close());
+  t.beforeEach(() => start());
+  t.afterEach(() => gw.close());
 
   const post = (url: string, key: string, body: unknown) =>
     gw.app.inject({
@@ -57,7 +57,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
   /** Past any settle time and lease of these tests, within Profile A's hour. */
   const settle = () => time.advance(10 * MINUTE);
 
-  it('two orders for one key after a timeout: the retry waits for the settle time, then finds the order', async () => {
+  t.test('two orders for one key after a timeout: the retry waits for the settle time, then finds the order', async () => {
     const before = orders().length;
     gw.simulator.inject({ action: 'AddOrder', kind: 'latency', ms: 1_000, times: 1 });
     assert.equal((await order('slow-1')).statusCode, 504);
@@ -76,7 +76,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(sent('addorder'), 1);
   });
 
-  it('services answered without custom fields: 503 outcome_unknown, an operator log line, nothing sent again', async () => {
+  t.test('services answered without custom fields: 503 outcome_unknown, an operator log line, nothing sent again', async () => {
     gw.simulator.inject({ action: 'AddOrder', kind: 'stall_after_effect', ms: 1_000, times: 1 });
     assert.equal((await order('hidden-1')).statusCode, 504);
     gw.simulator.quirks.hideServiceCustomFields = true;
@@ -99,7 +99,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(sent('addorder'), 1);
   });
 
-  it('a reused key is never matched to an older order (Profile B, after the record expired)', async () => {
+  t.test('a reused key is never matched to an older order (Profile B, after the record expired)', async () => {
     await gw.close();
     await start('B');
     const first = await order('reused-1');
@@ -116,7 +116,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(sent('addorder'), 2);
   });
 
-  it('a "not found" after a sent write is not stored as final', async () => {
+  t.test('a "not found" after a sent write is not stored as final', async () => {
     gw.simulator.inject({ action: 'GetOrders', kind: 'latency', ms: 300, times: 1 });
     const before = orders().length;
     const pending = order('lost-1');
@@ -138,7 +138,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(sent('addorder'), 1);
   });
 
-  it('a lease shorter than the retry path: a holder that lost its lease sends nothing', async () => {
+  t.test('a lease shorter than the retry path: a holder that lost its lease sends nothing', async () => {
     gw.simulator.inject({ action: 'AddOrder', kind: 'reset', times: 1 });
     const first = await order('lease-1');
     assert.ok(first.statusCode >= 500, first.body);
@@ -158,7 +158,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(orders().length, before + 1, 'one order, by the holder of the key');
   });
 
-  it('Profile A after one hour: 410 for a record of unknown outcome, whatever the body; never a new AddOrder', async () => {
+  t.test('Profile A after one hour: 410 for a record of unknown outcome, whatever the body; never a new AddOrder', async () => {
     gw.simulator.inject({ action: 'AddOrder', kind: 'stall_after_effect', ms: 1_000, times: 1 });
     assert.equal((await order('hour-1')).statusCode, 504);
     time.advance(HOUR + 1);
@@ -170,7 +170,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(sent('addorder'), 1);
   });
 
-  it('a power action whose outcome is unknown answers 503 outcome_unknown and is not run again', async () => {
+  t.test('a power action whose outcome is unknown answers 503 outcome_unknown and is not run again', async () => {
     gw.simulator.inject({ action: 'ModuleCustom', kind: 'stall_after_effect', ms: 1_000, times: 1 });
     assert.equal((await post('/v1/services/1/actions', 'reboot-1', { action: 'reboot' })).statusCode, 504);
     settle();
@@ -180,7 +180,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(sent('modulecustom'), 1);
   });
 
-  it('a cancellation whose outcome is unknown is not judged from the cached cancellation list', async () => {
+  t.test('a cancellation whose outcome is unknown is not judged from the cached cancellation list', async () => {
     gw.simulator.inject({ action: 'AddCancelRequest', kind: 'stall_after_effect', ms: 1_000, times: 1 });
     assert.ok((await post('/v1/services/1/actions', 'cancel-1', { action: 'cancel' })).statusCode >= 500);
     settle();
@@ -190,7 +190,7 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
     assert.equal(sent('addcancelrequest'), 1);
   });
 
-  it('a state action whose outcome is unknown is reconciled from a fresh read of the service', async () => {
+  t.test('a state action whose outcome is unknown is reconciled from a fresh read of the service', async () => {
     await gw.close();
     await start('B');
     gw.simulator.inject({ action: 'ModuleSuspend', kind: 'stall_after_effect', ms: 1_000, times: 1 });
@@ -209,16 +209,16 @@ describe('reconciliation: at most once, whatever the upstream shows', () => {
   });
 });
 
-describe('settle time configuration', () => {
+t.test('settle time configuration', async (t) => {
   const idempotency = (settings: Record<string, unknown>) =>
     new Idempotency(createMemoryStores().idempotency, parseConfig({ idempotency: settings }, BACKENDS), 30_000);
 
-  it('defaults to the write timeout plus the lease margin', () => {
+  t.test('defaults to the write timeout plus the lease margin', async () => {
     assert.equal(idempotency({}).settleMs, 35_000);
     assert.equal(idempotency({ leaseMarginMs: 1_000 }).settleMs, 31_000);
   });
 
-  it('refuses a settle time shorter than the write timeout at boot', () => {
+  t.test('refuses a settle time shorter than the write timeout at boot', async () => {
     assert.throws(() => idempotency({ settleMs: 29_999 }), ConfigError);
     assert.equal(idempotency({ settleMs: 120_000 }).settleMs, 120_000);
   });

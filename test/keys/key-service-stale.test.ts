@@ -4,7 +4,7 @@
  * invalidation arrived do not (the store's error is thrown, which the gateway answers with 503).
  */
 import assert from 'node:assert/strict';
-import { beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { KeyService } from '../../src/keys/key-service.js';
 import { MemoryKeyStore } from '../../src/stores/memory/key-store.js';
 import { StoreUnavailableError, type AccountRecord, type ApiKeyRecord } from '../../src/stores/types.js';
@@ -34,14 +34,14 @@ class SwitchableKeyStore extends MemoryKeyStore {
   }
 }
 
-describe('key service: stale if error', () => {
+t.test('key service: stale if error', async (t) => {
   let store: SwitchableKeyStore;
   let now: number;
   let service: KeyService;
   let key: string;
   let keyId: string;
 
-  beforeEach(async () => {
+  t.beforeEach(async () => {
     store = new SwitchableKeyStore();
     now = Date.parse('2026-03-01T00:00:00Z');
     service = new KeyService(store, PEPPER, { cacheTtlMs: FRESH_MS, staleIfErrorMs: STALE_MS, now: () => now });
@@ -53,7 +53,7 @@ describe('key service: stale if error', () => {
 
   const isKey = (result: unknown) => typeof result === 'object' && result !== null && 'key' in result;
 
-  it('a key the store confirmed within the window authenticates while the store is down', async () => {
+  t.test('a key the store confirmed within the window authenticates while the store is down', async () => {
     assert.ok(isKey(await service.authenticate(key)));
     store.down = true;
     now += STALE_MS - 1;
@@ -61,7 +61,7 @@ describe('key service: stale if error', () => {
     assert.equal(await service.authenticate(`rk_${keyId}_${'A'.repeat(43)}`), 'unknown', 'the secret is still checked');
   });
 
-  it('an older copy does not, and neither does a key never seen', async () => {
+  t.test('an older copy does not, and neither does a key never seen', async () => {
     assert.ok(isKey(await service.authenticate(key)));
     const other = await service.issue({ accountId: 'acme', name: 'never used', scopes: [] });
     store.down = true;
@@ -70,7 +70,7 @@ describe('key service: stale if error', () => {
     await assert.rejects(service.authenticate(key), StoreUnavailableError);
   });
 
-  it('serving a stale copy does not extend it: only the store confirms', async () => {
+  t.test('serving a stale copy does not extend it: only the store confirms', async () => {
     assert.ok(isKey(await service.authenticate(key)));
     store.down = true;
     now += STALE_MS / 2;
@@ -79,14 +79,14 @@ describe('key service: stale if error', () => {
     await assert.rejects(service.authenticate(key), StoreUnavailableError);
   });
 
-  it('a revoked key whose invalidation arrived is not served from the copy', async () => {
+  t.test('a revoked key whose invalidation arrived is not served from the copy', async () => {
     assert.ok(isKey(await service.authenticate(key)));
     await service.revoke(keyId);
     store.down = true;
     await assert.rejects(service.authenticate(key), StoreUnavailableError);
   });
 
-  it('a lookup that overlapped an invalidation is not kept: it may have read the record from before', async () => {
+  t.test('a lookup that overlapped an invalidation is not kept: it may have read the record from before', async () => {
     let release = () => undefined as void;
     store.hold = new Promise<void>((resolve) => (release = resolve));
     const inFlight = service.authenticate(key);

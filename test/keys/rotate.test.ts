@@ -3,7 +3,7 @@
  * expired key stays refused, and rotating a key already on its way out never extends its life.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { KeyService } from '../../src/keys/key-service.js';
 import { MemoryKeyStore } from '../../src/stores/memory/key-store.js';
 import { SCOPES } from '../../src/keys/scopes.js';
@@ -20,8 +20,8 @@ async function setup() {
   return { keys, issue, advance: (ms: number) => (now += ms), at: (offsetMs: number) => new Date(now + offsetMs).toISOString() };
 }
 
-describe('key rotation', () => {
-  it('refuses a revoked key: it stays revoked and no successor is issued', async () => {
+t.test('key rotation', async (t) => {
+  t.test('refuses a revoked key: it stays revoked and no successor is issued', async () => {
     const { keys, issue } = await setup();
     const { record, key } = await issue();
     await keys.revoke(record.id);
@@ -30,7 +30,7 @@ describe('key rotation', () => {
     assert.equal((await keys.list('acme')).length, 1, 'no successor');
   });
 
-  it('refuses an expired key: it stays expired and no successor is issued', async () => {
+  t.test('refuses an expired key: it stays expired and no successor is issued', async () => {
     const { keys, issue, at } = await setup();
     const { record, key } = await issue(at(-1000));
     await assert.rejects(keys.rotate(record.id, HOUR), new RegExp(`key ${record.id} expired`));
@@ -38,7 +38,7 @@ describe('key rotation', () => {
     assert.equal((await keys.list('acme')).length, 1, 'no successor');
   });
 
-  it('a key revoked in the grace period of an earlier rotation is refused once it ends', async () => {
+  t.test('a key revoked in the grace period of an earlier rotation is refused once it ends', async () => {
     const { keys, issue, advance } = await setup();
     const { record, key } = await issue();
     await keys.rotate(record.id, 60_000);
@@ -47,7 +47,7 @@ describe('key rotation', () => {
     assert.equal(await keys.authenticate(key), 'revoked');
   });
 
-  it('rotating again within the grace period keeps the earlier end', async () => {
+  t.test('rotating again within the grace period keeps the earlier end', async () => {
     const { keys, issue, at, advance } = await setup();
     const { record, key } = await issue();
     const end = at(60_000);
@@ -59,7 +59,7 @@ describe('key rotation', () => {
     assert.notEqual(typeof (await keys.authenticate(again.key)), 'string', 'the new successor works');
   });
 
-  it('an active key is rotated: the old one works for the grace period, the new one at once', async () => {
+  t.test('an active key is rotated: the old one works for the grace period, the new one at once', async () => {
     const { keys, issue, advance } = await setup();
     const { record, key } = await issue();
     const rotated = await keys.rotate(record.id, 60_000);

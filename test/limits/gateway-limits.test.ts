@@ -2,7 +2,7 @@
  * Rate limits as clients see them (contract §3–§4), with an injected clock: nothing sleeps.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { bearer, buildTestGateway } from '../helpers/gateway.js';
 
@@ -13,8 +13,8 @@ function clock(start = Date.UTC(2026, 10, 22, 12, 0, 0)) {
 
 const REAL_KEY_LIMITS = { keyPerMinute: 60, keyBurst: 20, keyPerDay: 5000 };
 
-describe('rate limits through the gateway', () => {
-  it('per key: 21 at once from rest, then one per second; 429 with Retry-After and violated_policies', async () => {
+t.test('rate limits through the gateway', async (t) => {
+  t.test('per key: 21 at once from rest, then one per second; 429 with Retry-After and violated_policies', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });
     try {
@@ -43,7 +43,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('never more than rate + burst in any 60 s for a greedy client', async () => {
+  t.test('never more than rate + burst in any 60 s for a greedy client', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });
     try {
@@ -62,7 +62,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('per account (profile A): one budget across all its keys; a 429 consumes nothing', async () => {
+  t.test('per account (profile A): one budget across all its keys; a 429 consumes nothing', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: { accountPerMinute: 5 } } });
     try {
@@ -81,7 +81,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('profile B has no account limit', async () => {
+  t.test('profile B has no account limit', async () => {
     const gw = await buildTestGateway({ profile: 'B', config: { rateLimits: { accountPerMinute: 2 } } });
     try {
       for (let i = 0; i < 5; i++) {
@@ -94,7 +94,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('per source IP: counted before authentication, 429 even without a key', async () => {
+  t.test('per source IP: counted before authentication, 429 even without a key', async () => {
     const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 3 } } });
     try {
       const statuses: number[] = [];
@@ -109,7 +109,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('authenticated requests count against the source IP too, in the same decision as the key', async () => {
+  t.test('authenticated requests count against the source IP too, in the same decision as the key', async () => {
     const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 4 } } });
     try {
       const key = gw.keys['acme:all'] as string;
@@ -127,7 +127,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('X-Forwarded-For counts only from a trusted proxy', async () => {
+  t.test('X-Forwarded-For counts only from a trusted proxy', async () => {
     const untrusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 } } });
     const trusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 }, trustedProxies: ['127.0.0.1'] } });
     try {
@@ -145,7 +145,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('IPv6 sources are counted per /64: cycling through one\'s own prefix gains nothing', async () => {
+  t.test('IPv6 sources are counted per /64: cycling through one\'s own prefix gains nothing', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: { ipPerMinute: 3 } } });
     try {
@@ -163,7 +163,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('an IPv4-mapped IPv6 source counts as its IPv4 address', async () => {
+  t.test('an IPv4-mapped IPv6 source counts as its IPv4 address', async () => {
     const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 } } });
     try {
       const from = async (remoteAddress: string) => (await gw.app.inject({ method: 'GET', url: '/v1/health', remoteAddress })).statusCode;
@@ -174,7 +174,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('the IPv6 prefix is configurable, and applies to clients behind a trusted proxy', async () => {
+  t.test('the IPv6 prefix is configurable, and applies to clients behind a trusted proxy', async () => {
     const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2, ipv6PrefixLength: 56 }, trustedProxies: ['127.0.0.1'] } });
     try {
       const from = async (client: string) =>
@@ -186,7 +186,7 @@ describe('rate limits through the gateway', () => {
     }
   });
 
-  it('a key can carry its own limits', async () => {
+  t.test('a key can carry its own limits', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });
     try {

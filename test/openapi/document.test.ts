@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { REASONS } from '../../src/errors.js';
 import { openApiPath } from '../../src/openapi/document.js';
@@ -27,24 +27,24 @@ function servedRoutes(gw: TestGateway): Set<string> {
 }
 
 for (const profile of ['A', 'B'] as const) {
-  describe(`OpenAPI document, profile ${profile}`, () => {
+  t.test(`OpenAPI document, profile ${profile}`, async (t) => {
     let gw: TestGateway;
     let doc: Document;
-    before(async () => {
+    t.before(async () => {
       gw = await buildTestGateway({ profile });
       const response = await gw.app.inject({ method: 'GET', url: '/v1/openapi.json' });
       assert.equal(response.statusCode, 200);
       doc = response.json() as Document;
     });
-    after(() => gw.close());
+    t.teardown(() => gw.close());
 
-    it('is a valid OpenAPI 3.1 document', async () => {
+    t.test('is a valid OpenAPI 3.1 document', async () => {
       assert.equal(doc.openapi, '3.1.0');
       const result = await new Validator().validate(doc as never);
       assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     });
 
-    it('documents every webhook event type with its payload schema', () => {
+    t.test('documents every webhook event type with its payload schema', async () => {
       assert.deepEqual(Object.keys(doc.webhooks).sort(), [...EVENT_TYPES].sort());
       for (const [type, item] of Object.entries(doc.webhooks)) {
         const ref = item.post.requestBody.content['application/json']?.schema.$ref ?? '';
@@ -53,7 +53,7 @@ for (const profile of ['A', 'B'] as const) {
       }
     });
 
-    it('documents exactly the routes the gateway serves', () => {
+    t.test('documents exactly the routes the gateway serves', async () => {
       const documented = new Set<string>();
       for (const [path, operations] of Object.entries(doc.paths)) {
         for (const method of Object.keys(operations)) documented.add(`${method.toUpperCase()} ${path}`);
@@ -62,7 +62,7 @@ for (const profile of ['A', 'B'] as const) {
       assert.equal(documented.size, 16, 'fifteen endpoints of the spec plus the OpenAPI document');
     });
 
-    it('states the scope, the errors and the headers of every operation', () => {
+    t.test('states the scope, the errors and the headers of every operation', async () => {
       for (const [path, operations] of Object.entries(doc.paths)) {
         for (const [method, op] of Object.entries(operations)) {
           const where = `${method} ${path}`;
@@ -92,7 +92,7 @@ for (const profile of ['A', 'B'] as const) {
       assert.equal(Boolean(stale), profile === 'A', 'replay_stale exists in Profile A only');
     });
 
-    it('shows the running profile\'s closed action set, an absolute server URL and an example per operation', () => {
+    t.test('shows the running profile\'s closed action set, an absolute server URL and an example per operation', async () => {
       const input = doc.components.schemas.ActionInput as { properties: { action: { enum: string[] } } };
       assert.deepEqual(input.properties.action.enum, [...PROFILE_ACTIONS[profile]]);
       assert.match(doc.servers[0]?.url ?? '', /^https?:\/\/[^/]+/);

@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { it } from 'node:test';
+import t from 'tap';
 
-it('Redocly and Spectral find no error and no warning in either profile, nor in the admin API', () => {
+t.test('Redocly and Spectral find no error and no warning in either profile, nor in the admin API', async () => {
   const result = spawnSync(process.execPath, ['scripts/lint-openapi.mjs'], { encoding: 'utf8', timeout: 300_000 });
   assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
   assert.match(result.stdout, /profile A: redocly 0 errors, 0 warnings; spectral 0 problems/);

@@ -1,15 +1,17 @@
 /**
  * The ops listener after a scenario: /metrics has every family with the counts the scenario made
  * (requests by route template and status, a 429, an idempotent replay, upstream calls, a breaker
- * state change, audit writes), and the public port serves neither metrics nor probes.
+ * state change, audit writes, webhook deliveries and the outbox backlog), and the public port
+ * serves neither metrics nor probes.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import type { FastifyInstance } from 'fastify';
 import { buildOpsApp } from '../../src/ops/server.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
 import { bearer, buildTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.js';
+import { eventually, startReceiver } from '../helpers/webhook-receiver.js';
 
 /** The value of one sample, `name{labels}` with exactly these labels, from the text exposition format. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -30,7 +32,7 @@ function families(text: string): Set<string> {
   return new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1] as string));
 }
 
-describe('metrics on the ops listener', () => {
+t.test('metrics on the ops listener', async (t) => {
   let gw: TestGateway;
   let ops: FastifyInstance;
   let text: string;
@@ -38,7 +40,7 @@ describe('metrics on the ops listener', () => {
   /** Statuses of the calls made while the upstream broke the connection, then with the breaker open. */
   let outage: number[];
 
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway({ whmcs: { circuitBreaker: { enabled: true, failureThreshold: 2, openMs: 60_000 } } });
     ops = buildOpsApp(gw.app);
     const { app } = gw;
@@ -76,12 +78,12 @@ describe('metrics on the ops listener', () => {
     assert.match(String(scrape.headers['content-type']), /^text\/plain; version=0\.0\.4/);
     text = scrape.body;
   });
-  after(async () => {
+  t.teardown(async () => {
     await ops.close();
     await gw.close();
   });
 
-  it('has every family, all under the gateway_ prefix', () => {
+  t.test('has every family, all under the gateway_ prefix', async () => {
     const names = families(text);
     for (const family of [
       'gateway_http_requests_total',
@@ -107,7 +109,7 @@ describe('metrics on the ops listener', () => {
     assert.deepEqual([...names].filter((name) => !name.startsWith('gateway_')), []);
   });
 
-  it('counts requests by route template, method and status (never the raw path)', () => {
+  t.test('counts requests by route template, method and status (never the raw path)', async () => {
     const me = { method: 'GET', route: '/v1/me' };
     assert.equal(sample(text, 'gateway_http_requests_total', { ...me, status: '200' }), 4);
     assert.equal(sample(text, 'gateway_http_requests_total', { ...me, status: '429' }), 1);
@@ -123,17 +125,17 @@ describe('metrics on the ops listener', () => {
     assert.deepEqual([...routes].sort(), ['/v1/me', '/v1/orders', '/v1/services/:id', '/v1/services/:id/credentials', 'unmatched']);
   });
 
-  it('counts rate-limit decisions by policy and outcome', () => {
+  t.test('counts rate-limit decisions by policy and outcome', async () => {
     assert.equal(sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'limited' }), 1);
     assert.ok((sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'allowed' }) ?? 0) >= 10);
   });
 
-  it('counts idempotency outcomes', () => {
+  t.test('counts idempotency outcomes', async () => {
     assert.equal(sample(text, 'gateway_idempotency_requests_total', { outcome: 'new' }), 1);
     assert.equal(sample(text, 'gateway_idempotency_requests_total', { outcome: 'replayed' }), 1);
   });
 
-  it('counts upstream calls by backend, action and outcome, as the upstream received them', () => {
+  t.test('counts upstream calls by backend, action and outcome, as the upstream received them', async () => {
     // The simulator records action names in lower case; the metrics use the declared names.
     const succeeded = new Map<string, number>();
     for (const match of text.matchAll(/^gateway_upstream_requests_total\{backend="whmcs",action="(\w+)",outcome="success"\} (\d+)$/gm)) {
@@ -149,31 +151,31 @@ describe('metrics on the ops listener', () => {
     );
   });
 
-  it('shows the breaker open, and the change that opened it', () => {
+  t.test('shows the breaker open, and the change that opened it', async () => {
     assert.equal(sample(text, 'gateway_upstream_circuit_breaker_state', { backend: 'whmcs', state: 'open' }), 1);
     assert.equal(sample(text, 'gateway_upstream_circuit_breaker_state', { backend: 'whmcs', state: 'closed' }), 0);
     assert.equal(sample(text, 'gateway_upstream_circuit_breaker_transitions_total', { backend: 'whmcs', state: 'open' }), 1);
   });
 
-  it('counts cache lookups of the cached catalog', () => {
+  t.test('counts cache lookups of the cached catalog', async () => {
     const lookups = ['hit', 'stale', 'miss'].map((result) => sample(text, 'gateway_upstream_cache_lookups_total', { backend: 'whmcs', action: 'GetProducts', result }) ?? 0);
     assert.ok(lookups.reduce((a, b) => a + b, 0) >= 1, text);
   });
 
-  it('counts audit writes by outcome', () => {
+  t.test('counts audit writes by outcome', async () => {
     assert.equal(sample(text, 'gateway_audit_writes_total', { outcome: 'returned', result: 'written' }), gw.audit.records.length);
     assert.equal(gw.audit.records.length, 1);
   });
 
-  it('the public port serves neither metrics nor probes', async () => {
+  t.test('the public port serves neither metrics nor probes', async () => {
     for (const url of ['/metrics', '/livez', '/readyz']) {
       assert.equal((await gw.app.inject({ method: 'GET', url })).statusCode, 404, url);
     }
   });
 });
 
-describe('store metrics', () => {
-  it('counts store errors, the rate limiter\'s per-instance fallback and stale key records', async () => {
+t.test('store metrics', async (t) => {
+  t.test('counts store errors, the rate limiter\'s per-instance fallback and stale key records', async () => {
     const stores = createMemoryStores();
     // Key records are always re-read (1 ms), and stand in for a minute while the store is down.
     const gw = await buildTestGateway({ stores, config: { keys: { pepper: TEST_PEPPER, cacheTtlMs: 1, staleIfErrorMs: 60_000 } } });
@@ -201,6 +203,51 @@ describe('store metrics', () => {
       assert.equal(sample(text, 'gateway_store_fallbacks_total', { store: 'keys', fallback: 'stale' }), 1);
     } finally {
       await gw.close();
+    }
+  });
+});
+
+t.test('webhook metrics', async (t) => {
+  t.test('counts delivery attempts by outcome and shows the outbox backlog', async () => {
+    const receiver = await startReceiver();
+    // Retries after 30 ms, 30 ms, then a minute: an event refused three times is still waiting.
+    const webhooks = { allowPrivateTargets: true, workerIntervalMs: 20, pollIntervalMs: 600_000, retryScheduleMs: [0, 30, 30, 60_000] };
+    const gw = await buildTestGateway({ runWebhooks: true, config: { webhooks } });
+    const ops = buildOpsApp(gw.app);
+    const scrape = async () => (await ops.inject({ method: 'GET', url: '/metrics' })).body;
+    try {
+      const put = async (account: string, url: string) => {
+        const set = await gw.app.inject({ method: 'PUT', url: '/v1/webhooks', headers: bearer(gw.keys[`${account}:all`]), payload: { url } });
+        assert.equal(set.statusCode, 200, set.body);
+      };
+      const attemptsOf = (id: string) => receiver.received.filter((r) => r.headers['webhook-id'] === id).length;
+      // acme's first webhook.test: refused twice, then taken. Its second: refused every time.
+      // beta's endpoint answers 410: disabled, the event failed.
+      let first: string | undefined;
+      receiver.answer = (r) => {
+        if (String(r.event.data?.url).endsWith('/beta')) return { status: 410 };
+        first ??= String(r.headers['webhook-id']);
+        return r.headers['webhook-id'] === first && attemptsOf(first) >= 3 ? { status: 200 } : { status: 503 };
+      };
+      await put('acme', receiver.url);
+      await receiver.waitFor((r) => r.headers['webhook-id'] === first && attemptsOf(first ?? '') === 3, 'the third attempt of the first event');
+      await put('acme', receiver.url);
+      await put('beta', `${receiver.url}/beta`);
+
+      const expected = { delivered: 1, retrying: 5, failed: 1, blocked: 0 };
+      const text = await eventually(async () => {
+        const current = await scrape();
+        const settled = Object.entries(expected).every(([outcome, count]) => (sample(current, 'gateway_webhook_deliveries_total', { outcome }) ?? 0) === count);
+        return settled && sample(current, 'gateway_webhook_outbox_depth') === 1 ? current : undefined;
+      }, 'the deliveries settle');
+      assert.equal(sample(text, 'gateway_webhook_deliveries_total', { outcome: 'blocked' }), undefined, 'nothing was blocked');
+      const age = sample(text, 'gateway_webhook_outbox_oldest_pending_age_seconds') ?? -1;
+      assert.ok(age >= 0.06 && age < 30, `the waiting event was enqueued before its two 30 ms retries: ${age}`);
+      assert.equal(receiver.received.length, 3 + 3 + 1, 'acme: 3 + 3 attempts, beta: 1');
+    } finally {
+      await ops.close();
+      await gw.close();
+      await receiver.close();
     }
   });
 });

@@ -3,7 +3,7 @@
  * to the upstream with the gateway's own span id, and the trace id in every log line of the request.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { captureTraceHeaders, parseTraceparent, runInTrace, traceFromHeaders, traceHeaders } from '../../src/ops/trace.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -11,12 +11,12 @@ const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
 const VALID = `00-${TRACE_ID}-${PARENT_ID}-01`;
 
-describe('traceparent parsing', () => {
-  it('accepts a valid version 00 header', () => {
+t.test('traceparent parsing', async (t) => {
+  t.test('accepts a valid version 00 header', async () => {
     assert.deepEqual(parseTraceparent(VALID), { traceId: TRACE_ID, parentId: PARENT_ID, flags: '01' });
   });
 
-  it('refuses what the spec calls invalid', () => {
+  t.test('refuses what the spec calls invalid', async () => {
     for (const header of [
       VALID.toUpperCase(),
       `00-${'0'.repeat(32)}-${PARENT_ID}-01`,
@@ -35,12 +35,12 @@ describe('traceparent parsing', () => {
     }
   });
 
-  it('reads a later version as 00 when its first fields have the 00 shape', () => {
+  t.test('reads a later version as 00 when its first fields have the 00 shape', async () => {
     assert.deepEqual(parseTraceparent(`cc-${TRACE_ID}-${PARENT_ID}-01-what-the-future-holds`), { traceId: TRACE_ID, parentId: PARENT_ID, flags: '01' });
     assert.equal(parseTraceparent(`cc-${TRACE_ID}-${PARENT_ID}-01.what`), undefined);
   });
 
-  it('continues a valid trace with a span of its own, and starts a new one otherwise (tracestate dropped)', () => {
+  t.test('continues a valid trace with a span of its own, and starts a new one otherwise (tracestate dropped)', async () => {
     const continued = traceFromHeaders({ traceparent: VALID, tracestate: 'vendor=abc' });
     assert.equal(continued.traceId, TRACE_ID);
     assert.equal(continued.parentId, PARENT_ID);
@@ -55,8 +55,8 @@ describe('traceparent parsing', () => {
   });
 });
 
-describe('trace headers for deferred work (webhook deliveries)', () => {
-  it('are the current request\'s inside one, and a new valid trace outside', async () => {
+t.test('trace headers for deferred work (webhook deliveries)', async (t) => {
+  t.test('are the current request\'s inside one, and a new valid trace outside', async () => {
     const trace = traceFromHeaders({ traceparent: VALID });
     const captured = await runInTrace(trace, async () => {
       await new Promise((resolve) => setImmediate(resolve));
@@ -69,12 +69,12 @@ describe('trace headers for deferred work (webhook deliveries)', () => {
   });
 });
 
-describe('trace context through the gateway', () => {
+t.test('trace context through the gateway', async (t) => {
   let gw: TestGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway({ whmcs: { circuitBreaker: { enabled: true, failureThreshold: 1, openMs: 60_000 } } });
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
   /** The log lines of one request: its own logger's, and the shared loggers' written while it ran. */
   function linesOf(requestId: string, traceId: string): Array<Record<string, unknown>> {
@@ -87,7 +87,7 @@ describe('trace context through the gateway', () => {
     return { response, upstream: gw.simulator.calls.slice(callsBefore) };
   }
 
-  it('passes the trace to the upstream with its own span id, and logs the trace id on every line', async () => {
+  t.test('passes the trace to the upstream with its own span id, and logs the trace id on every line', async () => {
     const { response, upstream } = await me({ traceparent: VALID, tracestate: 'rojo=00f067aa0ba902b7' });
     assert.equal(response.statusCode, 200, response.body);
     assert.ok(upstream.length >= 1);
@@ -104,7 +104,7 @@ describe('trace context through the gateway', () => {
     for (const line of lines) assert.equal(line.trace_id, TRACE_ID, JSON.stringify(line));
   });
 
-  it('starts a new trace when the traceparent is invalid, and uses it everywhere', async () => {
+  t.test('starts a new trace when the traceparent is invalid, and uses it everywhere', async () => {
     const { response, upstream } = await me({ traceparent: `00-${TRACE_ID}-${'0'.repeat(16)}-01` });
     assert.equal(response.statusCode, 200);
     const parsed = parseTraceparent(upstream[0]?.traceparent);
@@ -116,7 +116,7 @@ describe('trace context through the gateway', () => {
     for (const line of lines) assert.equal(line.trace_id, parsed.traceId);
   });
 
-  it('lines of shared loggers written for the request carry its trace id, once', async () => {
+  t.test('lines of shared loggers written for the request carry its trace id, once', async () => {
     const logged = gw.logs.length;
     gw.simulator.inject({ kind: 'reset', action: 'GetClientsDetails', times: 1 });
     const { response } = await me({ traceparent: VALID });

@@ -1,4 +1,4 @@
-import { describe, it } from 'node:test';
+import t from 'tap';
 import assert from 'node:assert/strict';
 import { decodePDFRawStream, PDFArray, PDFDocument, PDFRawStream, type PDFObject } from 'pdf-lib';
 import { renderInvoicePdf, type InvoiceIssuer } from '../../src/pdf/invoice-pdf.js';
@@ -62,8 +62,8 @@ async function pageTexts(bytes: Uint8Array): Promise<string[]> {
   });
 }
 
-describe('renderInvoicePdf', () => {
-  it('gives identical bytes for the same invoice', async () => {
+t.test('renderInvoicePdf', async (t) => {
+  t.test('gives identical bytes for the same invoice', async () => {
     const first = await renderInvoicePdf(invoiceWith(), ISSUER);
     const second = await renderInvoicePdf(invoiceWith(), ISSUER);
     assert.deepEqual(Buffer.from(first), Buffer.from(second));
@@ -71,7 +71,7 @@ describe('renderInvoicePdf', () => {
     assert.notDeepEqual(Buffer.from(first), Buffer.from(other));
   });
 
-  it('writes a PDF that pdf-lib parses back, with fixed metadata dated by the invoice', async () => {
+  t.test('writes a PDF that pdf-lib parses back, with fixed metadata dated by the invoice', async () => {
     const bytes = await renderInvoicePdf(invoiceWith(), ISSUER);
     assert.equal(Buffer.from(bytes.subarray(0, 5)).toString('latin1'), '%PDF-');
     const doc = await PDFDocument.load(bytes, { updateMetadata: false });
@@ -85,7 +85,7 @@ describe('renderInvoicePdf', () => {
     assert.equal(doc.getModificationDate()?.toISOString(), '2026-02-01T00:00:00.000Z');
   });
 
-  it('shows the issuer, number, customer, dates, status, items and totals with their currency', async () => {
+  t.test('shows the issuer, number, customer, dates, status, items and totals with their currency', async () => {
     const [text = ''] = await pageTexts(await renderInvoicePdf(invoiceWith(), ISSUER));
     for (const expected of [
       'Northwind Cloud Ltd',
@@ -121,7 +121,7 @@ describe('renderInvoicePdf', () => {
     assert.ok(!text.includes('Paid on'), 'no payment date while unpaid');
   });
 
-  it('labels the tax without a rate when the billing system states none', async () => {
+  t.test('labels the tax without a rate when the billing system states none', async () => {
     const [text = ''] = await pageTexts(await renderInvoicePdf(invoiceWith({ tax_rate: null }), ISSUER));
     const lines = text.split('\n');
     assert.ok(lines.includes('Tax'), 'a plain "Tax" label');
@@ -129,7 +129,7 @@ describe('renderInvoicePdf', () => {
     assert.ok(lines.includes('248.90 EUR'), 'the tax amount is still shown');
   });
 
-  it('shows the payment date once paid, and "#id" when the invoice has no number', async () => {
+  t.test('shows the payment date once paid, and "#id" when the invoice has no number', async () => {
     const bytes = await renderInvoicePdf(invoiceWith({ number: '', status: 'paid', paid_at: '2026-02-03T10:15:00Z' }), ISSUER);
     const [text = ''] = await pageTexts(bytes);
     for (const expected of ['Invoice #42', 'PAID', 'Paid on', '3 Feb 2026']) {
@@ -137,7 +137,7 @@ describe('renderInvoicePdf', () => {
     }
   });
 
-  it('continues a long item list onto further pages, numbered "Page n of N"', async () => {
+  t.test('continues a long item list onto further pages, numbered "Page n of N"', async () => {
     const items = Array.from({ length: 120 }, (_, index) => ({
       description: `Service ${index + 1}: VPS Small (monthly)`,
       amount: eur('9.99'),
@@ -155,7 +155,7 @@ describe('renderInvoicePdf', () => {
     assert.ok(pages.at(-1)?.includes('Balance due'), 'totals close the last page');
   });
 
-  it('draws text the standard fonts cannot encode, degrading it instead of throwing', async () => {
+  t.test('draws text the standard fonts cannot encode, degrading it instead of throwing', async () => {
     const bytes = await renderInvoicePdf(
       invoiceWith({
         customer: { name: 'Łukasz Żółć', company: '山田商事株式会社', email: 'yamada@例え.jp' },
@@ -175,7 +175,7 @@ describe('renderInvoicePdf', () => {
     assert.ok(text.includes('d’Hébergement'), 'WinAnsi punctuation is kept');
   });
 
-  it('keeps hostile field sizes and item counts bounded', async () => {
+  t.test('keeps hostile field sizes and item counts bounded', async () => {
     const huge = 'W'.repeat(200_000);
     const items = Array.from({ length: 1500 }, (_, index) => ({ description: `Line ${index}`, amount: eur('0.01'), taxed: false }));
     const bytes = await renderInvoicePdf(

@@ -9,7 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { call } from '../helpers/http.js';
 
 const ENTRY = ['--import', 'tsx', 'bin/gateway.ts'];
@@ -58,14 +58,14 @@ async function startSandbox(env: NodeJS.ProcessEnv): Promise<{ output: () => str
   };
 }
 
-describe('container entry, image environment', () => {
+t.test('container entry, image environment', async (t) => {
   let dir: string;
-  before(() => {
+  t.before(() => {
     dir = mkdtempSync(join(tmpdir(), 'rg-container-'));
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('without an upstream it exits 78 and says what to set, starting nothing', () => {
+  t.test('without an upstream it exits 78 and says what to set, starting nothing', async () => {
     const env = imageEnv(dir);
     const result = spawnSync(process.execPath, ENTRY, { env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(result.status, 78, result.stderr);
@@ -78,7 +78,7 @@ describe('container entry, image environment', () => {
     assert.equal(result.stdout, '', 'no banner, no key');
   });
 
-  it('SANDBOX=1 on 0.0.0.0 runs the sandbox but prints no key', async () => {
+  t.test('SANDBOX=1 on 0.0.0.0 runs the sandbox but prints no key', async () => {
     const sandbox = await startSandbox(imageEnv(dir, { SANDBOX: '1' }));
     try {
       assert.doesNotMatch(sandbox.output(), /rk_/);
@@ -89,7 +89,7 @@ describe('container entry, image environment', () => {
     }
   });
 
-  it('SANDBOX_PRINT_KEYS=1 prints working keys on a non-loopback address', async () => {
+  t.test('SANDBOX_PRINT_KEYS=1 prints working keys on a non-loopback address', async () => {
     const sandbox = await startSandbox(imageEnv(dir, { SANDBOX: '1', SANDBOX_PRINT_KEYS: '1' }));
     try {
       const key = /acme\s+sandbox-all\s+(rk_\S+)/.exec(sandbox.output())?.[1];
@@ -100,14 +100,14 @@ describe('container entry, image environment', () => {
     }
   });
 
-  it('SANDBOX=0 (or anything but 1/true) is not a request for the sandbox', () => {
+  t.test('SANDBOX=0 (or anything but 1/true) is not a request for the sandbox', async () => {
     const env = imageEnv(dir, { SANDBOX: '0' });
     const result = spawnSync(process.execPath, ENTRY, { env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(result.status, 78, result.stderr);
   });
 });
 
-it('the Dockerfile and docker-compose.yml pass their lint (scripts/lint-container.mjs)', () => {
+t.test('the Dockerfile and docker-compose.yml pass their lint (scripts/lint-container.mjs)', async () => {
   const result = spawnSync(process.execPath, ['scripts/lint-container.mjs'], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(result.status, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /Dockerfile: no problems/);

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../simulators/whmcs/fixtures.js';
 import { TEST_PEPPER, TEST_WEBHOOK_KEY } from '../helpers/gateway.js';
@@ -31,12 +31,12 @@ function runDoctor(env: NodeJS.ProcessEnv, ...args: string[]): Promise<Run> {
   });
 }
 
-describe('reseller-doctor process', () => {
+t.test('reseller-doctor process', async (t) => {
   let dir: string;
   let simulator: WhmcsSimulator;
   let env: NodeJS.ProcessEnv;
 
-  before(async () => {
+  t.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-doctor-'));
     simulator = await startWhmcsSimulator();
     const configFile = join(dir, 'gateway.json');
@@ -57,12 +57,12 @@ describe('reseller-doctor process', () => {
     };
     delete env.REDIS_URL;
   });
-  after(async () => {
+  t.teardown(async () => {
     await simulator.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('passes against the simulator: every check PASS, exit code 0', async () => {
+  t.test('passes against the simulator: every check PASS, exit code 0', async () => {
     const run = await runDoctor(env);
     assert.equal(run.code, 0, run.stdout + run.stderr);
     assert.match(run.stdout, /checking the upstream, whmcs at http:\/\/127\.0\.0\.1:\d+ \(profile A\)/);
@@ -74,7 +74,7 @@ describe('reseller-doctor process', () => {
     assert.doesNotMatch(run.stdout + run.stderr, new RegExp(simulator.secret), 'the secret is never printed');
   });
 
-  it('fails the order-key check with its fix, exit code 1, when the simulator hides custom fields', async () => {
+  t.test('fails the order-key check with its fix, exit code 1, when the simulator hides custom fields', async () => {
     simulator.quirks.hideServiceCustomFields = true;
     try {
       const run = await runDoctor(env);
@@ -99,7 +99,7 @@ describe('reseller-doctor process', () => {
     }
   });
 
-  it('bad credentials: exit code 1 and the credentials fix', async () => {
+  t.test('bad credentials: exit code 1 and the credentials fix', async () => {
     const run = await runDoctor({ ...env, WHMCS_SECRET: 'not-the-secret' });
     assert.equal(run.code, 1);
     assert.match(run.stdout, /^FAIL  WHMCS accepts the gateway's API credentials$/m);
@@ -107,7 +107,7 @@ describe('reseller-doctor process', () => {
     assert.match(run.stdout, /^SKIP  /m);
   });
 
-  it('--help prints the usage and the exit codes; a bad option is exit code 2; a bad config is 78', async () => {
+  t.test('--help prints the usage and the exit codes; a bad option is exit code 2; a bad config is 78', async () => {
     const help = await runDoctor(env, '--help');
     assert.equal(help.code, 0);
     assert.match(help.stdout, /usage: reseller-doctor/);

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { AdminTokens, AdminTokenSchema, hashAdminToken } from '../../src/admin/tokens.js';
 
 interface Run {
@@ -16,7 +16,7 @@ interface Run {
   stderr: string;
 }
 
-describe('reseller-keys', () => {
+t.test('reseller-keys', async (t) => {
   let dir: string;
   let env: NodeJS.ProcessEnv;
   const cli = (...args: string[]) =>
@@ -27,14 +27,14 @@ describe('reseller-keys', () => {
       });
     });
 
-  before(() => {
+  t.before(() => {
     dir = mkdtempSync(join(tmpdir(), 'rg-keys-cli-'));
     env = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(dir, 'none.json') };
     delete env.REDIS_URL;
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('--help (and -h) answer on every command, with the exit codes, even without a config', async () => {
+  t.test('--help (and -h) answer on every command, with the exit codes, even without a config', async () => {
     // CONFIG_FILE names a missing file: any command but help would stop with 78.
     const commands = [[], ['account'], ['account', 'add'], ['account', 'list'], ['account', 'disable'], ['account', 'enable'], ['issue'], ['list'], ['rotate'], ['revoke'], ['admin-token']];
     for (const command of commands) {
@@ -50,7 +50,7 @@ describe('reseller-keys', () => {
     assert.match((await cli('issue', '--help')).stdout, /--scopes .*read:products/);
   });
 
-  it('unknown options and commands are usage errors (64) with the help, not a stack trace', async () => {
+  t.test('unknown options and commands are usage errors (64) with the help, not a stack trace', async () => {
     const unknownOption = await cli('list', '--bogus');
     assert.equal(unknownOption.code, 64);
     assert.match(unknownOption.stderr, /Unknown option '--bogus'[\s\S]*usage: reseller-keys list/);
@@ -60,7 +60,7 @@ describe('reseller-keys', () => {
     assert.deepEqual(JSON.parse(json.stderr), { error: 'unknown command frobnicate', exit_code: 64 });
   });
 
-  it('--json prints records a script can use; the key once, never its hash', async () => {
+  t.test('--json prints records a script can use; the key once, never its hash', async () => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     const account = await cli('account', 'add', 'acme', '--name', 'Acme', '--upstream-id', '1', '--json');
     assert.equal(account.code, 0, account.stderr);
@@ -80,7 +80,7 @@ describe('reseller-keys', () => {
     assert.equal(JSON.parse(refused.stderr).exit_code, 1);
   });
 
-  it('account disable refuses new keys for the account until it is enabled again', async () => {
+  t.test('account disable refuses new keys for the account until it is enabled again', async () => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     assert.equal((await cli('account', 'add', 'delta', '--name', 'Delta', '--upstream-id', '4')).code, 0);
     const disabled = await cli('account', 'disable', 'delta', '--json');
@@ -94,7 +94,7 @@ describe('reseller-keys', () => {
     assert.equal((await cli('account', 'disable', 'nobody')).code, 1);
   });
 
-  it('admin-token create prints the token once and the config entry with its hash, without a config', async () => {
+  t.test('admin-token create prints the token once and the config entry with its hash, without a config', async () => {
     env.CONFIG_FILE = join(dir, 'none.json');
     const text = await cli('admin-token', 'create', '--name', 'panel', '--scopes', 'admin:accounts,admin:read');
     assert.equal(text.code, 0, text.stderr);

@@ -8,14 +8,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, it } from 'node:test';
+import t from 'tap';
 import { call } from '../helpers/http.js';
 
 let dir: string;
-before(() => {
+t.before(() => {
   dir = mkdtempSync(join(tmpdir(), 'rg-npm-start-'));
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the start script until the sandbox banner is complete, checks a key, and stops it. */
 async function startOnce(): Promise<void> {
@@ -43,7 +43,7 @@ async function startOnce(): Promise<void> {
   }
 }
 
-it('builds when needed, not again when nothing changed, and serves the sandbox with keys on loopback', async () => {
+t.test('builds when needed, not again when nothing changed, and serves the sandbox with keys on loopback', async () => {
   await startOnce();
   const built = statSync('dist/.build-stamp').mtimeMs;
   await startOnce();

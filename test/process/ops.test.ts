@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { call } from '../helpers/http.js';
 
 async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -21,7 +21,7 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
   throw new Error('timed out');
 }
 
-describe('ops listener of the process', () => {
+t.test('ops listener of the process', async (t) => {
   let dir: string;
   let server: ChildProcess;
   let output = '';
@@ -29,7 +29,7 @@ describe('ops listener of the process', () => {
   let ops: string;
   let key: string;
 
-  before(async () => {
+  t.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-ops-'));
     // The sandbox config, with a window between unready and the drain wide enough to look at.
     const config = { ...JSON.parse(readFileSync('config/gateway.json', 'utf8')), ops: { unreadyDelayMs: 3_000 } };
@@ -54,12 +54,12 @@ describe('ops listener of the process', () => {
     key = /acme\s+sandbox-all\s+(rk_\S+)/.exec(output)?.[1] as string;
     assert.ok(base && ops && key, output);
   });
-  after(() => {
+  t.teardown(() => {
     if (server.exitCode === null) server.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves probes and metrics on the ops port only', async () => {
+  t.test('serves probes and metrics on the ops port only', async () => {
     assert.notEqual(ops, base);
     assert.equal((await call(ops, 'GET', '/livez')).status, 200);
     const ready = await call(ops, 'GET', '/readyz');
@@ -71,7 +71,7 @@ describe('ops listener of the process', () => {
     for (const path of ['/metrics', '/livez', '/readyz']) assert.equal((await call(base, 'GET', path)).status, 404, path);
   });
 
-  it('answers unready from SIGTERM on, while the app still serves, until the process exits', async () => {
+  t.test('answers unready from SIGTERM on, while the app still serves, until the process exits', async () => {
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     server.kill('SIGTERM');
     const unready = await waitFor(async () => {

@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { call } from '../helpers/http.js';
 
 const TSX = ['--import', 'tsx'];
@@ -27,14 +27,14 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number
   throw new Error('timed out');
 }
 
-describe('sandbox process', () => {
+t.test('sandbox process', async (t) => {
   let dir: string;
   let env: NodeJS.ProcessEnv;
   let server: ChildProcess;
   let output = '';
   let base: string;
 
-  before(async () => {
+  t.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-sandbox-'));
     env = { ...process.env, SANDBOX: '1', PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
     delete env.REDIS_URL;
@@ -44,14 +44,14 @@ describe('sandbox process', () => {
     base = await waitFor(async () => /on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1], 30_000);
     await waitFor(async () => (output.includes('try: curl') ? true : undefined), 10_000);
   });
-  after(() => {
+  t.teardown(() => {
     if (server.exitCode === null) server.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
 
   const demoKey = (account: string, name: string) => new RegExp(`${account}\\s+${name}\\s+(rk_\\S+)`).exec(output)?.[1];
 
-  it('prints demo keys that work: all scopes and read-only, per account', async () => {
+  t.test('prints demo keys that work: all scopes and read-only, per account', async () => {
     const all = demoKey('acme', 'sandbox-all');
     const readOnly = demoKey('acme', 'sandbox-read-only');
     assert.ok(all && readOnly && demoKey('beta', 'sandbox-all'), output);
@@ -63,7 +63,7 @@ describe('sandbox process', () => {
     assert.equal(order.status, 403);
   });
 
-  it('the key CLI issues a key the running gateway accepts, and revokes it', async () => {
+  t.test('the key CLI issues a key the running gateway accepts, and revokes it', async () => {
     const issued = runCli(env, 'issue', '--account', 'acme', '--name', 'cli-test', '--scopes', 'read:billing');
     assert.equal(issued.status, 0, issued.stderr);
     const key = /key \(shown once, store it now\): (rk_\S+)/.exec(issued.stdout)?.[1];
@@ -88,7 +88,7 @@ describe('sandbox process', () => {
     assert.equal((await call(base, 'GET', '/v1/billing/balance', { key })).status, 401);
   });
 
-  it('the CLI refuses bad input with a usage message', () => {
+  t.test('the CLI refuses bad input with a usage message', async () => {
     const bad = runCli(env, 'issue', '--account', 'acme', '--name', 'x', '--scopes', 'read:everything');
     assert.equal(bad.status, 64);
     assert.match(bad.stderr, /unknown scope\(s\): read:everything/);
@@ -97,15 +97,15 @@ describe('sandbox process', () => {
     assert.match(badBurst.stderr, /--burst must be a whole number/);
   });
 
-  it('SIGTERM shuts the gateway down cleanly', async () => {
+  t.test('SIGTERM shuts the gateway down cleanly', async () => {
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     server.kill('SIGTERM');
     assert.equal(await exited, 0);
   });
 });
 
-describe('bad configuration', () => {
-  it('stops the process with every wrong field named', () => {
+t.test('bad configuration', async (t) => {
+  t.test('stops the process with every wrong field named', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rg-config-'));
     try {
       const file = join(dir, 'bad.json');

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { call } from '../helpers/http.js';
 
 async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
@@ -36,11 +36,11 @@ async function stop(child: ChildProcess): Promise<number | null> {
   return exited;
 }
 
-describe('BACKEND=v1 sandbox process (profile B)', () => {
+t.test('BACKEND=v1 sandbox process (profile B)', async (t) => {
   let dir: string;
   let gateway: ReturnType<typeof start>;
   let base: string;
-  before(async () => {
+  t.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-v1-'));
     const env: NodeJS.ProcessEnv = { ...process.env, SANDBOX: '1', BACKEND: 'v1', PROFILE: 'B', PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
     delete env.REDIS_URL;
@@ -48,19 +48,19 @@ describe('BACKEND=v1 sandbox process (profile B)', () => {
     base = await waitFor(() => /on (http:\/\/127\.0\.0\.1:\d+)/.exec(gateway.output())?.[1], 30_000);
     await waitFor(() => (gateway.output().includes('try: curl') ? true : undefined), 10_000);
   });
-  after(async () => {
+  t.teardown(async () => {
     if (gateway.process.exitCode === null) gateway.process.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('says it forwards to a v1 upstream on loopback, and prints only its own demo keys', () => {
+  t.test('says it forwards to a v1 upstream on loopback, and prints only its own demo keys', async () => {
     const output = gateway.output();
     assert.match(output, /upstream: v1 at http:\/\/127\.0\.0\.1:\d+ \(local sandbox upstream\)/);
     // Four demo keys and the one in the curl line: the upstream's keys stay in the config.
     assert.equal(output.match(/rk_[0-9a-f]{16}_/g)?.length, 5, output);
   });
 
-  it('the whole chain answers, and the upstream runs the same profile (suspend is a profile B action)', async () => {
+  t.test('the whole chain answers, and the upstream runs the same profile (suspend is a profile B action)', async () => {
     const key = /acme\s+sandbox-all\s+(rk_\S+)/.exec(gateway.output())?.[1];
     assert.ok(key);
     assert.equal((await call(base, 'GET', '/v1/me', { key })).json().account.id, 'acme');
@@ -71,13 +71,13 @@ describe('BACKEND=v1 sandbox process (profile B)', () => {
     assert.equal(suspend.json().service.status, 'suspended');
   });
 
-  it('SIGTERM stops both gateways', async () => {
+  t.test('SIGTERM stops both gateways', async () => {
     assert.equal(await stop(gateway.process), 0);
   });
 });
 
-describe('v1 passthrough, production start', () => {
-  it('names the upstream it forwards to, never a key', async () => {
+t.test('v1 passthrough, production start', async (t) => {
+  t.test('names the upstream it forwards to, never a key', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rg-v1-prod-'));
     const gateway = start({
       ...process.env,

@@ -5,7 +5,7 @@
  * nothing of the record, send no write for it, and tell the operator that the filter was ignored.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { FakeWhmcs, SERVICE_PASSWORD } from '../mappings/whmcs/fake-whmcs.js';
 import * as answers from '../mappings/whmcs/fixtures/answers.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -13,10 +13,10 @@ import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.j
 /** Strings of client 1's records that must never reach another account. */
 const PRIVATE = [SERVICE_PASSWORD, 'vps1.example.com', '198.51.100.10', '7858259149'];
 
-describe('an upstream that ignores the owner filter on single-record reads', () => {
+t.test('an upstream that ignores the owner filter on single-record reads', async (t) => {
   let whmcs: FakeWhmcs;
   let gw: TestGateway;
-  before(async () => {
+  t.before(async () => {
     whmcs = new FakeWhmcs();
     whmcs
       .answer('GetClientsProducts', answers.clientsProducts([answers.service]))
@@ -29,7 +29,7 @@ describe('an upstream that ignores the owner filter on single-record reads', () 
     // The test gateway's accounts: acme is WHMCS client 1 (the owner), beta client 2.
     gw = await buildTestGateway({ backend: whmcs.backend() });
   });
-  after(async () => {
+  t.teardown(async () => {
     await gw.close();
     await whmcs.close();
   });
@@ -37,7 +37,7 @@ describe('an upstream that ignores the owner filter on single-record reads', () 
   const get = (label: string, url: string) => gw.app.inject({ method: 'GET', url, headers: bearer(gw.keys[label]) });
 
   for (const url of ['/v1/services/1', '/v1/services/1/credentials', '/v1/orders/1', '/v1/billing/invoices/1/pdf']) {
-    it(`GET ${url}: the owner reads it, another account gets 404 and nothing of it`, async () => {
+    t.test(`GET ${url}: the owner reads it, another account gets 404 and nothing of it`, async () => {
       assert.equal((await get('acme:all', url)).statusCode, 200, 'the fake answers the owner');
       const errorsBefore = gw.logs.filter((line) => line.includes('"level":50')).length;
       const other = await get('beta:all', url);
@@ -51,7 +51,7 @@ describe('an upstream that ignores the owner filter on single-record reads', () 
     });
   }
 
-  it('a service action on it: 404, and nothing is sent to WHMCS', async () => {
+  t.test('a service action on it: 404, and nothing is sent to WHMCS', async () => {
     const writesBefore = whmcs.actions().filter((action) => action.startsWith('Module')).length;
     const response = await gw.app.inject({
       method: 'POST',

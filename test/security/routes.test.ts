@@ -3,7 +3,7 @@
  * tenant isolation, and the headers every authenticated answer carries.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { allEndpoints } from '../../src/app.js';
 import type { Endpoint } from '../../src/http/endpoint.js';
@@ -54,21 +54,21 @@ function assertUnauthenticated(response: LightMyRequestResponse, keySent: boolea
   assert.ok(response.headers['x-request-id']);
 }
 
-describe('security suite over every route', () => {
+t.test('security suite over every route', async (t) => {
   let gw: TestGateway;
   let endpoints: Endpoint[];
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway();
     endpoints = allEndpoints(gw.config);
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
-  it('covers every route the app serves', () => {
+  t.test('covers every route the app serves', async () => {
     const served = [...gw.app.servedRoutes].sort();
     assert.deepEqual(endpoints.map((e) => `${e.method} ${e.url}`).sort(), served);
   });
 
-  it('public routes need no key; every other route refuses a missing key', async () => {
+  t.test('public routes need no key; every other route refuses a missing key', async () => {
     for (const endpoint of endpoints) {
       const response = await gw.app.inject(request(endpoint, 'acme', {}));
       if (endpoint.scope === 'public') assert.equal(response.statusCode, 200, `${endpoint.url}: ${response.body}`);
@@ -76,7 +76,7 @@ describe('security suite over every route', () => {
     }
   });
 
-  it('refuses malformed, unknown, revoked and expired keys, and other schemes', async () => {
+  t.test('refuses malformed, unknown, revoked and expired keys, and other schemes', async () => {
     const unknown = generateApiKey().key;
     const revoked = gw.keys['acme:revoked'] as string;
     const expired = gw.keys['acme:expired'] as string;
@@ -96,7 +96,7 @@ describe('security suite over every route', () => {
     }
   });
 
-  it('each route requires exactly its scope', async () => {
+  t.test('each route requires exactly its scope', async () => {
     for (const endpoint of endpoints.filter((e) => e.scope !== 'public')) {
       const none = await gw.app.inject(request(endpoint, 'acme', bearer(gw.keys['acme:none'])));
       if (endpoint.scope === 'any') {
@@ -119,7 +119,7 @@ describe('security suite over every route', () => {
     }
   });
 
-  it('another account\'s record is 404 on every route with an id, in both directions', async () => {
+  t.test('another account\'s record is 404 on every route with an id, in both directions', async () => {
     for (const endpoint of endpoints.filter((e) => e.url.includes(':id') && e.url !== '/v1/products/:id')) {
       for (const [caller, owner] of [['acme', 'beta'], ['beta', 'acme']] as const) {
         const ids = OWN_IDS[endpoint.url] as { acme: string; beta: string };
@@ -133,14 +133,14 @@ describe('security suite over every route', () => {
     }
   });
 
-  it('a record of an account that has no key here (client 3) is 404 too', async () => {
+  t.test('a record of an account that has no key here (client 3) is 404 too', async () => {
     for (const url of ['/v1/orders/16', '/v1/services/17', '/v1/services/17/credentials', '/v1/billing/invoices/20/pdf']) {
       const response = await gw.app.inject({ method: 'GET', url, headers: bearer(gw.keys['acme:all']) });
       assert.equal(response.statusCode, 404, url);
     }
   });
 
-  it('lists hold only the caller\'s records', async () => {
+  t.test('lists hold only the caller\'s records', async () => {
     const state = gw.simulator.state;
     for (const [account, clientId] of [['acme', 1], ['beta', 2]] as const) {
       const services = await gw.app.inject({ method: 'GET', url: '/v1/services?per_page=100', headers: bearer(gw.keys[`${account}:all`]) });
@@ -154,7 +154,7 @@ describe('security suite over every route', () => {
     }
   });
 
-  it('every upstream call carries the caller\'s client id where WHMCS can filter', async () => {
+  t.test('every upstream call carries the caller\'s client id where WHMCS can filter', async () => {
     gw.simulator.calls.length = 0;
     for (const endpoint of endpoints.filter((e) => e.scope !== 'public')) {
       await gw.app.inject(request(endpoint, 'beta', bearer(gw.keys['beta:all'])));
@@ -167,7 +167,7 @@ describe('security suite over every route', () => {
     assert.ok(gw.simulator.calls.some((c) => c.action === 'getclientsproducts'));
   });
 
-  it('authenticated answers carry no-store, the request id and rate-limit headers', async () => {
+  t.test('authenticated answers carry no-store, the request id and rate-limit headers', async () => {
     for (const endpoint of endpoints.filter((e) => e.scope !== 'public')) {
       const response = await gw.app.inject(request(endpoint, 'acme', bearer(gw.keys['acme:all'])));
       assert.equal(response.headers['cache-control'], 'no-store', endpoint.url);

@@ -3,18 +3,18 @@
  * appear anywhere in the log output (contract §2, standards: no secret reaches a log).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import type { InjectOptions } from 'fastify';
 import { bearer, buildTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.js';
 
-describe('no secret reaches the log', () => {
+t.test('no secret reaches the log', async (t) => {
   let gw: TestGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildTestGateway({ config: { logLevel: 'trace' }, whmcs: { accessKey: 'access-KEY-0f9e8d7c6b5a' } });
   });
-  after(() => gw.close());
+  t.teardown(() => gw.close());
 
-  it('keys, passwords, webhook secrets, upstream credentials and the pepper stay out', async () => {
+  t.test('keys, passwords, webhook secrets, upstream credentials and the pepper stay out', async () => {
     const key = gw.keys['acme:all'] as string;
     const inject = (options: InjectOptions) => gw.app.inject(options);
     const secrets: string[] = [key, gw.keys['acme:revoked'] as string, TEST_PEPPER, gw.simulator.secret, gw.simulator.identifier, 'access-KEY-0f9e8d7c6b5a'];

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describe, it } from 'node:test';
+import type { Test } from 'tap';
 import type {
   AccountRecord,
   ApiKeyRecord,
@@ -109,13 +109,13 @@ async function hitTimes(store: RateLimitStore, request: KeyLimitRequest, times: 
   return decisions;
 }
 
-export function runRateLimitConformance(name: string, factory: FixtureFactory<RateLimitStore>): void {
-  const test = (title: string, body: (fixture: Fixture<RateLimitStore>) => Promise<void>): void => {
-    it(title, () => withFixture(factory, body));
+export function runRateLimitConformance(t: Test, name: string, factory: FixtureFactory<RateLimitStore>): void {
+  const test = (t: Test, title: string, body: (fixture: Fixture<RateLimitStore>) => Promise<void>): void => {
+    t.test(title, async () => withFixture(factory, body));
   };
 
-  describe(`${name}: rate limits`, () => {
-    test('GCRA: a key at rest sends burst + 1 at once, then one per interval', async ({ store, clock }) => {
+  t.test(`${name}: rate limits`, async (t) => {
+    test(t, 'GCRA: a key at rest sends burst + 1 at once, then one per interval', async ({ store, clock }) => {
       const request = keyRequest();
       const burst = await hitTimes(store, request, 3);
       assert.deepEqual(
@@ -133,7 +133,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal((await store.hitKey(request)).allowed, false, 'only one more per interval');
     });
 
-    test('GCRA: reports limit burst + 1, and the time until the full burst is back', async ({ store, clock }) => {
+    test(t, 'GCRA: reports limit burst + 1, and the time until the full burst is back', async ({ store, clock }) => {
       const request = keyRequest();
       const [, , last] = await hitTimes(store, request, 3);
       const state = policy(last as RateDecision, 'key_minute');
@@ -146,7 +146,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal(policy(rested, 'key_minute').remaining, 2, 'a full burst again, minus this request');
     });
 
-    test('day: perDay requests per UTC day, then refused until the next UTC midnight', async ({ store, clock }) => {
+    test(t, 'day: perDay requests per UTC day, then refused until the next UTC midnight', async ({ store, clock }) => {
       const request = keyRequest({ perMinute: GENEROUS_MINUTE, perDay: 3 });
       const allowed = await hitTimes(store, request, 3);
       assert.deepEqual(
@@ -163,7 +163,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assertBetween(day.resetMs, untilMidnight - 2_000, untilMidnight + 2_000, 'resetMs');
     });
 
-    test('account: at most limit in any rolling window, across all keys of the account', async ({ store, clock }) => {
+    test(t, 'account: at most limit in any rolling window, across all keys of the account', async ({ store, clock }) => {
       const accountId = unique('acct');
       const accountPerMinute = { limit: 3, windowMs: 1_200 };
       const keyA = keyRequest({ accountId, perMinute: GENEROUS_MINUTE, accountPerMinute });
@@ -189,7 +189,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assertBetween(stillFull.retryAfterMs, 300, 900, 'retryAfterMs until the second leaves');
     });
 
-    test('a request refused by the key limit consumes nothing from the day and account limits', async ({ store }) => {
+    test(t, 'a request refused by the key limit consumes nothing from the day and account limits', async ({ store }) => {
       const request = keyRequest({
         perMinute: { ratePerMinute: 1, burst: 0, periodMs: 60_000 },
         perDay: 10,
@@ -203,7 +203,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       }
     });
 
-    test('a request refused by the account limit consumes nothing from the key limits', async ({ store }) => {
+    test(t, 'a request refused by the account limit consumes nothing from the key limits', async ({ store }) => {
       const accountId = unique('acct');
       const accountPerMinute = { limit: 1, windowMs: 60_000 };
       await store.hitKey(keyRequest({ accountId, accountPerMinute }));
@@ -216,7 +216,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal(policy(refused, 'key_day').resetMs, 0);
     });
 
-    test('retryAfterMs is when every violated policy allows again', async ({ store, clock }) => {
+    test(t, 'retryAfterMs is when every violated policy allows again', async ({ store, clock }) => {
       const request = keyRequest({
         perMinute: { ratePerMinute: 1, burst: 0, periodMs: 600 },
         accountPerMinute: { limit: 1, windowMs: 300 },
@@ -230,7 +230,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.deepEqual((await store.hitKey(request)).violated, ['key_minute'], 'the account limit has passed');
     });
 
-    test('policies: each reported once, in order, with its limit and window', async ({ store }) => {
+    test(t, 'policies: each reported once, in order, with its limit and window', async ({ store }) => {
       const withAccount = await store.hitKey(keyRequest({ accountPerMinute: { limit: 120, windowMs: 60_000 } }));
       assert.deepEqual(
         withAccount.policies.map(({ name, limit, remaining, windowSeconds }) => ({ name, limit, remaining, windowSeconds })),
@@ -250,7 +250,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       );
     });
 
-    test('source IP: at most limit in any rolling window; IPs are counted apart', async ({ store, clock }) => {
+    test(t, 'source IP: at most limit in any rolling window; IPs are counted apart', async ({ store, clock }) => {
       const policyIp = { limit: 2, windowMs: 300 };
       const ip = unique('198.51.100.7');
       assert.equal((await store.hitIp(ip, policyIp)).allowed, true);
@@ -270,13 +270,13 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal((await store.hitIp(ip, policyIp)).allowed, true);
     });
 
-    test('parallel requests on one key: exactly burst + 1 allowed', async ({ store }) => {
+    test(t, 'parallel requests on one key: exactly burst + 1 allowed', async ({ store }) => {
       const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 9, periodMs: 60_000 } });
       const decisions = await Promise.all(Array.from({ length: 30 }, () => store.hitKey(request)));
       assert.equal(decisions.filter((decision) => decision.allowed).length, 10);
     });
 
-    test('parallel requests across keys: exactly the account limit allowed', async ({ store }) => {
+    test(t, 'parallel requests across keys: exactly the account limit allowed', async ({ store }) => {
       const accountId = unique('acct');
       const accountPerMinute = { limit: 7, windowMs: 60_000 };
       const keys = Array.from({ length: 5 }, () => keyRequest({ accountId, accountPerMinute, perMinute: GENEROUS_MINUTE }));
@@ -284,13 +284,13 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal(decisions.filter((decision) => decision.allowed).length, 7);
     });
 
-    test('parallel requests from one IP: exactly the limit allowed', async ({ store }) => {
+    test(t, 'parallel requests from one IP: exactly the limit allowed', async ({ store }) => {
       const ip = unique('203.0.113.7');
       const decisions = await Promise.all(Array.from({ length: 30 }, () => store.hitIp(ip, { limit: 12, windowMs: 60_000 })));
       assert.equal(decisions.filter((decision) => decision.allowed).length, 12);
     });
 
-    test('IP and key in one decision: both counted, the IP policy reported first', async ({ store }) => {
+    test(t, 'IP and key in one decision: both counted, the IP policy reported first', async ({ store }) => {
       const ipPolicy = { limit: 5, windowMs: 60_000 };
       const allowed = await store.hitIpAndKey(
         unique('198.51.100.9'),
@@ -317,7 +317,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       );
     });
 
-    test('IP and key: refused by the IP limit, nothing of the key or account is consumed', async ({ store }) => {
+    test(t, 'IP and key: refused by the IP limit, nothing of the key or account is consumed', async ({ store }) => {
       const ip = unique('198.51.100.10');
       const ipPolicy = { limit: 1, windowMs: 60_000 };
       const request = keyRequest({
@@ -345,7 +345,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       );
     });
 
-    test('IP and key: refused by the key limit, the request still counts for the IP', async ({ store }) => {
+    test(t, 'IP and key: refused by the key limit, the request still counts for the IP', async ({ store }) => {
       const ip = unique('198.51.100.11');
       const ipPolicy = { limit: 5, windowMs: 60_000 };
       const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 0, periodMs: 60_000 }, perDay: 10 });
@@ -360,7 +360,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal(policy(await store.hitIp(ip, ipPolicy), 'ip_minute').remaining, 2);
     });
 
-    test('IP and key: parallel requests beyond the IP limit, exactly the limit allowed and consumed', async ({ store }) => {
+    test(t, 'IP and key: parallel requests beyond the IP limit, exactly the limit allowed and consumed', async ({ store }) => {
       const ip = unique('203.0.113.8');
       const request = keyRequest({ perMinute: GENEROUS_MINUTE, perDay: 100 });
       const decisions = await Promise.all(
@@ -370,7 +370,7 @@ export function runRateLimitConformance(name: string, factory: FixtureFactory<Ra
       assert.equal(policy(await store.hitKey(request), 'key_day').remaining, 100 - 13, 'the refused ones consumed nothing');
     });
 
-    test('IP and key: parallel requests beyond the key limit, exactly burst + 1 allowed, all counted for the IP', async ({ store }) => {
+    test(t, 'IP and key: parallel requests beyond the key limit, exactly burst + 1 allowed, all counted for the IP', async ({ store }) => {
       const ip = unique('203.0.113.9');
       const ipPolicy = { limit: 20, windowMs: 60_000 };
       const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 4, periodMs: 60_000 } });
@@ -413,20 +413,20 @@ async function acquired(store: IdempotencyStore, request: BeginRequest): Promise
   return result;
 }
 
-export function runIdempotencyConformance(name: string, factory: FixtureFactory<IdempotencyStore>): void {
-  const test = (title: string, body: (fixture: Fixture<IdempotencyStore>) => Promise<void>): void => {
-    it(title, () => withFixture(factory, body));
+export function runIdempotencyConformance(t: Test, name: string, factory: FixtureFactory<IdempotencyStore>): void {
+  const test = (t: Test, title: string, body: (fixture: Fixture<IdempotencyStore>) => Promise<void>): void => {
+    t.test(title, async () => withFixture(factory, body));
   };
 
-  describe(`${name}: idempotency`, () => {
-    test('a new key is acquired, with a token, a record id and nothing sent', async ({ store }) => {
+  t.test(`${name}: idempotency`, async (t) => {
+    test(t, 'a new key is acquired, with a token, a record id and nothing sent', async ({ store }) => {
       const result = await acquired(store, beginRequest());
       assert.ok(result.token.length >= 16);
       assert.ok(result.recordId.length >= 16);
       assert.equal(result.sentAt, null);
     });
 
-    test('while the first request runs, a repeat is in progress until its lease ends', async ({ store }) => {
+    test(t, 'while the first request runs, a repeat is in progress until its lease ends', async ({ store }) => {
       const request = beginRequest({ leaseMs: 5_000 });
       await acquire(store, request);
       const repeat = await store.begin(request);
@@ -434,7 +434,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assertBetween(repeat.retryAfterMs, 4_000, 5_000, 'retryAfterMs');
     });
 
-    test('a completed request replays its stored response, every time', async ({ store }) => {
+    test(t, 'a completed request replays its stored response, every time', async ({ store }) => {
       const request = beginRequest();
       await store.complete(request, await acquire(store, request), RESPONSE);
       for (let attempt = 0; attempt < 2; attempt += 1) {
@@ -442,7 +442,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       }
     });
 
-    test('another body with the same key conflicts, running or completed', async ({ store }) => {
+    test(t, 'another body with the same key conflicts, running or completed', async ({ store }) => {
       const request = beginRequest();
       const token = await acquire(store, request);
       assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'conflict' });
@@ -450,27 +450,27 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'conflict' });
     });
 
-    test('the same key and body on another endpoint conflicts', async ({ store }) => {
+    test(t, 'the same key and body on another endpoint conflicts', async ({ store }) => {
       const request = beginRequest();
       await store.complete(request, await acquire(store, request), RESPONSE);
       const elsewhere = { ...request, endpoint: 'POST /v1/services/{id}/actions' };
       assert.deepEqual(await store.begin(elsewhere), { kind: 'conflict' });
     });
 
-    test('keys are scoped to the account', async ({ store }) => {
+    test(t, 'keys are scoped to the account', async ({ store }) => {
       const request = beginRequest();
       await acquire(store, request);
       await acquire(store, { ...request, accountId: unique('acct') });
     });
 
-    test('release forgets the attempt: the key is new again', async ({ store }) => {
+    test(t, 'release forgets the attempt: the key is new again', async ({ store }) => {
       const request = beginRequest();
       await store.release(request, await acquire(store, request));
       const again = await acquired(store, request);
       assert.equal(again.sentAt, null);
     });
 
-    test('an outcome marked unknown before any write-ahead mark is acquired again fresh; the old token is void', async ({ store }) => {
+    test(t, 'an outcome marked unknown before any write-ahead mark is acquired again fresh; the old token is void', async ({ store }) => {
       const request = beginRequest();
       const first = await acquired(store, request);
       await store.markUnknown(request, first.token);
@@ -482,7 +482,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.equal((await store.begin(request)).kind, 'in_progress', 'the old token stored nothing');
     });
 
-    test('after a write-ahead mark: in progress until the settle time has passed, then acquired to reconcile', async ({ store, clock }) => {
+    test(t, 'after a write-ahead mark: in progress until the settle time has passed, then acquired to reconcile', async ({ store, clock }) => {
       const request = beginRequest({ settleMs: 300 });
       const first = await acquired(store, request);
       assert.equal(await store.markSent(request, first.token, 5_000), true);
@@ -503,7 +503,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.deepEqual(await store.begin(request), { kind: 'replay', response: RESPONSE });
     });
 
-    test('a token that does not hold the key changes nothing', async ({ store }) => {
+    test(t, 'a token that does not hold the key changes nothing', async ({ store }) => {
       const request = beginRequest();
       await acquire(store, request);
       await store.complete(request, 'not-the-token', RESPONSE);
@@ -512,7 +512,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.equal((await store.begin(request)).kind, 'in_progress');
     });
 
-    test('a holder that died before its write-ahead mark is replaced once its lease ran out, executing fresh', async ({ store, clock }) => {
+    test(t, 'a holder that died before its write-ahead mark is replaced once its lease ran out, executing fresh', async ({ store, clock }) => {
       const request = beginRequest({ leaseMs: 200 });
       const crashed = await acquired(store, request);
       await clock.advance(250);
@@ -522,7 +522,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.notEqual(takeover.token, crashed.token);
     });
 
-    test('a holder that died after its write-ahead mark: an expired lease never means "never sent"', async ({ store, clock }) => {
+    test(t, 'a holder that died after its write-ahead mark: an expired lease never means "never sent"', async ({ store, clock }) => {
       const request = beginRequest({ leaseMs: 200, settleMs: 400 });
       const crashed = await acquired(store, request);
       assert.equal(await store.markSent(request, crashed.token, 200), true);
@@ -533,7 +533,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.notEqual(takeover.sentAt, null);
     });
 
-    test('markSent renews the lease, and a token that lost the key may not send', async ({ store, clock }) => {
+    test(t, 'markSent renews the lease, and a token that lost the key may not send', async ({ store, clock }) => {
       const request = beginRequest({ leaseMs: 200, settleMs: 200 });
       const slow = await acquired(store, request);
       await clock.advance(150);
@@ -549,7 +549,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.equal(await store.markSent(other, third.token, 5_000), true);
     });
 
-    test('release after a write-ahead mark keeps the record: the next holder reconciles', async ({ store, clock }) => {
+    test(t, 'release after a write-ahead mark keeps the record: the next holder reconciles', async ({ store, clock }) => {
       const request = beginRequest({ settleMs: 100 });
       const first = await acquired(store, request);
       await store.markSent(request, first.token, 5_000);
@@ -560,7 +560,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.equal(retry.recordId, first.recordId);
     });
 
-    test('Profile A: stale once older than staleAfterMs, counted from the first request', async ({ store, clock }) => {
+    test(t, 'Profile A: stale once older than staleAfterMs, counted from the first request', async ({ store, clock }) => {
       const request = beginRequest({ staleAfterMs: 400, retentionMs: 60_000 });
       const token = await acquire(store, request);
       await clock.advance(200);
@@ -573,7 +573,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.deepEqual(await store.begin({ ...request, fingerprint: 'fingerprint-2' }), { kind: 'stale' }, 'another body too');
     });
 
-    test('Profile A: records in progress or of unknown outcome are stale after staleAfterMs too', async ({ store, clock }) => {
+    test(t, 'Profile A: records in progress or of unknown outcome are stale after staleAfterMs too', async ({ store, clock }) => {
       const running = beginRequest({ staleAfterMs: 300, leaseMs: 60_000 });
       await acquire(store, running);
       const unknown = beginRequest({ staleAfterMs: 300, settleMs: 60_000 });
@@ -585,7 +585,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.deepEqual(await store.begin(unknown), { kind: 'stale' });
     });
 
-    test('Profile B: after retentionMs from the first request the key is new again', async ({ store, clock }) => {
+    test(t, 'Profile B: after retentionMs from the first request the key is new again', async ({ store, clock }) => {
       const request = beginRequest({ staleAfterMs: null, retentionMs: 400 });
       const token = await acquire(store, request);
       await clock.advance(250);
@@ -596,7 +596,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.equal((await acquired(store, request)).sentAt, null);
     });
 
-    test('a key reused after its record expired gets a new record id', async ({ store, clock }) => {
+    test(t, 'a key reused after its record expired gets a new record id', async ({ store, clock }) => {
       const request = beginRequest({ retentionMs: 200, settleMs: 50 });
       const first = await acquired(store, request);
       await store.markSent(request, first.token, 5_000);
@@ -607,7 +607,7 @@ export function runIdempotencyConformance(name: string, factory: FixtureFactory<
       assert.notEqual(reused.recordId, first.recordId);
     });
 
-    test('parallel begins on one key: exactly one acquires', async ({ store }) => {
+    test(t, 'parallel begins on one key: exactly one acquires', async ({ store }) => {
       const request = beginRequest();
       const results = await Promise.all(Array.from({ length: 20 }, () => store.begin(request)));
       assert.equal(results.filter((result) => result.kind === 'acquired').length, 1);
@@ -645,13 +645,13 @@ async function eventually(what: string, condition: () => boolean, timeoutMs = 2_
   }
 }
 
-export function runKeyStoreConformance(name: string, factory: FixtureFactory<KeyStore>): void {
-  const test = (title: string, body: (fixture: Fixture<KeyStore>) => Promise<void>): void => {
-    it(title, () => withFixture(factory, body));
+export function runKeyStoreConformance(t: Test, name: string, factory: FixtureFactory<KeyStore>): void {
+  const test = (t: Test, title: string, body: (fixture: Fixture<KeyStore>) => Promise<void>): void => {
+    t.test(title, async () => withFixture(factory, body));
   };
 
-  describe(`${name}: keys and accounts`, () => {
-    test('accounts: put, get, list oldest first, overwrite', async ({ store }) => {
+  t.test(`${name}: keys and accounts`, async (t) => {
+    test(t, 'accounts: put, get, list oldest first, overwrite', async ({ store }) => {
       const later = account({ createdAt: '2026-03-02T00:00:00.000Z' });
       const earlier = account({ createdAt: '2026-03-01T00:00:00.000Z' });
       await store.putAccount(later);
@@ -665,7 +665,7 @@ export function runKeyStoreConformance(name: string, factory: FixtureFactory<Key
       assert.deepEqual(await store.getAccount(later.id), renamed);
     });
 
-    test('accounts: disabled and enabled again; a record without the field reads as written', async ({ store }) => {
+    test(t, 'accounts: disabled and enabled again; a record without the field reads as written', async ({ store }) => {
       const plain = account();
       await store.putAccount(plain);
       assert.equal('disabledAt' in ((await store.getAccount(plain.id)) ?? {}), false, 'older records have no disabledAt');
@@ -677,7 +677,7 @@ export function runKeyStoreConformance(name: string, factory: FixtureFactory<Key
       assert.equal((await store.getAccount(plain.id))?.disabledAt, null);
     });
 
-    test('keys: put, get, list per account and all, oldest first, overwrite', async ({ store }) => {
+    test(t, 'keys: put, get, list per account and all, oldest first, overwrite', async ({ store }) => {
       const first = account();
       const second = account();
       const newer = apiKey(first.id, { createdAt: '2026-03-05T00:00:00.000Z' });
@@ -698,7 +698,7 @@ export function runKeyStoreConformance(name: string, factory: FixtureFactory<Key
       assert.deepEqual(await store.listKeys(first.id), [revoked, newer]);
     });
 
-    test('records handed out are copies', async ({ store }) => {
+    test(t, 'records handed out are copies', async ({ store }) => {
       const key = apiKey(unique('acct'));
       await store.putKey(key);
       key.scopes.push('read:billing');
@@ -708,7 +708,7 @@ export function runKeyStoreConformance(name: string, factory: FixtureFactory<Key
       assert.deepEqual((await store.getKey(key.id))?.scopes, ['read:products', 'write:orders']);
     });
 
-    test('an invalidation reaches the listeners', async ({ store }) => {
+    test(t, 'an invalidation reaches the listeners', async ({ store }) => {
       const seen: string[] = [];
       store.onInvalidation((keyId) => seen.push(keyId));
       await store.publishInvalidation('0123456789abcdef');
@@ -724,13 +724,13 @@ export function webhookRecord(url: string, secret: string, updatedAt: string): W
   return { url, secret, updatedAt, previousSecret: null, previousSecretExpiresAt: null, status: 'enabled', lastDelivery: null, failingSince: null };
 }
 
-export function runWebhookConformance(name: string, factory: FixtureFactory<WebhookStore>): void {
-  const test = (title: string, body: (fixture: Fixture<WebhookStore>) => Promise<void>): void => {
-    it(title, () => withFixture(factory, body));
+export function runWebhookConformance(t: Test, name: string, factory: FixtureFactory<WebhookStore>): void {
+  const test = (t: Test, title: string, body: (fixture: Fixture<WebhookStore>) => Promise<void>): void => {
+    t.test(title, async () => withFixture(factory, body));
   };
 
-  describe(`${name}: webhooks`, () => {
-    test('one record per account: set, get, replace, clear', async ({ store }) => {
+  t.test(`${name}: webhooks`, async (t) => {
+    test(t, 'one record per account: set, get, replace, clear', async ({ store }) => {
       const accountId = unique('acct');
       assert.equal(await store.get(accountId), null);
       const record = webhookRecord('https://hooks.example.com/a', 'whsec_1', '2026-03-01T00:00:00.000Z');
@@ -746,7 +746,7 @@ export function runWebhookConformance(name: string, factory: FixtureFactory<Webh
       await store.clear(accountId);
     });
 
-    test('accounts do not see each other', async ({ store }) => {
+    test(t, 'accounts do not see each other', async ({ store }) => {
       const [first, second] = [unique('acct'), unique('acct')];
       await store.set(first, webhookRecord('https://hooks.example.com/1', 's1', '2026-03-01T00:00:00.000Z'));
       assert.equal(await store.get(second), null);

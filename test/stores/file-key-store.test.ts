@@ -3,14 +3,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import t from 'tap';
 import { pathToFileURL } from 'node:url';
 import { FileKeyStore } from '../../src/stores/memory/index.js';
 import type { AccountRecord, ApiKeyRecord } from '../../src/stores/types.js';
 import { ManualClock, runKeyStoreConformance } from './conformance.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'rg-keys-'));
-after(() => rmSync(directory, { recursive: true, force: true }));
+t.teardown(() => rmSync(directory, { recursive: true, force: true }));
 
 let fileCounter = 0;
 function freshPath(): string {
@@ -35,13 +35,13 @@ function key(id: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   };
 }
 
-runKeyStoreConformance('file', async () => {
+runKeyStoreConformance(t, 'file', async () => {
   const clock = new ManualClock();
   return { store: new FileKeyStore(freshPath(), { now: clock.now }), clock, close: async () => undefined };
 });
 
-describe('file key store', () => {
-  it('persists across instances, in a file only its owner can read, without leftovers', async () => {
+t.test('file key store', async (t) => {
+  t.test('persists across instances, in a file only its owner can read, without leftovers', async () => {
     const path = freshPath();
     await new FileKeyStore(path).putAccount(ACCOUNT);
     await new FileKeyStore(path).putKey(key('00000000000000aa'));
@@ -53,13 +53,13 @@ describe('file key store', () => {
     assert.deepEqual(readdirSync(join(path, '..')), ['keys.json']);
   });
 
-  it('a missing file is an empty store', async () => {
+  t.test('a missing file is an empty store', async () => {
     const store = new FileKeyStore(freshPath());
     assert.deepEqual(await store.listAccounts(), []);
     assert.equal(await store.getKey('00000000000000aa'), null);
   });
 
-  it("sees a new key at once, and another writer's changes once the check interval has passed", async () => {
+  t.test("sees a new key at once, and another writer's changes once the check interval has passed", async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const gateway = new FileKeyStore(path, { now: clock.now, checkIntervalMs: 250 });
@@ -75,7 +75,7 @@ describe('file key store', () => {
     assert.deepEqual(await gateway.getKey('00000000000000aa'), revoked);
   });
 
-  it('announces the keys whose record changed on reload, and only those', async () => {
+  t.test('announces the keys whose record changed on reload, and only those', async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const cli = new FileKeyStore(path);
@@ -93,7 +93,7 @@ describe('file key store', () => {
     assert.deepEqual(invalidated.sort(), ['00000000000000aa', '00000000000000cc']);
   });
 
-  it("announces every key of an account whose record changed (disabled by another process)", async () => {
+  t.test("announces every key of an account whose record changed (disabled by another process)", async () => {
     const path = freshPath();
     const clock = new ManualClock();
     const cli = new FileKeyStore(path);
@@ -113,7 +113,7 @@ describe('file key store', () => {
     assert.deepEqual(invalidated.sort(), ['00000000000000aa', '00000000000000bb']);
   });
 
-  it('keeps what another writer added when it writes itself', async () => {
+  t.test('keeps what another writer added when it writes itself', async () => {
     const path = freshPath();
     const gateway = new FileKeyStore(path);
     const cli = new FileKeyStore(path);
@@ -124,7 +124,7 @@ describe('file key store', () => {
     assert.deepEqual(ids, ['00000000000000aa', '00000000000000bb']);
   });
 
-  it('loses nothing when one process writes many records at once', async () => {
+  t.test('loses nothing when one process writes many records at once', async () => {
     const path = freshPath();
     const store = new FileKeyStore(path);
     const ids = Array.from({ length: 20 }, (_, index) => index.toString(16).padStart(16, '0'));
@@ -132,7 +132,7 @@ describe('file key store', () => {
     assert.equal((await new FileKeyStore(path).listKeys()).length, 20);
   });
 
-  it('a key issued by another process works without a restart', async () => {
+  t.test('a key issued by another process works without a restart', async () => {
     const path = freshPath();
     const gateway = new FileKeyStore(path, { checkIntervalMs: 0 });
     assert.equal(await gateway.getKey('00000000000000dd'), null);
@@ -147,7 +147,7 @@ describe('file key store', () => {
     assert.deepEqual(await gateway.getKey('00000000000000dd'), key('00000000000000dd'));
   });
 
-  it('refuses a file that is not a key file, naming it', async () => {
+  t.test('refuses a file that is not a key file, naming it', async () => {
     const path = freshPath();
     await new FileKeyStore(path).putAccount(ACCOUNT);
     writeFileSync(path, '{"accounts": []}');

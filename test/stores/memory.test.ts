@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import {
   MemoryIdempotencyStore,
   MemoryKeyStore,
@@ -26,12 +26,12 @@ function memoryFixture<S>(create: (clock: ManualClock) => S): FixtureFactory<S> 
   };
 }
 
-runRateLimitConformance('memory', memoryFixture((clock) => new MemoryRateLimitStore({ now: clock.now })));
-runIdempotencyConformance('memory', memoryFixture((clock) => new MemoryIdempotencyStore({ now: clock.now })));
-runKeyStoreConformance('memory', memoryFixture(() => new MemoryKeyStore()));
-runWebhookConformance('memory', memoryFixture(() => new MemoryWebhookStore()));
-runWebhookStateConformance('memory', memoryFixture((clock) => new MemoryWebhookStore(clock.now)));
-runOutboxConformance('memory', memoryFixture((clock) => new MemoryWebhookOutbox(clock.now)));
+runRateLimitConformance(t, 'memory', memoryFixture((clock) => new MemoryRateLimitStore({ now: clock.now })));
+runIdempotencyConformance(t, 'memory', memoryFixture((clock) => new MemoryIdempotencyStore({ now: clock.now })));
+runKeyStoreConformance(t, 'memory', memoryFixture(() => new MemoryKeyStore()));
+runWebhookConformance(t, 'memory', memoryFixture(() => new MemoryWebhookStore()));
+runWebhookStateConformance(t, 'memory', memoryFixture((clock) => new MemoryWebhookStore(clock.now)));
+runOutboxConformance(t, 'memory', memoryFixture((clock) => new MemoryWebhookOutbox(clock.now)));
 
 /** The most requests allowed within any `windowMs` (half-open windows starting at an allowed request). */
 function busiestWindow(allowedAt: number[], windowMs: number): number {
@@ -72,7 +72,7 @@ async function randomClient(store: RateLimitStore, clock: ManualClock, request: 
   return allowedAt;
 }
 
-describe('memory: rate-limit properties over minutes of simulated time', () => {
+t.test('memory: rate-limit properties over minutes of simulated time', async (t) => {
   const keyRequest = (ratePerMinute: number, burst: number): KeyLimitRequest => ({
     accountId: 'acct',
     keyId: 'key',
@@ -81,7 +81,7 @@ describe('memory: rate-limit properties over minutes of simulated time', () => {
     accountPerMinute: null,
   });
 
-  it('GCRA 60/min + 20: a greedy client never gets more than 80 in any 60 s, and does get 80', async () => {
+  t.test('GCRA 60/min + 20: a greedy client never gets more than 80 in any 60 s, and does get 80', async () => {
     const clock = new ManualClock();
     const store = new MemoryRateLimitStore({ now: clock.now });
     const allowedAt = await greedyClient(store, clock, keyRequest(60, 20), 5 * 60_000);
@@ -89,21 +89,21 @@ describe('memory: rate-limit properties over minutes of simulated time', () => {
     assert.equal(allowedAt.filter((time) => time === allowedAt[0]).length, 21, '21 at once from rest');
   });
 
-  it('GCRA with an inexact interval (7/min + 3): never more than 10 in any 60 s', async () => {
+  t.test('GCRA with an inexact interval (7/min + 3): never more than 10 in any 60 s', async () => {
     const clock = new ManualClock();
     const store = new MemoryRateLimitStore({ now: clock.now });
     const allowedAt = await greedyClient(store, clock, keyRequest(7, 3), 10 * 60_000);
     assert.equal(busiestWindow(allowedAt, 60_000), 10);
   });
 
-  it('GCRA holds for a client with random pauses', async () => {
+  t.test('GCRA holds for a client with random pauses', async () => {
     const clock = new ManualClock();
     const store = new MemoryRateLimitStore({ now: clock.now });
     const allowedAt = await randomClient(store, clock, keyRequest(60, 20), 10 * 60_000);
     assert.ok(busiestWindow(allowedAt, 60_000) <= 80, `${busiestWindow(allowedAt, 60_000)} in one window`);
   });
 
-  it('the account window holds for a client with random pauses', async () => {
+  t.test('the account window holds for a client with random pauses', async () => {
     const clock = new ManualClock();
     const store = new MemoryRateLimitStore({ now: clock.now });
     const request = { ...keyRequest(60, 20), accountPerMinute: { limit: 50, windowMs: 60_000 } };
@@ -111,7 +111,7 @@ describe('memory: rate-limit properties over minutes of simulated time', () => {
     assert.equal(busiestWindow(allowedAt, 60_000), 50);
   });
 
-  it('the day counter starts again at UTC midnight', async () => {
+  t.test('the day counter starts again at UTC midnight', async () => {
     const clock = new ManualClock(Date.UTC(2026, 2, 10, 23, 59, 59));
     const store = new MemoryRateLimitStore({ now: clock.now });
     const request = { ...keyRequest(1_000, 1_000), perDay: 2 };
@@ -127,7 +127,7 @@ describe('memory: rate-limit properties over minutes of simulated time', () => {
     assert.equal(nextDay.policies.find((state) => state.name === 'key_day')?.remaining, 1);
   });
 
-  it('memory is bounded: past maxCounters the least recently used counter is dropped', async () => {
+  t.test('memory is bounded: past maxCounters the least recently used counter is dropped', async () => {
     const clock = new ManualClock();
     const store = new MemoryRateLimitStore({ now: clock.now, maxCounters: 2 });
     const policy = { limit: 1, windowMs: 60_000 };
@@ -139,8 +139,8 @@ describe('memory: rate-limit properties over minutes of simulated time', () => {
   });
 });
 
-describe('memory: idempotency bound', () => {
-  it('keeps at most maxRecords records', async () => {
+t.test('memory: idempotency bound', async (t) => {
+  t.test('keeps at most maxRecords records', async () => {
     const store = new MemoryIdempotencyStore({ maxRecords: 2 });
     const request = (key: string) => ({
       accountId: 'acct',
@@ -158,8 +158,8 @@ describe('memory: idempotency bound', () => {
   });
 });
 
-describe('memory: createMemoryStores', () => {
-  it('returns the memory stores, always healthy', async () => {
+t.test('memory: createMemoryStores', async (t) => {
+  t.test('returns the memory stores, always healthy', async () => {
     const stores = createMemoryStores();
     assert.equal(stores.kind, 'memory');
     assert.ok(stores.keys instanceof MemoryKeyStore);

@@ -3,7 +3,7 @@
  * (a CROSSSLOT error fails the test), and accounts must spread over the masters.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { Redis } from 'ioredis';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError, type Stores } from '../../src/stores/types.js';
@@ -22,11 +22,11 @@ import type { FixtureFactory } from './conformance.js';
 
 let cluster: RedisClusterNodes;
 
-before(async () => {
+t.before(async () => {
   cluster = await startRedisCluster();
 });
 
-after(async () => {
+t.teardown(async () => {
   await cluster.stop();
 });
 
@@ -37,15 +37,15 @@ function clusterFixture<S>(pick: (stores: Stores) => S): FixtureFactory<S> {
   };
 }
 
-runRateLimitConformance('redis cluster', clusterFixture((stores) => stores.rateLimits));
-runIdempotencyConformance('redis cluster', clusterFixture((stores) => stores.idempotency));
-runKeyStoreConformance('redis cluster', clusterFixture((stores) => stores.keys));
-runWebhookConformance('redis cluster', clusterFixture((stores) => stores.webhooks));
-runWebhookStateConformance('redis cluster', clusterFixture((stores) => stores.webhooks));
-runOutboxConformance('redis cluster', clusterFixture((stores) => stores.webhookOutbox));
+runRateLimitConformance(t, 'redis cluster', clusterFixture((stores) => stores.rateLimits));
+runIdempotencyConformance(t, 'redis cluster', clusterFixture((stores) => stores.idempotency));
+runKeyStoreConformance(t, 'redis cluster', clusterFixture((stores) => stores.keys));
+runWebhookConformance(t, 'redis cluster', clusterFixture((stores) => stores.webhooks));
+runWebhookStateConformance(t, 'redis cluster', clusterFixture((stores) => stores.webhooks));
+runOutboxConformance(t, 'redis cluster', clusterFixture((stores) => stores.webhookOutbox));
 
-describe('redis cluster: specifics', () => {
-  it('WAIT runs on the master that holds the claim: with no replicas there, replicaAcks refuses it as unavailable', async () => {
+t.test('redis cluster: specifics', async (t) => {
+  t.test('WAIT runs on the master that holds the claim: with no replicas there, replicaAcks refuses it as unavailable', async () => {
     const stores = await createRedisStores({
       clusterNodes: cluster.nodes,
       keyPrefix: `${unique('wait')}:`,
@@ -70,7 +70,7 @@ describe('redis cluster: specifics', () => {
     }
   });
 
-  it('spreads accounts over all masters', async () => {
+  t.test('spreads accounts over all masters', async () => {
     const stores = await createRedisStores({ clusterNodes: cluster.nodes, keyPrefix: `${unique('spread')}:` });
     try {
       for (let index = 0; index < 30; index += 1) {

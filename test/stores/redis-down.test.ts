@@ -4,7 +4,7 @@
  * invalidations resubscribed).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
 import type { Stores } from '../../src/stores/types.js';
@@ -97,30 +97,30 @@ async function waitUntilHealthy(stores: Stores): Promise<void> {
   }
 }
 
-describe('redis down', () => {
+t.test('redis down', async (t) => {
   let server: RedisServer;
   let stores: Stores;
 
-  before(async () => {
+  t.before(async () => {
     server = await startRedisServer();
     stores = await createRedisStores({ url: server.url });
   });
 
-  after(async () => {
+  t.teardown(async () => {
     await stores.close();
     await server.stop();
   });
 
-  it('works while Redis is up', async () => {
+  t.test('works while Redis is up', async () => {
     for (const [name, call] of Object.entries(everyMethod(stores))) await assert.doesNotReject(call(), name);
   });
 
-  it('rejects every method quickly with StoreUnavailableError when Redis is stopped', async () => {
+  t.test('rejects every method quickly with StoreUnavailableError when Redis is stopped', async () => {
     await server.stop();
     await assertAllUnavailable(stores);
   });
 
-  it('works again once Redis is back: scripts reloaded, invalidations resubscribed', async () => {
+  t.test('works again once Redis is back: scripts reloaded, invalidations resubscribed', async () => {
     await server.restart();
     await waitUntilHealthy(stores);
     assert.equal((await stores.rateLimits.hitIp('192.0.2.1', { limit: 100, windowMs: 60_000 })).allowed, true);
@@ -137,7 +137,7 @@ describe('redis down', () => {
     }
   });
 
-  it('rejects every method quickly when Redis accepts connections but does not answer', async () => {
+  t.test('rejects every method quickly when Redis accepts connections but does not answer', async () => {
     server.pause();
     try {
       await assertAllUnavailable(stores);
@@ -147,7 +147,7 @@ describe('redis down', () => {
     await waitUntilHealthy(stores);
   });
 
-  it('creating stores rejects with StoreUnavailableError when Redis is not there', async () => {
+  t.test('creating stores rejects with StoreUnavailableError when Redis is not there', async () => {
     await server.stop();
     const started = performance.now();
     await assert.rejects(createRedisStores({ url: server.url, connectTimeoutMs: 300 }), StoreUnavailableError);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { Redis } from 'ioredis';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import type { Stores } from '../../src/stores/types.js';
@@ -18,11 +18,11 @@ import { webhookRecord, type FixtureFactory } from './conformance.js';
 
 let server: RedisServer;
 
-before(async () => {
+t.before(async () => {
   server = await startRedisServer();
 });
 
-after(async () => {
+t.teardown(async () => {
   await server.stop();
 });
 
@@ -34,15 +34,15 @@ function redisFixture<S>(pick: (stores: Stores) => S): FixtureFactory<S> {
   };
 }
 
-runRateLimitConformance('redis', redisFixture((stores) => stores.rateLimits));
-runIdempotencyConformance('redis', redisFixture((stores) => stores.idempotency));
-runKeyStoreConformance('redis', redisFixture((stores) => stores.keys));
-runWebhookConformance('redis', redisFixture((stores) => stores.webhooks));
-runWebhookStateConformance('redis', redisFixture((stores) => stores.webhooks));
-runOutboxConformance('redis', redisFixture((stores) => stores.webhookOutbox));
+runRateLimitConformance(t, 'redis', redisFixture((stores) => stores.rateLimits));
+runIdempotencyConformance(t, 'redis', redisFixture((stores) => stores.idempotency));
+runKeyStoreConformance(t, 'redis', redisFixture((stores) => stores.keys));
+runWebhookConformance(t, 'redis', redisFixture((stores) => stores.webhooks));
+runWebhookStateConformance(t, 'redis', redisFixture((stores) => stores.webhooks));
+runOutboxConformance(t, 'redis', redisFixture((stores) => stores.webhookOutbox));
 
-describe('redis: specifics', () => {
-  it('an invalidation published by one instance reaches the others', async () => {
+t.test('redis: specifics', async (t) => {
+  t.test('an invalidation published by one instance reaches the others', async () => {
     const keyPrefix = `${unique('shared')}:`;
     const [publisher, receiver] = await Promise.all([
       createRedisStores({ url: server.url, keyPrefix }),
@@ -60,7 +60,7 @@ describe('redis: specifics', () => {
     }
   });
 
-  it('lays keys out under the prefix, hash-tagged per account or IP', async () => {
+  t.test('lays keys out under the prefix, hash-tagged per account or IP', async () => {
     const keyPrefix = `${unique('layout')}:`;
     const stores = await createRedisStores({ url: server.url, keyPrefix });
     const inspector = new Redis(server.url);
@@ -114,7 +114,7 @@ describe('redis: specifics', () => {
     }
   });
 
-  it('an idempotent POST costs the idempotency store three round trips: claim, write-ahead mark, outcome', async () => {
+  t.test('an idempotent POST costs the idempotency store three round trips: claim, write-ahead mark, outcome', async () => {
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('idem-trips')}:` });
     const scope = { accountId: 'acct_1', key: unique('order') };
     const begin = () =>
@@ -149,7 +149,7 @@ describe('redis: specifics', () => {
     }
   });
 
-  it('with replicaAcks, a claim or write-ahead mark counts only once a replica has it (WAIT)', async () => {
+  t.test('with replicaAcks, a claim or write-ahead mark counts only once a replica has it (WAIT)', async () => {
     // Generous on a loaded machine: the wait is bounded by the command timeout, raised to match.
     const replicaAcks = { replicas: 1, timeoutMs: 2_000 };
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('wait')}:`, replicaAcks, commandTimeoutMs: 3_000 });
@@ -180,7 +180,7 @@ describe('redis: specifics', () => {
     }
   });
 
-  it('hitIpAndKey makes one round trip: one EVALSHA for the IP and the key limits', async () => {
+  t.test('hitIpAndKey makes one round trip: one EVALSHA for the IP and the key limits', async () => {
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('round-trip')}:` });
     const hit = () =>
       stores.rateLimits.hitIpAndKey('192.0.2.2', { limit: 5, windowMs: 60_000 }, {
@@ -218,7 +218,7 @@ describe('redis: specifics', () => {
     }
   });
 
-  it('the harness fails loudly, never skips, when redis-server is missing', async () => {
+  t.test('the harness fails loudly, never skips, when redis-server is missing', async () => {
     const path = process.env.PATH;
     process.env.PATH = '/nonexistent';
     try {
@@ -228,7 +228,7 @@ describe('redis: specifics', () => {
     }
   });
 
-  it('runs its scripts again after the server forgot them (NOSCRIPT)', async () => {
+  t.test('runs its scripts again after the server forgot them (NOSCRIPT)', async () => {
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('noscript')}:` });
     const admin = new Redis(server.url);
     try {

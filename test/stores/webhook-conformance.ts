@@ -3,7 +3,7 @@
  * detector's snapshot and lease, and the outbox's claim / retry / take-over rules.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import type { Test } from 'tap';
 import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../../src/stores/types.js';
 import { unique, webhookRecord, type Fixture, type FixtureFactory } from './conformance.js';
 
@@ -16,13 +16,13 @@ async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixtur
   }
 }
 
-export function runWebhookStateConformance(name: string, factory: FixtureFactory<WebhookStore>): void {
-  const test = (title: string, body: (fixture: Fixture<WebhookStore>) => Promise<void>): void => {
-    it(title, () => withFixture(factory, body));
+export function runWebhookStateConformance(t: Test, name: string, factory: FixtureFactory<WebhookStore>): void {
+  const test = (t: Test, title: string, body: (fixture: Fixture<WebhookStore>) => Promise<void>): void => {
+    t.test(title, async () => withFixture(factory, body));
   };
 
-  describe(`${name}: webhook endpoint state`, () => {
-    test('deliveries: failing_since starts with the first failure of a run and ends with a success', async ({ store }) => {
+  t.test(`${name}: webhook endpoint state`, async (t) => {
+    test(t, 'deliveries: failing_since starts with the first failure of a run and ends with a success', async ({ store }) => {
       const account = unique('acct');
       assert.equal(await store.recordDelivery(account, { at: '2026-03-01T00:00:00.000Z', httpStatus: 500, attempts: 1 }, false), null, 'no URL, nothing recorded');
       await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'));
@@ -35,7 +35,7 @@ export function runWebhookStateConformance(name: string, factory: FixtureFactory
       assert.deepEqual((await store.get(account))?.lastDelivery, { at: '2026-03-01T00:00:03.000Z', httpStatus: 204, attempts: 3 });
     });
 
-    test('disable: only an existing endpoint, until it is set again', async ({ store }) => {
+    test(t, 'disable: only an existing endpoint, until it is set again', async ({ store }) => {
       const account = unique('acct');
       await store.disable(account);
       assert.equal(await store.get(account), null, 'disabling creates nothing');
@@ -46,7 +46,7 @@ export function runWebhookStateConformance(name: string, factory: FixtureFactory
       assert.equal((await store.get(account))?.status, 'enabled');
     });
 
-    test('enable: a disabled endpoint is enabled again and its run of failures ends; nothing without a URL', async ({ store }) => {
+    test(t, 'enable: a disabled endpoint is enabled again and its run of failures ends; nothing without a URL', async ({ store }) => {
       const account = unique('acct');
       assert.equal(await store.enable(account), null);
       assert.equal(await store.get(account), null, 'enabling creates nothing');
@@ -64,7 +64,7 @@ export function runWebhookStateConformance(name: string, factory: FixtureFactory
       assert.deepEqual(await store.get(account), enabled);
     });
 
-    test('delivery log: one entry per event, replaced in place, newest first, paged, bounded', async ({ store }) => {
+    test(t, 'delivery log: one entry per event, replaced in place, newest first, paged, bounded', async ({ store }) => {
       const account = unique('acct');
       const entry = (n: number, overrides: Partial<DeliveryLogEntry> = {}): DeliveryLogEntry => ({
         eventId: `evt_${String(n).padStart(4, '0')}`,
@@ -96,7 +96,7 @@ export function runWebhookStateConformance(name: string, factory: FixtureFactory
       assert.deepEqual((await store.listDeliveries(account, 0, 2)).entries.map((e) => e.eventId), ['evt_9999', 'evt_0004'], 'ties: greater id first');
     });
 
-    test('snapshot: swap returns what was there; clear removes it with the record', async ({ store }) => {
+    test(t, 'snapshot: swap returns what was there; clear removes it with the record', async ({ store }) => {
       const account = unique('acct');
       assert.equal(await store.swapSnapshot(account, 'order:1', 'pending'), null);
       assert.equal(await store.swapSnapshot(account, 'order:1', 'active'), 'pending');
@@ -107,7 +107,7 @@ export function runWebhookStateConformance(name: string, factory: FixtureFactory
       assert.deepEqual(await store.readSnapshot(account), {});
     });
 
-    test('lease: one holder at a time, renewable, free again after its time', async ({ store, clock }) => {
+    test(t, 'lease: one holder at a time, renewable, free again after its time', async ({ store, clock }) => {
       const lease = unique('lease');
       assert.equal(await store.holdLease(lease, 'a', 300), true);
       assert.equal(await store.holdLease(lease, 'b', 300), false);
@@ -119,15 +119,20 @@ export function runWebhookStateConformance(name: string, factory: FixtureFactory
   });
 }
 
-export function runOutboxConformance(name: string, factory: FixtureFactory<WebhookOutbox>): void {
-  const test = (title: string, body: (fixture: Fixture<WebhookOutbox>) => Promise<void>): void => {
-    it(title, () => withFixture(factory, body));
+export function runOutboxConformance(t: Test, name: string, factory: FixtureFactory<WebhookOutbox>): void {
+  const test = (t: Test, title: string, body: (fixture: Fixture<WebhookOutbox>) => Promise<void>): void => {
+    t.test(title, async () => withFixture(factory, body));
   };
   const IDLE_MS = 300;
-  const entry = (eventId: string) => ({ eventId, accountId: 'acct', body: `{"id":"${eventId}"}` });
+  const entry = (eventId: string) => ({
+    eventId,
+    accountId: 'acct',
+    body: `{"id":"${eventId}"}`,
+    trace: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=1' },
+  });
 
-  describe(`${name}: webhook outbox`, () => {
-    test('an entry is claimed by one consumer at a time and gone once delivered', async ({ store, clock }) => {
+  t.test(`${name}: webhook outbox`, async (t) => {
+    test(t, 'an entry is claimed by one consumer at a time and gone once delivered', async ({ store, clock }) => {
       await store.enqueue(entry('evt_1'));
       const [claimed, ...rest] = await store.claim('a', 10, IDLE_MS);
       assert.deepEqual(rest, []);
@@ -138,13 +143,13 @@ export function runOutboxConformance(name: string, factory: FixtureFactory<Webho
       assert.deepEqual(await store.claim('b', 10, IDLE_MS), []);
     });
 
-    test('claims at most max, in enqueue order', async ({ store }) => {
+    test(t, 'claims at most max, in enqueue order', async ({ store }) => {
       for (const id of ['evt_1', 'evt_2', 'evt_3']) await store.enqueue(entry(id));
       assert.deepEqual((await store.claim('a', 2, IDLE_MS)).map((d) => d.eventId), ['evt_1', 'evt_2']);
       assert.deepEqual((await store.claim('b', 2, IDLE_MS)).map((d) => d.eventId), ['evt_3']);
     });
 
-    test('a rescheduled entry waits for its delay and comes back with one more attempt', async ({ store, clock }) => {
+    test(t, 'a rescheduled entry waits for its delay and comes back with one more attempt', async ({ store, clock }) => {
       await store.enqueue(entry('evt_1'));
       const [first] = await store.claim('a', 1, 60_000);
       await store.reschedule(first!, 300);
@@ -153,10 +158,29 @@ export function runOutboxConformance(name: string, factory: FixtureFactory<Webho
       const [again] = await store.claim('b', 1, 60_000);
       assert.equal(again?.eventId, 'evt_1');
       assert.equal(again?.body, entry('evt_1').body);
+      assert.deepEqual(again?.trace, entry('evt_1').trace, 'the trace goes with every attempt');
       assert.equal(again?.attempts, 1);
     });
 
-    test("a consumer that stops: its claim is taken over after the idle time, not before", async ({ store, clock }) => {
+    test(t, 'the backlog counts what waits (due, retrying or being delivered) and ages the oldest by its enqueue time', async ({ store, clock }) => {
+      assert.deepEqual(await store.backlog(), { depth: 0, oldestAgeMs: 0 });
+      await store.enqueue(entry('evt_1'));
+      await clock.advance(300);
+      await store.enqueue(entry('evt_2'));
+      await store.enqueue(entry('evt_3'));
+      const [first, second] = await store.claim('a', 2, 60_000);
+      await store.reschedule(first!, 60_000);
+      await store.complete(second!, 'delivered');
+      const { depth, oldestAgeMs } = await store.backlog();
+      assert.equal(depth, 2, 'evt_1 waiting for its retry, evt_3 due');
+      // A retry keeps its place: the age counts from the first enqueue (Redis's clock: bounds).
+      assert.ok(oldestAgeMs >= 300 && oldestAgeMs < 5_000, String(oldestAgeMs));
+      const [third] = await store.claim('a', 1, 60_000);
+      await store.complete(third!, 'failed');
+      assert.equal((await store.backlog()).depth, 1);
+    });
+
+    test(t, "a consumer that stops: its claim is taken over after the idle time, not before", async ({ store, clock }) => {
       await store.enqueue(entry('evt_1'));
       assert.equal((await store.claim('crashed', 1, IDLE_MS)).length, 1);
       assert.deepEqual(await store.claim('b', 1, IDLE_MS), []);
@@ -166,7 +190,7 @@ export function runOutboxConformance(name: string, factory: FixtureFactory<Webho
       await store.complete(taken!, 'delivered');
     });
 
-    test('a failed entry is listed as failed', async ({ store }) => {
+    test(t, 'a failed entry is listed as failed', async ({ store }) => {
       await store.enqueue(entry('evt_9'));
       const [claimed] = await store.claim('a', 1, IDLE_MS);
       await store.complete(claimed!, 'failed');

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BackendError } from '../../src/backend/backend.js';
 import { isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
@@ -70,7 +70,7 @@ const protocol: UpstreamProtocol<Id, Record<string, string>, Record<string, unkn
   redact,
 };
 
-describe('upstream client (backend-neutral)', () => {
+t.test('upstream client (backend-neutral)', async (t) => {
   let upstream: Upstream;
   let clock = 0;
   const client = () =>
@@ -83,17 +83,17 @@ describe('upstream client (backend-neutral)', () => {
       now: () => clock,
     });
 
-  before(async () => {
+  t.before(async () => {
     upstream = await startUpstream();
   });
-  after(() => new Promise<void>((resolve) => upstream.server.close(() => resolve())));
-  beforeEach(() => {
+  t.teardown(() => new Promise<void>((resolve) => upstream.server.close(() => resolve())));
+  t.beforeEach(() => {
     upstream.hits.length = 0;
     upstream.status = 200;
     clock = 0;
   });
 
-  it('coalesces identical concurrent reads into one request, and distinct ones not', async () => {
+  t.test('coalesces identical concurrent reads into one request, and distinct ones not', async () => {
     const toy = client();
     const answers = await Promise.all([...Array(5).fill({ page: '1' }), { page: '2' }].map((params) => toy.call('list', params)));
     assert.deepEqual(upstream.hits.sort(), ['/list?page=1', '/list?page=2']);
@@ -101,7 +101,7 @@ describe('upstream client (backend-neutral)', () => {
     await toy.close();
   });
 
-  it('serves a cacheable read from cache until a write that invalidates it', async () => {
+  t.test('serves a cacheable read from cache until a write that invalidates it', async () => {
     const toy = client();
     await toy.call('catalog', {});
     await toy.call('catalog', {});
@@ -112,7 +112,7 @@ describe('upstream client (backend-neutral)', () => {
     await toy.close();
   });
 
-  it('a write that times out after sending is an unknown outcome, never retried', async () => {
+  t.test('a write that times out after sending is an unknown outcome, never retried', async () => {
     const toy = client();
     const error = await toy.call('slow', {}).then(() => assert.fail('no timeout'), (caught: unknown) => caught);
     assert.ok(error instanceof BackendError);
@@ -123,13 +123,13 @@ describe('upstream client (backend-neutral)', () => {
     await toy.close();
   });
 
-  it('refuses an answer over the size cap as unreadable', async () => {
+  t.test('refuses an answer over the size cap as unreadable', async () => {
     const toy = client();
     await assert.rejects(toy.call('big', {}), (error: BackendError) => error.kind === 'upstream_error' && !error.outcomeUnknown);
     await toy.close();
   });
 
-  it('opens the breaker on overload statuses, fails fast without sending, and probes before a write when half-open', async () => {
+  t.test('opens the breaker on overload statuses, fails fast without sending, and probes before a write when half-open', async () => {
     const toy = client();
     upstream.status = 503;
     for (let i = 0; i < 2; i += 1) await assert.rejects(toy.call('list', { i: String(i) }));

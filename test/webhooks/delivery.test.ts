@@ -4,8 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
+import { parseTraceparent } from '../../src/ops/trace.js';
 import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
 import { EVENT_TYPES, eventPayloadSchema, type EventType } from '../../src/webhooks/events.js';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -15,34 +16,34 @@ import { eventually, startReceiver, verify, type Receiver } from '../helpers/web
 /** Compressed: the real schedule spans a day. */
 const WEBHOOKS = { allowPrivateTargets: true, pollIntervalMs: 150, workerIntervalMs: 30, retryScheduleMs: [0, 100, 150, 200, 250] };
 
-describe('webhook delivery end to end', () => {
+t.test('webhook delivery end to end', async (t) => {
   let simulator: WhmcsSimulator;
   let gw: TestGateway;
   let base: string;
   let key: string;
   let receiver: Receiver;
 
-  before(async () => {
+  t.before(async () => {
     simulator = await startWhmcsSimulator({ progress: { afterMs: 400 } });
     gw = await buildTestGateway({ simulator, runWebhooks: true, config: { webhooks: WEBHOOKS } });
     base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     key = gw.keys['acme:all'] as string;
     receiver = await startReceiver();
   });
-  after(async () => {
+  t.teardown(async () => {
     await gw.close();
     await simulator.close();
     await receiver.close();
   });
 
-  const setUrl = async (url: string, extra: Record<string, unknown> = {}) => {
-    const set = await call(base, 'PUT', '/v1/webhooks', { key, body: { url, ...extra } });
+  const setUrl = async (url: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) => {
+    const set = await call(base, 'PUT', '/v1/webhooks', { key, body: { url, ...extra }, headers });
     assert.equal(set.status, 200, set.text);
     return set.json() as { secret?: string; url: string };
   };
   const webhook = async () => (await call(base, 'GET', '/v1/webhooks', { key })).json();
 
-  it('setting a URL delivers a signed webhook.test; an order delivers order.created, then the status changes', async () => {
+  t.test('setting a URL delivers a signed webhook.test; an order delivers order.created, then the status changes', async () => {
     const { secret } = await setUrl(receiver.url);
     assert.ok(secret);
     const test = await receiver.waitFor((r) => r.event.type === 'webhook.test', 'webhook.test');
@@ -84,14 +85,45 @@ describe('webhook delivery end to end', () => {
     assert.equal(types.filter((type) => type === 'order.status_changed').length, 1, 'its change was announced once');
   });
 
-  it('a service action delivers service.action.succeeded with the action result', async () => {
+  t.test('a delivery carries the W3C trace of the request that caused it; an event the detector found, a new trace', async () => {
+    const count = receiver.received.length;
+    const isNew = (r: (typeof receiver.received)[number]) => receiver.received.indexOf(r) >= count;
+    const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await setUrl(receiver.url, {}, { traceparent: `00-${callerTrace}-00f067aa0ba902b7-01`, tracestate: 'reseller=7' });
+    const test = await receiver.waitFor((r) => isNew(r) && r.event.type === 'webhook.test', 'webhook.test');
+    const sent = parseTraceparent(test.headers.traceparent);
+    assert.ok(sent, `a valid traceparent: ${test.headers.traceparent}`);
+    assert.equal(sent.traceId, callerTrace, "the PUT's trace");
+    assert.notEqual(sent.parentId, '00f067aa0ba902b7', "the gateway's span is the parent, not the caller's");
+    assert.equal(sent.flags, '01', 'the flags passed on');
+    assert.equal(test.headers.tracestate, 'reseller=7');
+
+    const orderTrace = '0af7651916cd43dd8448eb211c80319c';
+    const body = { product_id: '1', billing_cycle: 'monthly', config_options: { '1': '11' }, hostname: 'traced.example.com' };
+    const headers = { 'idempotency-key': randomUUID(), traceparent: `00-${orderTrace}-b7ad6b7169203331-01` };
+    const placed = await call(base, 'POST', '/v1/orders', { key, body, headers });
+    assert.equal(placed.status, 201, placed.text);
+    const order = placed.json();
+    const created = await receiver.waitFor((r) => r.event.type === 'order.created' && r.event.data.id === order.id, 'order.created');
+    const addOrder = simulator.calls.find((c) => c.action === 'addorder' && c.traceparent?.includes(orderTrace));
+    assert.ok(addOrder, 'the AddOrder call carried the order request\'s trace');
+    assert.equal(created.headers.traceparent, addOrder.traceparent, 'the same trace and span as the upstream calls of the request');
+
+    const changed = await receiver.waitFor((r) => r.event.type === 'order.status_changed' && r.event.data.id === order.id, 'order.status_changed');
+    const fresh = parseTraceparent(changed.headers.traceparent);
+    assert.ok(fresh, `a valid traceparent: ${changed.headers.traceparent}`);
+    assert.ok(![callerTrace, orderTrace].includes(fresh.traceId), 'found by the detector: a trace of its own');
+    assert.equal(changed.headers.tracestate, undefined);
+  });
+
+  t.test('a service action delivers service.action.succeeded with the action result', async () => {
     const acted = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers: { 'idempotency-key': randomUUID() } });
     assert.equal(acted.status, 200, acted.text);
     const event = await receiver.waitFor((r) => r.event.type === 'service.action.succeeded', 'service.action.succeeded');
     assert.deepEqual(event.event.data, acted.json());
   });
 
-  it('an action the backend refuses delivers service.action.failed with the problem it was answered with', async () => {
+  t.test('an action the backend refuses delivers service.action.failed with the problem it was answered with', async () => {
     const refused = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'cancel_revoke' }, headers: { 'idempotency-key': randomUUID() } });
     assert.ok(refused.status >= 400, refused.text);
     const event = await receiver.waitFor((r) => r.event.type === 'service.action.failed', 'service.action.failed');
@@ -99,7 +131,7 @@ describe('webhook delivery end to end', () => {
     assert.deepEqual(event.event.data, { service_id: '1', action: 'cancel_revoke', status: problem.status, reason: problem.reason, detail: problem.detail });
   });
 
-  it('a receiver that is down for a while gets the event on a retry, with the same webhook-id', async () => {
+  t.test('a receiver that is down for a while gets the event on a retry, with the same webhook-id', async () => {
     let refusals = 3;
     // Only webhook.test is refused: the detector may deliver other events meanwhile.
     receiver.answer = (r) => (r.event.type === 'webhook.test' && refusals-- > 0 ? { status: 503 } : { status: 200 });
@@ -111,6 +143,7 @@ describe('webhook delivery end to end', () => {
     }, 'the fourth attempt');
     assert.equal(new Set(attempts.map((r) => r.headers['webhook-id'])).size, 1, 'one event, one webhook-id across retries');
     assert.equal(new Set(attempts.map((r) => r.body)).size, 1, 'the same body each time');
+    assert.equal(new Set(attempts.map((r) => r.headers.traceparent)).size, 1, 'the same traceparent each time');
     const state = await eventually(async () => {
       const current = await webhook();
       return current.last_delivery?.http_status === 200 ? current : undefined;
@@ -120,7 +153,7 @@ describe('webhook delivery end to end', () => {
     receiver.answer = () => ({ status: 200 });
   });
 
-  it('410 disables the endpoint: nothing more is sent until the URL is set again', async () => {
+  t.test('410 disables the endpoint: nothing more is sent until the URL is set again', async () => {
     receiver.answer = () => ({ status: 410 });
     await setUrl(receiver.url);
     const disabled = await eventually(async () => ((await webhook()).status === 'disabled' ? await webhook() : undefined), 'disabled');
@@ -138,7 +171,7 @@ describe('webhook delivery end to end', () => {
     assert.equal((await webhook()).status, 'enabled');
   });
 
-  it('after rotate_secret, deliveries carry both signatures: old and new secret verify', async () => {
+  t.test('after rotate_secret, deliveries carry both signatures: old and new secret verify', async () => {
     const before = await setUrl(receiver.url, { rotate_secret: true });
     const rotated = await setUrl(receiver.url, { rotate_secret: true });
     assert.ok(before.secret && rotated.secret && before.secret !== rotated.secret);
@@ -153,7 +186,7 @@ describe('webhook delivery end to end', () => {
     verify(before.secret, event);
   });
 
-  it('a redirect is not followed: counted as a failed attempt', async () => {
+  t.test('a redirect is not followed: counted as a failed attempt', async () => {
     const target = await startReceiver();
     try {
       receiver.answer = () => ({ status: 302, headers: { location: target.url } });
@@ -170,7 +203,7 @@ describe('webhook delivery end to end', () => {
     }
   });
 
-  it('the secret is stored sealed and never logged', async () => {
+  t.test('the secret is stored sealed and never logged', async () => {
     const { secret } = await setUrl(receiver.url, { rotate_secret: true });
     assert.ok(secret);
     const stored = await gw.stores.webhooks.get('acme');

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { checkWebhookUrl, dnsResolver } from '../../src/webhooks/url-policy.js';
 import { bearer, buildTestGateway } from '../helpers/gateway.js';
 
@@ -56,18 +56,18 @@ async function nameServer(ipv4?: string): Promise<NameServer> {
   return server;
 }
 
-describe('webhook DNS lookups', () => {
+t.test('webhook DNS lookups', async (t) => {
   let silent: NameServer;
   let publicAnswers: NameServer;
   let privateAnswers: NameServer;
-  before(async () => {
+  t.before(async () => {
     [silent, publicAnswers, privateAnswers] = await Promise.all([nameServer(), nameServer('93.184.215.14'), nameServer('10.0.0.7')]);
   });
-  after(() => Promise.all([silent.close(), publicAnswers.close(), privateAnswers.close()]));
+  t.teardown(() => Promise.all([silent.close(), publicAnswers.close(), privateAnswers.close()]));
 
   const resolverOf = (server: NameServer) => dnsResolver({ servers: [server.address], timeoutMs: 100, tries: 1 });
 
-  it('resolve through the configured name servers', async () => {
+  t.test('resolve through the configured name servers', async () => {
     assert.deepEqual(await resolverOf(publicAnswers)('hooks.example.com'), ['93.184.215.14']);
     assert.deepEqual(await checkWebhookUrl('https://hooks.example.com/in', { resolve: resolverOf(publicAnswers) }), {
       ok: true,
@@ -79,14 +79,14 @@ describe('webhook DNS lookups', () => {
     });
   });
 
-  it('a name server that never answers: the lookup ends with a clear refusal', async () => {
+  t.test('a name server that never answers: the lookup ends with a clear refusal', async () => {
     const before = silent.queries;
     const result = await checkWebhookUrl('https://hooks.example.com/in', { resolve: resolverOf(silent) });
     assert.deepEqual(result, { ok: false, reason: 'URL host could not be resolved in time; try again' });
     assert.ok(silent.queries > before, 'the lookup went to the configured server');
   });
 
-  it('through the gateway: 422 naming the URL, and nothing is stored', async () => {
+  t.test('through the gateway: 422 naming the URL, and nothing is stored', async () => {
     const gw = await buildTestGateway({ resolveHost: resolverOf(silent) });
     try {
       const headers = { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json' };

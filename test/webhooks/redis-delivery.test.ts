@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { startWhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
@@ -18,11 +18,11 @@ import { eventually, startReceiver, verify, type Receiver } from '../helpers/web
 
 let redis: RedisServer;
 let receiver: Receiver;
-before(async () => {
+t.before(async () => {
   redis = await startRedisServer();
   receiver = await startReceiver();
 });
-after(async () => {
+t.teardown(async () => {
   await receiver.close();
   await redis.stop();
 });
@@ -40,8 +40,8 @@ function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> 
   });
 }
 
-describe('webhook delivery on Redis', () => {
-  it('kill -9 with 100 events pending: all 100 are delivered after a restart, duplicates only with the same webhook-id', async () => {
+t.test('webhook delivery on Redis', async (t) => {
+  t.test('kill -9 with 100 events pending: all 100 are delivered after a restart, duplicates only with the same webhook-id', async () => {
     const keyPrefix = `crash-${randomUUID()}:`;
     const secret = newWebhookSecret();
     const stores = await createRedisStores({ url: redis.url, keyPrefix });
@@ -83,7 +83,7 @@ describe('webhook delivery on Redis', () => {
     }
   });
 
-  it('two gateway instances on one Redis deliver each event once', async () => {
+  t.test('two gateway instances on one Redis deliver each event once', async () => {
     receiver.answer = () => ({ status: 200 });
     receiver.received.length = 0;
     const keyPrefix = `pair-${randomUUID()}:`;

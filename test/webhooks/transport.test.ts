@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { sendWebhook } from '../../src/webhooks/transport.js';
 import { buildTestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/http.js';
@@ -26,7 +26,7 @@ async function countingListener() {
   };
 }
 
-describe('webhook transport', () => {
+t.test('webhook transport', async (t) => {
   const hosts: string[] = [];
   let lastHost = '';
   const server = createHttpServer((request, response) => {
@@ -45,11 +45,11 @@ describe('webhook transport', () => {
     response.writeHead(204).end();
   });
   let port = 0;
-  before(async () => {
+  t.before(async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });
-  after(async () => {
+  t.teardown(async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
@@ -59,7 +59,7 @@ describe('webhook transport', () => {
     return [address];
   };
 
-  it('connects to the address it resolved and checked, once, keeping the host name', async () => {
+  t.test('connects to the address it resolved and checked, once, keeping the host name', async () => {
     hosts.length = 0;
     const result = await sendWebhook(`http://hooks.example.com:${port}/in`, {}, '{}', { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: true });
     assert.deepEqual(result, { kind: 'answered', status: 204 });
@@ -67,26 +67,26 @@ describe('webhook transport', () => {
     assert.equal(lastHost, `hooks.example.com:${port}`);
   });
 
-  it('refuses non-public addresses, http and literal loopback unless private targets are allowed', async () => {
+  t.test('refuses non-public addresses, http and literal loopback unless private targets are allowed', async () => {
     const listener = await countingListener();
     try {
       const options = { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: false };
       for (const url of [`https://hooks.example.com:${listener.port}/`, `https://127.0.0.1:${listener.port}/`, `https://[::ffff:127.0.0.1]:${listener.port}/`, `http://93.184.215.14:${listener.port}/`]) {
         const result = await sendWebhook(url, {}, '{}', options);
-        assert.equal(result.kind, 'failed', url);
+        assert.equal(result.kind, 'blocked', url);
       }
       const mixed = await sendWebhook(`https://hooks.example.com:${listener.port}/`, {}, '{}', {
         resolve: async () => ['93.184.215.14', '127.0.0.1'],
         allowPrivateTargets: false,
       });
-      assert.deepEqual(mixed, { kind: 'failed', reason: 'host resolves to a non-public address' });
+      assert.deepEqual(mixed, { kind: 'blocked', reason: 'host resolves to a non-public address' });
       assert.equal(listener.connections(), 0, 'nothing was connected to');
     } finally {
       await listener.close();
     }
   });
 
-  it('reads at most 64 KiB of an endless answer, and gives up on a silent receiver', async () => {
+  t.test('reads at most 64 KiB of an endless answer, and gives up on a silent receiver', async () => {
     const options = { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: true };
     assert.deepEqual(await sendWebhook(`http://127.0.0.1:${port}/endless`, {}, '{}', options), { kind: 'answered', status: 200 });
     const silent = await sendWebhook(`http://127.0.0.1:${port}/silent`, {}, '{}', { ...options, timeoutMs: 300 });
@@ -94,8 +94,8 @@ describe('webhook transport', () => {
   });
 });
 
-describe('DNS rebinding at delivery', () => {
-  it('a host that resolved to a public address at registration and to loopback at delivery is not connected to', async () => {
+t.test('DNS rebinding at delivery', async (t) => {
+  t.test('a host that resolved to a public address at registration and to loopback at delivery is not connected to', async () => {
     const listener = await countingListener();
     let lookups = 0;
     // Public the first time (the PUT's check), loopback from then on (the delivery).
@@ -122,6 +122,8 @@ describe('DNS rebinding at delivery', () => {
         return ids.length > 0 ? ids : undefined;
       }, 'the event is marked failed after its last attempt');
       assert.match(String(failed), /^evt_/);
+      const metrics = await gw.app.metrics.registry.metrics();
+      assert.match(metrics, /^gateway_webhook_deliveries_total\{outcome="blocked"\} 1$/m, 'counted as blocked, not sent');
     } finally {
       await gw.close();
       await listener.close();

@@ -1,4 +1,4 @@
-import { describe, it } from 'node:test';
+import t from 'tap';
 import assert from 'node:assert/strict';
 import { checkWebhookUrl, isPublicAddress, MAX_WEBHOOK_URL_LENGTH, type ResolveHost } from '../../src/webhooks/url-policy.js';
 
@@ -107,9 +107,9 @@ const REJECTED: Array<[url: string, reason: RegExp, why: string]> = [
   [`https://${'a'.repeat(64)}.example.com/`, /not a valid host name/, 'label over 63'],
 ];
 
-describe('checkWebhookUrl', () => {
+t.test('checkWebhookUrl', async (t) => {
   for (const [raw, href] of ACCEPTED) {
-    it(`accepts ${raw}`, async () => {
+    t.test(`accepts ${raw}`, async () => {
       const result = await checkWebhookUrl(raw);
       assert.ok(result.ok, `expected ${raw} to be accepted, got ${JSON.stringify(result)}`);
       assert.equal(result.url.href, href);
@@ -117,20 +117,20 @@ describe('checkWebhookUrl', () => {
   }
 
   for (const [raw, reason, why] of REJECTED) {
-    it(`rejects ${why}: ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)}`, async () => {
+    t.test(`rejects ${why}: ${JSON.stringify(raw.length > 80 ? `${raw.slice(0, 80)}…` : raw)}`, async () => {
       const result = await checkWebhookUrl(raw);
       assert.equal(result.ok, false, `expected ${JSON.stringify(raw)} to be rejected`);
       if (!result.ok) assert.match(result.reason, reason);
     });
   }
 
-  it('gives short sentences without echoing the URL', async () => {
+  t.test('gives short sentences without echoing the URL', async () => {
     const result = await checkWebhookUrl('https://user:hunter2@hooks.example.com/');
     assert.deepEqual(result, { ok: false, reason: 'URL must not contain a username or password' });
   });
 });
 
-describe('checkWebhookUrl with a resolver', () => {
+t.test('checkWebhookUrl with a resolver', async (t) => {
   const resolverOf =
     (answers: Record<string, readonly string[]>): ResolveHost =>
     async (host) => {
@@ -147,26 +147,26 @@ describe('checkWebhookUrl with a resolver', () => {
     'empty.example.com': [],
   });
 
-  it('accepts a host whose every address is public', async () => {
+  t.test('accepts a host whose every address is public', async () => {
     const result = await checkWebhookUrl('https://hooks.example.com/in', { resolve });
     assert.equal(result.ok, true);
   });
 
   for (const host of ['internal.example.com', 'mixed.example.com', 'mapped.example.com', 'rebind.example.com']) {
-    it(`rejects ${host}, which resolves to a non-public address`, async () => {
+    t.test(`rejects ${host}, which resolves to a non-public address`, async () => {
       const result = await checkWebhookUrl(`https://${host}/in`, { resolve });
       assert.deepEqual(result, { ok: false, reason: 'URL host resolves to a non-public address' });
     });
   }
 
-  it('rejects a host that does not resolve, or resolves to nothing', async () => {
+  t.test('rejects a host that does not resolve, or resolves to nothing', async () => {
     for (const host of ['missing.example.com', 'empty.example.com']) {
       const result = await checkWebhookUrl(`https://${host}/`, { resolve });
       assert.deepEqual(result, { ok: false, reason: 'URL host could not be resolved' });
     }
   });
 
-  it('does not resolve IP literals or names refused on their own', async () => {
+  t.test('does not resolve IP literals or names refused on their own', async () => {
     const asked: string[] = [];
     const spy: ResolveHost = async (host) => {
       asked.push(host);
@@ -179,7 +179,7 @@ describe('checkWebhookUrl with a resolver', () => {
   });
 });
 
-describe('isPublicAddress', () => {
+t.test('isPublicAddress', async (t) => {
   const publicAddresses = ['8.8.8.8', '93.184.216.34', '1.1.1.1', '2606:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8'];
   const nonPublic = [
     '127.0.0.1', '10.1.2.3', '172.20.0.1', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
@@ -189,6 +189,6 @@ describe('isPublicAddress', () => {
     // Not addresses at all, or URL-only spellings of one.
     '', 'localhost', '2130706433', '0x7f.1', '127.1', ' 8.8.8.8', '8.8.8.8/32', '[2606:4700::1111]',
   ];
-  for (const ip of publicAddresses) it(`${ip} is public`, () => assert.equal(isPublicAddress(ip), true));
-  for (const ip of nonPublic) it(`${JSON.stringify(ip)} is not public`, () => assert.equal(isPublicAddress(ip), false));
+  for (const ip of publicAddresses) t.test(`${ip} is public`, async () => assert.equal(isPublicAddress(ip), true));
+  for (const ip of nonPublic) t.test(`${JSON.stringify(ip)} is not public`, async () => assert.equal(isPublicAddress(ip), false));
 });

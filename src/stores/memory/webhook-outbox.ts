@@ -1,6 +1,6 @@
 /** The webhook outbox in process memory (sandbox, one instance): same claim rules as Redis. */
 import { randomUUID } from 'node:crypto';
-import type { ClaimedDelivery, OutboxEntry, WebhookOutbox } from '../types.js';
+import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../types.js';
 
 const MAX_FAILED = 1_000;
 
@@ -9,6 +9,7 @@ interface Slot {
   /** When it may be claimed (retries wait). */
   dueAt: number;
   claim: { handle: string; consumer: string; at: number } | null;
+  enqueuedAt: number;
 }
 
 export class MemoryWebhookOutbox implements WebhookOutbox {
@@ -19,7 +20,8 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   constructor(private readonly now: () => number = Date.now) {}
 
   async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void> {
-    this.slots.push({ entry: { ...entry, attempts: 0 }, dueAt: this.now(), claim: null });
+    const now = this.now();
+    this.slots.push({ entry: { ...entry, attempts: 0 }, dueAt: now, claim: null, enqueuedAt: now });
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
@@ -49,11 +51,16 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     const index = this.indexOf(delivery);
     if (index < 0) return;
     const [slot] = this.slots.splice(index, 1) as [Slot];
-    this.slots.push({ entry: { ...slot.entry, attempts: slot.entry.attempts + 1 }, dueAt: this.now() + delayMs, claim: null });
+    this.slots.push({ ...slot, entry: { ...slot.entry, attempts: slot.entry.attempts + 1 }, dueAt: this.now() + delayMs, claim: null });
   }
 
   async failed(): Promise<string[]> {
     return [...this.failedIds];
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    const oldest = this.slots.reduce((min, slot) => Math.min(min, slot.enqueuedAt), Infinity);
+    return { depth: this.slots.length, oldestAgeMs: this.slots.length === 0 ? 0 : Math.max(0, this.now() - oldest) };
   }
 
   /** Only the current claim counts: a consumer whose claim was taken over cannot act on the entry. */

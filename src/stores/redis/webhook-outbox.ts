@@ -1,9 +1,10 @@
 /**
  * The webhook outbox in Redis: a stream read through one consumer group (any instance delivers),
- * retries waiting in a sorted set until due, given-up event ids in a capped list. The three keys
- * share one hash tag so the scripts that move entries between them run on one cluster node.
+ * retries waiting in a sorted set until due, given-up event ids in a capped list, and the events
+ * not yet done in a pending set by enqueue time (the backlog the metrics show). The keys share one
+ * hash tag so the scripts that move entries between them run on one cluster node.
  */
-import type { ClaimedDelivery, OutboxEntry, WebhookOutbox } from '../types.js';
+import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
@@ -14,10 +15,12 @@ type StreamEntry = [id: string, fields: string[] | null];
 
 export class RedisWebhookOutbox implements WebhookOutbox {
   private readonly scripts = {
+    enqueue: LuaScript.load('webhook-enqueue'),
     promote: LuaScript.load('webhook-promote'),
     reschedule: LuaScript.load('webhook-reschedule'),
+    backlog: LuaScript.load('webhook-backlog'),
   };
-  private readonly keys: { stream: string; retry: string; failed: string };
+  private readonly keys: { stream: string; retry: string; failed: string; pending: string };
   private groupReady = false;
 
   constructor(private readonly redis: RedisConnection) {
@@ -25,12 +28,13 @@ export class RedisWebhookOutbox implements WebhookOutbox {
       stream: redis.key('{webhooks}:outbox'),
       retry: redis.key('{webhooks}:retry'),
       failed: redis.key('{webhooks}:failed'),
+      pending: redis.key('{webhooks}:pending'),
     };
   }
 
   async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void> {
     const value = JSON.stringify({ ...entry, attempts: 0 });
-    await this.redis.run((client) => client.xadd(this.keys.stream, '*', 'e', value));
+    await this.redis.evalScript(this.scripts.enqueue, [this.keys.stream, this.keys.pending], [entry.eventId, value]);
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
@@ -54,7 +58,11 @@ export class RedisWebhookOutbox implements WebhookOutbox {
 
   async complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void> {
     await this.redis.run((client) => {
-      const batch = client.multi().xack(this.keys.stream, GROUP, delivery.handle).xdel(this.keys.stream, delivery.handle);
+      const batch = client
+        .multi()
+        .xack(this.keys.stream, GROUP, delivery.handle)
+        .xdel(this.keys.stream, delivery.handle)
+        .zrem(this.keys.pending, delivery.eventId);
       if (outcome === 'failed') batch.lpush(this.keys.failed, delivery.eventId).ltrim(this.keys.failed, 0, MAX_FAILED - 1);
       return batch.exec();
     });
@@ -68,6 +76,11 @@ export class RedisWebhookOutbox implements WebhookOutbox {
 
   async failed(): Promise<string[]> {
     return this.redis.run((client) => client.lrange(this.keys.failed, 0, -1));
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    const [depth, oldestAgeMs] = (await this.redis.evalScript(this.scripts.backlog, [this.keys.pending], [])) as [number, number];
+    return { depth, oldestAgeMs };
   }
 
   /** The group reads from the stream's start: entries added before it existed are delivered too. */

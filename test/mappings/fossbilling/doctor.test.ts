@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { PROFILE_ACTIONS } from '../../../src/v1/schemas.js';
 import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
 import { diagnoseFossbilling } from '../../../mappings/fossbilling/doctor.js';
@@ -21,8 +21,8 @@ async function diagnose(options: { deniedMethods?: string[]; token?: string; pro
   }
 }
 
-describe('FOSSBilling doctor', () => {
-  it('passes on a correct setup, probing every write used without acting', async () => {
+t.test('FOSSBilling doctor', async (t) => {
+  t.test('passes on a correct setup, probing every write used without acting', async () => {
     const { checks, calls } = await diagnose();
     assert.equal(checks.get('credentials')?.status, 'pass');
     assert.equal(checks.get('permissions')?.status, 'pass');
@@ -31,7 +31,7 @@ describe('FOSSBilling doctor', () => {
     assert.equal(calls.filter((method) => WRITES.includes(method)).length, 3);
   });
 
-  it('names the methods the staff member may not call, and blocks orders when the key search is denied', async () => {
+  t.test('names the methods the staff member may not call, and blocks orders when the key search is denied', async () => {
     const { checks } = await diagnose({ deniedMethods: ['order/get_list', 'order/suspend'] });
     assert.equal(checks.get('permissions')?.status, 'fail');
     assert.match(checks.get('permissions')?.detail ?? '', /order\/get_list \(denied\).*order\/suspend \(denied\)/);
@@ -39,7 +39,7 @@ describe('FOSSBilling doctor', () => {
     assert.deepEqual(checks.get('order-key-search')?.blocks, ['orders']);
   });
 
-  it('fails the credentials and skips what depends on them, without the token in any text', async () => {
+  t.test('fails the credentials and skips what depends on them, without the token in any text', async () => {
     const { checks } = await diagnose({ token: 'wrong-token-value' });
     assert.equal(checks.get('credentials')?.status, 'fail');
     assert.equal(checks.get('permissions')?.status, 'skip');
@@ -47,7 +47,7 @@ describe('FOSSBilling doctor', () => {
     assert.equal(JSON.stringify([...checks.values()]).includes('wrong-token-value'), false);
   });
 
-  it('warns about the profile\'s actions FOSSBilling cannot carry out', async () => {
+  t.test('warns about the profile\'s actions FOSSBilling cannot carry out', async () => {
     const { checks } = await diagnose({ profile: 'A' });
     assert.equal(checks.get('service-actions')?.status, 'warn');
     assert.match(checks.get('service-actions')?.detail ?? '', /start, stop, reboot/);

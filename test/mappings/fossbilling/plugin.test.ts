@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { fossbillingPlugin } from '../../../mappings/fossbilling/plugin.js';
 import { startFossbillingSandbox } from '../../../simulators/fossbilling/sandbox.js';
 import { CTX } from './fake-call.js';
 
-describe('FOSSBilling backend plugin', () => {
-  it('describes its upstream without the token', () => {
+t.test('FOSSBilling backend plugin', async (t) => {
+  t.test('describes its upstream without the token', async () => {
     const config = fossbillingPlugin.configSchema.parse({ url: 'https://billing.example.com/fb/', apiToken: 'secret-token' });
     assert.equal(fossbillingPlugin.describe(config), 'fossbilling at https://billing.example.com/fb');
   });
 
-  it('serves both demo accounts from its sandbox upstream', async () => {
+  t.test('serves both demo accounts from its sandbox upstream', async () => {
     const sandbox = await startFossbillingSandbox();
     const backend = fossbillingPlugin.create(sandbox.config, { logger: { warn() {}, error() {} } });
     try {

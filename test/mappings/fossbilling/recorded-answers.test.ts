@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { InvoiceSchema, OrderSchema, ProductSchema, ServiceSchema } from '../../../src/v1/schemas.js';
 import { SERVICE_STATUS } from '../../../mappings/fossbilling/map.js';
 import { backendWith, CTX, CUSTOMER, FakeCall, OTHER_CUSTOMER, rejectsWith } from './fake-call.js';
@@ -18,8 +18,8 @@ function reads(): FakeCall {
     .answer('invoice/get', answers.invoice);
 }
 
-describe('FOSSBilling mapping on answers built from the source', () => {
-  it('lists only enabled, visible, non-domain products, with v1 cycles and decimal prices', async () => {
+t.test('FOSSBilling mapping on answers built from the source', async (t) => {
+  t.test('lists only enabled, visible, non-domain products, with v1 cycles and decimal prices', async () => {
     const products = await backendWith(reads()).listProducts(CTX);
     assert.deepEqual(products.map((product) => product.id), ['1', '2']);
     for (const product of products) ProductSchema.parse(product);
@@ -32,31 +32,31 @@ describe('FOSSBilling mapping on answers built from the source', () => {
     assert.deepEqual(products[1]!.prices, [{ currency: 'USD', billing_cycle: 'onetime', price: '25.00', setup_fee: '5.00' }]);
   });
 
-  it('honours an explicit product allow-list, hidden products included', async () => {
+  t.test('honours an explicit product allow-list, hidden products included', async () => {
     const products = await backendWith(reads(), { publicProductIds: ['3'] }).listProducts(CTX);
     assert.deepEqual(products.map((product) => product.id), ['3']);
   });
 
-  it('reads prices given as numbers as well as strings', async () => {
+  t.test('reads prices given as numbers as well as strings', async () => {
     const numeric = { ...answers.hostingProduct, pricing: { ...answers.hostingProduct.pricing, recurrent: { '1M': { price: 5, setup: 0, enabled: 1 } } } };
     const fake = reads().answer('product/get_list', answers.page([numeric]));
     const product = await backendWith(fake).getProduct('1', CTX);
     assert.deepEqual(product.prices, [{ currency: 'USD', billing_cycle: 'monthly', price: '5.00', setup_fee: '0.00' }]);
   });
 
-  it('maps the account and the balance', async () => {
+  t.test('maps the account and the balance', async () => {
     const backend = backendWith(reads());
     assert.deepEqual(await backend.getAccount(CUSTOMER, CTX), { name: 'Ada Lovelace', company: 'Analytical Ltd', email: 'ada@example.com', status: 'active', currency: 'USD' });
     assert.deepEqual(await backend.getBalance(CUSTOMER, CTX), { credit: { amount: '12.50', currency: 'USD' } });
   });
 
-  it('falls back to the default currency when the client has none', async () => {
+  t.test('falls back to the default currency when the client has none', async () => {
     const fake = reads().answer('client/get', { ...answers.client, currency: null });
     const account = await backendWith(fake, { defaultCurrency: 'EUR' }).getAccount(CUSTOMER, CTX);
     assert.equal(account.currency, 'EUR');
   });
 
-  it('maps an order (typed toApiArray) and the same order as a service', async () => {
+  t.test('maps an order (typed toApiArray) and the same order as a service', async () => {
     const backend = backendWith(reads());
     const order = OrderSchema.parse(await backend.getOrder(CUSTOMER, '7', CTX));
     assert.deepEqual(order, {
@@ -77,19 +77,19 @@ describe('FOSSBilling mapping on answers built from the source', () => {
     assert.equal(JSON.stringify(service).includes('admin-only'), false);
   });
 
-  it('converts server-local times with the configured zone', async () => {
+  t.test('converts server-local times with the configured zone', async () => {
     const order = await backendWith(reads(), { timeZone: 'Europe/Berlin' }).getOrder(CUSTOMER, '7', CTX);
     assert.equal(order.created_at, '2026-01-01T08:59:12Z');
   });
 
-  it('maps services from SQL rows where every value is a string', async () => {
+  t.test('maps services from SQL rows where every value is a string', async () => {
     const { items, total } = await backendWith(reads()).listServices(CUSTOMER, { page: 1, perPage: 25 }, CTX);
     assert.equal(total, 1);
     assert.equal(items[0]!.id, '7');
     assert.deepEqual(items[0]!.recurring_amount, { amount: '4.99', currency: 'USD' });
   });
 
-  it('maps every order status of the source, and refuses an unknown one', async () => {
+  t.test('maps every order status of the source, and refuses an unknown one', async () => {
     for (const [status, expected] of Object.entries(SERVICE_STATUS)) {
       const fake = reads().answer('order/get', { ...answers.order, status });
       const service = await backendWith(fake).getService(CUSTOMER, '7', CTX);
@@ -102,12 +102,12 @@ describe('FOSSBilling mapping on answers built from the source', () => {
     assert.equal(order.status, 'other');
   });
 
-  it('refuses a period that has no v1 billing cycle rather than guessing', async () => {
+  t.test('refuses a period that has no v1 billing cycle rather than guessing', async () => {
     const fake = reads().answer('order/get', { ...answers.order, period: '1W' });
     await rejectsWith(backendWith(fake).getService(CUSTOMER, '7', CTX), 'upstream_error');
   });
 
-  it('survives missing optional fields', async () => {
+  t.test('survives missing optional fields', async () => {
     const { unpaid_invoice_id: _a, expires_at: _b, activated_at: _c, total: _d, meta: _e, config: _f, ...bare } = answers.order;
     const fake = reads().answer('order/get', bare);
     const backend = backendWith(fake);
@@ -121,7 +121,7 @@ describe('FOSSBilling mapping on answers built from the source', () => {
     assert.equal(service.registered_on, '2026-01-01');
   });
 
-  it('never shows another client\'s order, though order/get has no owner filter', async () => {
+  t.test('never shows another client\'s order, though order/get has no owner filter', async () => {
     const fake = reads().answer('order/get', { ...answers.order, client_id: 2 });
     await rejectsWith(backendWith(fake).getOrder(CUSTOMER, '7', CTX), 'not_found');
     await rejectsWith(backendWith(fake).getService(CUSTOMER, '7', CTX), 'not_found');
@@ -129,25 +129,25 @@ describe('FOSSBilling mapping on answers built from the source', () => {
     assert.equal(fake.methods().includes('order/service'), false);
   });
 
-  it('filters lists by client id, and refuses an answer that holds other clients\' rows', async () => {
+  t.test('filters lists by client id, and refuses an answer that holds other clients\' rows', async () => {
     const fake = reads().answer('order/get_list', answers.page([answers.orderRow, { ...answers.orderRow, id: '8', client_id: '2' }]));
     await rejectsWith(backendWith(fake).listServices(CUSTOMER, { page: 2, perPage: 10 }, CTX), 'upstream_error');
     const listCall = fake.calls.find((entry) => entry.method === 'order/get_list');
     assert.deepEqual(listCall?.params, { client_id: '1', page: 2, per_page: 10 });
   });
 
-  it('gives credentials from the hosting service, never a password', async () => {
+  t.test('gives credentials from the hosting service, never a password', async () => {
     const credentials = await backendWith(reads()).getCredentials(CUSTOMER, '7', CTX);
     assert.deepEqual(credentials, { service_id: '7', username: 'site7usr', password: null, hostname: 'site7.example.com', ip_addresses: ['192.0.2.10'] });
   });
 
-  it('answers empty credentials when the order has no service (result null)', async () => {
+  t.test('answers empty credentials when the order has no service (result null)', async () => {
     const fake = reads().answer('order/service', null);
     const credentials = await backendWith(fake).getCredentials(CUSTOMER, '7', CTX);
     assert.deepEqual(credentials, { service_id: '7', username: null, password: null, hostname: 'site7.example.com', ip_addresses: [] });
   });
 
-  it('maps invoices (float totals, string tax rate) and their documents', async () => {
+  t.test('maps invoices (float totals, string tax rate) and their documents', async () => {
     const backend = backendWith(reads());
     const { items } = await backend.listInvoices(CUSTOMER, { page: 1, perPage: 25 }, CTX);
     const listed = InvoiceSchema.parse(items[0]);
@@ -170,18 +170,18 @@ describe('FOSSBilling mapping on answers built from the source', () => {
     assert.deepEqual(document.customer, { name: 'Ada Lovelace', company: 'Analytical Ltd', email: 'ada@example.com' });
   });
 
-  it('shows unapproved invoices as drafts', async () => {
+  t.test('shows unapproved invoices as drafts', async () => {
     const fake = reads().answer('invoice/get_list', answers.page([{ ...answers.invoice, approved: false }]));
     const { items } = await backendWith(fake).listInvoices(CUSTOMER, { page: 1, perPage: 25 }, CTX);
     assert.equal(items[0]!.status, 'draft');
   });
 
-  it('never shows another client\'s invoice, though invoice/get has no owner filter', async () => {
+  t.test('never shows another client\'s invoice, though invoice/get has no owner filter', async () => {
     const fake = reads().answer('client/get', (params: Record<string, unknown>) => ({ ...answers.client, id: Number(params.id) }));
     await rejectsWith(backendWith(fake).getInvoiceDocument(OTHER_CUSTOMER, '12', CTX), 'not_found');
   });
 
-  it('maps FOSSBilling error messages and codes to v1 kinds', async () => {
+  t.test('maps FOSSBilling error messages and codes to v1 kinds', async () => {
     await rejectsWith(backendWith(reads().answer('order/get', FakeCall.error(answers.messages.orderNotFound))).getOrder(CUSTOMER, '99', CTX), 'not_found');
     await rejectsWith(backendWith(reads().answer('invoice/get', FakeCall.error(answers.messages.invoiceNotFound))).getInvoiceDocument(CUSTOMER, '99', CTX), 'not_found');
     await rejectsWith(backendWith(reads().answer('order/get', FakeCall.error(answers.messages.noSuchMethod, 740))).getOrder(CUSTOMER, '7', CTX), 'not_found');
@@ -193,13 +193,13 @@ describe('FOSSBilling mapping on answers built from the source', () => {
     assert.match(misconfigured.operatorMessage ?? '', /FOSSBilling client 1/);
   });
 
-  it('refuses an answer of the wrong shape without echoing it', async () => {
+  t.test('refuses an answer of the wrong shape without echoing it', async () => {
     const fake = reads().answer('client/get', { id: 1, email: ['not', 'a', 'string'] });
     const error = await rejectsWith(backendWith(fake).getAccount(CUSTOMER, CTX), 'upstream_error');
     assert.equal(error.detail, 'The billing system answered with something unreadable.');
   });
 
-  it('refuses a customer without a numeric client id before any call', async () => {
+  t.test('refuses a customer without a numeric client id before any call', async () => {
     const fake = reads();
     await rejectsWith(backendWith(fake).getAccount({ accountId: 'acct_x', upstreamId: 'abc' }, CTX), 'upstream_error');
     assert.equal(fake.calls.length, 0);

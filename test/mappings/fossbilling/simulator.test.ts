@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Backend } from '../../../src/backend/backend.js';
 import { renderInvoicePdf } from '../../../src/pdf/invoice-pdf.js';
@@ -11,24 +11,24 @@ import { CTX, CUSTOMER, keyed, OTHER_CUSTOMER, rejectsWith } from './fake-call.j
 
 const PAGE = { page: 1, perPage: 25 };
 
-describe('FOSSBilling backend against the simulator', () => {
+t.test('FOSSBilling backend against the simulator', async (t) => {
   let sim: FossbillingSimulator;
   let backend: Backend;
-  before(async () => {
+  t.before(async () => {
     sim = await startFossbillingSimulator({ seed: createFossbillingSeed });
     const config = FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken, methodTimeoutsMs: { 'order/create': 400 } });
     backend = createFossbillingBackend(config);
   });
-  after(async () => {
+  t.teardown(async () => {
     await backend.close();
     await sim.close();
   });
-  beforeEach(() => {
+  t.beforeEach(() => {
     sim.clearFaults();
     sim.calls.length = 0;
   });
 
-  it('serves every read endpoint in v1 shapes', async () => {
+  t.test('serves every read endpoint in v1 shapes', async () => {
     AccountSchema.omit({ id: true }).parse(await backend.getAccount(CUSTOMER, CTX));
     const products = await backend.listProducts(CTX);
     assert.deepEqual(products.map((product) => product.id), ['1', '2', '4']);
@@ -53,13 +53,13 @@ describe('FOSSBilling backend against the simulator', () => {
     assert.equal(await backend.ping(), true);
   });
 
-  it('pages services with FOSSBilling\'s page/per_page', async () => {
+  t.test('pages services with FOSSBilling\'s page/per_page', async () => {
     const second = await backend.listServices(CUSTOMER, { page: 2, perPage: 3 }, CTX);
     assert.equal(second.total, 4);
     assert.deepEqual(second.items.map((service) => service.id), ['1']);
   });
 
-  it('keeps each client to its own records', async () => {
+  t.test('keeps each client to its own records', async () => {
     const services = await backend.listServices(OTHER_CUSTOMER, PAGE, CTX);
     assert.deepEqual(services.items.map((service) => service.id), ['5']);
     await rejectsWith(backend.getService(OTHER_CUSTOMER, '1', CTX), 'not_found');
@@ -72,7 +72,7 @@ describe('FOSSBilling backend against the simulator', () => {
     assert.equal(sim.state.orders.find((order) => order.id === 1)?.status, 'active');
   });
 
-  it('places an order and finds it again by its key', async () => {
+  t.test('places an order and finds it again by its key', async () => {
     const order = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'new.example.com' }, keyed('k-place'));
     assert.equal(order.status, 'pending');
     assert.deepEqual(order.service_ids, [order.id]);
@@ -84,7 +84,7 @@ describe('FOSSBilling backend against the simulator', () => {
     assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-place', 'rec-2')), { kind: 'absent' }, 'another use of the key');
   });
 
-  it('an order that timed out after it was placed is found by reconciliation, not placed twice', async () => {
+  t.test('an order that timed out after it was placed is found by reconciliation, not placed twice', async () => {
     sim.inject({ kind: 'stall_after_effect', ms: 2_000, method: 'order/create', times: 1 });
     const before = sim.state.orders.length;
     const error = await rejectsWith(backend.placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'onetime' }, keyed('k-stall')), 'timeout');
@@ -95,13 +95,13 @@ describe('FOSSBilling backend against the simulator', () => {
     assert.equal(sim.calls.filter((call) => call.method === 'order/create').length, 1);
   });
 
-  it('an order refused before it was sent is not found by reconciliation', async () => {
+  t.test('an order refused before it was sent is not found by reconciliation', async () => {
     sim.inject({ kind: 'http500', method: 'order/create', times: 1 });
     await rejectsWith(backend.placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'onetime' }, keyed('k-500')), 'upstream_error');
     assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-500')), { kind: 'absent' });
   });
 
-  it('runs the supported actions and refuses the rest', async () => {
+  t.test('runs the supported actions and refuses the rest', async () => {
     const suspended = ActionResultSchema.parse(await backend.runServiceAction(CUSTOMER, '1', 'suspend', CTX));
     assert.equal(suspended.service.status, 'suspended');
     await rejectsWith(backend.runServiceAction(CUSTOMER, '1', 'suspend', CTX), 'conflict');
@@ -114,27 +114,27 @@ describe('FOSSBilling backend against the simulator', () => {
     await rejectsWith(backend.runServiceAction(CUSTOMER, '4', 'cancel', CTX), 'conflict');
   });
 
-  it('a reset after sending fails the read; the health probe reports down', async () => {
+  t.test('a reset after sending fails the read; the health probe reports down', async () => {
     sim.inject({ kind: 'reset', times: 1 });
     await rejectsWith(backend.getAccount(CUSTOMER, CTX), 'upstream_error');
     sim.inject({ kind: 'http500', method: 'product/get_types', times: 1 });
     assert.equal(await backend.ping(), false);
   });
 
-  it('passes FOSSBilling\'s rate limit on with its Retry-After', async () => {
+  t.test('passes FOSSBilling\'s rate limit on with its Retry-After', async () => {
     sim.inject({ kind: 'rate_limited', retryAfterSeconds: 5, method: 'order/get', times: 1 });
     const error = await rejectsWith(backend.getService(CUSTOMER, '1', CTX), 'unavailable');
     assert.equal(error.retryAfterMs, 5_000);
   });
 
-  it('adds latency without changing answers', async () => {
+  t.test('adds latency without changing answers', async () => {
     sim.inject({ kind: 'latency', ms: 30, times: 1 });
     assert.equal((await backend.getService(CUSTOMER, '2', CTX)).status, 'suspended');
   });
 });
 
-describe('FOSSBilling simulator quirks', () => {
-  it('counts an order once per meta row in unfiltered lists, as the SQL join does, and the mapping shows each service once', async () => {
+t.test('FOSSBilling simulator quirks', async (t) => {
+  t.test('counts an order once per meta row in unfiltered lists, as the SQL join does, and the mapping shows each service once', async () => {
     const seed = createFossbillingSeed();
     seed.orders[0]!.meta = { gateway_idempotency_key: 'acct_1:k:rec-1', stock_reserved_qty: '1' };
     const sim = await startFossbillingSimulator({ seed });
@@ -152,8 +152,8 @@ describe('FOSSBilling simulator quirks', () => {
   });
 });
 
-describe('FOSSBilling simulator progress (sandbox events)', () => {
-  it('activates new orders and pays new invoices on its own; seed rows stay as they are', async () => {
+t.test('FOSSBilling simulator progress (sandbox events)', async (t) => {
+  t.test('activates new orders and pays new invoices on its own; seed rows stay as they are', async () => {
     const sim = await startFossbillingSimulator({ progress: { afterMs: 100 } });
     const backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken }));
     try {

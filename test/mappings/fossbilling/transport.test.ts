@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { BackendError } from '../../../src/backend/backend.js';
 import { CircuitOpenError } from '../../../src/upstream/breaker.js';
 import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
@@ -21,7 +21,7 @@ async function failure(work: Promise<unknown> | (() => unknown)): Promise<Backen
   return error;
 }
 
-describe('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', () => {
+t.test('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', async (t) => {
   const protocol = fossbillingProtocol(config());
   const actions = declareMethods(config());
   const reply = (statusCode: number, body: unknown, headers: Record<string, string> = {}) => ({
@@ -30,7 +30,7 @@ describe('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', 
     body: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)),
   });
 
-  it('POSTs JSON to /api/admin/<module>/<method> with Basic admin:<token>', () => {
+  t.test('POSTs JSON to /api/admin/<module>/<method> with Basic admin:<token>', async () => {
     const request = protocol.request(actions['order/get'], { id: 7 });
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/api/admin/order/get');
@@ -38,12 +38,12 @@ describe('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', 
     assert.equal(request.body, '{"id":7}');
   });
 
-  it('answers the result, null included (order/service without a service)', () => {
+  t.test('answers the result, null included (order/service without a service)', async () => {
     assert.equal(protocol.read(actions['order/create'], reply(200, answers.envelope.ok(7))), 7);
     assert.equal(protocol.read(actions['order/service'], reply(200, answers.envelope.ok(null))), null);
   });
 
-  it('reads an error inside HTTP 200 as a coded FossbillingError', async () => {
+  t.test('reads an error inside HTTP 200 as a coded FossbillingError', async () => {
     const error = await failure(() => protocol.read(actions['order/get'], reply(200, answers.envelope.error(answers.messages.orderNotFound, 9999))));
     assert.ok(error instanceof FossbillingError);
     assert.equal(error.code, 9999);
@@ -51,13 +51,13 @@ describe('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', 
     assert.equal(error.detail, 'The billing system reported an error.');
   });
 
-  it('keeps code 740 (HTTP 404) for the mapping, which answers not_found', async () => {
+  t.test('keeps code 740 (HTTP 404) for the mapping, which answers not_found', async () => {
     const error = await failure(() => protocol.read(actions['order/get'], reply(404, answers.envelope.error(answers.messages.noSuchMethod, 740))));
     assert.ok(error instanceof FossbillingError);
     assert.equal(error.code, 740);
   });
 
-  it('reports every authentication code as a refusal for the operator, without the token', async () => {
+  t.test('reports every authentication code as a refusal for the operator, without the token', async () => {
     for (const code of [201, 202, 203, 204, 205, 206, 1002, 1004]) {
       const error = await failure(() => protocol.read(actions['client/get'], reply(401, answers.envelope.error(`${answers.messages.authFailed} ${TOKEN}`, code))));
       assert.equal(error.kind, 'upstream_error');
@@ -67,7 +67,7 @@ describe('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', 
     }
   });
 
-  it('maps 429 to unavailable with FOSSBilling\'s Retry-After, and 503 to unavailable', async () => {
+  t.test('maps 429 to unavailable with FOSSBilling\'s Retry-After, and 503 to unavailable', async () => {
     const limited = await failure(() => protocol.read(actions['client/get'], reply(429, answers.envelope.error(answers.messages.rateLimited, 429), { 'retry-after': '17' })));
     assert.equal(limited.kind, 'unavailable');
     assert.equal(limited.retryAfterMs, 17_000);
@@ -75,13 +75,13 @@ describe('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', 
     assert.equal(closed.kind, 'unavailable');
   });
 
-  it('accepts string codes (PDOException SQLSTATE) as ordinary errors', async () => {
+  t.test('accepts string codes (PDOException SQLSTATE) as ordinary errors', async () => {
     const error = await failure(() => protocol.read(actions['order/get'], reply(200, answers.envelope.error('SQLSTATE[HY000]', 'HY000' as unknown as number))));
     assert.ok(error instanceof FossbillingError);
     assert.equal(error.code, 'HY000');
   });
 
-  it('refuses a body that is not an envelope; from a write after a 5xx the outcome is unknown', async () => {
+  t.test('refuses a body that is not an envelope; from a write after a 5xx the outcome is unknown', async () => {
     const html = await failure(() => protocol.read(actions['client/get'], reply(200, '<html>Maintenance</html>')));
     assert.equal(html.kind, 'upstream_error');
     assert.equal(html.outcomeUnknown, false);
@@ -90,30 +90,30 @@ describe('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', 
   });
 });
 
-describe('FOSSBilling transport against the simulator', () => {
+t.test('FOSSBilling transport against the simulator', async (t) => {
   let sim: FossbillingSimulator;
   let transport: ReturnType<typeof createFossbillingTransport>;
-  before(async () => {
+  t.before(async () => {
     sim = await startFossbillingSimulator();
     transport = createFossbillingTransport(config({ url: sim.url, apiToken: sim.apiToken, methodTimeoutsMs: { 'order/suspend': 300 } }));
   });
-  after(async () => {
+  t.teardown(async () => {
     await transport.close();
     await sim.close();
   });
-  beforeEach(() => {
+  t.beforeEach(() => {
     sim.clearFaults();
     sim.calls.length = 0;
     for (const order of sim.state.orders) if (order.id === 1) order.status = 'active';
   });
 
-  it('sends the call and answers the result', async () => {
+  t.test('sends the call and answers the result', async () => {
     const result = (await transport.call('client/get', { id: 1 })) as { email: string };
     assert.equal(result.email, 'ada@example.com');
     assert.deepEqual(sim.calls, [{ method: 'client/get', params: { id: 1 } }]);
   });
 
-  it('reports a refused token for the operator', async () => {
+  t.test('reports a refused token for the operator', async () => {
     const wrong = createFossbillingTransport(config({ url: sim.url, apiToken: 'wrong-token-value' }));
     try {
       const error = await failure(wrong.call('client/get', { id: 1 }));
@@ -124,7 +124,7 @@ describe('FOSSBilling transport against the simulator', () => {
     }
   });
 
-  it('reports a missing staff permission (403) for the operator', async () => {
+  t.test('reports a missing staff permission (403) for the operator', async () => {
     const denied = await startFossbillingSimulator({ deniedMethods: ['invoice/get_list'] });
     const limited = createFossbillingTransport(config({ url: denied.url, apiToken: denied.apiToken }));
     try {
@@ -137,35 +137,35 @@ describe('FOSSBilling transport against the simulator', () => {
     }
   });
 
-  it('passes the simulator\'s rate limit on with its Retry-After', async () => {
+  t.test('passes the simulator\'s rate limit on with its Retry-After', async () => {
     sim.inject({ kind: 'rate_limited', retryAfterSeconds: 17, times: 1 });
     const error = await failure(transport.call('client/get', { id: 1 }));
     assert.equal(error.kind, 'unavailable');
     assert.equal(error.retryAfterMs, 17_000);
   });
 
-  it('a write cut off after it acted has an unknown outcome', async () => {
+  t.test('a write cut off after it acted has an unknown outcome', async () => {
     sim.inject({ kind: 'malformed', method: 'order/suspend', times: 1 });
     const error = await failure(transport.call('order/suspend', { id: 1 }));
     assert.equal(error.outcomeUnknown, true);
     assert.equal(sim.state.orders.find((order) => order.id === 1)?.status, 'suspended');
   });
 
-  it('times out a hanging write, with an unknown outcome', async () => {
+  t.test('times out a hanging write, with an unknown outcome', async () => {
     sim.inject({ kind: 'hang', times: 1 });
     const error = await failure(transport.call('order/suspend', { id: 1 }));
     assert.equal(error.kind, 'timeout');
     assert.equal(error.outcomeUnknown, true);
   });
 
-  it('a reset after sending breaks the write, with an unknown outcome', async () => {
+  t.test('a reset after sending breaks the write, with an unknown outcome', async () => {
     sim.inject({ kind: 'reset', times: 1 });
     const error = await failure(transport.call('order/suspend', { id: 1 }));
     assert.equal(error.kind, 'upstream_error');
     assert.equal(error.outcomeUnknown, true);
   });
 
-  it('nothing listening is unavailable, and nothing was sent', async () => {
+  t.test('nothing listening is unavailable, and nothing was sent', async () => {
     const gone = await startFossbillingSimulator();
     const url = gone.url;
     await gone.close();
@@ -179,13 +179,13 @@ describe('FOSSBilling transport against the simulator', () => {
     }
   });
 
-  it('coalesces identical concurrent reads and caches the catalog', async () => {
+  t.test('coalesces identical concurrent reads and caches the catalog', async () => {
     await Promise.all([transport.call('product/get_list', { page: 1 }), transport.call('product/get_list', { page: 1 })]);
     await transport.call('product/get_list', { page: 1 });
     assert.equal(sim.calls.length, 1);
   });
 
-  it('opens the circuit breaker after repeated failures: later calls are refused without being sent', async () => {
+  t.test('opens the circuit breaker after repeated failures: later calls are refused without being sent', async () => {
     const guarded = createFossbillingTransport(
       config({ url: sim.url, apiToken: sim.apiToken, methodTimeoutsMs: { 'client/get': 200 }, circuitBreaker: { failureThreshold: 2, openMs: 60_000 } }),
     );

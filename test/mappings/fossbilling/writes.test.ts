@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { BackendError } from '../../../src/backend/backend.js';
 import { ActionResultSchema, type ServiceAction } from '../../../src/v1/schemas.js';
 import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
@@ -18,8 +18,8 @@ function ordering(): FakeCall {
     .answer('order/get', answers.order);
 }
 
-describe('FOSSBilling orders', () => {
-  it('places an order with client, product, period, config and the key in the order meta', async () => {
+t.test('FOSSBilling orders', async (t) => {
+  t.test('places an order with client, product, period, config and the key in the order meta', async () => {
     const fake = ordering();
     const order = await backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'annually', hostname: 'site7.example.com' }, KEYED);
     assert.equal(order.id, '7');
@@ -37,13 +37,13 @@ describe('FOSSBilling orders', () => {
     assert.deepEqual([declared.safety, declared.retry, declared.coalesce], ['write', false, false]);
   });
 
-  it('sends no period for a one-time product', async () => {
+  t.test('sends no period for a one-time product', async () => {
     const fake = ordering();
     await backendWith(fake).placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'onetime' }, KEYED);
     assert.equal('period' in (fake.calls.find((entry) => entry.method === 'order/create')?.params ?? {}), false);
   });
 
-  it('refuses before sending: unknown product, cycle not offered, config options, closed account', async () => {
+  t.test('refuses before sending: unknown product, cycle not offered, config options, closed account', async () => {
     const cases: Array<[FakeCall, Parameters<ReturnType<typeof backendWith>['placeOrder']>[1], RegExp]> = [
       [ordering(), { product_id: '9', billing_cycle: 'monthly' }, /product_id/],
       [ordering(), { product_id: '1', billing_cycle: 'quarterly' }, /billing_cycle.*offered: monthly, annually/],
@@ -56,24 +56,24 @@ describe('FOSSBilling orders', () => {
     }
   });
 
-  it('maps order/create refusals by code (831 out of stock)', async () => {
+  t.test('maps order/create refusals by code (831 out of stock)', async () => {
     const fake = ordering().answer('order/create', FakeCall.error('Product 1 is out of stock.', 831));
     await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, KEYED), 'validation', /out of stock/);
   });
 
-  it('flags a read-back failure after order/create as an unknown outcome', async () => {
+  t.test('flags a read-back failure after order/create as an unknown outcome', async () => {
     const fake = ordering().answer('order/get', new BackendError('timeout', 'The billing system did not answer in time.'));
     const error = await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, KEYED), 'timeout');
     assert.equal(error.outcomeUnknown, true);
   });
 
-  it('refuses an order/create answer that is not an id as an unknown outcome', async () => {
+  t.test('refuses an order/create answer that is not an id as an unknown outcome', async () => {
     const fake = ordering().answer('order/create', { id: 7 });
     const error = await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, KEYED), 'upstream_error');
     assert.equal(error.outcomeUnknown, true);
   });
 
-  it('finds an earlier order by its key in the meta, matching exactly (the upstream matches a prefix)', async () => {
+  t.test('finds an earlier order by its key in the meta, matching exactly (the upstream matches a prefix)', async () => {
     const prefixOnly = { ...answers.orderRow, id: '9', meta: { gateway_idempotency_key: 'acct_1:key-123:rec-10' } };
     const fake = ordering().answer('order/get_list', answers.page([prefixOnly, answers.orderRow]));
     const found = await backendWith(fake).findOrderByIdempotencyKey(CUSTOMER, KEYED);
@@ -82,7 +82,7 @@ describe('FOSSBilling orders', () => {
     assert.deepEqual(search?.params, { client_id: '1', meta: { gateway_idempotency_key: 'acct_1:key-123:rec-1' }, page: 1, per_page: 20 });
   });
 
-  it('proves absence only when the search answered whole, and ignores other accounts\' tags and other uses of the key', async () => {
+  t.test('proves absence only when the search answered whole, and ignores other accounts\' tags and other uses of the key', async () => {
     const otherAccount = { ...answers.orderRow, meta: { gateway_idempotency_key: 'acct_9:key-123:rec-1' } };
     const earlierUse = { ...answers.orderRow, id: '8', meta: { gateway_idempotency_key: 'acct_1:key-123:rec-0' } };
     const fake = ordering().answer('order/get_list', answers.page([otherAccount, earlierUse]));
@@ -91,7 +91,7 @@ describe('FOSSBilling orders', () => {
     assert.deepEqual(await backendWith(none).findOrderByIdempotencyKey(CUSTOMER, KEYED), { kind: 'absent' });
   });
 
-  it('cannot tell (never "absent") when the search fails, spans pages, or its rows hide their meta', async () => {
+  t.test('cannot tell (never "absent") when the search fails, spans pages, or its rows hide their meta', async () => {
     const failing = ordering().answer('order/get_list', new BackendError('timeout', 'The billing system did not answer in time.'));
     assert.equal((await backendWith(failing).findOrderByIdempotencyKey(CUSTOMER, KEYED)).kind, 'unknown');
     const { meta: _hidden, ...withoutMeta } = { ...answers.orderRow, id: '9' };
@@ -101,7 +101,7 @@ describe('FOSSBilling orders', () => {
     assert.equal((await backendWith(more).findOrderByIdempotencyKey(CUSTOMER, KEYED)).kind, 'unknown');
   });
 
-  it('marks the write-ahead record right before order/create, and sends nothing when that fails', async () => {
+  t.test('marks the write-ahead record right before order/create, and sends nothing when that fails', async () => {
     const steps: string[] = [];
     const fake = ordering();
     const ctx = { ...KEYED, beforeWrite: async () => void steps.push(`mark after ${fake.calls.length} calls`) };
@@ -115,7 +115,7 @@ describe('FOSSBilling orders', () => {
   });
 });
 
-describe('FOSSBilling service actions', () => {
+t.test('FOSSBilling service actions', async (t) => {
   function serving(status: string): { fake: FakeCall; state: { status: string } } {
     const state = { status };
     const set = (next: string) => () => {
@@ -141,7 +141,7 @@ describe('FOSSBilling service actions', () => {
   ];
 
   for (const [action, from, method, after] of RUNS) {
-    it(`${action} from ${from} calls ${method}`, async () => {
+    t.test(`${action} from ${from} calls ${method}`, async () => {
       const { fake } = serving(from);
       const result = ActionResultSchema.parse(await backendWith(fake).runServiceAction(CUSTOMER, '7', action, CTX));
       assert.equal(result.outcome, 'completed');
@@ -150,12 +150,12 @@ describe('FOSSBilling service actions', () => {
     });
   }
 
-  it('declares which actions it supports per profile', () => {
+  t.test('declares which actions it supports per profile', async () => {
     assert.deepEqual(FOSSBILLING_ACTIONS, { A: ['cancel', 'cancel_revoke'], B: ['suspend', 'unsuspend'] });
   });
 
   for (const action of ['start', 'stop', 'reboot', 'reinstall', 'terminate'] as const) {
-    it(`refuses ${action}, naming what this backend supports`, async () => {
+    t.test(`refuses ${action}, naming what this backend supports`, async () => {
       const { fake } = serving('active');
       await rejectsWith(backendWith(fake).runServiceAction(CUSTOMER, '7', action, CTX), 'validation', /supports: cancel, cancel_revoke, suspend, unsuspend/);
       assert.deepEqual(fake.methods().filter((method) => !method.endsWith('/get')), []);
@@ -170,20 +170,20 @@ describe('FOSSBilling service actions', () => {
     ['cancel_revoke', 'active'],
   ];
   for (const [action, status] of REFUSED) {
-    it(`refuses ${action} while ${status} without sending it`, async () => {
+    t.test(`refuses ${action} while ${status} without sending it`, async () => {
       const { fake } = serving(status);
       await rejectsWith(backendWith(fake).runServiceAction(CUSTOMER, '7', action, CTX), 'conflict');
       assert.equal(fake.calls.length, 1);
     });
   }
 
-  it('maps FOSSBilling\'s own state refusal to a conflict', async () => {
+  t.test('maps FOSSBilling\'s own state refusal to a conflict', async () => {
     const { fake } = serving('active');
     fake.answer('order/suspend', FakeCall.error(answers.messages.onlyActiveSuspend));
     await rejectsWith(backendWith(fake).runServiceAction(CUSTOMER, '7', 'suspend', CTX), 'conflict');
   });
 
-  it('never acts on another client\'s order', async () => {
+  t.test('never acts on another client\'s order', async () => {
     const { fake } = serving('active');
     fake.answer('order/get', { ...answers.order, client_id: 2 });
     await rejectsWith(backendWith(fake).runServiceAction(CUSTOMER, '7', 'suspend', CTX), 'not_found');

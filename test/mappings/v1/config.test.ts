@@ -1,14 +1,14 @@
 /** The passthrough's config: from the file or the environment, and errors that never quote a key. */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { ConfigError, loadConfig, parseConfig } from '../../../src/config.js';
 import { describeUpstream } from '../../../src/backend/factory.js';
 import { BACKENDS } from '../../../mappings/index.js';
 
 const ENV = { KEY_PEPPER: 'config-test-pepper-0123456789abcdef0123', WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') };
 
-describe('v1 passthrough config', () => {
-  it('the environment names the upstream and each account\'s key; the start-up line names no key', () => {
+t.test('v1 passthrough config', async (t) => {
+  t.test('the environment names the upstream and each account\'s key; the start-up line names no key', async () => {
     const config = loadConfig(BACKENDS, { ...ENV, V1_UPSTREAM_URL: 'https://panel.example.com/api/', V1_UPSTREAM_API_KEYS: 'acme=key-a=1, beta=key-b' });
     assert.equal(config.upstream?.backend, 'v1');
     const section = config.upstream?.v1 as { apiKeys: Record<string, string>; timeoutMs: number };
@@ -17,7 +17,7 @@ describe('v1 passthrough config', () => {
     assert.equal(describeUpstream(config as never, BACKENDS), 'v1 at https://panel.example.com/api');
   });
 
-  it('refuses a bad section, naming the fields and never the key', () => {
+  t.test('refuses a bad section, naming the fields and never the key', async () => {
     assert.throws(
       () => loadConfig(BACKENDS, { ...ENV, V1_UPSTREAM_URL: 'ftp://panel.example.com', V1_UPSTREAM_API_KEYS: 'bare-secret-key-123,beta=has space' }),
       (error: Error) =>

@@ -5,23 +5,23 @@
  * customer with this gateway's key.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { bearer } from '../../helpers/gateway.js';
 import { buildPassthroughGateway, json, ORDER, type PassthroughGateway, SERVICE, UPSTREAM_KEYS } from './harness.js';
 
 const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 
-describe('v1 passthrough: what is forwarded', () => {
+t.test('v1 passthrough: what is forwarded', async (t) => {
   let gw: PassthroughGateway;
-  before(async () => {
+  t.before(async () => {
     gw = await buildPassthroughGateway();
   });
-  after(() => gw.close());
-  beforeEach(() => {
+  t.teardown(() => gw.close());
+  t.beforeEach(() => {
     gw.upstream.received.length = 0;
   });
 
-  it('sends the account\'s own upstream key, never the client\'s Authorization, cookies or forwarding headers', async () => {
+  t.test('sends the account\'s own upstream key, never the client\'s Authorization, cookies or forwarding headers', async () => {
     gw.upstream.answer(json(200, SERVICE));
     for (const [account, upstreamId] of [['acme', 'up-acme'], ['beta', 'up-beta']] as const) {
       const response = await gw.app.inject({
@@ -53,7 +53,7 @@ describe('v1 passthrough: what is forwarded', () => {
     }
   });
 
-  it('a list: the validated query goes upstream, the links are this gateway\'s own', async () => {
+  t.test('a list: the validated query goes upstream, the links are this gateway\'s own', async () => {
     const elsewhere = (page: number) => `/panel/v1/services?page=${page}&per_page=1&token=abc`;
     gw.upstream.answer(json(200, { data: [SERVICE], meta: { page: 2, per_page: 1, total: 3, last_page: 3 }, links: { first: elsewhere(1), prev: elsewhere(1), next: elsewhere(3), last: elsewhere(3) } }, { link: `<${elsewhere(1)}>; rel="first"` }));
     const response = await gw.app.inject({ method: 'GET', url: '/v1/services?per_page=001&page=2', headers: bearer(gw.keys['acme:all']) });
@@ -63,7 +63,7 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.equal(response.headers.link, '</v1/services?page=1&per_page=1>; rel="first", </v1/services?page=1&per_page=1>; rel="prev", </v1/services?page=3&per_page=1>; rel="next", </v1/services?page=3&per_page=1>; rel="last"');
   });
 
-  it('keeps the upstream\'s headers behind and states its own (rate limits, request id)', async () => {
+  t.test('keeps the upstream\'s headers behind and states its own (rate limits, request id)', async () => {
     gw.upstream.answer(json(200, SERVICE, { 'set-cookie': 'upstream=1', 'x-powered-by': 'panel', 'x-ratelimit-remaining': '1', 'x-request-id': 'upstream-id', server: 'panel/1.0' }));
     const response = await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:all']) });
     assert.equal(response.statusCode, 200);
@@ -73,14 +73,14 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.equal(response.headers['cache-control'], 'no-store');
   });
 
-  it('strips fields the contract does not name', async () => {
+  t.test('strips fields the contract does not name', async () => {
     gw.upstream.answer(json(200, { ...SERVICE, internal_note: 'root password is hunter2' }));
     const response = await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:all']) });
     assert.equal(response.statusCode, 200);
     assert.deepEqual(response.json(), SERVICE);
   });
 
-  it('/v1/me: the upstream\'s customer under this gateway\'s account id, with this gateway\'s key', async () => {
+  t.test('/v1/me: the upstream\'s customer under this gateway\'s account id, with this gateway\'s key', async () => {
     gw.upstream.answer(json(200, {
       account: { id: 'up-acme', name: 'Acme Hosting', company: null, email: 'ops@acme.example', status: 'active', currency: 'USD' },
       key: { id: 'upstream-key', name: 'passthrough', scopes: ['read:services'], created_at: '2026-01-01T00:00:00Z', expires_at: null, rate_limits: { per_minute: 1, burst: 1, per_day: 1, account_per_minute: null } },
@@ -95,7 +95,7 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.equal(me.key.rate_limits.per_minute, 100_000);
   });
 
-  it('an order: the validated body, a namespaced Idempotency-Key, Location from the upstream; the replay is served here', async () => {
+  t.test('an order: the validated body, a namespaced Idempotency-Key, Location from the upstream; the replay is served here', async () => {
     gw.upstream.answer(json(201, ORDER, { location: '/v1/orders/42' }));
     const request = {
       method: 'POST' as const,
@@ -124,7 +124,7 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.notEqual(gw.upstream.received[1]!.headers['idempotency-key'], sent.headers['idempotency-key']);
   });
 
-  it('credentials: forwarded, audited here whatever the outcome, never cached', async () => {
+  t.test('credentials: forwarded, audited here whatever the outcome, never cached', async () => {
     const credentials = { service_id: '7', username: 'root', password: 'pw-123', hostname: 'vps7.example.com', ip_addresses: ['192.0.2.7'] };
     gw.upstream.answer(json(200, credentials));
     const read = await gw.app.inject({ method: 'GET', url: '/v1/services/7/credentials', headers: bearer(gw.keys['acme:all']) });
@@ -140,7 +140,7 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.ok(!JSON.stringify(gw.audit.records).includes('pw-123'), 'no credential in the audit log');
   });
 
-  it('an action outside this gateway\'s profile is refused here and sends nothing', async () => {
+  t.test('an action outside this gateway\'s profile is refused here and sends nothing', async () => {
     gw.upstream.answer(json(200, {}));
     const response = await gw.app.inject({
       method: 'POST',
@@ -154,7 +154,7 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.equal(gw.upstream.received.length, 0);
   });
 
-  it('the gates run first: no key, a missing scope or a bad body send nothing', async () => {
+  t.test('the gates run first: no key, a missing scope or a bad body send nothing', async () => {
     gw.upstream.answer(json(200, SERVICE));
     assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/services/7' })).statusCode, 401);
     assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:read:billing']) })).statusCode, 403);
@@ -164,7 +164,7 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.equal(gw.upstream.received.length, 0);
   });
 
-  it('an account without an upstream key: 502, nothing sent, the operator told which', async () => {
+  t.test('an account without an upstream key: 502, nothing sent, the operator told which', async () => {
     const gateway = await buildPassthroughGateway({ v1: { apiKeys: { 'up-acme': UPSTREAM_KEYS['up-acme'] } } });
     try {
       const response = await gateway.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gateway.keys['beta:all']) });
@@ -176,7 +176,7 @@ describe('v1 passthrough: what is forwarded', () => {
     }
   });
 
-  it('counts upstream calls by backend, action and outcome', async () => {
+  t.test('counts upstream calls by backend, action and outcome', async () => {
     gw.upstream.answer(json(200, SERVICE));
     await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:all']) });
     const text = await gw.app.metrics.registry.metrics();
@@ -184,13 +184,13 @@ describe('v1 passthrough: what is forwarded', () => {
     assert.match(text, /gateway_upstream_request_duration_seconds_count\{backend="v1",action="getService"\} [1-9]/);
   });
 
-  it('health and readiness ask the upstream\'s /v1/health', async () => {
+  t.test('health and readiness ask the upstream\'s /v1/health', async () => {
     gw.upstream.answer(json(200, { status: 'ok' }));
     assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/health' })).statusCode, 200);
     assert.equal((await gw.app.readiness.check()).upstream, 'ok');
   });
 
-  it('no log line holds an upstream key or a client key', () => {
+  t.test('no log line holds an upstream key or a client key', async () => {
     const text = gw.logs.join('');
     for (const key of Object.values(UPSTREAM_KEYS)) assert.ok(!text.includes(key));
     for (const key of Object.values(gw.keys)) assert.ok(!text.includes(key));

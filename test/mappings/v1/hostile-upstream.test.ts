@@ -5,7 +5,7 @@
  * upstream's text, and writes stay safe to retry.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { bearer } from '../../helpers/gateway.js';
 import { buildPassthroughGateway, json, ORDER, type PassthroughGateway, problem, SERVICE } from './harness.js';
@@ -19,27 +19,27 @@ function expectProblem(response: LightMyRequestResponse, status: number, reason:
   return body;
 }
 
-describe('v1 passthrough: a hostile upstream', () => {
+t.test('v1 passthrough: a hostile upstream', async (t) => {
   let gw: PassthroughGateway;
   let getService: () => Promise<LightMyRequestResponse>;
-  before(async () => {
+  t.before(async () => {
     // Settle time just above the write deadline, so that a retry reconciles within the test.
     gw = await buildPassthroughGateway({ config: { idempotency: { settleMs: 800, leaseMarginMs: 100 } } });
     getService = () => gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:all']) });
   });
-  after(() => gw.close());
-  beforeEach(() => {
+  t.teardown(() => gw.close());
+  t.beforeEach(() => {
     gw.upstream.received.length = 0;
   });
 
-  it('no answer within the deadline → 504', async () => {
+  t.test('no answer within the deadline → 504', async () => {
     gw.upstream.answer(() => undefined);
     const started = Date.now();
     expectProblem(await getService(), 504, 'upstream_timeout');
     assert.ok(Date.now() - started < 2_000);
   });
 
-  it('a body that drips in past the deadline → 504: the deadline covers the whole answer', async () => {
+  t.test('a body that drips in past the deadline → 504: the deadline covers the whole answer', async () => {
     gw.upstream.answer((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
       const timer = setInterval(() => (response.destroyed ? clearInterval(timer) : response.write(' ')), 50);
@@ -47,7 +47,7 @@ describe('v1 passthrough: a hostile upstream', () => {
     expectProblem(await getService(), 504, 'upstream_timeout');
   });
 
-  it('an answer over the size cap → 502, whether declared or streamed', async () => {
+  t.test('an answer over the size cap → 502, whether declared or streamed', async () => {
     const big = { ...SERVICE, product_name: 'x'.repeat(5000) };
     gw.upstream.answer(json(200, big));
     expectProblem(await getService(), 502, 'upstream_error');
@@ -58,7 +58,7 @@ describe('v1 passthrough: a hostile upstream', () => {
     expectProblem(await getService(), 502, 'upstream_error');
   });
 
-  it('a redirect → 502, not followed', async () => {
+  t.test('a redirect → 502, not followed', async () => {
     gw.upstream.answer((request, response) => {
       if (request.url === '/elsewhere') return json(200, SERVICE)(request, response, undefined as never);
       response.writeHead(302, { location: '/elsewhere' });
@@ -68,7 +68,7 @@ describe('v1 passthrough: a hostile upstream', () => {
     assert.deepEqual(gw.upstream.received.map((r) => r.url), ['/v1/services/7']);
   });
 
-  it('an HTML error page → 502 Problem+JSON without the upstream\'s words; the operator sees them', async () => {
+  t.test('an HTML error page → 502 Problem+JSON without the upstream\'s words; the operator sees them', async () => {
     gw.upstream.answer((_request, response) => {
       response.writeHead(500, { 'content-type': 'text/html' });
       response.end('<html><body><h1>Fatal error</h1> in /var/www/panel/index.php line 12</body></html>');
@@ -96,13 +96,13 @@ describe('v1 passthrough: a hostile upstream', () => {
     }],
     ['a reset connection', (_q: unknown, response: import('node:http').ServerResponse) => response.socket?.destroy()],
   ] as const) {
-    it(`${what} → 502`, async () => {
+    t.test(`${what} → 502`, async () => {
       gw.upstream.answer(script as never);
       expectProblem(await getService(), 502, 'upstream_error');
     });
   }
 
-  it('its problems pass through with their status, reason and detail, under this gateway\'s request id', async () => {
+  t.test('its problems pass through with their status, reason and detail, under this gateway\'s request id', async () => {
     gw.upstream.answer(problem(404, 'not_found'));
     const notFound = expectProblem(await getService(), 404, 'not_found');
     assert.equal(notFound.detail, 'upstream says not_found');
@@ -123,7 +123,7 @@ describe('v1 passthrough: a hostile upstream', () => {
     assert.equal(unknown.headers['retry-after'], '12');
   });
 
-  it('its refusal of a write is stored: the replay answers it without asking again', async () => {
+  t.test('its refusal of a write is stored: the replay answers it without asking again', async () => {
     gw.upstream.answer(problem(409, 'action_not_allowed'));
     const request = { method: 'POST' as const, url: '/v1/services/7/actions', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'act-refused' }, payload: { action: 'cancel' } };
     expectProblem(await gw.app.inject(request), 409, 'action_not_allowed');
@@ -135,7 +135,7 @@ describe('v1 passthrough: a hostile upstream', () => {
     assert.equal(gw.upstream.received.length, 1);
   });
 
-  it('its refusal of the gateway\'s key → 502 and an operator line; its rate limit → 503 with its Retry-After', async () => {
+  t.test('its refusal of the gateway\'s key → 502 and an operator line; its rate limit → 503 with its Retry-After', async () => {
     gw.upstream.answer(problem(401, 'unauthenticated'));
     const refused = expectProblem(await getService(), 502, 'upstream_error');
     assert.doesNotMatch(refused.detail, /key|unauthenticated/i);
@@ -147,14 +147,14 @@ describe('v1 passthrough: a hostile upstream', () => {
     assert.equal(body.violated_policies, undefined);
   });
 
-  it('a problem whose status is not its reason\'s, or an unknown reason → 502', async () => {
+  t.test('a problem whose status is not its reason\'s, or an unknown reason → 502', async () => {
     gw.upstream.answer(problem(404, 'upstream_error'));
     expectProblem(await getService(), 502, 'upstream_error');
     gw.upstream.answer(problem(418, 'teapot'));
     expectProblem(await getService(), 502, 'upstream_error');
   });
 
-  it('a write that times out is not sent again blindly: the retry forwards the same upstream key', async () => {
+  t.test('a write that times out is not sent again blindly: the retry forwards the same upstream key', async () => {
     gw.upstream.answer(() => undefined);
     const request = { method: 'POST' as const, url: '/v1/orders', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'order-timeout' }, payload: { product_id: '1', billing_cycle: 'monthly' } };
     expectProblem(await gw.app.inject(request), 504, 'upstream_timeout');
@@ -169,7 +169,7 @@ describe('v1 passthrough: a hostile upstream', () => {
     assert.equal(keys[0], keys[1], 'the upstream can tell it is the same order');
   });
 
-  it('the upstream down → 503 with Retry-After; health and readiness say so', async () => {
+  t.test('the upstream down → 503 with Retry-After; health and readiness say so', async () => {
     const gateway = await buildPassthroughGateway();
     try {
       await gateway.upstream.close();

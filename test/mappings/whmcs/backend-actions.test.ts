@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { ActionResultSchema } from '../../../src/v1/schemas.js';
 import { CTX, CUSTOMER, FakeWhmcs, OTHER_CUSTOMER, rejectsWith } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
@@ -48,14 +48,14 @@ function serve(whmcs: FakeWhmcs, scenario: ServiceScenario = {}) {
 
 const writesSent = (whmcs: FakeWhmcs) => whmcs.actions().filter((action) => WRITES.includes(action));
 
-describe('WHMCS backend: service actions', () => {
+t.test('WHMCS backend: service actions', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('start runs the module’s allow-listed function and returns the service as it now stands', async () => {
+  t.test('start runs the module’s allow-listed function and returns the service as it now stands', async () => {
     serve(whmcs);
     const result = await whmcs.backend().runServiceAction(CUSTOMER, '1', 'start', CTX);
     ActionResultSchema.parse(result);
@@ -70,13 +70,13 @@ describe('WHMCS backend: service actions', () => {
     assert.equal(whmcs.requests('GetClientsProducts')[0]?.get('clientid'), '1');
   });
 
-  it('finds the module through the product even when the product is hidden', async () => {
+  t.test('finds the module through the product even when the product is hidden', async () => {
     serve(whmcs, { pid: '9' });
     await whmcs.backend().runServiceAction(CUSTOMER, '1', 'stop', CTX);
     assert.equal(whmcs.requests('ModuleCustom')[0]?.get('func_name'), 'shutdown', 'solusvmpro stop');
   });
 
-  it('a function outside the allow-list is refused without any upstream write', async () => {
+  t.test('a function outside the allow-list is refused without any upstream write', async () => {
     serve(whmcs);
     const error = await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'reinstall', CTX), 'validation');
     assert.match(error.detail, /"reinstall" is not supported/);
@@ -88,7 +88,7 @@ describe('WHMCS backend: service actions', () => {
     assert.deepEqual(writesSent(whmcs), []);
   });
 
-  it('a product without a module cannot be suspended', async () => {
+  t.test('a product without a module cannot be suspended', async () => {
     serve(whmcs, { pid: '3' });
     await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'suspend', CTX), 'validation');
     assert.deepEqual(writesSent(whmcs), []);
@@ -105,14 +105,14 @@ describe('WHMCS backend: service actions', () => {
     [{ status: 'Active' }, 'cancel_revoke'],
   ];
   for (const [scenario, action] of conflicts) {
-    it(`${action} when the service is ${scenario.status}${scenario.cancellationPending ? ' with a cancellation pending' : ''}: a conflict, decided before any write`, async () => {
+    t.test(`${action} when the service is ${scenario.status}${scenario.cancellationPending ? ' with a cancellation pending' : ''}: a conflict, decided before any write`, async () => {
       serve(whmcs, scenario);
       await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', action, CTX), 'conflict');
       assert.deepEqual(writesSent(whmcs), []);
     });
   }
 
-  it('suspend, unsuspend, terminate call their module commands', async () => {
+  t.test('suspend, unsuspend, terminate call their module commands', async () => {
     const state = serve(whmcs);
     const backend = whmcs.backend();
     assert.equal((await backend.runServiceAction(CUSTOMER, '1', 'suspend', CTX)).service.status, 'suspended');
@@ -123,7 +123,7 @@ describe('WHMCS backend: service actions', () => {
     assert.ok(whmcs.requests('ModuleSuspend').every((params) => params.get('serviceid') === '1'));
   });
 
-  it('cancel files an end-of-period request: scheduled, effective on the next due date', async () => {
+  t.test('cancel files an end-of-period request: scheduled, effective on the next due date', async () => {
     serve(whmcs);
     const result = await whmcs.backend().runServiceAction(CUSTOMER, '1', 'cancel', CTX);
     assert.equal(result.outcome, 'scheduled');
@@ -135,7 +135,7 @@ describe('WHMCS backend: service actions', () => {
     assert.equal(sent?.get('reason'), 'Cancelled through the reseller API');
   });
 
-  it('cancel_revoke calls the configured custom action', async () => {
+  t.test('cancel_revoke calls the configured custom action', async () => {
     serve(whmcs, { cancellationPending: true });
     const result = await whmcs.backend().runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX);
     assert.equal(result.outcome, 'completed');
@@ -143,7 +143,7 @@ describe('WHMCS backend: service actions', () => {
     assert.equal(whmcs.requests('GatewayDeleteCancelRequest')[0]?.get('serviceid'), '1');
   });
 
-  it('another client’s service is not found and nothing is written', async () => {
+  t.test('another client’s service is not found and nothing is written', async () => {
     serve(whmcs);
     await rejectsWith(whmcs.backend().runServiceAction(OTHER_CUSTOMER, '1', 'terminate', CTX), 'not_found');
     assert.equal(whmcs.requests('GetClientsProducts')[0]?.get('clientid'), '2');
@@ -151,12 +151,12 @@ describe('WHMCS backend: service actions', () => {
   });
 });
 
-describe('WHMCS backend: service action failures', () => {
+t.test('WHMCS backend: service action failures', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
   /** The first answer to `action` replaces the scenario's. */
   function failing(action: string, answer: object | string, options: { delayMs?: number } = {}) {
@@ -164,28 +164,28 @@ describe('WHMCS backend: service action failures', () => {
     serve(whmcs);
   }
 
-  it('Existing Cancellation Request Exists is a conflict', async () => {
+  t.test('Existing Cancellation Request Exists is a conflict', async () => {
     failing('AddCancelRequest', answers.addCancelRequestExists);
     await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'cancel', CTX), 'conflict');
   });
 
-  it('Service ID not found is not found', async () => {
+  t.test('Service ID not found is not found', async () => {
     failing('ModuleSuspend', { result: 'error', message: 'Service ID not found' });
     await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'suspend', CTX), 'not_found');
   });
 
-  it('Service not assigned to a module is a validation error', async () => {
+  t.test('Service not assigned to a module is a validation error', async () => {
     failing('ModuleTerminate', answers.moduleNotAssigned);
     await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'terminate', CTX), 'validation');
   });
 
-  it('a missing module function is the operator’s allow-list mistake', async () => {
+  t.test('a missing module function is the operator’s allow-list mistake', async () => {
     failing('ModuleCustom', { result: 'error', message: '!Function not found in module!' });
     const error = await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'reboot', CTX), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /moduleFunctions allows "reboot"/);
   });
 
-  it('a module’s own error text goes to the operator, never to the client', async () => {
+  t.test('a module’s own error text goes to the operator, never to the client', async () => {
     failing('ModuleCustom', { result: 'error', message: 'Virtualizor: VPS 104 is locked (node hv3.internal)' });
     const error = await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'start', CTX), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /VPS 104 is locked/);
@@ -193,14 +193,14 @@ describe('WHMCS backend: service action failures', () => {
     assert.equal(error.outcomeUnknown, false);
   });
 
-  it('a revoke action that is not installed tells the operator to install it', async () => {
+  t.test('a revoke action that is not installed tells the operator to install it', async () => {
     whmcs.answer('GatewayDeleteCancelRequest', { result: 'error', message: 'Invalid API Action: "gatewaydeletecancelrequest" is not a valid API action' }, { times: 1 });
     serve(whmcs, { cancellationPending: true });
     const error = await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /install the custom WHMCS API action "GatewayDeleteCancelRequest"/);
   });
 
-  it('a module call that times out leaves the outcome unknown and is not retried', async () => {
+  t.test('a module call that times out leaves the outcome unknown and is not retried', async () => {
     failing('ModuleCustom', answers.moduleSuccess, { delayMs: 300 });
     const error = await rejectsWith(
       whmcs.backend({ actionTimeoutsMs: { ModuleCustom: 30 } }).runServiceAction(CUSTOMER, '1', 'reboot', CTX),
@@ -210,7 +210,7 @@ describe('WHMCS backend: service action failures', () => {
     assert.equal(whmcs.requests('ModuleCustom').length, 1);
   });
 
-  it('a failure to read the service back after a successful action keeps the outcome unknown', async () => {
+  t.test('a failure to read the service back after a successful action keeps the outcome unknown', async () => {
     const broken = new FakeWhmcs();
     try {
       broken.answer('GetClientsProducts', answers.clientsProducts([answers.service]), { times: 1 }).answer('GetClientsProducts', '<html>oops</html>');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import type { OrderInput } from '../../../src/v1/schemas.js';
 import { CUSTOMER, FakeWhmcs, rejectsWith } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
@@ -14,9 +14,9 @@ const ORDER: OrderInput = {
   hostname: 'vps7.example.net',
 };
 
-describe('WHMCS backend: placing orders', () => {
+t.test('WHMCS backend: placing orders', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
     whmcs
       .answer('GetProducts', answers.catalog)
@@ -24,9 +24,9 @@ describe('WHMCS backend: placing orders', () => {
       .answer('AddOrder', answers.addOrder)
       .answer('GetOrders', answers.orders);
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('sends AddOrder for the customer with PHP arrays, serialized options and the order key, then reads the order back', async () => {
+  t.test('sends AddOrder for the customer with PHP arrays, serialized options and the order key, then reads the order back', async () => {
     const order = await whmcs.backend().placeOrder(CUSTOMER, ORDER, CTX);
     assert.equal(order.id, '1');
     const sent = whmcs.requests('AddOrder');
@@ -49,7 +49,7 @@ describe('WHMCS backend: placing orders', () => {
     assert.equal(readBack?.get('userid'), '1');
   });
 
-  it('one-time products are ordered with the onetime cycle and no options', async () => {
+  t.test('one-time products are ordered with the onetime cycle and no options', async () => {
     await whmcs.backend({ orderKeyField: { ids: { '3': 9 } } }).placeOrder(CUSTOMER, { product_id: '3', billing_cycle: 'onetime' }, CTX);
     const params = whmcs.requests('AddOrder')[0];
     assert.equal(params?.get('billingcycle[0]'), 'onetime');
@@ -57,7 +57,7 @@ describe('WHMCS backend: placing orders', () => {
     assert.equal(decode(params?.get('customfields[0]')), 'a:1:{i:9;s:16:"acme:key-1:rec-1";}', 'the configured field id wins');
   });
 
-  it('accepts the order when configured, with autosetup and no emails', async () => {
+  t.test('accepts the order when configured, with autosetup and no emails', async () => {
     whmcs.answer('AcceptOrder', answers.acceptOrder);
     await whmcs.backend({ acceptOrder: { enabled: true } }).placeOrder(CUSTOMER, ORDER, CTX);
     const params = whmcs.requests('AcceptOrder')[0];
@@ -67,7 +67,7 @@ describe('WHMCS backend: placing orders', () => {
     assert.deepEqual(whmcs.actions().slice(-3, -1), ['AddOrder', 'AcceptOrder']);
   });
 
-  it('an AcceptOrder failure is logged and the placed order still returned', async () => {
+  t.test('an AcceptOrder failure is logged and the placed order still returned', async () => {
     whmcs.answer('AcceptOrder', answers.acceptOrderFailed);
     const order = await whmcs.backend({ acceptOrder: { enabled: true } }).placeOrder(CUSTOMER, ORDER, CTX);
     assert.equal(order.id, '1');
@@ -89,14 +89,14 @@ describe('WHMCS backend: placing orders', () => {
     ['a number for yes/no', { config_options: { '6': 1 } }, /^config_options\.6: must be true or false/],
   ];
   for (const [name, change, detail] of refusals) {
-    it(`refuses ${name} before AddOrder`, async () => {
+    t.test(`refuses ${name} before AddOrder`, async () => {
       const error = await rejectsWith(whmcs.backend().placeOrder(CUSTOMER, { ...ORDER, ...change }, CTX), 'validation');
       assert.match(error.detail, detail);
       assert.equal(whmcs.requests('AddOrder').length, 0);
     });
   }
 
-  it('refuses a product not sold in the customer’s currency', async () => {
+  t.test('refuses a product not sold in the customer’s currency', async () => {
     const euros = new FakeWhmcs();
     try {
       euros
@@ -112,7 +112,7 @@ describe('WHMCS backend: placing orders', () => {
     }
   });
 
-  it('refuses a closed account before AddOrder', async () => {
+  t.test('refuses a closed account before AddOrder', async () => {
     const closed = new FakeWhmcs();
     try {
       closed
@@ -125,13 +125,13 @@ describe('WHMCS backend: placing orders', () => {
     }
   });
 
-  it('will not order a product without the order-key field (its outcome could never be reconciled)', async () => {
+  t.test('will not order a product without the order-key field (its outcome could never be reconciled)', async () => {
     const error = await rejectsWith(whmcs.backend().placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, CTX), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /no custom field "Gateway Idempotency Key"/);
     assert.equal(whmcs.requests('AddOrder').length, 0);
   });
 
-  it('Invalid Payment Method is the operator’s misconfiguration', async () => {
+  t.test('Invalid Payment Method is the operator’s misconfiguration', async () => {
     const misconfigured = new FakeWhmcs();
     try {
       misconfigured
@@ -147,7 +147,7 @@ describe('WHMCS backend: placing orders', () => {
     }
   });
 
-  it('Client ID Not Found from AddOrder is an upstream error naming the account', async () => {
+  t.test('Client ID Not Found from AddOrder is an upstream error naming the account', async () => {
     const unknown = new FakeWhmcs();
     try {
       unknown
@@ -161,7 +161,7 @@ describe('WHMCS backend: placing orders', () => {
     }
   });
 
-  it('the write-ahead runs right before AddOrder is sent; when it throws, nothing is sent', async () => {
+  t.test('the write-ahead runs right before AddOrder is sent; when it throws, nothing is sent', async () => {
     const steps: string[] = [];
     const order = whmcs.backend().placeOrder(CUSTOMER, ORDER, {
       ...CTX,
@@ -176,7 +176,7 @@ describe('WHMCS backend: placing orders', () => {
     assert.equal(whmcs.requests('AddOrder').length, 1, 'only the first order was sent');
   });
 
-  it('an AddOrder timeout leaves the outcome unknown', async () => {
+  t.test('an AddOrder timeout leaves the outcome unknown', async () => {
     const slow = new FakeWhmcs();
     try {
       slow
@@ -191,7 +191,7 @@ describe('WHMCS backend: placing orders', () => {
     }
   });
 
-  it('a failure after AddOrder succeeded still says the order may exist', async () => {
+  t.test('a failure after AddOrder succeeded still says the order may exist', async () => {
     const broken = new FakeWhmcs();
     try {
       broken
@@ -207,7 +207,7 @@ describe('WHMCS backend: placing orders', () => {
     }
   });
 
-  it('an unreadable AddOrder answer leaves the outcome unknown', async () => {
+  t.test('an unreadable AddOrder answer leaves the outcome unknown', async () => {
     const odd = new FakeWhmcs();
     try {
       odd
@@ -222,7 +222,7 @@ describe('WHMCS backend: placing orders', () => {
   });
 });
 
-describe('WHMCS backend: finding an order by its idempotency key', () => {
+t.test('WHMCS backend: finding an order by its idempotency key', async (t) => {
   const tagged = (tag: string, id = '7', orderid = '1') => ({
     ...answers.service,
     id,
@@ -239,13 +239,13 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
   const TAG = 'acme:key-1:rec-2';
 
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
     whmcs.answer('GetProducts', answers.catalog).answer('GetClientsDetails', answers.clientDetails).answer('GetOrders', answers.orders);
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('finds the service tagged with the key and record, and returns its order', async () => {
+  t.test('finds the service tagged with the key and record, and returns its order', async () => {
     whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service, tagged('beta:key-1:rec-2', '6'), tagged(TAG)]));
     const search = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY);
     assert.equal(search.kind === 'found' && search.order.id, '1');
@@ -255,7 +255,7 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
     assert.equal(whmcs.requests('GetOrders')[0]?.get('userid'), '1');
   });
 
-  it('proves absence when every service shows the key field; accounts sharing the client and older uses of the key stay apart', async () => {
+  t.test('proves absence when every service shows the key field; accounts sharing the client and older uses of the key stay apart', async () => {
     whmcs.answer('GetClientsProducts', answers.clientsProducts([tagged('beta:key-1:rec-2'), tagged('acme:key-1:rec-1', '8'), tagged('acme:key-1', '9')]));
     const backend = whmcs.backend();
     assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, KEY), { kind: 'absent' });
@@ -263,7 +263,7 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
     assert.equal((await backend.findOrderByIdempotencyKey(sharingClient, KEY)).kind, 'found');
   });
 
-  it('reads every page, past any page limit', async () => {
+  t.test('reads every page, past any page limit', async () => {
     const pages = 120;
     whmcs.answer('GetClientsProducts', (params) => {
       const start = Number(params.get('limitstart'));
@@ -276,7 +276,7 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
     assert.equal(whmcs.requests('GetClientsProducts').length, pages);
   });
 
-  it('cannot tell when the answer shows no custom fields for a service of a product with the key field', async () => {
+  t.test('cannot tell when the answer shows no custom fields for a service of a product with the key field', async () => {
     const { customfields: _hidden, ...bare } = tagged('');
     whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service, bare]));
     const search = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY);
@@ -284,7 +284,7 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
     assert.match(search.kind === 'unknown' ? search.reason : '', /does not show the custom field "Gateway Idempotency Key" of service 7/);
   });
 
-  it('cannot tell when a page comes back short or the total changes during the search', async () => {
+  t.test('cannot tell when a page comes back short or the total changes during the search', async () => {
     whmcs.answer('GetClientsProducts', (params) =>
       params.get('limitstart') === '0' ? answers.clientsProducts([answers.service], 150) : answers.clientsProducts([], 150),
     );
@@ -295,13 +295,13 @@ describe('WHMCS backend: finding an order by its idempotency key', () => {
     assert.equal((await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY)).kind, 'unknown');
   });
 
-  it('cannot tell when no product can carry the key', async () => {
+  t.test('cannot tell when no product can carry the key', async () => {
     whmcs.answer('GetClientsProducts', answers.clientsProductsEmpty);
     const search = await whmcs.backend({ publicProductIds: ['1'] }).findOrderByIdempotencyKey(CUSTOMER, KEY);
     assert.match(search.kind === 'unknown' ? search.reason : '', /no public product has the custom field/);
   });
 
-  it('a failing read cannot tell; it never answers absent', async () => {
+  t.test('a failing read cannot tell; it never answers absent', async () => {
     whmcs.answer('GetClientsProducts', '<html>busy</html>');
     const search = await whmcs.backend().findOrderByIdempotencyKey(CUSTOMER, KEY);
     assert.equal(search.kind, 'unknown');

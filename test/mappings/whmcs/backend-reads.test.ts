@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import {
   AccountSchema,
   InvoiceSchema,
@@ -15,14 +15,14 @@ import * as variants from './fixtures/variants.js';
 /** Answers only for client 1, as WHMCS does when its owner filter is ANDed. */
 const ownedBy = (param: string, owned: unknown, empty: unknown) => (params: URLSearchParams) => (params.get(param) === '1' ? owned : empty);
 
-describe('WHMCS backend: account and balance', () => {
+t.test('WHMCS backend: account and balance', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('getAccount maps the recorded GetClientsDetails of the customer', async () => {
+  t.test('getAccount maps the recorded GetClientsDetails of the customer', async () => {
     whmcs.answer('GetClientsDetails', answers.clientDetails);
     const account = await whmcs.backend().getAccount(CUSTOMER, CTX);
     assert.deepEqual(account, { name: 'Test Client', company: null, email: 'test@example.com', status: 'active', currency: 'USD' });
@@ -30,7 +30,7 @@ describe('WHMCS backend: account and balance', () => {
     assert.equal(whmcs.requests('GetClientsDetails')[0]?.get('clientid'), '1');
   });
 
-  it('decodes entities in names and uses the top-level copy when `client` is missing', async () => {
+  t.test('decodes entities in names and uses the top-level copy when `client` is missing', async () => {
     const { client: _nested, ...topLevel } = answers.clientDetails;
     whmcs.answer('GetClientsDetails', { ...topLevel, firstname: 'Ren&eacute;e', lastname: 'O&#039;Brien', companyname: 'Smith &amp; Sons', status: 'Closed' });
     const account = await whmcs.backend().getAccount(CUSTOMER, CTX);
@@ -39,13 +39,13 @@ describe('WHMCS backend: account and balance', () => {
     assert.equal(account.status, 'closed');
   });
 
-  it('a client WHMCS does not know is the operator’s problem, not the caller’s', async () => {
+  t.test('a client WHMCS does not know is the operator’s problem, not the caller’s', async () => {
     whmcs.answer('GetClientsDetails', answers.clientNotFound);
     const error = await rejectsWith(whmcs.backend().getAccount(CUSTOMER, CTX), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /account acme maps to WHMCS client 1/);
   });
 
-  it('never calls WHMCS for a customer without a valid clientid (it would answer for all clients)', async () => {
+  t.test('never calls WHMCS for a customer without a valid clientid (it would answer for all clients)', async () => {
     await rejectsWith(whmcs.backend().getAccount({ accountId: 'x', upstreamId: '' }, CTX), 'upstream_error');
     await rejectsWith(whmcs.backend().listServices({ accountId: 'x', upstreamId: '0' }, { page: 1, perPage: 25 }, CTX), 'upstream_error');
     assert.equal(whmcs.requests().length, 0);
@@ -57,14 +57,14 @@ describe('WHMCS backend: account and balance', () => {
     ['an unknown client status', { ...answers.clientDetails, client: { ...answers.clientDetails.client, status: 'Weird' } }],
     ['a credit that is not a decimal', { ...answers.clientDetails, client: { ...answers.clientDetails.client, credit: '1e400' } }],
   ] as const) {
-    it(`a hostile answer (${name}) is an upstream error`, async () => {
+    t.test(`a hostile answer (${name}) is an upstream error`, async () => {
       whmcs.answer('GetClientsDetails', answer);
       const error = await rejectsWith(whmcs.backend().getAccount(CUSTOMER, CTX), 'upstream_error');
       assert.match(error.operatorMessage ?? '', /unexpected shape/);
     });
   }
 
-  it('a client answer without `credit` serves /v1/me; only the balance, which reads it, fails naming it', async () => {
+  t.test('a client answer without `credit` serves /v1/me; only the balance, which reads it, fails naming it', async () => {
     const { credit: _credit, ...client } = answers.clientDetails.client;
     whmcs.answer('GetClientsDetails', { ...answers.clientDetails, client });
     const backend = whmcs.backend();
@@ -73,20 +73,20 @@ describe('WHMCS backend: account and balance', () => {
     assert.match(error.operatorMessage ?? '', /WHMCS GetClientsDetails answer has no client\.credit/);
   });
 
-  it('getBalance: the credit in the client currency, as an exact decimal', async () => {
+  t.test('getBalance: the credit in the client currency, as an exact decimal', async () => {
     whmcs.answer('GetClientsDetails', { ...answers.clientDetails, client: { ...answers.clientDetails.client, credit: '12.5', currency_code: 'EUR' } });
     assert.deepEqual(await whmcs.backend().getBalance(CUSTOMER, CTX), { credit: { amount: '12.50', currency: 'EUR' } });
   });
 });
 
-describe('WHMCS backend: products', () => {
+t.test('WHMCS backend: products', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('lists only the allow-listed products, mapped', async () => {
+  t.test('lists only the allow-listed products, mapped', async () => {
     whmcs.answer('GetProducts', answers.catalog);
     const products = await whmcs.backend().listProducts(CTX);
     assert.deepEqual(
@@ -127,7 +127,7 @@ describe('WHMCS backend: products', () => {
     });
   });
 
-  it('decodes names, strips description HTML, maps every option type and currency', async () => {
+  t.test('decodes names, strips description HTML, maps every option type and currency', async () => {
     whmcs.answer('GetProducts', answers.catalog);
     const product = await whmcs.backend().getProduct('2', CTX);
     assert.equal(product.name, 'VPS M & Backup');
@@ -154,7 +154,7 @@ describe('WHMCS backend: products', () => {
     ]);
   });
 
-  it('one-time products are priced in `monthly`; free products cost 0.00', async () => {
+  t.test('one-time products are priced in `monthly`; free products cost 0.00', async () => {
     whmcs.answer('GetProducts', answers.catalog);
     const backend = whmcs.backend();
     assert.deepEqual((await backend.getProduct('3', CTX)).prices, [
@@ -167,7 +167,7 @@ describe('WHMCS backend: products', () => {
     assert.deepEqual(free.config_options, []);
   });
 
-  it('a hidden or unknown product is not found; the catalog is read once (cached)', async () => {
+  t.test('a hidden or unknown product is not found; the catalog is read once (cached)', async () => {
     whmcs.answer('GetProducts', answers.catalog);
     const backend = whmcs.backend();
     await rejectsWith(backend.getProduct('9', CTX), 'not_found');
@@ -176,7 +176,7 @@ describe('WHMCS backend: products', () => {
     assert.equal(whmcs.requests('GetProducts').length, 1);
   });
 
-  it('no products at all (the `products` key is absent)', async () => {
+  t.test('no products at all (the `products` key is absent)', async () => {
     whmcs.answer('GetProducts', answers.productsEmpty);
     assert.deepEqual(await whmcs.backend().listProducts(CTX), []);
   });
@@ -187,22 +187,22 @@ describe('WHMCS backend: products', () => {
     ['an unknown config option type', { product: [{ ...answers.vpsS, configoptions: { configoption: [{ ...answers.vpsS.configoptions.configoption[0], type: '7' }] } }] }],
     ['a price that is not a number', { product: [{ ...answers.vpsS, pricing: { USD: { ...answers.vpsS.pricing.USD, monthly: 'free!' } } }] }],
   ] as const) {
-    it(`a hostile catalog (${name}) is an upstream error`, async () => {
+    t.test(`a hostile catalog (${name}) is an upstream error`, async () => {
       whmcs.answer('GetProducts', { result: 'success', totalresults: 1, products });
       await rejectsWith(whmcs.backend().listProducts(CTX), 'upstream_error');
     });
   }
 });
 
-describe('WHMCS backend: orders', () => {
+t.test('WHMCS backend: orders', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
     whmcs.answer('GetClientsDetails', answers.clientDetails);
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('getOrder maps the recorded order, filtered by id and userid', async () => {
+  t.test('getOrder maps the recorded order, filtered by id and userid', async () => {
     whmcs.answer('GetOrders', answers.orders);
     const order = await whmcs.backend().getOrder(CUSTOMER, '1', CTX);
     assert.deepEqual(order, {
@@ -220,13 +220,13 @@ describe('WHMCS backend: orders', () => {
     assert.equal(sent?.get('userid'), '1');
   });
 
-  it('converts the order time from the WHMCS server zone', async () => {
+  t.test('converts the order time from the WHMCS server zone', async () => {
     whmcs.answer('GetOrders', answers.orders);
     const order = await whmcs.backend({ timeZone: 'Europe/Berlin' }).getOrder(CUSTOMER, '1', CTX);
     assert.equal(order.created_at, '2020-09-23T11:59:35Z');
   });
 
-  it('custom statuses become `other`; no invoice and no payment status become null', async () => {
+  t.test('custom statuses become `other`; no invoice and no payment status become null', async () => {
     const recorded = answers.orderRow;
     whmcs.answer('GetOrders', {
       ...answers.orders,
@@ -239,38 +239,38 @@ describe('WHMCS backend: orders', () => {
     assert.deepEqual(order.service_ids, []);
   });
 
-  it('another client’s order is not found (WHMCS ANDs id and userid)', async () => {
+  t.test('another client’s order is not found (WHMCS ANDs id and userid)', async () => {
     whmcs.answer('GetOrders', ownedBy('userid', answers.orders, answers.ordersEmpty));
     await rejectsWith(whmcs.backend().getOrder(OTHER_CUSTOMER, '1', CTX), 'not_found');
     assert.equal(whmcs.requests('GetOrders')[0]?.get('userid'), '2');
   });
 
-  it('an answer with another client’s order is not found even if WHMCS ignored the filter; the operator is told', async () => {
+  t.test('an answer with another client’s order is not found even if WHMCS ignored the filter; the operator is told', async () => {
     whmcs.answer('GetOrders', answers.orders);
     const error = await rejectsWith(whmcs.backend().getOrder(OTHER_CUSTOMER, '1', CTX), 'not_found');
     assert.match(error.operatorMessage ?? '', /GetOrders returned records of another client than 2; the owner filter was ignored/);
   });
 
-  it('an id that is not a WHMCS id is not found without asking WHMCS', async () => {
+  t.test('an id that is not a WHMCS id is not found without asking WHMCS', async () => {
     await rejectsWith(whmcs.backend().getOrder(CUSTOMER, '1 OR 1=1', CTX), 'not_found');
     assert.equal(whmcs.requests('GetOrders').length, 0);
   });
 });
 
-describe('WHMCS backend: services and credentials', () => {
+t.test('WHMCS backend: services and credentials', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
     whmcs.answer('GetClientsDetails', answers.clientDetails);
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
   /** The services and, unless given, no cancellation requests. */
   function services(answer: Answer, cancellations: Answer = answers.cancelledPackagesEmpty): void {
     whmcs.answer('GetClientsProducts', answer).answer('GetCancelledPackages', cancellations);
   }
 
-  it('listServices pages explicitly and maps the recorded service without its secrets', async () => {
+  t.test('listServices pages explicitly and maps the recorded service without its secrets', async () => {
     services(answers.clientsProducts([answers.service], 26));
     const page = await whmcs.backend().listServices(CUSTOMER, { page: 2, perPage: 25 }, CTX);
     assert.equal(page.total, 26);
@@ -299,12 +299,12 @@ describe('WHMCS backend: services and credentials', () => {
     assert.equal(sent?.get('limitnum'), '25');
   });
 
-  it('no services: `products` is the empty string', async () => {
+  t.test('no services: `products` is the empty string', async () => {
     services(answers.clientsProductsEmpty);
     assert.deepEqual(await whmcs.backend().listServices(CUSTOMER, { page: 1, perPage: 25 }, CTX), { items: [], total: 0 });
   });
 
-  it('maps billing cycle spellings, Completed, placeholder dates and the address lists', async () => {
+  t.test('maps billing cycle spellings, Completed, placeholder dates and the address lists', async () => {
     const variants = [
       { ...answers.service, id: '2', billingcycle: 'Semi-Annually', status: 'Completed' },
       { ...answers.service, id: '3', billingcycle: 'One Time', nextduedate: '0000-00-00', assignedips: '198.51.100.11\r\n198.51.100.12, 198.51.100.10\n' },
@@ -330,7 +330,7 @@ describe('WHMCS backend: services and credentials', () => {
     assert.deepEqual(items[3]?.ip_addresses, []);
   });
 
-  it('shows a pending cancellation and when it takes effect; ignores processed ones', async () => {
+  t.test('shows a pending cancellation and when it takes effect; ignores processed ones', async () => {
     const request = answers.cancellationRow;
     services(answers.clientsProducts([answers.service, { ...answers.service, id: '2', status: 'Cancelled' }]), {
       ...answers.cancelledPackages,
@@ -342,7 +342,7 @@ describe('WHMCS backend: services and credentials', () => {
     assert.equal(items[1]?.cancellation_requested, false, 'a cancelled service has no pending request');
   });
 
-  it('reads every page of cancellation requests', async () => {
+  t.test('reads every page of cancellation requests', async () => {
     const request = answers.cancellationRow;
     services(answers.clientsProducts([{ ...answers.service, id: '1500' }]), (params: URLSearchParams) => ({
       ...answers.cancelledPackages,
@@ -357,14 +357,14 @@ describe('WHMCS backend: services and credentials', () => {
     );
   });
 
-  it('without cancellation tracking, GetCancelledPackages is never called', async () => {
+  t.test('without cancellation tracking, GetCancelledPackages is never called', async () => {
     whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service]));
     const service = await whmcs.backend({ trackCancellations: false }).getService(CUSTOMER, '1', CTX);
     assert.equal(service.cancellation_requested, false);
     assert.equal(whmcs.requests('GetCancelledPackages').length, 0);
   });
 
-  it('getService filters by clientid and serviceid; another client’s service is not found', async () => {
+  t.test('getService filters by clientid and serviceid; another client’s service is not found', async () => {
     services(ownedBy('clientid', answers.clientsProducts([answers.service]), answers.clientsProductsEmpty));
     const backend = whmcs.backend();
     assert.equal((await backend.getService(CUSTOMER, '1', CTX)).id, '1');
@@ -375,12 +375,12 @@ describe('WHMCS backend: services and credentials', () => {
     assert.equal(sent?.get('limitnum'), '1');
   });
 
-  it('a listing with another client’s service is refused, never shown', async () => {
+  t.test('a listing with another client’s service is refused, never shown', async () => {
     services(answers.clientsProducts([answers.service, { ...answers.service, id: '2', clientid: '2' }]));
     await rejectsWith(whmcs.backend().listServices(CUSTOMER, { page: 1, perPage: 25 }, CTX), 'upstream_error');
   });
 
-  it('getCredentials returns the password, only there', async () => {
+  t.test('getCredentials returns the password, only there', async () => {
     whmcs.answer('GetClientsProducts', ownedBy('clientid', answers.clientsProducts([answers.service]), answers.clientsProductsEmpty));
     const backend = whmcs.backend();
     const credentials = await backend.getCredentials(CUSTOMER, '1', CTX);
@@ -395,26 +395,26 @@ describe('WHMCS backend: services and credentials', () => {
     await rejectsWith(backend.getCredentials(OTHER_CUSTOMER, '1', CTX), 'not_found');
   });
 
-  it('a hostile service (unknown status) is an upstream error', async () => {
+  t.test('a hostile service (unknown status) is an upstream error', async () => {
     services(answers.clientsProducts([{ ...answers.service, status: 'Exploded' }]));
     await rejectsWith(whmcs.backend().getService(CUSTOMER, '1', CTX), 'upstream_error');
   });
 
-  it('a hostile service (negative id) is an upstream error', async () => {
+  t.test('a hostile service (negative id) is an upstream error', async () => {
     services(answers.clientsProducts([{ ...answers.service, id: '-1' }]));
     await rejectsWith(whmcs.backend().getCredentials(CUSTOMER, '1', CTX), 'upstream_error');
   });
 });
 
-describe('WHMCS backend: invoices', () => {
+t.test('WHMCS backend: invoices', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
     whmcs.answer('GetClientsDetails', answers.clientDetails);
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('listInvoices always filters by userid, newest first, and maps the recorded invoice', async () => {
+  t.test('listInvoices always filters by userid, newest first, and maps the recorded invoice', async () => {
     whmcs.answer('GetInvoices', answers.invoices);
     const page = await whmcs.backend().listInvoices(CUSTOMER, { page: 3, perPage: 10 }, CTX);
     assert.equal(page.total, 1);
@@ -439,12 +439,12 @@ describe('WHMCS backend: invoices', () => {
     assert.equal(whmcs.requests('GetClientsDetails').length, 0, 'the invoice carries its currency');
   });
 
-  it('no invoices: `invoices` is []', async () => {
+  t.test('no invoices: `invoices` is []', async () => {
     whmcs.answer('GetInvoices', answers.invoicesEmpty);
     assert.deepEqual(await whmcs.backend().listInvoices(CUSTOMER, { page: 1, perPage: 25 }, CTX), { items: [], total: 0 });
   });
 
-  it('maps statuses, payment times, both tax levels, and falls back to the client currency', async () => {
+  t.test('maps statuses, payment times, both tax levels, and falls back to the client currency', async () => {
     const recorded = answers.invoiceRow;
     const { currencycode: _dropped, ...withoutCurrency } = recorded;
     whmcs.answer('GetInvoices', {
@@ -469,7 +469,7 @@ describe('WHMCS backend: invoices', () => {
     assert.equal(whmcs.requests('GetClientsDetails').length, 1);
   });
 
-  it('getInvoiceDocument: the caller’s invoice with its items and customer block', async () => {
+  t.test('getInvoiceDocument: the caller’s invoice with its items and customer block', async () => {
     whmcs.answer('GetInvoice', { ...answers.invoice, userid: 1 });
     const document = await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX);
     assert.deepEqual(document.items, [
@@ -482,7 +482,7 @@ describe('WHMCS backend: invoices', () => {
     assert.equal(whmcs.requests('GetInvoice')[0]?.get('invoiceid'), '1');
   });
 
-  it('an invoice without tax2 and rates (issue 7): tax2 is 0.00 and no rate is stated', async () => {
+  t.test('an invoice without tax2 and rates (issue 7): tax2 is 0.00 and no rate is stated', async () => {
     whmcs.answer('GetInvoice', variants.invoiceWithoutSecondTax);
     const document = await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX);
     assert.deepEqual(document.tax, { amount: '2.00', currency: 'USD' });
@@ -490,7 +490,7 @@ describe('WHMCS backend: invoices', () => {
     assert.deepEqual(document.items[0]?.taxed, true);
   });
 
-  it('an invoice typed as its reference page types it (floats): the same decimals', async () => {
+  t.test('an invoice typed as its reference page types it (floats): the same decimals', async () => {
     whmcs.answer('GetInvoice', variants.invoiceAsNumbers);
     const document = await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX);
     assert.deepEqual(
@@ -500,39 +500,39 @@ describe('WHMCS backend: invoices', () => {
     assert.equal(document.paid_at, '2026-02-03T10:15:00Z');
   });
 
-  it('items absent while the subtotal is not zero: the rows were lost, an upstream error', async () => {
+  t.test('items absent while the subtotal is not zero: the rows were lost, an upstream error', async () => {
     const { items: _lost, ...withoutItems } = answers.invoice;
     whmcs.answer('GetInvoice', { ...withoutItems, userid: 1 });
     const error = await rejectsWith(whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /WHMCS GetInvoice answer .*items: absent or empty although the subtotal is 15\.95/);
   });
 
-  it('an invoice without items (`items` absent, `transactions` "")', async () => {
+  t.test('an invoice without items (`items` absent, `transactions` "")', async () => {
     const { items: _none, ...withoutItems } = answers.invoice;
     const zero = { subtotal: '0.00', total: '0.00', balance: '0.00' };
     whmcs.answer('GetInvoice', { ...withoutItems, ...zero, userid: '1' });
     assert.deepEqual((await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX)).items, []);
   });
 
-  it('another client’s invoice is not found: GetInvoice has no owner filter, the gateway checks', async () => {
+  t.test('another client’s invoice is not found: GetInvoice has no owner filter, the gateway checks', async () => {
     whmcs.answer('GetInvoice', answers.invoice);
     await rejectsWith(whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX), 'not_found');
   });
 
-  it('status "error" (Invoice ID Not Found) is not found', async () => {
+  t.test('status "error" (Invoice ID Not Found) is not found', async () => {
     whmcs.answer('GetInvoice', answers.invoiceNotFound);
     await rejectsWith(whmcs.backend().getInvoiceDocument(CUSTOMER, '5', CTX), 'not_found');
   });
 });
 
-describe('WHMCS backend: health', () => {
+t.test('WHMCS backend: health', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('ping is true when WHMCS answers, false on refusal or silence', async () => {
+  t.test('ping is true when WHMCS answers, false on refusal or silence', async () => {
     whmcs.answer('GetCurrencies', answers.currencies, { times: 1 });
     const backend = whmcs.backend({ actionTimeoutsMs: { GetCurrencies: 30 } });
     assert.equal(await backend.ping(), true);
@@ -543,7 +543,7 @@ describe('WHMCS backend: health', () => {
     await backend.close();
   });
 
-  it('declares how long a write operation may take', () => {
+  t.test('declares how long a write operation may take', async () => {
     const backend = whmcs.backend();
     assert.equal(backend.name, 'whmcs');
     // Two rounds of reads, a 90 s module call, two rounds of reads after it, and the breaker's probe.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import type { Product } from '../../../src/v1/schemas.js';
 import { CTX, FakeWhmcs } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
@@ -18,14 +18,14 @@ const renamedCatalog = {
   products: { product: [{ ...answers.vpsS, name: 'VPS S (2nd gen)' }, answers.vpsM, answers.setupFeeOnce, answers.freeTrial, answers.hiddenLegacy] },
 };
 
-describe('WHMCS backend: the mapped catalog is cached with the answer', () => {
+t.test('WHMCS backend: the mapped catalog is cached with the answer', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
-  it('a cache hit returns the very same v1 objects: mapped once per answer', async () => {
+  t.test('a cache hit returns the very same v1 objects: mapped once per answer', async () => {
     whmcs.answer('GetProducts', answers.catalog);
     const backend = whmcs.backend();
     const first = await backend.listProducts(CTX);
@@ -38,7 +38,7 @@ describe('WHMCS backend: the mapped catalog is cached with the answer', () => {
     assert.equal(whmcs.requests('GetProducts').length, 1);
   });
 
-  it('the shared objects are frozen all the way down: no caller can change what the next one gets', async () => {
+  t.test('the shared objects are frozen all the way down: no caller can change what the next one gets', async () => {
     whmcs.answer('GetProducts', answers.catalog);
     const backend = whmcs.backend();
     const list = await backend.listProducts(CTX);
@@ -52,7 +52,7 @@ describe('WHMCS backend: the mapped catalog is cached with the answer', () => {
     assert.equal((await backend.getProduct('2', CTX)).name, 'VPS M & Backup');
   });
 
-  it('a new upstream answer after the TTL is mapped again, into new objects', async () => {
+  t.test('a new upstream answer after the TTL is mapped again, into new objects', async () => {
     whmcs.answer('GetProducts', answers.catalog, { times: 1 }).answer('GetProducts', renamedCatalog);
     const backend = whmcs.backend({ productCacheTtlMs: 200 });
     const first = await backend.listProducts(CTX);

@@ -4,8 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import t from 'tap';
 import { createWhmcsBackend } from '../../../mappings/whmcs/backend.js';
 import { TRIAL_RETRY_AFTER_MS } from '../../../src/upstream/breaker.js';
 import { CircuitOpenError, createWhmcsClient, type WhmcsClient } from '../../../mappings/whmcs/client.js';
@@ -32,14 +31,14 @@ function assertNoCredentials(lines: readonly LogLine[]): void {
   }
 }
 
-describe('WHMCS circuit breaker', () => {
+t.test('WHMCS circuit breaker', async (t) => {
   let whmcs: FakeWhmcs;
   let clock: number;
-  beforeEach(() => {
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
     clock = 1_700_000_000_000;
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
   const client = (overrides: Record<string, unknown> = {}, breaker: Record<string, unknown> = {}): WhmcsClient =>
     createWhmcsClient(testConfig({ ...overrides, circuitBreaker: { failureThreshold: THRESHOLD, openMs: OPEN_MS, ...breaker } }), {
@@ -56,7 +55,7 @@ describe('WHMCS circuit breaker', () => {
     for (let page = 0; page < times; page += 1) await rejectsWith(c.call('GetInvoices', { limitstart: page }), 'unavailable');
   }
 
-  it('opens after N consecutive down-failures, logs it once with the count and the last kind, then fails fast', async () => {
+  t.test('opens after N consecutive down-failures, logs it once with the count and the last kind, then fails fast', async () => {
     const c = client();
     await open(c, THRESHOLD - 1);
     assert.equal(openings().length, 0, 'not before the threshold');
@@ -79,7 +78,7 @@ describe('WHMCS circuit breaker', () => {
     assertNoCredentials(whmcs.logs);
   });
 
-  it('counts timeouts and proxy answers that say WHMCS is down or overloaded (429, 502, 503, 504)', async () => {
+  t.test('counts timeouts and proxy answers that say WHMCS is down or overloaded (429, 502, 503, 504)', async () => {
     const c = client({ actionTimeoutsMs: { GetOrders: 20 } }, { failureThreshold: 6 });
     whmcs.answer('GetOrders', answers.orders, { delayMs: 300 });
     await rejectsWith(c.call('GetOrders', {}), 'timeout');
@@ -95,7 +94,7 @@ describe('WHMCS circuit breaker', () => {
     await failsFast(c.call('GetOrders', {}), OPEN_MS);
   });
 
-  it('does not count business errors, 403s, 500s or unreadable answers', async () => {
+  t.test('does not count business errors, 403s, 500s or unreadable answers', async () => {
     whmcs
       .answer('GetClientsDetails', answers.clientNotFound)
       .answer('AddOrder', answers.refusals.ip, { status: 403 })
@@ -112,7 +111,7 @@ describe('WHMCS circuit breaker', () => {
     assert.equal(whmcs.requests().length, 12, 'every call was sent');
   });
 
-  it('counts only consecutive failures: any answer resets the count', async () => {
+  t.test('counts only consecutive failures: any answer resets the count', async () => {
     whmcs.answer('GetClientsDetails', answers.clientNotFound).answer('GetOrders', answers.orders);
     const c = client({}, { failureThreshold: 2 });
     await open(c, 1);
@@ -125,7 +124,7 @@ describe('WHMCS circuit breaker', () => {
     assert.equal(openings().length, 1);
   });
 
-  it('rejects writes while open without sending them: their outcome is known (not run)', async () => {
+  t.test('rejects writes while open without sending them: their outcome is known (not run)', async () => {
     whmcs.answer('AddOrder', answers.addOrder).answer('ModuleCustom', answers.moduleSuccess);
     const c = client();
     await open(c);
@@ -135,7 +134,7 @@ describe('WHMCS circuit breaker', () => {
     assert.equal(whmcs.requests('ModuleCustom').length, 0);
   });
 
-  it('half-open: exactly one trial goes through while concurrent callers fail fast; its answer closes the breaker', async () => {
+  t.test('half-open: exactly one trial goes through while concurrent callers fail fast; its answer closes the breaker', async () => {
     whmcs
       .answer('GetOrders', answers.orders, { delayMs: 50 })
       .answer('GetClientsDetails', answers.clientDetails)
@@ -170,7 +169,7 @@ describe('WHMCS circuit breaker', () => {
     assertNoCredentials(whmcs.logs);
   });
 
-  it('a failed trial re-opens the breaker for another openMs', async () => {
+  t.test('a failed trial re-opens the breaker for another openMs', async () => {
     const c = client();
     await open(c);
     clock += OPEN_MS;
@@ -193,7 +192,7 @@ describe('WHMCS circuit breaker', () => {
     assert.equal(whmcs.requests().length, sent + 2, 'the next trial (a read: tried twice) after another openMs');
   });
 
-  it('a write that would be the trial waits for a health probe, and is sent only once WHMCS answered it', async () => {
+  t.test('a write that would be the trial waits for a health probe, and is sent only once WHMCS answered it', async () => {
     whmcs.refuse('GetCurrencies', { times: 1 }).answer('GetCurrencies', answers.currencies).answer('AddOrder', answers.addOrder);
     const c = client();
     await open(c);
@@ -210,7 +209,7 @@ describe('WHMCS circuit breaker', () => {
     assert.equal(logged(/closed/).length, 1);
   });
 
-  it('results of calls admitted before a state change do not count after it', async () => {
+  t.test('results of calls admitted before a state change do not count after it', async () => {
     whmcs
       .answer('GetOrders', answers.orders, { delayMs: 150 })
       .answer('GetClientsDetails', answers.clientDetails, { delayMs: 1_000 })
@@ -235,19 +234,20 @@ describe('WHMCS circuit breaker', () => {
     assert.equal(openings().length, 2, 'one more opening, for the second client');
   });
 
-  it('keeps serving stale cached answers while open, without a warning per call', async () => {
+  t.test('keeps serving stale cached answers while open, without a warning per call', async () => {
     whmcs.answer('GetProducts', answers.catalog, { times: 1 });
     const c = client({ productCacheTtlMs: 10 });
     const first = await c.call('GetProducts');
     await open(c);
-    await sleep(25);
+    clock += 25;
     for (let i = 0; i < 3; i += 1) assert.equal(await c.call('GetProducts'), first);
-    await sleep(5);
+    // The refreshes the stale reads start are refused by the breaker at once, before any request.
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(whmcs.requests('GetProducts').length, 1);
     assert.equal(logged(/serving the cached answer/).length, 0);
   });
 
-  it('backend ping: false while open without asking WHMCS, and the trial in half-open', async () => {
+  t.test('backend ping: false while open without asking WHMCS, and the trial in half-open', async () => {
     whmcs.refuse('GetCurrencies', { times: THRESHOLD }).answer('GetCurrencies', answers.currencies);
     const backend = createWhmcsBackend(testConfig({ circuitBreaker: { failureThreshold: THRESHOLD, openMs: OPEN_MS } }), {
       dispatcher: whmcs.agent,
@@ -265,14 +265,14 @@ describe('WHMCS circuit breaker', () => {
     await backend.close();
   });
 
-  it('when disabled, never opens', async () => {
+  t.test('when disabled, never opens', async () => {
     const c = client({}, { enabled: false, failureThreshold: 1 });
     await open(c, 5);
     assert.equal(openings().length, 0);
     assert.equal(whmcs.requests('GetInvoices').length, 10);
   });
 
-  it('config: defaults, and strict', () => {
+  t.test('config: defaults, and strict', async () => {
     const minimal = { url: 'https://billing.example.com', identifier: 'id', secret: 'secret' };
     assert.deepEqual(WhmcsConfigSchema.parse(minimal).circuitBreaker, { enabled: true, failureThreshold: 5, openMs: 10_000 });
     assert.deepEqual(WhmcsConfigSchema.parse({ ...minimal, circuitBreaker: { openMs: 500 } }).circuitBreaker, {
@@ -286,7 +286,7 @@ describe('WHMCS circuit breaker', () => {
   });
 });
 
-describe('WHMCS circuit breaker: real connections', () => {
+t.test('WHMCS circuit breaker: real connections', async (t) => {
   async function listen(server: Server): Promise<number> {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
@@ -295,7 +295,7 @@ describe('WHMCS circuit breaker: real connections', () => {
   }
   const stop = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
-  it('a closed port: after N refused calls, the next fails fast', async () => {
+  t.test('a closed port: after N refused calls, the next fails fast', async () => {
     const server = createServer();
     const port = await listen(server);
     await stop(server);
@@ -311,7 +311,7 @@ describe('WHMCS circuit breaker: real connections', () => {
     }
   });
 
-  it('connections broken after sending count; the write that would be next is never sent', async () => {
+  t.test('connections broken after sending count; the write that would be next is never sent', async () => {
     let received = 0;
     const server = createServer((socket) => {
       socket.once('data', () => {

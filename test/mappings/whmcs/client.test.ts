@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createWhmcsClient, encodeForm, MAX_RESPONSE_BYTES, UpstreamBusinessError } from '../../../mappings/whmcs/client.js';
 import { CREDENTIALS, FakeWhmcs, SERVICE_PASSWORD, rejectsWith, testConfig } from './fake-whmcs.js';
@@ -15,8 +15,8 @@ async function closedPort(): Promise<number> {
   return address.port;
 }
 
-describe('WHMCS client: encoding', () => {
-  it('form-encodes PHP arrays with indexes, booleans as 1/0, and skips undefined', () => {
+t.test('WHMCS client: encoding', async (t) => {
+  t.test('form-encodes PHP arrays with indexes, booleans as 1/0, and skips undefined', async () => {
     assert.equal(
       encodeForm({ pid: ['1', 2], noemail: true, noinvoice: false, reason: 'A & B=c', skipped: undefined }),
       'pid[0]=1&pid[1]=2&noemail=1&noinvoice=0&reason=A%20%26%20B%3Dc',
@@ -24,17 +24,26 @@ describe('WHMCS client: encoding', () => {
   });
 });
 
-describe('WHMCS client: requests and answers', () => {
+/** Waits (bounded) for what the client does in the background, such as a stale answer's refresh. */
+async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let turn = 0; turn < 1_000 && !(await done()); turn += 1) await sleep(5);
+  assert.ok(await done(), what);
+}
+
+t.test('WHMCS client: requests and answers', async (t) => {
   let whmcs: FakeWhmcs;
-  beforeEach(() => {
+  /** The answer cache's (and breaker's) clock: cache ages pass only when a test moves it. */
+  let clock: number;
+  t.beforeEach(() => {
     whmcs = new FakeWhmcs();
+    clock = 1_700_000_000_000;
   });
-  afterEach(() => whmcs.close());
+  t.afterEach(() => whmcs.close());
 
   const client = (overrides: Record<string, unknown> = {}) =>
-    createWhmcsClient(testConfig(overrides), { dispatcher: whmcs.agent, logger: whmcs.logger });
+    createWhmcsClient(testConfig(overrides), { dispatcher: whmcs.agent, logger: whmcs.logger, now: () => clock });
 
-  it('POSTs the action, responsetype=json and the credentials in the body, never in the URL', async () => {
+  t.test('POSTs the action, responsetype=json and the credentials in the body, never in the URL', async () => {
     whmcs.answer('GetClientsDetails', answers.clientDetails);
     await client().call('GetClientsDetails', { clientid: '1' });
     const [call] = whmcs.agent.getCallHistory()?.calls() ?? [];
@@ -51,7 +60,7 @@ describe('WHMCS client: requests and answers', () => {
     assert.equal(params.get('accesskey'), CREDENTIALS.accessKey);
   });
 
-  it('HTTP 403: an upstream error whose WHMCS text goes to the operator only', async () => {
+  t.test('HTTP 403: an upstream error whose WHMCS text goes to the operator only', async () => {
     whmcs.answer('AddOrder', answers.refusals.ip, { status: 403 });
     const error = await rejectsWith(client().call('AddOrder', {}), 'upstream_error');
     assert.equal(error.operatorMessage, 'WHMCS refused the gateway: Invalid IP 203.0.113.7');
@@ -59,13 +68,13 @@ describe('WHMCS client: requests and answers', () => {
     assert.equal(error.outcomeUnknown, false, 'refused before the action ran');
   });
 
-  it('HTTP 403 that echoes a credential is redacted', async () => {
+  t.test('HTTP 403 that echoes a credential is redacted', async () => {
     whmcs.answer('GetClientsDetails', { result: 'error', message: `Invalid identifier ${CREDENTIALS.identifier}` }, { status: 403 });
     const error = await rejectsWith(client().call('GetClientsDetails', {}), 'upstream_error');
     assert.equal(error.operatorMessage, 'WHMCS refused the gateway: Invalid identifier [redacted]');
   });
 
-  it('result "error" with HTTP 200: an UpstreamBusinessError carrying the message', async () => {
+  t.test('result "error" with HTTP 200: an UpstreamBusinessError carrying the message', async () => {
     whmcs.answer('GetClientsDetails', answers.clientNotFound);
     const error = await rejectsWith(client().call('GetClientsDetails', { clientid: '99' }), 'upstream_error');
     assert.ok(error instanceof UpstreamBusinessError);
@@ -73,7 +82,7 @@ describe('WHMCS client: requests and answers', () => {
     assert.ok(!error.detail.includes('Client Not Found'));
   });
 
-  it('status "error" (the GetInvoice quirk) is an error too', async () => {
+  t.test('status "error" (the GetInvoice quirk) is an error too', async () => {
     whmcs.answer('GetInvoice', answers.invoiceNotFound);
     const error = await rejectsWith(client().call('GetInvoice', { invoiceid: '5' }), 'upstream_error');
     assert.ok(error instanceof UpstreamBusinessError);
@@ -88,7 +97,7 @@ describe('WHMCS client: requests and answers', () => {
     ['JSON without result', '{"products":[]}'],
     ['the NVP text format', 'result=success;clientid=1;'],
   ] as const) {
-    it(`${name} is an upstream error (outcome unknown only for writes)`, async () => {
+    t.test(`${name} is an upstream error (outcome unknown only for writes)`, async () => {
       whmcs.answer('GetClientsDetails', body).answer('ModuleSuspend', body);
       const read = await rejectsWith(client().call('GetClientsDetails', {}), 'upstream_error');
       assert.equal(read.outcomeUnknown, false);
@@ -97,19 +106,19 @@ describe('WHMCS client: requests and answers', () => {
     });
   }
 
-  it('an HTML error page that echoes the request is redacted in the operator message', async () => {
+  t.test('an HTML error page that echoes the request is redacted in the operator message', async () => {
     whmcs.answer('GetClientsDetails', `<pre>POST identifier=${CREDENTIALS.identifier}&secret=${encodeURIComponent(CREDENTIALS.secret)}</pre>`);
     const error = await rejectsWith(client().call('GetClientsDetails', {}), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /\[redacted\]/);
   });
 
-  it('a truncated answer is never quoted: it may hold a service password', async () => {
+  t.test('a truncated answer is never quoted: it may hold a service password', async () => {
     whmcs.answer('GetClientsProducts', `{"result":"success","products":{"product":[{"id":"1","password":"${SERVICE_PASSWORD}"`);
     const error = await rejectsWith(client().call('GetClientsProducts', { clientid: '1' }), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /bytes of JSON-like text/);
   });
 
-  it('other non-2xx answers are upstream errors; a 5xx to a write leaves its outcome unknown', async () => {
+  t.test('other non-2xx answers are upstream errors; a 5xx to a write leaves its outcome unknown', async () => {
     whmcs.answer('GetOrders', 'Not Found', { status: 404 }).answer('AddOrder', '<h1>500</h1>', { status: 500 });
     const read = await rejectsWith(client().call('GetOrders', {}), 'upstream_error');
     assert.match(read.operatorMessage ?? '', /HTTP 404/);
@@ -117,14 +126,14 @@ describe('WHMCS client: requests and answers', () => {
     assert.equal(write.outcomeUnknown, true);
   });
 
-  it('refuses an answer larger than the limit', async () => {
+  t.test('refuses an answer larger than the limit', async () => {
     const huge = JSON.stringify({ result: 'success', padding: 'x'.repeat(MAX_RESPONSE_BYTES) });
     whmcs.answer('GetProducts', huge);
     const error = await rejectsWith(client().call('GetProducts', {}), 'upstream_error');
     assert.match(error.operatorMessage ?? '', /larger than/);
   });
 
-  it('a timeout after sending: outcome unknown for a write, not for a read', async () => {
+  t.test('a timeout after sending: outcome unknown for a write, not for a read', async () => {
     whmcs.answer('AddOrder', answers.addOrder, { delayMs: 500 }).answer('GetClientsDetails', answers.clientDetails, { delayMs: 500 });
     const fast = client({ actionTimeoutsMs: { AddOrder: 40, GetClientsDetails: 40 } });
     const write = await rejectsWith(fast.call('AddOrder', {}), 'timeout');
@@ -133,7 +142,7 @@ describe('WHMCS client: requests and answers', () => {
     assert.equal(read.outcomeUnknown, false);
   });
 
-  it('a read that failed before sending is retried once; a write never is', async () => {
+  t.test('a read that failed before sending is retried once; a write never is', async () => {
     whmcs.refuse('GetClientsDetails', { times: 1 }).answer('GetClientsDetails', answers.clientDetails);
     const answer = await client().call('GetClientsDetails', { clientid: '1' });
     assert.equal(answer.result, 'success');
@@ -146,14 +155,14 @@ describe('WHMCS client: requests and answers', () => {
     assert.equal(whmcs.requests('AddOrder').length, 1, 'a write is never retried');
   });
 
-  it('a read refused twice before sending is unavailable', async () => {
+  t.test('a read refused twice before sending is unavailable', async () => {
     whmcs.refuse('GetOrders');
     const error = await rejectsWith(client().call('GetOrders', {}), 'unavailable');
     assert.equal(error.outcomeUnknown, false);
     assert.equal(whmcs.requests('GetOrders').length, 2);
   });
 
-  it('identical concurrent reads share one request; different ones and writes do not', async () => {
+  t.test('identical concurrent reads share one request; different ones and writes do not', async () => {
     whmcs
       .answer('GetClientsDetails', answers.clientDetails, { delayMs: 20 })
       .answer('ModuleCustom', answers.moduleSuccess, { delayMs: 20 });
@@ -173,7 +182,7 @@ describe('WHMCS client: requests and answers', () => {
     assert.equal(whmcs.requests('ModuleCustom').length, 2);
   });
 
-  it('a read that starts after a write does not join a flight that started before it', async () => {
+  t.test('a read that starts after a write does not join a flight that started before it', async () => {
     whmcs.answer('GetClientsProducts', answers.clientsProducts([answers.service]), { delayMs: 30 }).answer('ModuleSuspend', answers.moduleSuccess);
     const shared = client();
     const before = shared.call('GetClientsProducts', { clientid: '1' });
@@ -183,31 +192,36 @@ describe('WHMCS client: requests and answers', () => {
     assert.equal(whmcs.requests('GetClientsProducts').length, 2);
   });
 
-  it('caches GetProducts, then serves it stale while one refresh runs', async () => {
+  t.test('caches GetProducts, then serves it stale while one refresh runs', async () => {
     whmcs.answer('GetProducts', answers.catalog);
     const cached = client({ productCacheTtlMs: 30 });
     const first = await cached.call('GetProducts');
+    clock += 29;
     assert.equal(await cached.call('GetProducts'), first);
     assert.equal(whmcs.requests('GetProducts').length, 1);
-    await sleep(50);
+    clock += 21;
     assert.equal(await cached.call('GetProducts'), first, 'stale answer served at once');
-    await sleep(10);
-    assert.equal(whmcs.requests('GetProducts').length, 2, 'refreshed in the background');
-    assert.notEqual(await cached.call('GetProducts'), first);
+    // Stale reads meanwhile join the one refresh in flight.
+    await until(async () => (await cached.call('GetProducts')) !== first, 'refreshed in the background');
+    const refreshed = await cached.call('GetProducts');
+    assert.equal(await cached.call('GetProducts'), refreshed, 'the refreshed answer is fresh');
+    assert.equal(whmcs.requests('GetProducts').length, 2);
+    clock += 30 * 10 + 1;
+    assert.notEqual(await cached.call('GetProducts'), refreshed, 'too old to serve stale (10 TTLs): fetched');
+    assert.equal(whmcs.requests('GetProducts').length, 3);
   });
 
-  it('a failed background refresh keeps the stale answer and is logged', async () => {
+  t.test('a failed background refresh keeps the stale answer and is logged', async () => {
     whmcs.answer('GetProducts', answers.catalog, { times: 1 }).answer('GetProducts', '<html>down</html>');
     const cached = client({ productCacheTtlMs: 10 });
     const first = await cached.call('GetProducts');
-    await sleep(20);
+    clock += 20;
     assert.equal(await cached.call('GetProducts'), first);
-    await sleep(10);
-    assert.ok(whmcs.logs.some((line) => /serving the cached answer/.test(line.msg)));
+    await until(() => whmcs.logs.some((line) => /serving the cached answer/.test(line.msg)), 'the failed refresh is logged');
     assert.equal(await cached.call('GetProducts'), first);
   });
 
-  it('a cancellation request drops the cached cancellation list', async () => {
+  t.test('a cancellation request drops the cached cancellation list', async () => {
     whmcs.answer('GetCancelledPackages', answers.cancelledPackagesEmpty).answer('AddCancelRequest', answers.addCancelRequest);
     const cached = client();
     await cached.call('GetCancelledPackages', { limitstart: 0 });
@@ -219,8 +233,8 @@ describe('WHMCS client: requests and answers', () => {
   });
 });
 
-describe('WHMCS client: real connections', () => {
-  it('connection refused (nothing sent) is unavailable, for reads and writes alike', async () => {
+t.test('WHMCS client: real connections', async (t) => {
+  t.test('connection refused (nothing sent) is unavailable, for reads and writes alike', async () => {
     const port = await closedPort();
     const client = createWhmcsClient(testConfig({ url: `http://127.0.0.1:${port}` }));
     try {
@@ -234,7 +248,7 @@ describe('WHMCS client: real connections', () => {
     }
   });
 
-  it('a call whose deadline passes while it waits for a free connection was never sent: unavailable', async () => {
+  t.test('a call whose deadline passes while it waits for a free connection was never sent: unavailable', async () => {
     let received = 0;
     const server = createServer((socket) => socket.once('data', () => (received += 1)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -257,7 +271,7 @@ describe('WHMCS client: real connections', () => {
     }
   });
 
-  it('a connection reset after sending: a write is not retried and its outcome is unknown; a read is harmless', async () => {
+  t.test('a connection reset after sending: a write is not retried and its outcome is unknown; a read is harmless', async () => {
     let received = 0;
     const server = createServer((socket) => {
       socket.once('data', () => {

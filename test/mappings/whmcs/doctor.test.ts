@@ -3,7 +3,7 @@
  * of setting it up wrong fails its own check with a fix, without anything changed upstream.
  */
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import t from 'tap';
 import type { DoctorCheck } from '../../../src/backend/backend.js';
 import { whmcsSimulatorConfig } from '../../../simulators/whmcs/sandbox.js';
 import { PROFILE_ACTIONS } from '../../../src/v1/schemas.js';
@@ -42,9 +42,9 @@ const WRITE_ACTIONS = new Set([
   'gatewaydeletecancelrequest',
 ]);
 
-describe('WHMCS doctor', () => {
+t.test('WHMCS doctor', async (t) => {
   const simulators: WhmcsSimulator[] = [];
-  afterEach(async () => {
+  t.afterEach(async () => {
     await Promise.all(simulators.splice(0).map((simulator) => simulator.close()));
   });
 
@@ -72,7 +72,7 @@ describe('WHMCS doctor', () => {
 
   const statuses = (checks: Map<string, DoctorCheck>) => Object.fromEntries([...checks].map(([id, check]) => [id, check.status]));
 
-  it('passes every check against a well set-up WHMCS, and changes nothing there', async () => {
+  t.test('passes every check against a well set-up WHMCS, and changes nothing there', async () => {
     const sim = await simulator({ allowedActions: ALL_ACTIONS });
     const before = structuredClone(sim.state);
     const checks = await diagnose(sim, { acceptOrder: { enabled: true } });
@@ -96,7 +96,7 @@ describe('WHMCS doctor', () => {
     }
   });
 
-  it('fails the order-key check with its fix when service answers hide custom fields, and that check stops orders', async () => {
+  t.test('fails the order-key check with its fix when service answers hide custom fields, and that check stops orders', async () => {
     const sim = await simulator({ quirks: { hideServiceCustomFields: true } });
     const checks = await diagnose(sim);
     const visible = checks.get('order-key-visible');
@@ -107,7 +107,7 @@ describe('WHMCS doctor', () => {
     assert.equal(checks.get('order-key-field')?.status, 'pass', 'the products themselves are fine');
   });
 
-  it('fails the field check naming each public product without the key field, and the product that does not exist', async () => {
+  t.test('fails the field check naming each public product without the key field, and the product that does not exist', async () => {
     const sim = await simulator();
     sim.state.customFields = sim.state.customFields.filter((field) => !(field.productId === 4 && field.name === 'Gateway Idempotency Key'));
     const checks = await diagnose(sim, { publicProductIds: ['1', '2', '3', '4', '5', '99'] });
@@ -120,7 +120,7 @@ describe('WHMCS doctor', () => {
     assert.deepEqual(field.blocks, ['orders']);
   });
 
-  it('a product mapped to a field id that its services do not show fails the visibility check', async () => {
+  t.test('a product mapped to a field id that its services do not show fails the visibility check', async () => {
     const sim = await simulator();
     const checks = await diagnose(sim, { orderKeyField: { ids: { '1': 77 } } });
     const visible = checks.get('order-key-visible');
@@ -128,7 +128,7 @@ describe('WHMCS doctor', () => {
     assert.match(visible.detail, /product 1\) shows custom fields, but not "Gateway Idempotency Key" \(field id 77\)/);
   });
 
-  it('cannot verify the field before any service of a public product exists: a warning, which stops nothing', async () => {
+  t.test('cannot verify the field before any service of a public product exists: a warning, which stops nothing', async () => {
     const sim = await simulator();
     const publicIds = new Set(whmcsSimulatorConfig(sim).publicProductIds.map(Number));
     sim.state.services = sim.state.services.filter((service) => !publicIds.has(service.pid));
@@ -137,7 +137,7 @@ describe('WHMCS doctor', () => {
     assert.match(visible.detail, /No service of a public product exists yet/);
   });
 
-  it('a service read that fails proves nothing: the visibility check is skipped (a gateway keeps what it knew)', async () => {
+  t.test('a service read that fails proves nothing: the visibility check is skipped (a gateway keeps what it knew)', async () => {
     const sim = await simulator();
     sim.inject({ action: 'GetClientsProducts', kind: 'http500' });
     const visible = (await diagnose(sim)).get('order-key-visible');
@@ -145,7 +145,7 @@ describe('WHMCS doctor', () => {
     assert.match(visible.detail, /^Not checked: GetClientsProducts failed: .*HTTP 500/);
   });
 
-  it('fails the role check naming each action the API role lacks, and where to allow it', async () => {
+  t.test('fails the role check naming each action the API role lacks, and where to allow it', async () => {
     const sim = await simulator({ allowedActions: ALL_ACTIONS.filter((action) => action !== 'AddOrder' && action !== 'GetInvoice') });
     const role = (await diagnose(sim)).get('api-role');
     assert.equal(role?.status, 'fail');
@@ -155,7 +155,7 @@ describe('WHMCS doctor', () => {
     assert.match(role.fix ?? '', /GetInvoice \(Billing\)/);
   });
 
-  it('checks the actions of the profile: Profile B needs the module commands and no cancel-revoke action', async () => {
+  t.test('checks the actions of the profile: Profile B needs the module commands and no cancel-revoke action', async () => {
     const sim = await simulator({ allowedActions: ALL_ACTIONS.filter((action) => action !== 'ModuleSuspend' && action !== 'GatewayDeleteCancelRequest') });
     const profileA = await diagnose(sim, {}, 'A');
     assert.equal(profileA.get('api-role')?.status, 'pass', 'Profile A never suspends');
@@ -165,7 +165,7 @@ describe('WHMCS doctor', () => {
     assert.equal(profileB.has('cancel-revoke'), false);
   });
 
-  it('fails the cancel-revoke check with install instructions when WHMCS does not know the action', async () => {
+  t.test('fails the cancel-revoke check with install instructions when WHMCS does not know the action', async () => {
     const sim = await simulator();
     const revoke = (await diagnose(sim, { cancelRevokeAction: 'NoSuchRevokeAction' })).get('cancel-revoke');
     assert.equal(revoke?.status, 'fail');
@@ -173,7 +173,7 @@ describe('WHMCS doctor', () => {
     assert.match(revoke.fix ?? '', /Install the custom API action "NoSuchRevokeAction"/);
   });
 
-  it('bad credentials fail the first check and nothing else is sent (each failed login counts towards a ban)', async () => {
+  t.test('bad credentials fail the first check and nothing else is sent (each failed login counts towards a ban)', async () => {
     const sim = await simulator();
     const checks = await diagnose(sim, { secret: 'wrong-secret' });
     const credentials = checks.get('credentials');
@@ -192,7 +192,7 @@ describe('WHMCS doctor', () => {
     assert.equal(sim.calls.length, 1);
   });
 
-  it('an IP outside the allow-list gets the allow-list or access-key fix', async () => {
+  t.test('an IP outside the allow-list gets the allow-list or access-key fix', async () => {
     const sim = await simulator({ allowedIps: ['192.0.2.1'] });
     const credentials = (await diagnose(sim)).get('credentials');
     assert.equal(credentials?.status, 'fail');
@@ -201,7 +201,7 @@ describe('WHMCS doctor', () => {
     assert.match(credentials.fix ?? '', /WHMCS_ACCESS_KEY/);
   });
 
-  it('an unreachable WHMCS fails the credentials check with the URL to check', async () => {
+  t.test('an unreachable WHMCS fails the credentials check with the URL to check', async () => {
     const sim = await simulator();
     const url = sim.url;
     await sim.close();
@@ -211,7 +211,7 @@ describe('WHMCS doctor', () => {
     assert.match(credentials.fix ?? '', /WHMCS_URL/);
   });
 
-  it('fails the time-zone check when upstream.whmcs.timeZone is left unset', async () => {
+  t.test('fails the time-zone check when upstream.whmcs.timeZone is left unset', async () => {
     const sim = await simulator();
     const { timeZone: _unset, ...upstream } = whmcsSimulatorConfig(sim);
     const config = WhmcsConfigSchema.parse(upstream);

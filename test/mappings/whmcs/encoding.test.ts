@@ -1,51 +1,51 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { WhmcsConfigSchema } from '../../../mappings/whmcs/config.js';
 import { encodePhpArray, phpSerializeArray } from '../../../mappings/whmcs/php-serialize.js';
 import { decodeEntities, displayName, htmlToText } from '../../../mappings/whmcs/text.js';
 import { localToUtc, parseLocalDateTime } from '../../../mappings/whmcs/time.js';
 
-describe('PHP serialize for configoptions/customfields', () => {
-  it('serializes {5: 12, 7: 3} exactly as WHMCS unserializes it, then base64', () => {
+t.test('PHP serialize for configoptions/customfields', async (t) => {
+  t.test('serializes {5: 12, 7: 3} exactly as WHMCS unserializes it, then base64', async () => {
     assert.equal(phpSerializeArray([[5, 12], [7, 3]]), 'a:2:{i:5;i:12;i:7;i:3;}');
     assert.equal(encodePhpArray([[5, 12], [7, 3]]), Buffer.from('a:2:{i:5;i:12;i:7;i:3;}').toString('base64'));
     assert.equal(encodePhpArray([[5, 12], [7, 3]]), 'YToyOntpOjU7aToxMjtpOjc7aTozO30=');
   });
 
-  it('gives strings their UTF-8 byte length', () => {
+  t.test('gives strings their UTF-8 byte length', async () => {
     assert.equal(phpSerializeArray([[7, 'abc']]), 'a:1:{i:7;s:3:"abc";}');
     assert.equal(phpSerializeArray([[1, 'Grüße €']]), 'a:1:{i:1;s:11:"Grüße €";}');
     assert.equal(Buffer.from(encodePhpArray([[1, 'Grüße €']]), 'base64').toString('utf8'), 'a:1:{i:1;s:11:"Grüße €";}');
   });
 
-  it('serializes an empty array and refuses non-integers', () => {
+  t.test('serializes an empty array and refuses non-integers', async () => {
     assert.equal(phpSerializeArray([]), 'a:0:{}');
     assert.throws(() => phpSerializeArray([[1, 1.5]]), RangeError);
   });
 });
 
-describe('text from WHMCS', () => {
-  it('decodes entities once, never twice', () => {
+t.test('text from WHMCS', async (t) => {
+  t.test('decodes entities once, never twice', async () => {
     assert.equal(decodeEntities('A &amp; B &#039;x&#039; &quot;q&quot; &lt;b&gt; &#x20AC; &#8364;'), `A & B 'x' "q" <b> € €`);
     assert.equal(decodeEntities('&amp;lt;'), '&lt;');
     assert.equal(decodeEntities('&unknown; &#0; & alone'), '&unknown; &#0; & alone');
   });
 
-  it('turns an HTML description into plain text', () => {
+  t.test('turns an HTML description into plain text', async () => {
     assert.equal(htmlToText('2 vCPU\r\n4 GB RAM'), '2 vCPU\n4 GB RAM');
     assert.equal(htmlToText('<p>Fast <b>SSD</b></p><ul><li>One</li><li>Two</li></ul><!-- x -->'), 'Fast SSD\nOne\nTwo');
     assert.equal(htmlToText('&lt;p&gt;Encoded &amp;amp; kept&lt;/p&gt;'), 'Encoded &amp; kept');
     assert.equal(htmlToText('RAM <= 4 GB'), 'RAM <= 4 GB');
   });
 
-  it('shows the display part of "internal|Display" names', () => {
+  t.test('shows the display part of "internal|Display" names', async () => {
     assert.equal(displayName('os|Operating System'), 'Operating System');
     assert.equal(displayName('Plain'), 'Plain');
   });
 });
 
-describe('WHMCS local times', () => {
-  it('converts the server clock to RFC 3339 UTC in the configured zone', () => {
+t.test('WHMCS local times', async (t) => {
+  t.test('converts the server clock to RFC 3339 UTC in the configured zone', async () => {
     const local = parseLocalDateTime('2020-09-23 13:59:35');
     assert.ok(local);
     assert.equal(localToUtc(local, 'UTC'), '2020-09-23T13:59:35Z');
@@ -56,17 +56,17 @@ describe('WHMCS local times', () => {
     assert.equal(localToUtc(winter, 'Europe/Berlin'), '2024-01-14T23:30:00Z');
   });
 
-  it('refuses what is not a real calendar time', () => {
+  t.test('refuses what is not a real calendar time', async () => {
     assert.equal(parseLocalDateTime('2024-02-30'), null);
     assert.equal(parseLocalDateTime('2024-01-01 24:00:00'), null);
     assert.equal(parseLocalDateTime('yesterday'), null);
   });
 });
 
-describe('WHMCS config', () => {
+t.test('WHMCS config', async (t) => {
   const minimal = { url: 'https://billing.example.com', identifier: 'id', secret: 'secret' };
 
-  it('fills the defaults', () => {
+  t.test('fills the defaults', async () => {
     const config = WhmcsConfigSchema.parse(minimal);
     assert.equal(config.timeoutMs, 15_000);
     assert.equal(config.actionTimeoutsMs.ModuleCustom, 90_000);
@@ -80,13 +80,13 @@ describe('WHMCS config', () => {
     assert.equal(config.trackCancellations, true);
   });
 
-  it('adds action timeouts to the defaults rather than replacing them', () => {
+  t.test('adds action timeouts to the defaults rather than replacing them', async () => {
     const config = WhmcsConfigSchema.parse({ ...minimal, actionTimeoutsMs: { GetProducts: 5_000 } });
     assert.equal(config.actionTimeoutsMs.GetProducts, 5_000);
     assert.equal(config.actionTimeoutsMs.ModuleTerminate, 90_000);
   });
 
-  it('refuses typos, bad zones, bad function names and non-http URLs', () => {
+  t.test('refuses typos, bad zones, bad function names and non-http URLs', async () => {
     assert.equal(WhmcsConfigSchema.safeParse({ ...minimal, timeout: 5 }).success, false);
     assert.equal(WhmcsConfigSchema.safeParse({ ...minimal, timeZone: 'Mars/Base' }).success, false);
     assert.equal(WhmcsConfigSchema.safeParse({ ...minimal, moduleFunctions: { x: { start: 'a;b' } } }).success, false);

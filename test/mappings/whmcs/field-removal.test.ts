@@ -6,7 +6,7 @@
  * Never a crash (500), never any other difference. Retyping must never change anything.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import t from 'tap';
 import { isDeepStrictEqual } from 'node:util';
 import { BackendError, type Backend } from '../../../src/backend/backend.js';
 import { type Path, type Variant, type VariantKind, changedAt, fieldName, matches, valueAt, variantsOf } from './answer-variants.js';
@@ -217,9 +217,9 @@ async function problemsWith(action: string, answer: unknown): Promise<string[]> 
   return problems;
 }
 
-describe('WHMCS answers: every field absent, null or retyped', () => {
+t.test('WHMCS answers: every field absent, null or retyped', async (t) => {
   for (const [action, label, answer] of RECORDED) {
-    it(`${action} (${label})`, async () => {
+    t.test(`${action} (${label})`, async () => {
       assert.deepEqual(await problemsWith(action, answer), []);
     });
   }

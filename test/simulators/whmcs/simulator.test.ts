@@ -3,7 +3,7 @@
  * AddOrder's silent fallbacks, and each injected fault.
  */
 import assert from 'node:assert/strict';
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import t from 'tap';
 import { request } from 'undici';
 import { IDEMPOTENCY_KEY_FIELD_NAME, SANDBOX_PUBLIC_PRODUCT_IDS } from '../../../simulators/whmcs/fixtures.js';
 import { startWhmcsSimulator, type WhmcsSimulator, type WhmcsSimulatorOptions } from '../../../simulators/whmcs/server.js';
@@ -53,9 +53,9 @@ async function withSimulator(options: WhmcsSimulatorOptions, run: (sim: WhmcsSim
   }
 }
 
-describe('WHMCS simulator', () => {
-  describe('startup and auth', () => {
-    it('listens on an ephemeral loopback port with random credentials', async () => {
+t.test('WHMCS simulator', async (t) => {
+  t.test('startup and auth', async (t) => {
+    t.test('listens on an ephemeral loopback port with random credentials', async () => {
       await withSimulator({}, async (sim) => {
         assert.match(sim.url, /^http:\/\/127\.0\.0\.1:\d+$/);
         assert.equal(sim.apiUrl, `${sim.url}/includes/api.php`);
@@ -67,7 +67,7 @@ describe('WHMCS simulator', () => {
       });
     });
 
-    it('answers 403 for missing or wrong credentials, and accepts username/password', async () => {
+    t.test('answers 403 for missing or wrong credentials, and accepts username/password', async () => {
       await withSimulator({ identifier: 'id-1', secret: 'secret-1' }, async (sim) => {
         const missing = await call(sim, 'GetCurrencies', {}, { credentials: false });
         assert.equal(missing.status, 403);
@@ -83,7 +83,7 @@ describe('WHMCS simulator', () => {
       });
     });
 
-    it('bans the address after the configured number of failures, only when asked to', async () => {
+    t.test('bans the address after the configured number of failures, only when asked to', async () => {
       await withSimulator({ banAfterFailures: 3 }, async (sim) => {
         for (let attempt = 0; attempt < 3; attempt += 1) {
           const failed = await call(sim, 'GetCurrencies', { identifier: sim.identifier, secret: 'wrong' }, { credentials: false });
@@ -101,7 +101,7 @@ describe('WHMCS simulator', () => {
       });
     });
 
-    it('checks the access key, which skips the IP allow-list', async () => {
+    t.test('checks the access key, which skips the IP allow-list', async () => {
       await withSimulator({ accessKey: 'k3y!', allowedIps: ['203.0.113.9'] }, async (sim) => {
         const wrongKey = await call(sim, 'GetCurrencies', { accesskey: 'nope' });
         assert.equal(wrongKey.status, 403);
@@ -115,7 +115,7 @@ describe('WHMCS simulator', () => {
       });
     });
 
-    it('enforces an API role', async () => {
+    t.test('enforces an API role', async () => {
       await withSimulator({ allowedActions: ['GetClientsDetails', 'getproducts'] }, async (sim) => {
         const denied = await call(sim, 'AddOrder', { clientid: '1' });
         assert.equal(denied.status, 403);
@@ -125,27 +125,27 @@ describe('WHMCS simulator', () => {
     });
   });
 
-  describe('read actions on the seed data', () => {
+  t.test('read actions on the seed data', async (t) => {
     let sim: WhmcsSimulator;
-    before(async () => {
+    t.before(async () => {
       sim = await startWhmcsSimulator();
     });
-    after(async () => {
+    t.teardown(async () => {
       await sim.close();
     });
 
-    it('normalizes action names and knows the legacy aliases', async () => {
+    t.test('normalizes action names and knows the legacy aliases', async () => {
       assert.equal((await call(sim, 'get_Clients-DETAILS', { clientid: '1' })).body.result, 'success');
       assert.equal((await call(sim, 'GetClientsData', { clientid: '1' })).body.id, 1);
     });
 
-    it('rejects an unknown action with HTTP 200', async () => {
+    t.test('rejects an unknown action with HTTP 200', async () => {
       const unknown = await call(sim, 'DoSomething');
       assert.equal(unknown.status, 200);
       assert.deepEqual(unknown.body, { result: 'error', message: 'Invalid API Action: "dosomething" is not a valid API action' });
     });
 
-    it('encodes JSON like PHP flags 79 and answers NVP or XML without responsetype', async () => {
+    t.test('encodes JSON like PHP flags 79 and answers NVP or XML without responsetype', async () => {
       const raw = await send(sim, { action: 'GetClientsProducts', clientid: '1', serviceid: '1', responsetype: 'json' });
       assert.equal(raw.contentType, 'application/json');
       assert.ok(raw.text.includes('"password":"Vq7\\u0026x\\u003C9\\u0027Lm\\u0022z"'), raw.text);
@@ -167,7 +167,7 @@ describe('WHMCS simulator', () => {
       assert.match(unsupported.body.message, /^Unsupported API response type format/);
     });
 
-    it('GetClientsDetails: top-level copy, client, stats; errors', async () => {
+    t.test('GetClientsDetails: top-level copy, client, stats; errors', async () => {
       const { body } = await call(sim, 'GetClientsDetails', { clientid: '1', stats: '1' });
       assert.equal(body.result, 'success');
       assert.equal(body.id, 1);
@@ -197,7 +197,7 @@ describe('WHMCS simulator', () => {
       assert.equal((await call(sim, 'GetClientsDetails')).body.message, 'Either clientid Or email Is Required');
     });
 
-    it('GetProducts: all products including hidden ones, filters, products absent when empty', async () => {
+    t.test('GetProducts: all products including hidden ones, filters, products absent when empty', async () => {
       const all = (await call(sim, 'GetProducts')).body;
       assert.equal(all.totalresults, 7);
       assert.deepEqual(all.products.product.map((product: Json) => product.pid), [1, 2, 3, 4, 5, 6, 7]);
@@ -246,7 +246,7 @@ describe('WHMCS simulator', () => {
       assert.deepEqual((await call(sim, 'GetProducts', { pid: '999' })).body, { result: 'success', totalresults: 0 });
     });
 
-    it('GetClientsProducts: scoped by clientid, ANDed filters, every client without clientid', async () => {
+    t.test('GetClientsProducts: scoped by clientid, ANDed filters, every client without clientid', async () => {
       const own = (await call(sim, 'GetClientsProducts', { clientid: '1' })).body;
       assert.equal(own.totalresults, '9');
       assert.equal(own.numreturned, 9);
@@ -302,7 +302,7 @@ describe('WHMCS simulator', () => {
       assert.deepEqual([free.billingcycle, free.nextduedate], ['Free Account', '0000-00-00']);
     });
 
-    it('GetOrders: id and userid ANDed, newest first, orders absent when empty, custom statuses', async () => {
+    t.test('GetOrders: id and userid ANDed, newest first, orders absent when empty, custom statuses', async () => {
       const own = (await call(sim, 'GetOrders', { userid: '1' })).body;
       assert.equal(own.totalresults, 8);
       assert.deepEqual(
@@ -343,7 +343,7 @@ describe('WHMCS simulator', () => {
       );
     });
 
-    it('GetInvoices: scoped by userid, unfiltered without it, invoices [] when empty', async () => {
+    t.test('GetInvoices: scoped by userid, unfiltered without it, invoices [] when empty', async () => {
       const own = (await call(sim, 'GetInvoices', { userid: '1' })).body;
       assert.deepEqual([own.totalresults, own.startnumber, own.numreturned], [10, 0, 10]);
       // Default order: status DESC, then due date.
@@ -380,7 +380,7 @@ describe('WHMCS simulator', () => {
       });
     });
 
-    it('GetInvoice: no owner filter, items absent when none, transactions "" when none, status:error quirk', async () => {
+    t.test('GetInvoice: no owner filter, items absent when none, transactions "" when none, status:error quirk', async () => {
       const foreign = (await call(sim, 'GetInvoice', { invoiceid: '20' })).body;
       assert.equal(foreign.userid, 3);
       assert.equal(foreign.items.item[0].relid, 17);
@@ -400,7 +400,7 @@ describe('WHMCS simulator', () => {
       assert.deepEqual(missing.body, { status: 'error', message: 'Invoice ID Not Found' });
     });
 
-    it('GetCredits, GetPaymentMethods, GetCurrencies, WhmcsDetails', async () => {
+    t.test('GetCredits, GetPaymentMethods, GetCurrencies, WhmcsDetails', async () => {
       const credits = (await call(sim, 'GetCredits', { clientid: '1' })).body;
       assert.equal(credits.totalresults, 2);
       assert.equal(credits.clientid, '1');
@@ -429,7 +429,7 @@ describe('WHMCS simulator', () => {
       });
     });
 
-    it('GetCancelledPackages: every client, paginated, packages [] past the end', async () => {
+    t.test('GetCancelledPackages: every client, paginated, packages [] past the end', async () => {
       const all = (await call(sim, 'GetCancelledPackages')).body;
       assert.deepEqual([all.totalresults, all.numreturned], ['3', 3]);
       assert.deepEqual(
@@ -445,18 +445,18 @@ describe('WHMCS simulator', () => {
     });
   });
 
-  describe('AddOrder and AcceptOrder', () => {
+  t.test('AddOrder and AcceptOrder', async (t) => {
     let sim: WhmcsSimulator;
-    beforeEach(async () => {
+    t.beforeEach(async () => {
       sim = await startWhmcsSimulator();
     });
-    afterEach(async () => {
+    t.afterEach(async () => {
       await sim.close();
     });
 
     const service = async (id: string): Promise<Json> => (await call(sim, 'GetClientsProducts', { serviceid: id })).body.products.product[0];
 
-    it('creates a Pending order, Pending service and an invoice; credit pays it when it covers the total', async () => {
+    t.test('creates a Pending order, Pending service and an invoice; credit pays it when it covers the total', async () => {
       const { body } = await call(sim, 'AddOrder', { clientid: '1', paymentmethod: 'banktransfer', pid: '1', billingcycle: 'monthly' });
       assert.deepEqual(body, { result: 'success', orderid: '24', serviceids: '25', productids: '25', addonids: '', domainids: '', invoiceid: '30' });
 
@@ -472,7 +472,7 @@ describe('WHMCS simulator', () => {
       assert.deepEqual([ledger.description, ledger.amount], ['Credit Applied to Invoice #30', '-9.99']);
     });
 
-    it('applies credit partially, or not at all when auto-apply is off', async () => {
+    t.test('applies credit partially, or not at all when auto-apply is off', async () => {
       const partial = (await call(sim, 'AddOrder', { clientid: '1', paymentmethod: 'paypal', pid: '3', billingcycle: 'monthly' })).body;
       const invoice = (await call(sim, 'GetInvoice', { invoiceid: partial.invoiceid })).body;
       // 39.99 + 10.00 setup + 2 GB minimum memory × 1.50.
@@ -485,14 +485,14 @@ describe('WHMCS simulator', () => {
       assert.equal((await call(sim, 'GetInvoice', { invoiceid: untouched.invoiceid })).body.status, 'Unpaid');
     });
 
-    it('omits invoiceid with noinvoice, and treats "false" as true like PHP', async () => {
+    t.test('omits invoiceid with noinvoice, and treats "false" as true like PHP', async () => {
       const { body } = await call(sim, 'AddOrder', { clientid: '2', paymentmethod: 'banktransfer', pid: '1', noinvoice: 'false' });
       assert.equal(body.result, 'success');
       assert.equal('invoiceid' in body, false);
       assert.equal(sim.state.orders.at(-1)?.invoiceId, 0);
     });
 
-    it('falls back silently: disabled or unknown cycle → first enabled one', async () => {
+    t.test('falls back silently: disabled or unknown cycle → first enabled one', async () => {
       const hosting = (await call(sim, 'AddOrder', { clientid: '2', paymentmethod: 'paypal', pid: '4', billingcycle: 'monthly' })).body;
       const annual = await service(hosting.serviceids);
       assert.deepEqual([annual.billingcycle, annual.recurringamount], ['Annually', '45.00']);
@@ -501,7 +501,7 @@ describe('WHMCS simulator', () => {
       assert.equal((await service(vps.serviceids)).billingcycle, 'Monthly');
     });
 
-    it('falls back silently on config options: first visible choice, clamped quantities, malformed input ignored', async () => {
+    t.test('falls back silently on config options: first visible choice, clamped quantities, malformed input ignored', async () => {
       const options = base64('a:3:{i:1;i:999;i:2;i:99;i:3;s:1:"1";}');
       const { body } = await call(sim, 'AddOrder', { clientid: '2', paymentmethod: 'paypal', pid: '1', configoptions: options });
       const created = await service(body.serviceids);
@@ -529,7 +529,7 @@ describe('WHMCS simulator', () => {
       assert.equal((await service(hidden.serviceids)).configoptions.configoption[0].value, 'CentOS 7 (end of life)');
     });
 
-    it('stores custom fields, hostname (HTML-encoded) and several pid[n] items', async () => {
+    t.test('stores custom fields, hostname (HTML-encoded) and several pid[n] items', async () => {
       const key = 'idem-5f0c-ü';
       const { body } = await call(sim, 'AddOrder', {
         clientid: '2',
@@ -566,14 +566,14 @@ describe('WHMCS simulator', () => {
       assert.deepEqual(sim.calls.find((entry) => entry.action === 'addorder')?.params.pid, { 0: '1', 1: '5' });
     });
 
-    it('a free product gets an invoice that is paid at once', async () => {
+    t.test('a free product gets an invoice that is paid at once', async () => {
       const { body } = await call(sim, 'AddOrder', { clientid: '2', paymentmethod: 'paypal', pid: '6' });
       const free = await service(body.serviceids);
       assert.deepEqual([free.billingcycle, free.nextduedate, free.firstpaymentamount], ['Free Account', '0000-00-00', '0.00']);
       assert.equal((await call(sim, 'GetInvoice', { invoiceid: body.invoiceid })).body.status, 'Paid');
     });
 
-    it('reports the documented errors', async () => {
+    t.test('reports the documented errors', async () => {
       const error = async (fields: Record<string, string>): Promise<string> => (await call(sim, 'AddOrder', fields)).body.message;
       assert.equal(await error({ clientid: '99', paymentmethod: 'paypal', pid: '1' }), 'Client ID Not Found');
       assert.equal(await error({ clientid: '4', paymentmethod: 'paypal', pid: '1' }), 'Unable to add order when client status is Closed');
@@ -585,7 +585,7 @@ describe('WHMCS simulator', () => {
       assert.equal(sim.state.orders.length, 23);
     });
 
-    it('AcceptOrder with autosetup activates the services; a non-Pending order is refused', async () => {
+    t.test('AcceptOrder with autosetup activates the services; a non-Pending order is refused', async () => {
       const placed = (await call(sim, 'AddOrder', { clientid: '2', paymentmethod: 'paypal', pid: '1' })).body;
       assert.deepEqual((await call(sim, 'AcceptOrder', { orderid: placed.orderid, autosetup: '1' })).body, { result: 'success' });
       const active = await service(placed.serviceids);
@@ -600,12 +600,12 @@ describe('WHMCS simulator', () => {
     });
   });
 
-  describe('service actions', () => {
+  t.test('service actions', async (t) => {
     let sim: WhmcsSimulator;
-    beforeEach(async () => {
+    t.beforeEach(async () => {
       sim = await startWhmcsSimulator();
     });
-    afterEach(async () => {
+    t.afterEach(async () => {
       await sim.close();
     });
 
@@ -613,7 +613,7 @@ describe('WHMCS simulator', () => {
       (await call(sim, 'ModuleCustom', { serviceid, func_name: funcName })).body;
     const statusOf = (id: number): string | undefined => sim.state.services.find((row) => row.id === id)?.status;
 
-    it('ModuleCustom runs the module function table and models service state', async () => {
+    t.test('ModuleCustom runs the module function table and models service state', async () => {
       assert.deepEqual(await custom('1', 'stop'), { result: 'success' });
       assert.equal(sim.state.services[0]?.power, 'off');
       assert.deepEqual(await custom('1', 'START'), { result: 'success' });
@@ -631,7 +631,7 @@ describe('WHMCS simulator', () => {
       assert.equal((await call(sim, 'ModuleCustom', { accountid: '1', func_name: 'reboot' })).body.result, 'success');
     });
 
-    it('ModuleSuspend, ModuleUnsuspend and ModuleTerminate move the status, or refuse', async () => {
+    t.test('ModuleSuspend, ModuleUnsuspend and ModuleTerminate move the status, or refuse', async () => {
       assert.deepEqual((await call(sim, 'ModuleSuspend', { serviceid: '1', suspendreason: 'Abuse & spam' })).body, { result: 'success' });
       assert.equal(statusOf(1), 'Suspended');
       assert.equal(sim.state.services[0]?.suspensionreason, 'Abuse &amp; spam');
@@ -646,7 +646,7 @@ describe('WHMCS simulator', () => {
       assert.equal((await call(sim, 'ModuleSuspend', { serviceid: '7' })).body.message, 'Service not assigned to a module');
     });
 
-    it('AddCancelRequest creates one request per service, with WHMCS defaults and errors', async () => {
+    t.test('AddCancelRequest creates one request per service, with WHMCS defaults and errors', async () => {
       const created = (await call(sim, 'AddCancelRequest', { serviceid: '1', type: 'whenever', reason: 'A & B' })).body;
       assert.deepEqual(created, { result: 'success', serviceid: '1', userid: '1' });
       const row = sim.state.cancelRequests.at(-1);
@@ -665,7 +665,7 @@ describe('WHMCS simulator', () => {
       assert.deepEqual([immediate?.type, immediate?.reason], ['Immediate', 'None Specified (API Submission)']);
     });
 
-    it('GatewayDeleteCancelRequest removes a pending request only', async () => {
+    t.test('GatewayDeleteCancelRequest removes a pending request only', async () => {
       assert.deepEqual((await call(sim, 'GatewayDeleteCancelRequest', { serviceid: '9' })).body, { result: 'success', serviceid: '9' });
       const gone = (await call(sim, 'GetCancelledPackages')).body.packages.package;
       assert.equal(
@@ -680,19 +680,19 @@ describe('WHMCS simulator', () => {
     });
   });
 
-  describe('faults', () => {
+  t.test('faults', async (t) => {
     let sim: WhmcsSimulator;
-    beforeEach(async () => {
+    t.beforeEach(async () => {
       sim = await startWhmcsSimulator();
     });
-    afterEach(async () => {
+    t.afterEach(async () => {
       await sim.close();
     });
 
     const order = { clientid: '2', paymentmethod: 'paypal', pid: '1' };
     const orderCount = (): number => sim.state.orders.length;
 
-    it('latency delays matching calls; times limits it; other actions are unaffected', async () => {
+    t.test('latency delays matching calls; times limits it; other actions are unaffected', async () => {
       sim.inject({ action: 'GetProducts', kind: 'latency', ms: 150, times: 1 });
       const timed = async (action: string): Promise<number> => {
         const started = performance.now();
@@ -705,7 +705,7 @@ describe('WHMCS simulator', () => {
       assert.ok((await timed('GetProducts')) < 140);
     });
 
-    it('constructor latencyMs applies to every call', async () => {
+    t.test('constructor latencyMs applies to every call', async () => {
       await withSimulator({ latencyMs: 80 }, async (slow) => {
         const started = performance.now();
         await call(slow, 'WhmcsDetails');
@@ -713,7 +713,7 @@ describe('WHMCS simulator', () => {
       });
     });
 
-    it('http500, html and forbidden answer without performing the action', async () => {
+    t.test('http500, html and forbidden answer without performing the action', async () => {
       sim.inject({ action: 'addorder', kind: 'http500', times: 1 });
       const failed = await send(sim, { action: 'AddOrder', responsetype: 'json', ...order });
       assert.equal(failed.status, 500);
@@ -736,7 +736,7 @@ describe('WHMCS simulator', () => {
       assert.equal((await call(sim, 'AddOrder', order)).body.result, 'success');
     });
 
-    it('malformed performs the action, then truncates the answer', async () => {
+    t.test('malformed performs the action, then truncates the answer', async () => {
       sim.inject({ action: 'AddOrder', kind: 'malformed', times: 1 });
       const broken = await send(sim, { action: 'AddOrder', responsetype: 'json', ...order });
       assert.equal(broken.status, 200);
@@ -744,21 +744,21 @@ describe('WHMCS simulator', () => {
       assert.equal(orderCount(), 24);
     });
 
-    it('reset destroys the connection before anything happens', async () => {
+    t.test('reset destroys the connection before anything happens', async () => {
       sim.inject({ action: 'AddOrder', kind: 'reset', times: 1 });
       await assert.rejects(call(sim, 'AddOrder', order));
       assert.equal(orderCount(), 23);
       assert.equal((await call(sim, 'AddOrder', order)).body.result, 'success');
     });
 
-    it('stall_after_effect places the order, then answers too late for the caller', async () => {
+    t.test('stall_after_effect places the order, then answers too late for the caller', async () => {
       sim.inject({ action: 'AddOrder', kind: 'stall_after_effect', ms: 1_000, times: 1 });
       await assert.rejects(call(sim, 'AddOrder', order, { headersTimeout: 200 }), { code: 'UND_ERR_HEADERS_TIMEOUT' });
       assert.equal(orderCount(), 24);
       assert.equal(sim.calls.filter((entry) => entry.action === 'addorder').length, 1);
     });
 
-    it('hang never answers, and close() still returns promptly', async () => {
+    t.test('hang never answers, and close() still returns promptly', async () => {
       sim.inject({ kind: 'hang' });
       await assert.rejects(call(sim, 'GetProducts', {}, { headersTimeout: 150 }), { code: 'UND_ERR_HEADERS_TIMEOUT' });
       const pending = call(sim, 'GetProducts');
@@ -768,7 +768,7 @@ describe('WHMCS simulator', () => {
       assert.ok(performance.now() - started < 1_000);
     });
 
-    it('clearFaults removes every fault; bad fault parameters are refused', async () => {
+    t.test('clearFaults removes every fault; bad fault parameters are refused', async () => {
       sim.inject({ kind: 'http500' });
       sim.clearFaults();
       assert.equal((await call(sim, 'GetCurrencies')).status, 200);
@@ -776,8 +776,8 @@ describe('WHMCS simulator', () => {
     });
   });
 
-  describe('seed', () => {
-    it('gives every instance its own data, and accepts a custom seed', async () => {
+  t.test('seed', async (t) => {
+    t.test('gives every instance its own data, and accepts a custom seed', async () => {
       await withSimulator({}, async (first) => {
         await withSimulator({}, async (second) => {
           await call(first, 'AddOrder', { clientid: '1', paymentmethod: 'paypal', pid: '1' });
