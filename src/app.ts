@@ -160,7 +160,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     }
   });
 
-  installRequestGate(app, keys, rateLimiter);
+  installRequestGate(app, rateLimiter);
 
   const ctx = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
   for (const endpoint of allEndpoints(config)) {

@@ -2,9 +2,10 @@
  * Turns an `Endpoint` into a Fastify route with this pipeline, in order:
  * key auth → scope → key/account limits (onRequest) → validation (preValidation) → idempotency
  * → handler → output shaped by the response schema → audit record (routes marked `audited`; their
- * failures are audited by the error handler). The request id is set before all of it,
- * app-wide, and so is the source-IP limit, except for a key this process has cached: then it is
- * decided together with the key's limits, in one store call (see app.ts).
+ * failures are audited by the error handler). The request id is set before all of it, app-wide
+ * (request-gate.ts). The source IP is counted here, before any key lookup; a key this process
+ * holds needs no lookup, so its source-IP and key limits are decided together, in one store call:
+ * the one Redis round trip of an authenticated read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, problemDocument } from '../errors.js';
@@ -22,8 +23,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
     v1Input: { params: unknown; query: unknown; body: unknown; idempotencyKey: string | undefined } | undefined;
-    /** Set when the source-IP limit is decided together with the key's, after authentication. */
-    ipLimitDeferred: boolean;
   }
   interface FastifyContextConfig {
     scope?: EndpointScope;
@@ -129,6 +128,9 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (isPublic) return;
+    const key = bearerKey(request.headers.authorization);
+    const ipFirst = key === undefined || !ctx.deps.keys.isCached(key);
+    if (ipFirst) await enforceIpLimit(ctx.rateLimiter, request.ip);
     let caller: Caller;
     try {
       caller = await authenticate(request, reply, ctx);
@@ -136,13 +138,11 @@ export function registerEndpoint(app: FastifyInstance, endpoint: Endpoint, ctx: 
       request.caller = caller;
       authorize(endpoint, caller);
     } catch (error) {
-      // The source-IP limit was left for later (see request-gate.ts); a refused request still counts.
-      if (request.ipLimitDeferred) await enforceIpLimit(ctx.rateLimiter, request.ip);
+      // A refused request counts for its source IP too.
+      if (!ipFirst) await enforceIpLimit(ctx.rateLimiter, request.ip);
       throw error;
     }
-    const decision = request.ipLimitDeferred
-      ? await ctx.rateLimiter.hitIpAndKey(request.ip, caller.key)
-      : await ctx.rateLimiter.hitKey(caller.key);
+    const decision = ipFirst ? await ctx.rateLimiter.hitKey(caller.key) : await ctx.rateLimiter.hitIpAndKey(request.ip, caller.key);
     const headers = rateLimitHeaders(decision);
     reply.headers(headers);
     if (!decision.allowed) throw rateLimitedError(decision, headers);

@@ -67,6 +67,18 @@ export class RedisConnection {
     });
   }
 
+  /** As evalScript, for a script that answers one binary string (the reply as a Buffer). */
+  evalScriptBuffer(script: LuaScript, keys: string[], args: Array<string | Buffer>): Promise<Buffer> {
+    return this.run(async (client) => {
+      try {
+        return await client.callBuffer('evalsha', [script.sha, keys.length, ...keys, ...args]);
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+        return client.callBuffer('eval', [script.source, keys.length, ...keys, ...args]);
+      }
+    }) as Promise<Buffer>;
+  }
+
   evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
     return this.run(async (client) => {
       try {
