@@ -6,6 +6,7 @@
 import { isIPv4 } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { RateLimitObserver } from '../ops/observers.js';
@@ -34,8 +35,15 @@ export interface RateLimiterOptions {
 
 export class RateLimiter {
   private readonly ipPolicy: WindowPolicy;
-  /** Each key record's policies, built once: a changed record is a new object (the key cache replaces it). */
+  /**
+   * Each key record's policies, built once: a changed record is a new object (the key cache
+   * replaces it). A record read again unchanged finds its group by content (a store prepares a
+   * group once, so the same group object is worth keeping).
+   */
   private readonly keyGroups = new WeakMap<ApiKeyRecord, PolicyGroup>();
+  private readonly keyGroupsByContent = new LRUCache<string, PolicyGroup>({ max: 10_000 });
+  /** The source addresses seen lately, each with its policy group (a store prepares a group once). */
+  private readonly ipGroups = new LRUCache<string, PolicyGroup>({ max: 10_000 });
   private lastFallbackWarning = 0;
 
   constructor(private readonly options: RateLimiterOptions) {
@@ -59,12 +67,19 @@ export class RateLimiter {
   }
 
   private ipGroup(ip: string): PolicyGroup {
-    return ipGroup(ipLimitSource(ip, this.options.config.rateLimits.ipv6PrefixLength), this.ipPolicy);
+    let group = this.ipGroups.get(ip);
+    if (!group) this.ipGroups.set(ip, (group = ipGroup(ipLimitSource(ip, this.options.config.rateLimits.ipv6PrefixLength), this.ipPolicy)));
+    return group;
   }
 
   private keyGroup(key: ApiKeyRecord): PolicyGroup {
     let group = this.keyGroups.get(key);
-    if (!group) this.keyGroups.set(key, (group = keyGroup(keyLimits(key, this.options.config))));
+    if (!group) {
+      const content = JSON.stringify([key.id, key.accountId, key.rateLimits]);
+      group = this.keyGroupsByContent.get(content);
+      if (!group) this.keyGroupsByContent.set(content, (group = keyGroup(keyLimits(key, this.options.config))));
+      this.keyGroups.set(key, group);
+    }
     return group;
   }
 

@@ -11,6 +11,7 @@
  * cluster for an authenticated request.
  */
 import { Cluster } from 'ioredis';
+import { LRUCache } from 'lru-cache';
 import { ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
 import type { RuleOutcome, RuleReading } from '../rate-policies.js';
 import type { LimitRule, PolicyCheck, PolicyGroup, RateDecision, RateLimitStore } from '../types.js';
@@ -34,6 +35,12 @@ export class RedisRateLimitStore implements RateLimitStore {
   private readonly script = LuaScript.load('rate-limit');
   private readonly oneGroupPerCall: boolean;
   private readonly encoded = new WeakMap<PolicyGroup, EncodedGroup>();
+  /**
+   * Specs by content, and specs of two groups joined: a spec depends on the rules only (every
+   * source address's group has the same), so there are few, each built once.
+   */
+  private readonly specs = new LRUCache<string, Buffer>({ max: 1_000 });
+  private readonly joined = new WeakMap<Buffer, WeakMap<Buffer, Buffer>>();
   /** struct formats (`>ddd…`) by length. */
   private readonly formats = new Map<number, string>();
 
@@ -60,7 +67,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   private async run(groups: readonly PolicyGroup[]): Promise<RuleOutcome[]> {
     const encoded = groups.map((group) => this.encode(group));
     const keys = encoded.length === 1 ? (encoded[0] as EncodedGroup).keys : encoded.flatMap((group) => group.keys);
-    const spec = encoded.length === 1 ? (encoded[0] as EncodedGroup).spec : Buffer.concat(encoded.map((group) => group.spec));
+    const spec = encoded.reduce<Buffer | undefined>((joined, group) => (joined ? this.join(joined, group.spec) : group.spec), undefined) as Buffer;
     const replyLength = encoded.reduce((sum, group) => sum + group.replyLength, 1);
     const reply = await this.redis.evalScriptBuffer(this.script, keys, [spec, this.format(spec.length / 8), this.format(replyLength)]);
     return readReply(reply, groups);
@@ -83,8 +90,13 @@ export class RedisRateLimitStore implements RateLimitStore {
       numbers.push(KIND_CODES[check.rule.kind], index + 1, slot, ...ruleArguments(check.rule));
     }
     numbers[1] = counters.length;
-    const spec = Buffer.alloc(numbers.length * 8);
-    numbers.forEach((value, index) => spec.writeDoubleBE(value, index * 8));
+    const content = numbers.join(' ');
+    let spec = this.specs.get(content);
+    if (!spec) {
+      spec = Buffer.alloc(numbers.length * 8);
+      for (const [index, value] of numbers.entries()) spec.writeDoubleBE(value, index * 8);
+      this.specs.set(content, spec);
+    }
     encoded = {
       keys: counters.map((counter) => this.redis.key(counter)),
       spec,
@@ -92,6 +104,14 @@ export class RedisRateLimitStore implements RateLimitStore {
     };
     this.encoded.set(group, encoded);
     return encoded;
+  }
+
+  private join(first: Buffer, second: Buffer): Buffer {
+    let withFirst = this.joined.get(first);
+    if (!withFirst) this.joined.set(first, (withFirst = new WeakMap()));
+    let spec = withFirst.get(second);
+    if (!spec) withFirst.set(second, (spec = Buffer.concat([first, second])));
+    return spec;
   }
 
   private format(length: number): string {
