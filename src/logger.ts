@@ -4,6 +4,7 @@
  * mistake), and every field that could hold a secret is redacted wherever it appears.
  */
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
 import type { GatewayConfig } from './config.js';
 import { currentTrace } from './ops/trace.js';
 import { sourceAddress } from './http/source-address.js';
@@ -56,6 +57,21 @@ const REDACT_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
+/** Lines leave in writes of at least this many bytes (and at least once a second). */
+const BATCH_BYTES = 4096;
+const FLUSH_INTERVAL_MS = 1_000;
+
+/**
+ * Standard output, written in batches: one write for several lines under load instead of one or
+ * more per request. A line waits at most a second; what is buffered is flushed when the process
+ * exits (pino flushes its destinations at exit), lost only if it is killed outright.
+ */
+function batchedStdout(): pino.DestinationStream {
+  const destination = pino.destination({ dest: 1, minLength: BATCH_BYTES, sync: false });
+  setInterval(() => destination.flush(), FLUSH_INTERVAL_MS).unref();
+  return destination;
+}
+
 export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
@@ -71,7 +87,7 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
         };
       },
     },
-    ...(stream ? { stream } : {}),
+    stream: stream ?? batchedStdout(),
   } as FastifyServerOptions['logger'];
 }
 

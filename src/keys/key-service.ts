@@ -2,8 +2,8 @@
  * Issuing, rotating, revoking and checking API keys. Used by the gateway (authenticate) and the
  * operator CLI (the rest). Lookups are cached in process for a short time; revocation and rotation
  * publish an invalidation so every instance drops its copy at once. A key in use is read again in
- * the background once its copy is half way to `cacheTtlMs`, so its requests never wait for the
- * store (a copy is still never used past `cacheTtlMs` without the store's answer). While the store
+ * the background once its copy is three quarters of `cacheTtlMs` old, so its requests never wait
+ * for the store (a copy is still never used past `cacheTtlMs` without the store's answer). While the store
  * is unreachable, a copy the store confirmed within `staleIfErrorMs` keeps serving (stale if
  * error), so reads go on through a Redis outage; a key never seen (or invalidated) meets the store
  * error instead.
@@ -40,6 +40,9 @@ interface CachedLookup extends AuthenticatedKey {
    */
   verified?: Buffer;
 }
+
+/** Share of cacheTtlMs after which a key in use is read again in the background. */
+const REFRESH_AHEAD = 0.75;
 
 export interface KeyServiceOptions {
   /** How long a looked-up record is used without asking the store again. */
@@ -110,7 +113,7 @@ export class KeyService {
     const cached = this.cache.get(keyId);
     const startedAt = this.now();
     if (cached && startedAt - cached.readAt < this.freshMs) {
-      if (startedAt - cached.readAt >= this.freshMs / 2) this.refresh(keyId);
+      if (startedAt - cached.readAt >= this.freshMs * REFRESH_AHEAD) this.refresh(keyId);
       return cached;
     }
     try {
@@ -155,11 +158,10 @@ export class KeyService {
     return entry;
   }
 
-  private async read(keyId: string): Promise<AuthenticatedKey | null> {
-    const key = await this.store.getKey(keyId);
-    const account = key ? await this.store.getAccount(key.accountId) : null;
-    return key && account ? { key, account } : null;
+  private read(keyId: string): Promise<AuthenticatedKey | null> {
+    return this.store.getKeyWithAccount(keyId);
   }
+
 
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
     if (await this.store.getAccount(input.id)) throw new Error(`account ${input.id} already exists`);

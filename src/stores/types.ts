@@ -209,6 +209,8 @@ export interface KeyStore {
   listAccounts(): Promise<AccountRecord[]>;
   putKey(key: ApiKeyRecord): Promise<void>;
   getKey(id: string): Promise<ApiKeyRecord | null>;
+  /** A key with its account, as authentication needs them (one round trip where the store allows it); null when either is missing. */
+  getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null>;
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /** Tells every gateway instance to drop its cached copy of the key (revocation, rotation). */
   publishInvalidation(keyId: string): Promise<void>;

@@ -701,6 +701,17 @@ export function runKeyStoreConformance(name: string, factory: FixtureFactory<Key
       assert.deepEqual(await store.listKeys(first.id), [revoked, newer]);
     });
 
+    test('a key with its account, as authentication reads them: both, or nothing', async ({ store }) => {
+      const owner = account();
+      const key = apiKey(owner.id);
+      const orphan = apiKey(unique('gone'));
+      await store.putAccount(owner);
+      for (const each of [key, orphan]) await store.putKey(each);
+      assert.deepEqual(await store.getKeyWithAccount(key.id), { key, account: owner });
+      assert.equal(await store.getKeyWithAccount('0000000000000000'), null, 'unknown key');
+      assert.equal(await store.getKeyWithAccount(orphan.id), null, 'a key whose account is gone');
+    });
+
     test('records handed out are copies', async ({ store }) => {
       const key = apiKey(unique('acct'));
       await store.putKey(key);

@@ -72,6 +72,7 @@ function everyMethod(stores: Stores) {
     listAccounts: () => stores.keys.listAccounts(),
     putKey: () => stores.keys.putKey(KEY),
     getKey: () => stores.keys.getKey(KEY.id),
+    getKeyWithAccount: () => stores.keys.getKeyWithAccount(KEY.id),
     listKeys: () => stores.keys.listKeys(ACCOUNT.id),
     publishInvalidation: () => stores.keys.publishInvalidation(KEY.id),
     getWebhook: () => stores.webhooks.get(ACCOUNT.id),
