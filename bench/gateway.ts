@@ -1,291 +1,290 @@
 /**
  * `npm run bench`: what the gateway costs per authenticated GET, next to two baselines measured in
- * the same run on the same machine (a bare Fastify route serving the same body, and one that does
- * one EVALSHA against the same Redis first), and how many Redis commands each request makes.
+ * the same run (Fastify answering the same bytes, pre-serialised; the same after one EVALSHA), and
+ * what Redis does for it. See README "Benchmark" for how to read the output.
+ *
+ * Every server is its own process: the gateway compiled and started as in production (Redis stores,
+ * metrics on, log level info into a file), the baselines, a private redis-server; the WHMCS
+ * simulator runs in this process. Load: wrk, one thread, keep-alive connections on loopback,
+ * cycling through one request per key (thousands of keys, hundreds of accounts and source
+ * addresses via X-Forwarded-For from the trusted loopback proxy; see shape.ts).
  *
  * A benchmark to run by hand, never a timed test: its numbers belong to the machine it ran on.
- * Env: BENCH_DURATION (seconds measured per target, default 10), BENCH_CONNECTIONS (default 32).
  */
-import type { Server } from 'node:http';
-import { cpus } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
-import Fastify, { type FastifyInstance } from 'fastify';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { startWhmcsSimulator, type WhmcsSimulator } from '../simulators/whmcs/server.js';
+import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
-import { buildApp } from '../src/app.js';
-import { MemoryAuditLog } from '../src/audit.js';
-import { parseConfig, type ResolvedConfig } from '../src/config.js';
-import { KeyService } from '../src/keys/key-service.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { AUTOCANNON_VERSION, runLoad, type LoadResult } from './load.js';
-import { countCommandsSent, describe, perRequest, readCommandStats, total, type CommandCounts } from './redis-commands.js';
-import { BACKENDS } from '../mappings/index.js';
+import { ensureBuilt, freePort, sampleRss, startServer, treeCpuSeconds, type Server } from './processes.js';
+import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
+import { megabytes, ms, ratio, table } from './report.js';
+import { clearCounters, DEFAULT_SHAPE, issueKeys, requestsFor, windowFor, type IssuedKey } from './shape.js';
+import { runSlowBackend } from './slow-backend.js';
+import { findWrk, runWrk, writeWrkScript, type WrkResult } from './wrk.js';
 
-const DURATION_S = positiveIntFromEnv('BENCH_DURATION', 10);
-const CONNECTIONS = positiveIntFromEnv('BENCH_CONNECTIONS', 32);
-const WARMUP_S = 2;
-/** Sequential requests per target while counting the commands ioredis sends. */
-const PROBE_REQUESTS = 100;
-const HOST = '127.0.0.1';
-const PATH = '/v1/products';
-const JSON_TYPE = 'application/json; charset=utf-8';
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: 'string', default: process.env.BENCH_DURATION ?? '8' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '50' },
+    workers: { type: 'string', default: '1,2' },
+    'no-slow': { type: 'boolean', default: false },
+    'no-baselines': { type: 'boolean', default: false },
+    window: { type: 'string' },
+    paths: { type: 'string', default: '/v1/products,/v1/me' },
+    'cpu-prof': { type: 'string' },
+    'node-args': { type: 'string', default: '' },
+    keep: { type: 'boolean', default: false },
+    'log-level': { type: 'string', default: 'info' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (flags.help) {
+  process.stdout.write(`npm run bench [-- options]
+  --duration S      seconds measured per target (default 8; env BENCH_DURATION)
+  --warmup S        seconds of warm-up before each (default 2)
+  --connections N   wrk connections (default 50; env BENCH_CONNECTIONS)
+  --workers LIST    WORKERS values to run the gateway's /v1/products with (default 1,2)
+  --no-slow         skip the slow-backend part
+  --no-baselines    measure the gateway only (the window then comes from --window, default 1000 ms)
+  --window MS       the limits' window instead of the one sized from the bare baseline's rate
+  --paths LIST      the gateway paths measured (default /v1/products,/v1/me)
+  --cpu-prof DIR    run the (WORKERS=1) gateway with node --cpu-prof, profiles into DIR
+  --node-args ARGS  more node options for the measured gateway (e.g. "--heap-prof --heap-prof-dir /tmp/h")
+  --keep            keep the working directory (configs, gateway logs, wrk scripts)
+  --log-level L     the gateway's log level (default info, as in production)
+`);
+  process.exit(0);
+}
+const DURATION_S = positiveInt('duration', flags.duration);
+const WARMUP_S = positiveInt('warmup', flags.warmup);
+const CONNECTIONS = positiveInt('connections', flags.connections);
+const WORKER_COUNTS = flags.workers.split(',').map((each) => positiveInt('workers', each));
 const PEPPER = 'bench-pepper-0123456789abcdef0123456789abcdef';
-const INCR_SCRIPT = "return redis.call('INCR', KEYS[1])";
-/** Far above what two cores can send, so that no request is refused. */
-const UNREACHABLE_LIMITS = {
-  keyPerMinute: 1_000_000_000,
-  keyBurst: 1_000_000,
-  keyPerDay: 1_000_000_000,
-  accountPerMinute: 1_000_000_000,
-  ipPerMinute: 1_000_000_000,
-};
+const WEBHOOK_KEY = Buffer.alloc(32, 7).toString('base64');
+const KEY_PREFIX = 'rg:';
+/** The account limit's share the load takes, at the bare baseline's rate (the gateway's is lower). */
+const LIMIT_SHARE = 0.6;
+const PATHS = flags.paths.split(',');
+const PROBE_REQUESTS = 100;
 
-interface Target {
-  label: string;
-  url: string;
-  requests: RequestCounter;
-  isGateway: boolean;
-}
-
-interface Measurement {
-  target: Target;
-  load: LoadResult;
-  /** INFO commandstats deltas per request (Lua-internal commands included). */
-  commandsRun: CommandCounts;
-  /** Commands ioredis wrote per request, from the sequential probe. */
-  commandsSent: CommandCounts;
-  upstreamCallsPerRequest: number;
-}
-
-function positiveIntFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^[1-9]\d*$/.test(raw)) throw new Error(`${name} must be a positive whole number, got "${raw}"`);
+function positiveInt(name: string, raw: string): number {
+  if (!/^[1-9]\d*$/.test(raw)) throw new Error(`--${name} must be a positive whole number, got "${raw}"`);
   return Number(raw);
 }
 
-/**
- * Requests a server received and finished, counted at the HTTP server: exact, whatever autocannon
- * does with the requests in flight when its time is up.
- */
-class RequestCounter {
-  received = 0;
-  private finished = 0;
-
-  constructor(server: Server) {
-    server.on('request', (_request, response) => {
-      this.received += 1;
-      response.once('close', () => (this.finished += 1));
-    });
-  }
-
-  /** Resolves once every request received has been answered (or after 2 s). */
-  async settled(): Promise<void> {
-    const deadline = Date.now() + 2_000;
-    while (this.finished < this.received && Date.now() < deadline) await sleep(10);
-  }
+interface Measurement {
+  label: string;
+  path: string;
+  load: WrkResult;
+  redis: RedisCost;
+  /** CPU time of the server's processes per request, µs. */
+  cpuUs: number;
+  rss: { first: number; last: number; max: number };
 }
 
-async function listen(app: FastifyInstance): Promise<string> {
-  return app.listen({ host: HOST, port: 0 });
+interface Context {
+  wrk: string;
+  directory: string;
+  keys: IssuedKey[];
+  admin: Redis;
 }
 
-async function buildGateway(simulator: WhmcsSimulator, redisUrl: string): Promise<{ app: FastifyInstance; key: string }> {
-  const config = parseConfig({
-    logLevel: 'warn',
-    keys: { pepper: PEPPER },
-    webhooks: { encryptionKey: Buffer.alloc(32, 7).toString('base64') },
-    rateLimits: UNREACHABLE_LIMITS,
-    upstream: {
-      backend: 'whmcs',
-      whmcs: whmcsSimulatorConfig(simulator),
-    },
-  }, BACKENDS) as ResolvedConfig;
-  const stores = await createRedisStores({ url: redisUrl });
-  // No credentials are read here; a memory audit log keeps the bench from writing under data/.
-  const app = await buildApp(config, { stores, audit: new MemoryAuditLog(), backends: BACKENDS }).catch(async (error: unknown) => {
-    await stores.close();
-    throw error;
-  });
-  try {
-    const keys = new KeyService(stores.keys, PEPPER);
-    await keys.createAccount({ id: 'bench', name: 'Benchmark', upstreamId: '1' });
-    const { key } = await keys.issue({ accountId: 'bench', name: 'bench', scopes: ['read:products'] });
-    return { app, key };
-  } catch (error) {
-    await app.close();
-    throw error;
-  }
+async function measure(context: Context, label: string, server: Server, path: string): Promise<Measurement> {
+  process.stdout.write(`  ${label}: warm-up ${WARMUP_S} s, measuring ${DURATION_S} s…\n`);
+  const script = writeWrkScript(context.directory, `${label.replace(/\W+/g, '-')}`, new URL(server.url).host, requestsFor(path, context.keys));
+  await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS: WARMUP_S });
+  const before = await snapshot(context.admin);
+  const cpuBefore = treeCpuSeconds(server.pid);
+  const rss = sampleRss(server.pid);
+  const load = await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS: DURATION_S });
+  const samples = rss.stop().map((sample) => sample.rss);
+  const cpuUs = ((treeCpuSeconds(server.pid) - cpuBefore) * 1e6) / load.requests;
+  const redis = costOf(before, await snapshot(context.admin), load.requests);
+  return { label, path, load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) } };
 }
 
-function buildBareBaseline(body: string): FastifyInstance {
-  const app = Fastify();
-  app.get(PATH, (_request, reply) => reply.header('content-type', JSON_TYPE).send(body));
-  return app;
-}
-
-async function buildEvalshaBaseline(body: string, redis: Redis): Promise<FastifyInstance> {
-  const sha = String(await redis.script('LOAD', INCR_SCRIPT));
-  const app = Fastify();
-  app.get(PATH, async (_request, reply) => {
-    await redis.evalsha(sha, 1, 'bench:counter');
-    return reply.header('content-type', JSON_TYPE).send(body);
-  });
-  return app;
-}
-
-async function fetchOk(url: string, headers: Record<string, string>): Promise<string> {
-  const response = await fetch(url, { headers });
+async function fetchBody(url: string, key: IssuedKey): Promise<string> {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${key.key}`, 'x-forwarded-for': key.address } });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text}`);
   return text;
 }
 
-async function measure(
-  target: Target,
-  headers: Record<string, string>,
-  admin: Redis,
-  simulator: WhmcsSimulator,
-): Promise<Measurement> {
-  process.stdout.write(`  ${target.label}: warm-up ${WARMUP_S} s, measuring ${DURATION_S} s…\n`);
-  await runLoad({ url: target.url, headers, connections: CONNECTIONS, durationS: WARMUP_S });
-  await target.requests.settled();
-
-  const statsBefore = await readCommandStats(admin);
-  const receivedBefore = target.requests.received;
-  const upstreamBefore = simulator.calls.length;
-  const load = await runLoad({ url: target.url, headers, connections: CONNECTIONS, durationS: DURATION_S });
-  await target.requests.settled();
-  // Counted at the server, so the requests autocannon leaves in flight at its cut-off are included.
-  const requests = target.requests.received - receivedBefore;
-  const upstreamCallsPerRequest = requests > 0 ? (simulator.calls.length - upstreamBefore) / requests : 0;
-  const commandsRun = perRequest(statsBefore, await readCommandStats(admin), requests);
-
-  // One request first so that the probe sees the steady state (key lookup cached in process).
-  await fetchOk(target.url, headers);
-  const sent = await countCommandsSent(async () => {
-    for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchOk(target.url, headers);
-  });
-  const commandsSent = perRequest(new Map(), sent, PROBE_REQUESTS);
-  return { target, load, commandsRun, commandsSent, upstreamCallsPerRequest };
-}
-
-function megabytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-function ratio(numerator: number, denominator: number): string {
-  return denominator > 0 ? `${(numerator / denominator).toFixed(2)}×` : 'n/a';
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
-  return rows
-    .map((row) => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  '))
-    .join('\n');
-}
-
-function report(measurements: Measurement[], rss: { before: number; after: number }): void {
-  const rows = [
-    ['target', 'req/s', 'p50 ms', 'p99 ms', 'errors/non-2xx', 'redis cmds run/req', 'redis cmds sent/req', 'upstream calls/req'],
-    ...measurements.map((m) => [
-      m.target.label,
-      m.load.requestsPerSecond.toFixed(0),
-      String(m.load.p50Ms),
-      String(m.load.p99Ms),
-      `${m.load.errors}/${m.load.non2xx}`,
-      total(m.commandsRun).toFixed(2),
-      total(m.commandsSent).toFixed(2),
-      m.upstreamCallsPerRequest.toFixed(4),
-    ]),
-  ];
-  console.log(`\n${table(rows)}`);
-  console.log('  redis cmds run/req: INFO commandstats deltas over the measured run / requests the server received;');
-  console.log('    Redis counts the commands a Lua script runs too, so one EVALSHA of INCR counts 2.');
-  console.log(`  redis cmds sent/req: commands ioredis wrote, i.e. round trips (${PROBE_REQUESTS} sequential requests after the run).`);
-  console.log('  upstream calls/req: WHMCS calls; /v1/products is served from the mapping\'s cache, /v1/me reads');
-  console.log('    upstream but the mapping coalesces identical concurrent reads, so under load it is below 1.\n');
-
-  const [bare, evalsha] = measurements;
-  if (bare && evalsha) {
-    const ratioRows = [['ratio (same run)', 'req/s', 'p99']];
-    for (const m of measurements.filter((each) => each.target.isGateway)) {
-      for (const baseline of [bare, evalsha]) {
-        ratioRows.push([
-          `${m.target.label} / ${baseline.target.label}`,
-          ratio(m.load.requestsPerSecond, baseline.load.requestsPerSecond),
-          ratio(m.load.p99Ms, baseline.load.p99Ms),
-        ]);
-      }
-    }
-    console.log(`${table(ratioRows)}\n`);
-  }
-
-  console.log('Redis commands run per request (INFO commandstats over the measured run; includes commands run inside Lua scripts):');
-  for (const m of measurements) console.log(`  ${m.target.label}: ${describe(m.commandsRun, 3)}`);
-  console.log(`Redis commands sent per request = round trips (ioredis, ${PROBE_REQUESTS} sequential requests after the run; hget = key cache refresh):`);
-  for (const m of measurements) console.log(`  ${m.target.label}: ${describe(m.commandsSent, 2)}`);
-  const hotPath = measurements.find((m) => m.target.isGateway);
-  if (hotPath) {
-    console.log(`\nHot path, authenticated ${hotPath.target.label}: ${total(hotPath.commandsSent).toFixed(2)} Redis round trips per request (goal in standalone mode: 1).`);
-  }
-  console.log(`Bench process RSS (gateway, baselines and simulator share it): ${megabytes(rss.before)} before the gateway's load, ${megabytes(rss.after)} after (${rss.after >= rss.before ? '+' : ''}${megabytes(rss.after - rss.before)}).`);
-}
-
 async function main(): Promise<void> {
   const cpuList = cpus();
-  console.log(`reseller-gateway benchmark: GET over keep-alive, ${CONNECTIONS} connections, ${WARMUP_S} s warm-up then ${DURATION_S} s measured per target`);
+  console.log(`reseller-gateway benchmark: wrk -t1 -c${CONNECTIONS}, ${WARMUP_S} s warm-up + ${DURATION_S} s per target, loopback`);
   console.log(`machine: ${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`);
-  console.log(`load generator: autocannon ${AUTOCANNON_VERSION} CLI in a child process (own event loop); servers and WHMCS simulator: this process; redis-server: its own process`);
-  console.log('(on a 2-core machine the load generator, the servers and Redis compete for the cores: compare the rows, not the absolute numbers)\n');
-
-  const cleanups: Array<() => Promise<unknown>> = [];
+  console.log('(load generator, servers and Redis share these cores: compare rows and ratios of one run, not absolute numbers)\n');
+  ensureBuilt();
+  const wrk = findWrk();
+  const directory = mkdtempSync(join(tmpdir(), 'rg-bench-'));
+  const cleanups: Array<() => Promise<unknown>> = [
+    async () => (flags.keep ? console.log(`kept ${directory}`) : rmSync(directory, { recursive: true, force: true })),
+  ];
   try {
     const redis = await startRedisServer();
     cleanups.unshift(() => redis.stop());
-    const simulator = await startWhmcsSimulator({ host: HOST });
+    const simulator = await startWhmcsSimulator({ host: '127.0.0.1' });
     cleanups.unshift(() => simulator.close());
     const admin = new Redis(redis.url);
-    const scriptClient = new Redis(redis.url);
-    cleanups.unshift(() => Promise.all([admin.quit(), scriptClient.quit()]));
+    cleanups.unshift(async () => admin.disconnect());
 
-    const gateway = await buildGateway(simulator, redis.url);
-    cleanups.unshift(() => gateway.app.close());
-    const gatewayUrl = await listen(gateway.app);
-    const headers = { authorization: `Bearer ${gateway.key}` };
-    // The baselines serve the gateway's own answer, byte for byte (fetching it also fills the product cache).
-    const body = await fetchOk(`${gatewayUrl}${PATH}`, headers);
+    // The gateway's own key prefix (the stores' default).
+    const stores = await createRedisStores({ url: redis.url });
+    const keys = await issueKeys(stores.keys, PEPPER, DEFAULT_SHAPE, ['read:products', 'read:orders', 'read:services']).finally(() => stores.close());
+    console.log(`shape: ${DEFAULT_SHAPE.keys} keys over ${DEFAULT_SHAPE.accounts} accounts, from ${DEFAULT_SHAPE.sourceAddresses} source addresses (X-Forwarded-For), round-robin; redis-server on port ${redis.port}`);
+    const context: Context = { wrk, directory, keys, admin };
 
-    const bare = buildBareBaseline(body);
-    cleanups.unshift(() => bare.close());
-    const evalsha = await buildEvalshaBaseline(body, scriptClient);
-    cleanups.unshift(() => evalsha.close());
-    const targets: Target[] = [
-      { label: 'bare Fastify', url: `${await listen(bare)}${PATH}`, requests: new RequestCounter(bare.server), isGateway: false },
-      { label: 'one EVALSHA', url: `${await listen(evalsha)}${PATH}`, requests: new RequestCounter(evalsha.server), isGateway: false },
-    ];
-    const gatewayRequests = new RequestCounter(gateway.app.server);
-    const gatewayTargets: Target[] = [
-      { label: 'gateway GET /v1/products', url: `${gatewayUrl}${PATH}`, requests: gatewayRequests, isGateway: true },
-      { label: 'gateway GET /v1/me', url: `${gatewayUrl}/v1/me`, requests: gatewayRequests, isGateway: true },
-    ];
-    console.log(`redis-server on port ${redis.port}; gateway at ${gatewayUrl}, stores in Redis, key lookups cached in process`);
+    const gatewayPort = await freePort();
+    const startGateway = async (windowMs: number, workers: number, profileDirectory?: string, measured = true): Promise<Server> => {
+      const configFile = join(directory, 'gateway.json');
+      writeFileSync(configFile, JSON.stringify({
+        host: '127.0.0.1',
+        port: gatewayPort,
+        logLevel: flags['log-level'],
+        redisUrl: redis.url,
+        trustedProxies: ['127.0.0.1'],
+        rateLimits: { windowMs },
+        audit: { file: join(directory, 'audit.log') },
+        upstream: { backend: 'whmcs', whmcs: whmcsSimulatorConfig(simulator) },
+      }));
+      return startServer({
+        name: 'gateway',
+        args: [
+          ...(profileDirectory ? ['--cpu-prof', '--cpu-prof-dir', profileDirectory] : []),
+          ...(measured ? flags['node-args'].split(' ').filter(Boolean) : []),
+          'dist/bin/gateway.js',
+        ],
+        env: {
+          CONFIG_FILE: configFile,
+          KEY_PEPPER: PEPPER,
+          WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY,
+          OPS_PORT: String(await freePort()),
+          WORKERS: String(workers),
+          NODE_ENV: 'production',
+        },
+        port: gatewayPort,
+        readyPath: '/v1/health',
+        logFile: join(directory, 'gateway.log'),
+      });
+    };
 
-    const measurements: Measurement[] = [];
-    for (const target of targets) measurements.push(await measure(target, headers, admin, simulator));
-    const rssBefore = process.memoryUsage().rss;
-    for (const target of gatewayTargets) measurements.push(await measure(target, headers, admin, simulator));
-    const rssAfter = process.memoryUsage().rss;
-    report(measurements, { before: rssBefore, after: rssAfter });
+    // The baselines answer the gateway's own bytes: take them from a gateway first.
+    const first = await startGateway(60_000, 1, undefined, false);
+    const bodies = Object.fromEntries(await Promise.all(PATHS.map(async (path) => [path, await fetchBody(`${first.url}${path}`, keys[0] as IssuedKey)])));
+    await first.stop();
+    const bodiesFile = join(directory, 'bodies.json');
+    writeFileSync(bodiesFile, JSON.stringify(bodies));
+    const sizes = Object.entries(bodies).map(([path, body]) => `${path} ${Buffer.byteLength(String(body))} bytes`);
+    console.log(`bodies: ${sizes.join(', ')} (the baselines send these bytes, serialised once)\n`);
+
+    const startBaseline = async (withRedis: boolean): Promise<Server> => {
+      const port = await freePort();
+      return startServer({
+        name: withRedis ? 'one-EVALSHA baseline' : 'bare baseline',
+        args: ['--import', 'tsx', 'bench/baseline-server.ts'],
+        env: { BASELINE_PORT: String(port), BASELINE_BODIES: bodiesFile, ...(withRedis ? { BASELINE_REDIS_URL: redis.url } : {}), NODE_ENV: 'production' },
+        port,
+        readyPath: PATHS[0] ?? '/v1/products',
+        logFile: join(directory, 'baseline.log'),
+      });
+    };
+
+    const results: Measurement[] = [];
+    for (const withRedis of flags['no-baselines'] ? [] : [false, true]) {
+      const baseline = await startBaseline(withRedis);
+      for (const path of PATHS) results.push(await measure(context, `${withRedis ? 'one EVALSHA' : 'bare Fastify'} ${path}`, baseline, path));
+      await baseline.stop();
+    }
+
+    const bareRate = results[0]?.load.requestsPerSecond;
+    const windowMs = flags.window ? positiveInt('window', flags.window) : bareRate ? windowFor(DEFAULT_SHAPE, bareRate, LIMIT_SHARE) : 1_000;
+    console.log(
+      `\nlimits: contract defaults per window, the window ${windowMs} ms` +
+        (bareRate && !flags.window ? `: at the bare baseline's rate the load would take ${LIMIT_SHARE * 100}% of every account's limit` : ''),
+    );
+    const scaling: Measurement[] = [];
+    let trips = new Map<string, number>();
+    for (const workers of WORKER_COUNTS) {
+      await clearCounters(admin, KEY_PREFIX);
+      const gateway = await startGateway(windowMs, workers, workers === 1 ? flags['cpu-prof'] : undefined);
+      try {
+        if (workers === WORKER_COUNTS[0]) {
+          for (const path of PATHS) results.push(await measure(context, `gateway ${path}`, gateway, path));
+          const products = results.find((m) => m.label === 'gateway /v1/products');
+          if (products) scaling.push(products);
+          trips = await roundTrips(admin, PROBE_REQUESTS, async () => {
+            for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchBody(`${gateway.url}/v1/products`, keys[index] as IssuedKey);
+          });
+        } else {
+          scaling.push(await measure(context, `gateway WORKERS=${workers} /v1/products`, gateway, '/v1/products'));
+        }
+      } finally {
+        const code = await gateway.stop();
+        if (code !== 0) console.log(`  (gateway WORKERS=${workers} exited ${code} at SIGTERM)`);
+      }
+    }
+
+    report(results, scaling, trips, windowMs);
+    if (!flags['no-slow']) await runSlowBackend({ directory, durationS: DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin });
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((error: unknown) => console.error('cleanup failed:', error));
   }
 }
 
-// Bounds the whole run: four targets, each warm-up plus measured run plus process start-up and probe.
-const budgetMs = 4 * (WARMUP_S + DURATION_S + 10) * 1_000 + 30_000;
+function report(results: Measurement[], scaling: Measurement[], trips: Map<string, number>, windowMs: number): void {
+  const rows = [
+    ['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', '4xx/5xx', 'server CPU µs/req', 'Redis script µs/req', 'Redis CPU µs/req', 'RSS max'],
+    ...[...results, ...scaling.slice(1)].map((m) => [
+      m.label,
+      m.load.requestsPerSecond.toFixed(0),
+      ms(m.load.p50Ms),
+      ms(m.load.p99Ms),
+      String(m.load.errors),
+      String(m.load.non2xx),
+      m.cpuUs.toFixed(1),
+      m.redis.scriptUsPerRequest.toFixed(2),
+      m.redis.cpuUsPerRequest.toFixed(2),
+      megabytes(m.rss.max),
+    ]),
+  ];
+  console.log(`\n${table(rows)}\n`);
+
+  const ratioRows = [['ratio (same run)', 'req/s', 'p99', 'target']];
+  for (const path of PATHS) {
+    const gateway = results.find((m) => m.label === `gateway ${path}`);
+    const bare = results.find((m) => m.label === `bare Fastify ${path}`);
+    const evalsha = results.find((m) => m.label === `one EVALSHA ${path}`);
+    if (!gateway || !bare || !evalsha) continue;
+    const goals = path === '/v1/products' ? ['≥ 0.50× req/s', '≥ 0.80× req/s, p99 ≤ 2.00×'] : ['', ''];
+    ratioRows.push([`gateway ${path} / bare Fastify`, ratio(gateway.load.requestsPerSecond, bare.load.requestsPerSecond), ratio(gateway.load.p99Ms, bare.load.p99Ms), goals[0] ?? '']);
+    ratioRows.push([`gateway ${path} / one EVALSHA`, ratio(gateway.load.requestsPerSecond, evalsha.load.requestsPerSecond), ratio(gateway.load.p99Ms, evalsha.load.p99Ms), goals[1] ?? '']);
+  }
+  const single = scaling[0];
+  for (const m of scaling.slice(1)) {
+    if (single) ratioRows.push([`${m.label} / WORKERS=${WORKER_COUNTS[0]}`, ratio(m.load.requestsPerSecond, single.load.requestsPerSecond), ratio(m.load.p99Ms, single.load.p99Ms), '']);
+  }
+  console.log(`${table(ratioRows)}\n`);
+
+  console.log('Redis per request (INFO commandstats over the measured run; a script\'s own commands counted too):');
+  for (const m of results) console.log(`  ${m.label}: ${describeCalls(m.redis.callsPerRequest)}`);
+  console.log(`Redis round trips per authenticated GET /v1/products (MONITOR, ${PROBE_REQUESTS} sequential requests, keys cached): ${describeCalls(trips)} (goal: exactly 1 evalsha)`);
+  const products = results.find((m) => m.label === 'gateway /v1/products');
+  if (products) {
+    console.log(`Redis: rate-limit decision ${products.redis.scriptUsPerRequest.toFixed(2)} µs of script time per request (goal ≤ 10), the server's whole CPU ${products.redis.cpuUsPerRequest.toFixed(2)} µs per request (network included)`);
+  }
+  console.log(`Gateway RSS (all its processes): ${[...results, ...scaling].filter((m) => m.label.startsWith('gateway')).map((m) => `${m.label} ${megabytes(m.rss.first)} → ${megabytes(m.rss.last)}`).join('; ')}`);
+  console.log(`(window ${windowMs} ms; server CPU: user + system time of the server's processes over the measured run / requests)`);
+}
+
+// Bounds the whole run: every target's warm-up and measured run, process starts, the slow backend.
+const budgetMs = (8 + WORKER_COUNTS.length + 4) * (WARMUP_S + DURATION_S + 15) * 1_000 + 180_000;
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${budgetMs / 1_000} s; giving up`);
   process.exit(1);

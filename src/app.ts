@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { createAdminApi, type AdminApi } from './admin/api.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend } from './backend/backend.js';
@@ -20,7 +20,7 @@ import { installRequestGate } from './http/request-gate.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
 import { RateLimiter } from './limits/rate-limiter.js';
-import { loggerOptions } from './logger.js';
+import { AccessLogController, loggerOptions } from './logger.js';
 import { buildOpenApiDocument } from './openapi/document.js';
 import { publicBaseUrl } from './openapi/server-url.js';
 import { endpoints } from './routes/v1/index.js';
@@ -100,7 +100,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const app = Fastify({
     logger: loggerOptions(config, overrides.logStream),
     genReqId: () => randomUUID(),
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
     onProtoPoisoning: 'error',
@@ -172,7 +172,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     }
   });
 
-  installRequestGate(app, keys, rateLimiter);
+  installRequestGate(app, rateLimiter);
 
   const ctx: RegisterContext = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
   registerEndpoints(app, allEndpoints(config), ctx, upstream);
@@ -183,8 +183,9 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.addHook('preClose', async () => {
     draining = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (draining) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   // Delivery and change detection run while the app serves; they stop before the stores close.

@@ -91,6 +91,11 @@ export const IssuerSchema = z.strictObject({
 });
 
 export const ConfigSchema = z.strictObject({
+  /**
+   * Processes serving the public port (node:cluster, one port): a number, or `auto` for one per
+   * CPU core. More than one needs the Redis stores (state must be shared between them).
+   */
+  workers: z.union([z.literal('auto'), z.coerce.number().int().positive()]).default(1),
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
   profile: z.enum(['A', 'B']).default('A'),
@@ -178,6 +183,7 @@ type Env = Record<string, string | undefined>;
 type EnvKind = 'string' | 'int' | 'list' | 'json';
 
 const ENV_OVERRIDES: Array<[name: string, path: string[], kind: EnvKind]> = [
+  ['WORKERS', ['workers'], 'string'],
   ['HOST', ['host'], 'string'],
   ['PORT', ['port'], 'int'],
   ['PROFILE', ['profile'], 'string'],

@@ -3,9 +3,11 @@
  * logged at all, query strings are logged with their values masked (a key may arrive there by
  * mistake), and every field that could hold a secret is redacted wherever it appears.
  */
-import type { FastifyServerOptions } from 'fastify';
+import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import { pino } from 'pino';
 import type { GatewayConfig } from './config.js';
 import { currentTrace } from './ops/trace.js';
+import { sourceAddress } from './http/source-address.js';
 
 /** Marks a request's logger, whose lines carry the trace id as a binding already. */
 export const REQUEST_LOGGER = Symbol('requestLogger');
@@ -55,6 +57,21 @@ const REDACT_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
+/** Lines leave in writes of at least this many bytes (and at least once a second). */
+const BATCH_BYTES = 4096;
+const FLUSH_INTERVAL_MS = 1_000;
+
+/**
+ * Standard output, written in batches: one write for several lines under load instead of one or
+ * more per request. A line waits at most a second; what is buffered is flushed when the process
+ * exits (pino flushes its destinations at exit), lost only if it is killed outright.
+ */
+function batchedStdout(): pino.DestinationStream {
+  const destination = pino.destination({ dest: 1, minLength: BATCH_BYTES, sync: false });
+  setInterval(() => destination.flush(), FLUSH_INTERVAL_MS).unref();
+  return destination;
+}
+
 export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: NodeJS.WritableStream): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
@@ -65,11 +82,52 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
         return {
           method: request.method,
           url: redactUrl(request.url),
-          remote_address: request.ip,
+          remote_address: request.ip === undefined ? undefined : sourceAddress(request as { ip: string }),
           client_request_id: request.headers['x-request-id'],
         };
       },
     },
-    ...(stream ? { stream } : {}),
+    stream: stream ?? batchedStdout(),
   } as FastifyServerOptions['logger'];
+}
+
+/** The app's logger is pino's, which can tell whether a level is written. */
+type AccessLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+
+/**
+ * The access log: one line per request, written when it is answered (`request completed`, with
+ * the request, its status and time, request and trace ids), instead of Fastify's two. Its fields
+ * are chosen by the serializers (the URL's query masked, no header but the client's request id),
+ * so this line skips the search for secrets through nested fields that every other line gets: a
+ * third of a line's cost, on the hot path.
+ */
+export class AccessLogController extends LogController {
+  private readonly loggers = new WeakMap<object, AccessLogger>();
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    if (error) {
+      reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+      return;
+    }
+    const logger = this.accessLogger(request.server.log);
+    if (!logger.isLevelEnabled('info')) return;
+    logger.info(
+      { request_id: request.id, trace_id: request.trace?.traceId, req: request, res: reply, responseTime: reply.elapsedTime },
+      'request completed',
+    );
+  }
+
+  private accessLogger(root: FastifyBaseLogger): AccessLogger {
+    let logger = this.loggers.get(root);
+    if (!logger) {
+      // The trace id is a field of the line already: the mixin must not add it again.
+      logger = root.child({}, { redact: { paths: ['req.headers.authorization'], censor: '[redacted]' } } as object) as AccessLogger;
+      Object.defineProperty(logger, REQUEST_LOGGER, { value: true });
+      this.loggers.set(root, logger);
+    }
+    return logger;
+  }
 }

@@ -2,17 +2,25 @@
  * The gateway process: load config, start (with the sandbox upstream when none is configured and
  * SANDBOX=1 asks for it; see src/startup/mode.ts), listen, and shut down gracefully on
  * SIGINT/SIGTERM. The entry (bin/gateway.ts) hands it the registered backends.
+ *
+ * With `workers` above 1 this process becomes the primary of a node:cluster (src/workers.ts): it
+ * loads the config and starts the sandbox once, and its workers each run `serve` on the shared
+ * port with the config it sends them.
  */
+import cluster from 'node:cluster';
+import type { FastifyInstance } from 'fastify';
+import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { describeUpstream } from './backend/factory.js';
 import type { BackendRegistry } from './backend/registry.js';
 import { ConfigError, hasUpstream, loadConfig, type ResolvedConfig } from './config.js';
-import { KeyService } from './keys/key-service.js';
-import { resolvePepper } from './keys/pepper.js';
 import { buildOpsApp } from './ops/server.js';
-import { issueDemoKeys, startSandbox, type Sandbox } from './sandbox.js';
+import { startSandbox, type Sandbox } from './sandbox.js';
+import { demoKeys, printBanner } from './startup/banner.js';
 import { createStores } from './stores/factory.js';
-import { EX_CONFIG, noUpstreamMessage, mayPrintDemoKeys, sandboxRequested } from './startup/mode.js';
+import type { Stores } from './stores/types.js';
+import { EX_CONFIG, noUpstreamMessage, sandboxRequested } from './startup/mode.js';
+import { isWorkerMessage, runPrimary, workerCount, type FromWorker, type ToWorker } from './workers.js';
 
 function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
   try {
@@ -26,56 +34,35 @@ function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
   }
 }
 
-async function main(registry: BackendRegistry): Promise<void> {
+/** The config to serve: the configured upstream, or the sandbox's when SANDBOX=1 asks for it. */
+export async function resolveStart(registry: BackendRegistry): Promise<{ config: ResolvedConfig; sandbox: Sandbox | undefined }> {
   const loaded = loadOrExit(registry);
-  let sandbox: Sandbox | undefined;
-  let config: ResolvedConfig;
-  if (hasUpstream(loaded)) {
-    config = loaded;
-  } else if (sandboxRequested(process.env)) {
-    const latency = process.env.SANDBOX_UPSTREAM_LATENCY_MS;
-    sandbox = await startSandbox(loaded, registry, latency ? Number(latency) : undefined);
-    config = sandbox.config;
-  } else {
+  if (hasUpstream(loaded)) return { config: loaded, sandbox: undefined };
+  if (!sandboxRequested(process.env)) {
     process.stderr.write(`reseller-gateway: ${noUpstreamMessage(registry)}\n`);
     process.exit(EX_CONFIG);
   }
+  const latency = process.env.SANDBOX_UPSTREAM_LATENCY_MS;
+  const sandbox = await startSandbox(loaded, registry, latency ? Number(latency) : undefined);
+  return { config: sandbox.config, sandbox };
+}
+
+/**
+ * Builds the app on `config` and listens on its port (shared by the workers of a cluster). SIGTERM
+ * and SIGINT drain it: unready at once, `ops.unreadyDelayMs` of serving on, then requests in flight
+ * finish within `shutdownGraceMs`, the stores and upstream client close, `onClosed` runs (the ops
+ * listener, the sandbox), and the process exits 0 (1 if the drain took too long).
+ */
+export async function serve(
+  config: ResolvedConfig,
+  registry: BackendRegistry,
+  onClosed: (app: FastifyInstance) => Promise<void>,
+): Promise<{ app: FastifyInstance; stores: Stores; address: string }> {
   const stores = await createStores(config);
   const app = await buildApp(config, { stores, backends: registry });
   const address = await app.listen({ host: config.host, port: config.port });
   const upstream = describeUpstream(config, registry);
   app.log.info({ upstream, profile: config.profile, store: stores.kind }, `serving v1 on ${address}; upstream: ${upstream}`);
-  // After the public listener: /readyz must not say ready before the app can be reached.
-  const ops = buildOpsApp(app);
-  const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
-  app.log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
-
-  if (sandbox) {
-    const keys = new KeyService(stores.keys, resolvePepper(config));
-    const demo = await issueDemoKeys(stores.keys, keys, sandbox);
-    // Printed to the terminal on purpose (sandbox keys on simulator data), never to the log, and
-    // only where no one else can reach the listener unless asked.
-    const printKeys = mayPrintDemoKeys(config.host, process.env);
-    const lines = [
-      '',
-      `reseller-gateway sandbox (profile ${config.profile}, ${stores.kind} store) on ${address}`,
-      `upstream: ${upstream} (local sandbox upstream)`,
-      `ops (metrics, probes): ${opsAddress}`,
-      ...(printKeys
-        ? [
-            'demo keys (new at every start; the previous ones are revoked):',
-            ...demo.map((d) => `  ${d.account.padEnd(5)} ${d.name.padEnd(18)} ${d.key}`),
-            '',
-            `try: curl -s -H "Authorization: Bearer ${demo[0]?.key}" ${address}/v1/me`,
-          ]
-        : [
-            `demo keys issued but not printed: ${config.host} is not a loopback address.`,
-            'Set SANDBOX_PRINT_KEYS=1 to print them, or issue one with the key CLI (reseller-keys issue).',
-          ]),
-      '',
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-  }
 
   let closing = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -91,18 +78,60 @@ async function main(registry: BackendRegistry): Promise<void> {
     }, config.shutdownGraceMs);
     timer.unref();
     await app.close();
-    await sandbox?.close();
-    // Last: the probes answer (unready) for as long as the drain lasts.
-    await ops.close();
+    await onClosed(app);
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  return { app, stores, address };
+}
+
+async function main(registry: BackendRegistry): Promise<void> {
+  const { config, sandbox } = await resolveStart(registry);
+  const workers = workerCount(config.workers);
+  if (workers > 1) return runPrimary(registry, config, sandbox, workers);
+
+  let opsClose: () => Promise<void> = async () => undefined;
+  const { app, stores, address } = await serve(config, registry, async () => {
+    await sandbox?.close();
+    // Last: the probes answer (unready) for as long as the drain lasts.
+    await opsClose();
+  });
+  // After the public listener: /readyz must not say ready before the app can be reached.
+  const ops = buildOpsApp(app);
+  const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
+  opsClose = () => ops.close();
+  app.log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
+  if (sandbox) printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: 1 });
+}
+
+/** A cluster worker: serves with the config its primary sends; the primary holds the ops listener. */
+async function runWorker(registry: BackendRegistry): Promise<void> {
+  const message = await new Promise<ToWorker>((resolve) => {
+    const listen = (each: unknown): void => {
+      if (!isWorkerMessage(each) || each.type !== 'gateway:config') return;
+      process.off('message', listen);
+      resolve(each);
+    };
+    process.on('message', listen);
+    process.send?.({ type: 'gateway:hello' } satisfies FromWorker);
+  });
+  if (message.type !== 'gateway:config') return;
+  const { app } = await serve(message.config, registry, async () => undefined);
+  // The primary's /metrics aggregates every worker's registry; its /readyz asks each worker.
+  app.metrics.collectRuntimeMetrics();
+  AggregatorRegistry.setRegistries([app.metrics.registry]);
+  // Constructing one is what makes prom-client answer the primary's requests in this process.
+  new AggregatorRegistry();
+  process.on('message', (each: unknown) => {
+    if (!isWorkerMessage(each) || each.type !== 'gateway:readyz') return;
+    void app.readiness.check().then((report) => process.send?.({ type: 'gateway:ready', id: each.id, report } satisfies FromWorker));
+  });
 }
 
 /** Runs the gateway process with the registered backends until a signal stops it. */
 export function runGateway(registry: BackendRegistry): void {
-  main(registry).catch((error: unknown) => {
+  (cluster.isWorker ? runWorker(registry) : main(registry)).catch((error: unknown) => {
     process.stderr.write(`reseller-gateway: failed to start: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   });

@@ -35,7 +35,8 @@ export interface AdminApiDeps {
   config: ResolvedConfig;
   stores: Stores;
   keys: KeyService;
-  webhooks: Webhooks;
+  /** Replays queue through its events; idempotent answers are sealed with its box. */
+  webhooks: Pick<Webhooks, 'events' | 'box'>;
   audit: AdminAuditLog;
 }
 

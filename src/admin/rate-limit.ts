@@ -6,6 +6,7 @@
  */
 import { ApiError } from '../errors.js';
 import { MemoryRateLimitStore } from '../stores/memory/index.js';
+import { ipGroup } from '../stores/rate-policies.js';
 import { StoreUnavailableError, type RateDecision, type RateLimitStore, type WindowPolicy } from '../stores/types.js';
 
 export class AdminRateLimit {
@@ -22,13 +23,14 @@ export class AdminRateLimit {
   /** Counts a call of `tokenName`; throws 429 rate_limited (with Retry-After) past the limit. */
   async hit(tokenName: string): Promise<void> {
     // Its own counter: no source address or key id can look like this.
-    const counter = `admin-token:${tokenName}`;
+    // A rolling-window group like the source-IP one, on a counter of its own.
+    const groups = [ipGroup(`admin-token:${tokenName}`, this.policy)];
     let decision: RateDecision;
     try {
-      decision = await this.store.hitIp(counter, this.policy);
+      decision = await this.store.hit(groups);
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
-      decision = await this.fallback.hitIp(counter, this.policy);
+      decision = await this.fallback.hit(groups);
     }
     if (decision.allowed) return;
     const retryAfter = Math.max(1, Math.ceil((decision.retryAfterMs ?? 1_000) / 1000));

@@ -10,6 +10,7 @@ import type { AuditLog, AuditRecord } from '../audit.js';
 import { ApiError } from '../errors.js';
 import { bearerKey, parseApiKey } from '../keys/api-key.js';
 import type { StoredResponse } from '../stores/types.js';
+import { sourceAddress } from './source-address.js';
 
 /** Requests whose record was attempted: a failed write is not retried, so no request gets two. */
 const attempted = new WeakSet<FastifyRequest>();
@@ -41,7 +42,7 @@ function recordOf(request: FastifyRequest, status: number, reason: AuditRecord['
     key_id: caller?.key.id ?? (sent === undefined ? null : (parseApiKey(sent)?.keyId ?? null)),
     account_id: caller?.account.id ?? null,
     service_id: clientText(String(params.id ?? '')),
-    source_ip: request.ip,
+    source_ip: sourceAddress(request),
     user_agent: clientText(request.headers['user-agent'] ?? ''),
     fields,
     outcome: outcomeOf(status),

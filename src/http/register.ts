@@ -2,9 +2,10 @@
  * Turns an `Endpoint` into a Fastify route with this pipeline, in order:
  * key auth → scope → key/account limits (onRequest) → validation (preValidation) → idempotency
  * → handler → output shaped by the response schema → audit record (routes marked `audited`; their
- * failures are audited by the error handler). The request id is set before all of it,
- * app-wide, and so is the source-IP limit, except for a key this process has cached: then it is
- * decided together with the key's limits, in one store call (see app.ts).
+ * failures are audited by the error handler). The request id is set before all of it, app-wide
+ * (request-gate.ts). The source IP is counted here, before any key lookup; a key this process
+ * holds needs no lookup, so its source-IP and key limits are decided together, in one store call:
+ * the one Redis round trip of an authenticated read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, problemDocument } from '../errors.js';
@@ -17,13 +18,12 @@ import { Idempotency, type IdempotentAttempt, readIdempotencyKey } from './idemp
 import { parseInput } from './validation.js';
 import { auditAnswer } from './audited.js';
 import { toApiError } from './problems.js';
+import { sourceAddress } from './source-address.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
     v1Input: { params: unknown; query: unknown; body: unknown; idempotencyKey: string | undefined } | undefined;
-    /** Set when the source-IP limit is decided together with the key's, after authentication. */
-    ipLimitDeferred: boolean;
   }
   interface FastifyContextConfig {
     scope?: EndpointScope;
@@ -89,32 +89,40 @@ function toStored(status: number, headers: Record<string, string> | undefined, c
   return { status, headers: headers ? { 'content-type': contentType, ...headers } : { 'content-type': contentType }, body };
 }
 
+/** The response to store and send; `bytes`, for a memoised body, is its JSON encoded once. */
+interface Output {
+  stored: StoredResponse;
+  bytes?: Buffer;
+}
+
 /**
  * The response as stored and sent: a PDF as base64, anything else as the JSON of its documented
  * schema's output. Parsing through that schema strips every field the contract does not name.
  *
  * A handler that returns the same FROZEN body object again (a cached catalog, say) gets the output
- * computed the first time: the parse and the serialisation run once per distinct object, per
- * endpoint and status. A frozen body is taken to be deeply immutable; whatever it holds, the
- * memoised text is always a parse result, so an undocumented field can never get through. Bodies
- * that are not frozen (every body built per request) are parsed and serialised every time.
+ * computed the first time: the parse, the serialisation and the encoding run once per distinct
+ * object, per endpoint and status. A frozen body is taken to be deeply immutable; whatever it
+ * holds, the memoised text is always a parse result, so an undocumented field can never get
+ * through. Bodies that are not frozen (every body built per request) are parsed and serialised
+ * every time.
  */
-function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, WeakMap<object, string>>): StoredResponse {
+function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, WeakMap<object, { body: string; bytes: Buffer }>>): Output {
   const spec = endpoint.responses[result.status];
   if (!spec) throw new Error(`${endpoint.operationId} answered ${result.status}, which it does not document`);
   const raw = result.body;
-  if (spec.contentType === PDF_TYPE) return toStored(result.status, result.headers, PDF_TYPE, serialise(raw));
-  const memoisable = typeof raw === 'object' && raw !== null && Object.isFrozen(raw);
-  let seen = memoisable ? memo.get(result.status) : undefined;
-  let body = seen?.get(raw as object);
-  if (body === undefined) {
-    body = serialise(spec.schema ? spec.schema.parse(raw) : raw);
-    if (memoisable) {
-      if (!seen) memo.set(result.status, (seen = new WeakMap()));
-      seen.set(raw as object, body);
-    }
+  if (spec.contentType === PDF_TYPE) return { stored: toStored(result.status, result.headers, PDF_TYPE, serialise(raw)) };
+  if (typeof raw !== 'object' || raw === null || !Object.isFrozen(raw)) {
+    return { stored: toStored(result.status, result.headers, JSON_TYPE, serialise(spec.schema ? spec.schema.parse(raw) : raw)) };
   }
-  return toStored(result.status, result.headers, JSON_TYPE, body);
+  let seen = memo.get(result.status);
+  let output = seen?.get(raw);
+  if (output === undefined) {
+    const body = serialise(spec.schema ? spec.schema.parse(raw) : raw);
+    output = { body, bytes: Buffer.from(body) };
+    if (!seen) memo.set(result.status, (seen = new WeakMap()));
+    seen.set(raw, output);
+  }
+  return { stored: toStored(result.status, result.headers, JSON_TYPE, output.body), bytes: output.bytes };
 }
 
 /** The source-IP limit on its own: 429 when refused. */
@@ -141,10 +149,13 @@ export function registerEndpoint(
 ): void {
   const isPublic = endpoint.scope === 'public';
   /** Status → frozen body object → its JSON output (see outputOf). */
-  const outputMemo = new Map<number, WeakMap<object, string>>();
+  const outputMemo = new Map<number, WeakMap<object, { body: string; bytes: Buffer }>>();
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (isPublic) return;
+    const key = bearerKey(request.headers.authorization);
+    const ipFirst = key === undefined || !ctx.deps.keys.isFresh(key);
+    if (ipFirst) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));
     let caller: Caller;
     try {
       caller = await authenticate(request, reply, ctx);
@@ -152,13 +163,11 @@ export function registerEndpoint(
       request.caller = caller;
       authorize(endpoint, caller);
     } catch (error) {
-      // The source-IP limit was left for later (see request-gate.ts); a refused request still counts.
-      if (request.ipLimitDeferred) await enforceIpLimit(ctx.rateLimiter, request.ip);
+      // A refused request counts for its source IP too.
+      if (!ipFirst) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));
       throw error;
     }
-    const decision = request.ipLimitDeferred
-      ? await ctx.rateLimiter.hitIpAndKey(request.ip, caller.key)
-      : await ctx.rateLimiter.hitKey(caller.key);
+    const decision = ipFirst ? await ctx.rateLimiter.hitKey(caller.key) : await ctx.rateLimiter.hitIpAndKey(sourceAddress(request), caller.key);
     const headers = rateLimitHeaders(decision);
     reply.headers(headers);
     if (!decision.allowed) throw rateLimitedError(decision, headers);
@@ -175,6 +184,7 @@ export function registerEndpoint(
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const input = request.v1Input as NonNullable<FastifyRequest['v1Input']>;
+    let last: Output | undefined;
     const execute = async (attempt?: IdempotentAttempt): Promise<StoredResponse> => {
       const context = {
         params: input.params,
@@ -186,7 +196,8 @@ export function registerEndpoint(
         attempt,
         log: request.log,
       };
-      return outputOf(endpoint, await answer(context, reply), outputMemo);
+      last = outputOf(endpoint, await answer(context, reply), outputMemo);
+      return last.stored;
     };
 
     let response: StoredResponse;
@@ -216,10 +227,8 @@ export function registerEndpoint(
     }
     if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, response);
     const isPdf = response.headers['content-type'] === PDF_TYPE;
-    return reply
-      .code(response.status)
-      .headers(response.headers)
-      .send(isPdf ? Buffer.from(response.body, 'base64') : response.body);
+    const payload = isPdf ? Buffer.from(response.body, 'base64') : response === last?.stored && last.bytes ? last.bytes : response.body;
+    return reply.code(response.status).headers(response.headers).send(payload);
   };
 
   mount({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope, audited: endpoint.audited === true }, onRequest, preValidation, handler });

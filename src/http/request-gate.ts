@@ -1,34 +1,33 @@
 /**
  * What every request meets before its route's pipeline: its request id on the answer, a refusal of
- * keys put in the query string (contract §1), and the source-IP limit (contract §4), counted before
- * any key lookup. For a route that authenticates a key this process already holds, the IP limit is
- * instead decided together with the key's limits in one store call (register.ts), the one Redis
- * round trip of the hot path; the request is flagged so that the pipeline does it.
+ * keys put in the query string (contract §1), and the source-IP limit (contract §4) for every
+ * request that no endpoint authenticates (public routes, unknown paths). An authenticating
+ * endpoint counts the source IP itself, before any key lookup, and for a key this process holds
+ * together with the key's limits, in one store call (register.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.js';
-import { bearerKey } from '../keys/api-key.js';
-import type { KeyService } from '../keys/key-service.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { enforceIpLimit } from './register.js';
+import { sourceAddress } from './source-address.js';
 
 /** Query parameters that look like someone put an API key in the URL (contract §1). */
 const KEY_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'access_token', 'token'];
 
-export function installRequestGate(app: FastifyInstance, keys: KeyService, rateLimiter: RateLimiter): void {
-  app.decorateRequest('ipLimitDeferred', false);
-  app.addHook('onRequest', async (request, reply) => {
+export function installRequestGate(app: FastifyInstance, rateLimiter: RateLimiter): void {
+  // Callback style: no promise for the requests it only looks at.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : null;
     if (query && KEY_QUERY_PARAMS.some((name) => query.has(name))) {
-      throw new ApiError('invalid_request', 'API keys are accepted only in the Authorization header.');
-    }
-    const scope = request.routeOptions.config?.scope;
-    const key = bearerKey(request.headers.authorization);
-    if (scope !== undefined && scope !== 'public' && key !== undefined && keys.isCached(key)) {
-      request.ipLimitDeferred = true;
+      done(new ApiError('invalid_request', 'API keys are accepted only in the Authorization header.'));
       return;
     }
-    await enforceIpLimit(rateLimiter, request.ip);
+    const scope = request.routeOptions.config?.scope;
+    if (scope !== undefined && scope !== 'public') {
+      done();
+      return;
+    }
+    enforceIpLimit(rateLimiter, sourceAddress(request)).then(() => done(), done);
   });
 }

@@ -1,10 +1,14 @@
 /**
  * Issuing, rotating, revoking and checking API keys. Used by the gateway (authenticate) and the
  * operator CLI (the rest). Lookups are cached in process for a short time; revocation and rotation
- * publish an invalidation so every instance drops its copy at once. While the store is unreachable,
- * a copy the store confirmed within `staleIfErrorMs` keeps serving (stale if error), so reads go on
- * through a Redis outage; a key never seen (or invalidated) meets the store error instead.
+ * publish an invalidation so every instance drops its copy at once. A key in use is read again in
+ * the background once its copy is three quarters of `cacheTtlMs` old, so its requests never wait
+ * for the store (a copy is still never used past `cacheTtlMs` without the store's answer). While the store
+ * is unreachable, a copy the store confirmed within `staleIfErrorMs` keeps serving (stale if
+ * error), so reads go on through a Redis outage; a key never seen (or invalidated) meets the store
+ * error instead.
  */
+import { hash, timingSafeEqual } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { StoreObserver } from '../ops/observers.js';
 import { StoreUnavailableError } from '../stores/types.js';
@@ -36,7 +40,15 @@ export interface IssueKeyInput {
 interface CachedLookup extends AuthenticatedKey {
   /** When the store last answered with this record (`now()`). */
   readAt: number;
+  /**
+   * SHA-256 of the secret last found to match `key.secretHash`: the same secret again is checked
+   * against it (one hash, constant-time compare) instead of a new HMAC.
+   */
+  verified?: Buffer;
 }
+
+/** Share of cacheTtlMs after which a key in use is read again in the background. */
+const REFRESH_AHEAD = 0.75;
 
 export interface KeyServiceOptions {
   /** How long a looked-up record is used without asking the store again. */
@@ -56,6 +68,8 @@ export class KeyService {
   private readonly observer: StoreObserver | undefined;
   /** Counts invalidations: a lookup that overlapped one may have read the old record, so it is not cached. */
   private invalidations = 0;
+  /** Key ids being read again in the background. */
+  private readonly refreshing = new Set<string>();
 
   constructor(
     private readonly store: KeyStore,
@@ -90,7 +104,7 @@ export class KeyService {
     if (!parsed) return 'malformed';
     const found = await this.lookup(parsed.keyId);
     // The hash is checked before the key's state so that a guessed id reveals nothing about it.
-    if (!found || !secretMatches(parsed.secret, found.key.secretHash, this.pepper)) return 'unknown';
+    if (!found || !this.secretMatches(found, parsed.secret)) return 'unknown';
     const { key, account } = found;
     if (key.revokedAt !== null && Date.parse(key.revokedAt) <= this.now()) return 'revoked';
     if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.now()) return 'expired';
@@ -98,20 +112,30 @@ export class KeyService {
     return { key, account };
   }
 
-  /** True when this process holds the key's record (fresh or kept to stand in for the store). */
-  isCached(raw: string): boolean {
+  /** True when this process holds a copy of the key's record it may use without asking the store. */
+  isFresh(raw: string): boolean {
     const parsed = parseApiKey(raw);
-    return parsed !== null && this.cache.has(parsed.keyId);
+    const cached = parsed === null ? undefined : this.cache.get(parsed.keyId);
+    return cached !== undefined && this.now() - cached.readAt < this.freshMs;
   }
 
-  private async lookup(keyId: string): Promise<AuthenticatedKey | null> {
+  private secretMatches(found: CachedLookup, secret: string): boolean {
+    const digest = hash('sha256', secret, 'buffer');
+    if (found.verified !== undefined && timingSafeEqual(found.verified, digest)) return true;
+    if (!secretMatches(secret, found.key.secretHash, this.pepper)) return false;
+    found.verified = digest;
+    return true;
+  }
+
+  private async lookup(keyId: string): Promise<CachedLookup | null> {
     const cached = this.cache.get(keyId);
     const startedAt = this.now();
-    if (cached && startedAt - cached.readAt < this.freshMs) return cached;
-    const invalidationsBefore = this.invalidations;
-    let found: AuthenticatedKey | null;
+    if (cached && startedAt - cached.readAt < this.freshMs) {
+      if (startedAt - cached.readAt >= this.freshMs * REFRESH_AHEAD) this.refresh(keyId);
+      return cached;
+    }
     try {
-      found = await this.read(keyId);
+      return await this.readAndKeep(keyId, startedAt);
     } catch (error) {
       // Store down: the copy it confirmed last stands in, unless too old. An invalidation (revocation)
       // received meanwhile has deleted it, so a revoked key is never served from here.
@@ -121,18 +145,41 @@ export class KeyService {
       this.observer?.storeFallback('keys', 'stale');
       return cached;
     }
-    // Misses are not cached: a key issued a moment ago must work at once. Unknown-key floods are
-    // bounded by the source-IP limit, which runs first.
-    if (!found) this.cache.delete(keyId);
-    else if (this.invalidations === invalidationsBefore) this.cache.set(keyId, { ...found, readAt: startedAt });
-    return found;
   }
 
-  private async read(keyId: string): Promise<AuthenticatedKey | null> {
-    const key = await this.store.getKey(keyId);
-    const account = key ? await this.store.getAccount(key.accountId) : null;
-    return key && account ? { key, account } : null;
+  /** Reads the key again without holding up the request that asked; its copy serves meanwhile. */
+  private refresh(keyId: string): void {
+    if (this.refreshing.has(keyId)) return;
+    this.refreshing.add(keyId);
+    this.readAndKeep(keyId, this.now())
+      .catch((error: unknown) => {
+        // The copy stands until it runs out; the next lookup after that meets the store itself.
+        if (error instanceof StoreUnavailableError) this.observer?.storeError('keys');
+      })
+      .finally(() => this.refreshing.delete(keyId));
   }
+
+  private async readAndKeep(keyId: string, startedAt: number): Promise<CachedLookup | null> {
+    const invalidationsBefore = this.invalidations;
+    const found = await this.read(keyId);
+    // Misses are not cached: a key issued a moment ago must work at once. Unknown-key floods are
+    // bounded by the source-IP limit, which runs first.
+    if (!found) {
+      this.cache.delete(keyId);
+      return null;
+    }
+    const previous = this.cache.get(keyId);
+    const entry: CachedLookup = { ...found, readAt: startedAt };
+    // The secret checked against the same hash needs no new HMAC.
+    if (previous?.verified !== undefined && previous.key.secretHash === found.key.secretHash) entry.verified = previous.verified;
+    if (this.invalidations === invalidationsBefore) this.cache.set(keyId, entry);
+    return entry;
+  }
+
+  private read(keyId: string): Promise<AuthenticatedKey | null> {
+    return this.store.getKeyWithAccount(keyId);
+  }
+
 
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
     if (await this.store.getAccount(input.id)) throw new Refusal('exists', `account ${input.id} already exists`);

@@ -6,14 +6,17 @@
 import { isIPv4 } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { RateLimitObserver } from '../ops/observers.js';
+import { ipGroup, keyGroup } from '../stores/rate-policies.js';
 import {
   StoreUnavailableError,
   type ApiKeyRecord,
   type GcraPolicy,
   type KeyLimitRequest,
+  type PolicyGroup,
   type PolicyState,
   type RateDecision,
   type RateLimitStore,
@@ -32,6 +35,15 @@ export interface RateLimiterOptions {
 
 export class RateLimiter {
   private readonly ipPolicy: WindowPolicy;
+  /**
+   * Each key record's policies, built once: a changed record is a new object (the key cache
+   * replaces it). A record read again unchanged finds its group by content (a store prepares a
+   * group once, so the same group object is worth keeping).
+   */
+  private readonly keyGroups = new WeakMap<ApiKeyRecord, PolicyGroup>();
+  private readonly keyGroupsByContent = new LRUCache<string, PolicyGroup>({ max: 10_000 });
+  /** The source addresses seen lately, each with its policy group (a store prepares a group once). */
+  private readonly ipGroups = new LRUCache<string, PolicyGroup>({ max: 10_000 });
   private lastFallbackWarning = 0;
 
   constructor(private readonly options: RateLimiterOptions) {
@@ -39,35 +51,48 @@ export class RateLimiter {
     this.ipPolicy = { limit: limits.ipPerMinute, windowMs: limits.windowMs };
   }
 
+  /** The source-IP limit alone (a request with no key to check with it). */
   hitIp(ip: string): Promise<RateDecision> {
-    const source = ipLimitSource(ip, this.options.config.rateLimits.ipv6PrefixLength);
-    return this.decide((store) => store.hitIp(source, this.ipPolicy));
+    return this.decide([this.ipGroup(ip)]);
   }
 
+  /** The key and account limits alone (the source IP was counted already). */
   hitKey(key: ApiKeyRecord): Promise<RateDecision> {
-    return this.decide((store) => store.hitKey(this.keyRequest(key)));
+    return this.decide([this.keyGroup(key)]);
   }
 
-  /** Both decisions in one store call: the hot path of an authenticated request. */
+  /** Both in one store call, the IP first: the hot path of an authenticated request. */
   hitIpAndKey(ip: string, key: ApiKeyRecord): Promise<RateDecision> {
-    const source = ipLimitSource(ip, this.options.config.rateLimits.ipv6PrefixLength);
-    return this.decide((store) => store.hitIpAndKey(source, this.ipPolicy, this.keyRequest(key)));
+    return this.decide([this.ipGroup(ip), this.keyGroup(key)]);
   }
 
-  private keyRequest(key: ApiKeyRecord): KeyLimitRequest {
-    return keyLimits(key, this.options.config);
+  private ipGroup(ip: string): PolicyGroup {
+    let group = this.ipGroups.get(ip);
+    if (!group) this.ipGroups.set(ip, (group = ipGroup(ipLimitSource(ip, this.options.config.rateLimits.ipv6PrefixLength), this.ipPolicy)));
+    return group;
   }
 
-  private async decide(run: (store: RateLimitStore) => Promise<RateDecision>): Promise<RateDecision> {
-    const decision = await this.decideSomewhere(run);
+  private keyGroup(key: ApiKeyRecord): PolicyGroup {
+    let group = this.keyGroups.get(key);
+    if (!group) {
+      const content = JSON.stringify([key.id, key.accountId, key.rateLimits]);
+      group = this.keyGroupsByContent.get(content);
+      if (!group) this.keyGroupsByContent.set(content, (group = keyGroup(keyLimits(key, this.options.config))));
+      this.keyGroups.set(key, group);
+    }
+    return group;
+  }
+
+  private async decide(groups: PolicyGroup[]): Promise<RateDecision> {
+    const decision = await this.decideSomewhere(groups);
     this.options.observer?.decided(decision);
     return decision;
   }
 
-  private async decideSomewhere(run: (store: RateLimitStore) => Promise<RateDecision>): Promise<RateDecision> {
+  private async decideSomewhere(groups: PolicyGroup[]): Promise<RateDecision> {
     const { observer } = this.options;
     try {
-      return await run(this.options.store);
+      return await this.options.store.hit(groups);
     } catch (error) {
       if (!(error instanceof StoreUnavailableError)) throw error;
       observer?.storeError('rate_limits');
@@ -79,7 +104,7 @@ export class RateLimiter {
       }
       this.warnFallback(error);
       observer?.storeFallback('rate_limits', 'memory');
-      return run(this.options.fallback);
+      return this.options.fallback.hit(groups);
     }
   }
 

@@ -4,7 +4,7 @@
  * request by route template, method and status once it is answered.
  */
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type GatewayMetrics, UNMATCHED_ROUTE } from './metrics.js';
 import { REQUEST_LOGGER } from '../logger.js';
 import { runInTrace, type TraceContext, traceFromHeaders } from './trace.js';
@@ -24,14 +24,82 @@ function traceOf(raw: TracedMessage): TraceContext {
   return (raw[TRACE] ??= traceFromHeaders(raw.headers));
 }
 
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type PinoLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
+
+/**
+ * A request's logger, made only when the request writes a line of its own: most never do (their
+ * access line is written apart, see logger.ts), and making a pino child serialises its bindings.
+ * Lines below the app's level are dropped without making it.
+ */
+class RequestLogger {
+  private made: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: PinoLogger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: object,
+    private readonly raw: TracedMessage,
+  ) {}
+
+  private get logger(): FastifyBaseLogger {
+    if (!this.made) {
+      this.made = this.parent.child({ ...this.bindings, trace_id: traceOf(this.raw).traceId }, this.options);
+      // Lines of this logger carry trace_id already: the mixin (logger.ts) must not add it again.
+      Object.defineProperty(this.made, REQUEST_LOGGER, { value: true });
+    }
+    return this.made;
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (this.made === undefined && !this.parent.isLevelEnabled(level)) return;
+    (this.logger[level] as (...line: unknown[]) => void)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    this.write('fatal', args);
+  }
+
+  error(...args: unknown[]): void {
+    this.write('error', args);
+  }
+
+  warn(...args: unknown[]): void {
+    this.write('warn', args);
+  }
+
+  info(...args: unknown[]): void {
+    this.write('info', args);
+  }
+
+  debug(...args: unknown[]): void {
+    this.write('debug', args);
+  }
+
+  trace(...args: unknown[]): void {
+    this.write('trace', args);
+  }
+
+  silent(): void {}
+
+  child(bindings: Record<string, unknown>, options?: object): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+}
+
 /** Must be installed before any other onRequest hook: they run inside the trace. */
 export function installTracing(app: FastifyInstance): void {
   app.decorateRequest('trace', undefined as unknown as TraceContext);
   app.setChildLoggerFactory(function (logger, bindings, options, raw) {
-    const child = logger.child({ ...bindings, trace_id: traceOf(raw as TracedMessage).traceId }, options);
-    // Lines of this logger carry trace_id already: the mixin (logger.ts) must not add it again.
-    Object.defineProperty(child, REQUEST_LOGGER, { value: true });
-    return child;
+    return new RequestLogger(logger as PinoLogger, bindings, options, raw as TracedMessage) as unknown as FastifyBaseLogger;
   });
   app.addHook('onRequest', (request, _reply, done) => {
     request.trace = traceOf(request.raw);

@@ -166,6 +166,9 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
       help,
       labelNames,
       registers: [this.registry],
+      // Over the workers of a cluster (src/workers.ts) the maximum: the outbox is one queue for
+      // all of them, and a breaker state reads 1 when any worker is in it.
+      aggregator: 'max',
       ...(collect ? { collect(this: Gauge<N>) { return collect(this); } } : {}),
     });
   }

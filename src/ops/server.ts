@@ -10,7 +10,6 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AdminApi } from '../admin/api.js';
 import type { Backend } from '../backend/backend.js';
 import type { Stores } from '../stores/types.js';
-import type { GatewayMetrics } from './metrics.js';
 
 /** Probes come every few seconds from every orchestrator: a check serves them all this long. */
 const READY_CHECK_TTL_MS = 1_000;
@@ -57,8 +56,9 @@ export class Readiness {
 }
 
 export interface OpsTarget {
-  metrics: GatewayMetrics;
-  readiness: Readiness;
+  /** An app's metrics, or (the primary of a cluster) every worker's aggregated. */
+  metrics: { registry: { contentType: string; metrics(): Promise<string> }; collectRuntimeMetrics(): void };
+  readiness: Pick<Readiness, 'check'>;
   log: FastifyInstance['log'];
   admin: AdminApi | null;
 }

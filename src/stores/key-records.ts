@@ -1,5 +1,5 @@
 /** What the KeyStore implementations share: listing order, invalidation listeners, record copies. */
-import type { AccountRecord, ApiKeyRecord } from './types.js';
+import type { AccountRecord, ApiKeyRecord, KeyStore } from './types.js';
 
 /** Lists come oldest first; the id breaks ties so that every store lists in the same order. */
 export function byCreation<T extends AccountRecord | ApiKeyRecord>(records: T[]): T[] {
@@ -9,6 +9,13 @@ export function byCreation<T extends AccountRecord | ApiKeyRecord>(records: T[])
 /** A copy of a record held in memory, so that a caller changing it cannot change the store. */
 export function copyOrNull<T>(record: T | undefined): T | null {
   return record === undefined ? null : structuredClone(record);
+}
+
+/** getKeyWithAccount for a store where each read is cheap: the key, then its account. */
+export async function keyWithAccount(store: Pick<KeyStore, 'getKey' | 'getAccount'>, id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
+  const key = await store.getKey(id);
+  const account = key ? await store.getAccount(key.accountId) : null;
+  return key && account ? { key, account } : null;
 }
 
 export class InvalidationListeners {

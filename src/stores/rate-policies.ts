@@ -1,38 +1,33 @@
 /**
- * The rate limits of contract §4 as groups of checks (the IP's; the key's and account's), one
- * counter and one rule each. Both stores evaluate groups the same way: in order, each all-or-nothing
- * (every rule first, then consume from all of them only when all allow, so a refused group consumes
- * nothing), and a refused group ends the evaluation: the groups after it are neither checked nor
- * consumed.
+ * The rate limits of contract §4 as groups of checks (the IP's; the key's and account's) and the
+ * arithmetic of their rules, shared by both stores: a store reads each rule's state (a
+ * `RuleReading`), the request is allowed when every rule of its group allows it (`ruleAllows`),
+ * and what a policy reports follows from the reading and whether the request was consumed
+ * (`ruleOutcome`). The stores differ only in where the state lives and how they keep it atomic.
+ *
+ * The rules, with `now` the store's clock:
+ * - gcra: TAT (theoretical arrival time) = max(stored, now); allowed while TAT - now ≤ burst ×
+ *   interval; consuming adds one interval.
+ * - day: a count per UTC calendar day; allowed while count < limit.
+ * - log: the times of the admitted requests; one at time t counts while now - t < window; allowed
+ *   while fewer than `limit` count. Exact: never more than `limit` in any rolling window, and a
+ *   request is admitted as soon as the exact window allows it.
  */
-import type { KeyLimitRequest, PolicyName, RateDecision, WindowPolicy } from './types.js';
+import type { KeyLimitRequest, LimitRule, PolicyCheck, PolicyGroup, RateDecision, WindowPolicy } from './types.js';
 
 const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 /** Tolerance for floating-point TAT arithmetic (a GCRA interval such as 60 000 / 7 is not exact). */
 export const EPSILON_MS = 0.001;
 
-export type LimitRule =
-  /** GCRA: one request per `intervalMs` sustained, `burst` more at once from rest. */
-  | { kind: 'gcra'; intervalMs: number; burst: number }
-  /** A fixed counter per UTC calendar day. */
-  | { kind: 'day'; limit: number }
-  /** At most `limit` in any rolling `windowMs`, exact (a sliding log of timestamps). */
-  | { kind: 'log'; limit: number; windowMs: number };
-
-export interface PolicyCheck {
-  name: PolicyName;
-  /**
-   * The counter's identity. Redis uses it as the key (after its prefix): the hash tag puts every
-   * counter of one account (or one IP) in the same cluster slot, so one script can touch them all.
-   */
-  counter: string;
-  rule: LimitRule;
-  limit: number;
-  windowSeconds: number;
-  /** What RateLimit-Policy advertises: the configured quota per window (and, for GCRA, its burst). */
-  quota: number;
-  burst?: number;
+/** What a store read of one rule's state before the request; times relative to the store's now. */
+export interface RuleReading {
+  /** gcra: TAT - now (≥ 0); day: today's count; log: the requests inside the window. */
+  level: number;
+  /** log: the newest admitted request's time - now (≤ 0 unless the clock stepped back); 0 when none. */
+  newest: number;
+  /** log, when full: the time - now of the request whose departure makes room for one more. */
+  leaving: number;
 }
 
 /** One rule's answer: its state after the request (consumed only when every rule allowed it). */
@@ -42,6 +37,48 @@ export interface RuleOutcome {
   resetMs: number;
   /** When this rule refused: ms until it would allow the request. */
   retryAfterMs: number;
+}
+
+export function ruleAllows(rule: LimitRule, reading: RuleReading): boolean {
+  return rule.kind === 'gcra' ? reading.level <= rule.burst * rule.intervalMs + EPSILON_MS : reading.level < rule.limit;
+}
+
+/** The policy's report after the request: `consumed` when its whole group allowed it. */
+export function ruleOutcome(rule: LimitRule, reading: RuleReading, consumed: boolean, now: number): RuleOutcome {
+  const allowed = ruleAllows(rule, reading);
+  switch (rule.kind) {
+    case 'gcra': {
+      const { intervalMs, burst } = rule;
+      const ahead = reading.level + (consumed ? intervalMs : 0);
+      return {
+        allowed,
+        retryAfterMs: allowed ? 0 : reading.level - burst * intervalMs,
+        remaining: clamp(Math.floor(((burst + 1) * intervalMs - ahead + EPSILON_MS) / intervalMs), 0, burst + 1),
+        resetMs: Math.ceil(ahead),
+      };
+    }
+    case 'day': {
+      const untilMidnight = (Math.floor(now / DAY_MS) + 1) * DAY_MS - now;
+      const count = reading.level + (consumed ? 1 : 0);
+      return {
+        allowed,
+        retryAfterMs: allowed ? 0 : untilMidnight,
+        remaining: Math.max(0, rule.limit - count),
+        resetMs: count > 0 ? Math.ceil(untilMidnight) : 0,
+      };
+    }
+    case 'log': {
+      const count = reading.level + (consumed ? 1 : 0);
+      // The window is full again (Remaining back at Limit) once the newest admitted request leaves.
+      const newest = consumed ? Math.max(0, reading.newest) : reading.newest;
+      return {
+        allowed,
+        retryAfterMs: allowed ? 0 : reading.leaving + rule.windowMs,
+        remaining: Math.max(0, rule.limit - count),
+        resetMs: count > 0 ? Math.max(0, Math.ceil(newest + rule.windowMs)) : 0,
+      };
+    }
+  }
 }
 
 /** Keeps `{`, `}` and `:` out of ids so that they cannot break a hash tag or a key's structure. */
@@ -63,11 +100,12 @@ function windowRule(policy: WindowPolicy): LimitRule {
   return { kind: 'log', limit: policy.limit, windowMs: policy.windowMs };
 }
 
-export function ipChecks(ip: string, policy: WindowPolicy): PolicyCheck[] {
+/** The source-IP limit: its own group, counted before (and apart from) any key. */
+export function ipGroup(ip: string, policy: WindowPolicy): PolicyGroup {
   return [
     {
       name: 'ip_minute',
-      counter: `{ip:${keyPart(ip)}}:minute`,
+      counter: `{ip:${keyPart(ip)}}:window`,
       rule: windowRule(policy),
       limit: policy.limit,
       windowSeconds: policy.windowMs / 1000,
@@ -76,9 +114,10 @@ export function ipChecks(ip: string, policy: WindowPolicy): PolicyCheck[] {
   ];
 }
 
-export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
+/** The key's minute and day limits (one counter) and, in Profile A, its account's window. */
+export function keyGroup(request: KeyLimitRequest): PolicyGroup {
   const account = accountTag(request.accountId);
-  const key = `${account}:key:${keyPart(request.keyId)}`;
+  const counter = `${account}:key:${keyPart(request.keyId)}:limits`;
   const { ratePerMinute, burst, periodMs = MINUTE_MS } = request.perMinute;
   requirePositive('ratePerMinute', ratePerMinute);
   requirePositive('periodMs', periodMs);
@@ -87,7 +126,7 @@ export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
   const checks: PolicyCheck[] = [
     {
       name: 'key_minute',
-      counter: `${key}:minute`,
+      counter,
       rule: { kind: 'gcra', intervalMs: periodMs / ratePerMinute, burst },
       limit: burst + 1,
       windowSeconds: periodMs / 1000,
@@ -96,7 +135,7 @@ export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
     },
     {
       name: 'key_day',
-      counter: `${key}:day`,
+      counter,
       rule: { kind: 'day', limit: request.perDay },
       limit: request.perDay,
       windowSeconds: DAY_MS / 1000,
@@ -107,7 +146,7 @@ export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
   if (accountPolicy) {
     checks.push({
       name: 'account_minute',
-      counter: `${account}:minute`,
+      counter: `${account}:window`,
       rule: windowRule(accountPolicy),
       limit: accountPolicy.limit,
       windowSeconds: accountPolicy.windowMs / 1000,
@@ -118,30 +157,36 @@ export function keyChecks(request: KeyLimitRequest): PolicyCheck[] {
 }
 
 /** Retry-After of a refusal: when every violated rule allows again, and never less than 1 ms. */
-export function toDecision(checks: PolicyCheck[], outcomes: RuleOutcome[]): RateDecision {
-  const violated = checks.flatMap((check, index) => (outcomeAt(outcomes, index).allowed ? [] : [check.name]));
-  const retryAfterMs = outcomes.reduce((latest, outcome) => Math.max(latest, outcome.allowed ? 0 : outcome.retryAfterMs), 0);
+export function toDecision(checks: readonly PolicyCheck[], outcomes: readonly RuleOutcome[]): RateDecision {
+  const violated: RateDecision['violated'] = [];
+  const policies: RateDecision['policies'] = [];
+  let retryAfterMs = 0;
+  for (let index = 0; index < checks.length; index += 1) {
+    const check = checks[index] as PolicyCheck;
+    const outcome = outcomes[index];
+    if (!outcome) throw new Error(`no outcome for policy ${index}`);
+    if (!outcome.allowed) {
+      violated.push(check.name);
+      retryAfterMs = Math.max(retryAfterMs, outcome.retryAfterMs);
+    }
+    policies.push({
+      name: check.name,
+      limit: check.limit,
+      remaining: outcome.remaining,
+      resetMs: outcome.resetMs,
+      windowSeconds: check.windowSeconds,
+      quota: check.quota,
+      ...(check.burst === undefined ? {} : { burst: check.burst }),
+    });
+  }
   return {
     allowed: violated.length === 0,
     violated,
     retryAfterMs: violated.length === 0 ? null : Math.max(1, Math.ceil(retryAfterMs)),
-    policies: checks.map((check, index) => {
-      const outcome = outcomeAt(outcomes, index);
-      return {
-        name: check.name,
-        limit: check.limit,
-        remaining: outcome.remaining,
-        resetMs: outcome.resetMs,
-        windowSeconds: check.windowSeconds,
-        quota: check.quota,
-        ...(check.burst === undefined ? {} : { burst: check.burst }),
-      };
-    }),
+    policies,
   };
 }
 
-function outcomeAt(outcomes: RuleOutcome[], index: number): RuleOutcome {
-  const outcome = outcomes[index];
-  if (!outcome) throw new Error(`no outcome for policy ${index}`);
-  return outcome;
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, value));
 }

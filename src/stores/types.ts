@@ -68,20 +68,47 @@ export interface KeyLimitRequest {
   accountPerMinute: WindowPolicy | null;
 }
 
-export interface RateLimitStore {
-  /** Source-IP limit alone, for a request with no key limits to check with it. */
-  hitIp(ip: string, policy: WindowPolicy): Promise<RateDecision>;
-  /** Key and account limits, checked and consumed all-or-nothing: a refused request consumes nothing. */
-  hitKey(request: KeyLimitRequest): Promise<RateDecision>;
+export type LimitRule =
+  /** GCRA: one request per `intervalMs` sustained, `burst` more at once from rest. */
+  | { kind: 'gcra'; intervalMs: number; burst: number }
+  /** A fixed counter per UTC calendar day. */
+  | { kind: 'day'; limit: number }
+  /** At most `limit` in any rolling `windowMs`, exact (a log of the admitted requests' times). */
+  | { kind: 'log'; limit: number; windowMs: number };
+
+/** One policy to check: its rule, the counter it keeps its state in, and what it reports. */
+export interface PolicyCheck {
+  name: PolicyName;
   /**
-   * The source-IP limit and the key/account limits in one decision (one round trip where the store
-   * allows it). The IP policy is checked first: refused there → nothing of the key or account is
-   * consumed or even looked at, `violated` is ['ip_minute'] and `policies` holds the IP policy's state
-   * only. Allowed there → the request is counted for the IP, and the key and account limits are
-   * checked and consumed all-or-nothing as in hitKey; `policies` holds the IP policy's state, then
-   * the key/account states.
+   * The counter's identity. Redis uses it as the key (after its prefix): the hash tag puts every
+   * counter of one account (or one IP) in the same cluster slot, so one script can touch them all.
+   * Policies of one group may share a counter (a key's minute and day limits), one of each kind; a
+   * `log` counter is never shared.
    */
-  hitIpAndKey(ip: string, ipPolicy: WindowPolicy, request: KeyLimitRequest): Promise<RateDecision>;
+  counter: string;
+  rule: LimitRule;
+  limit: number;
+  windowSeconds: number;
+  /** What RateLimit-Policy advertises: the configured quota per window (and, for GCRA, its burst). */
+  quota: number;
+  burst?: number;
+}
+
+/** Policies checked and consumed together, all-or-nothing (see RateLimitStore.hit). */
+export type PolicyGroup = readonly PolicyCheck[];
+
+export interface RateLimitStore {
+  /**
+   * One decision over groups of policies (src/stores/rate-policies.ts builds them), atomic and in
+   * one round trip where the store allows it. Groups are evaluated in order, each all-or-nothing:
+   * every policy of a group is checked, and only when all allow is the request consumed from all
+   * of them, so a refused group consumes nothing. A refused group ends the evaluation: the groups
+   * after it are neither checked nor consumed, and `policies` holds the states of the groups
+   * checked, in order. The source-IP group comes first: refused there, the key and account limits
+   * are not even looked at; allowed there, the request counts for the IP whatever the key's
+   * limits answer.
+   */
+  hit(groups: readonly PolicyGroup[]): Promise<RateDecision>;
 }
 
 // ---- idempotency (contract §5) --------------------------------------------------------------
@@ -187,6 +214,8 @@ export interface KeyStore {
   listAccounts(): Promise<AccountRecord[]>;
   putKey(key: ApiKeyRecord): Promise<void>;
   getKey(id: string): Promise<ApiKeyRecord | null>;
+  /** A key with its account, as authentication needs them (one round trip where the store allows it); null when either is missing. */
+  getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null>;
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /** Tells every gateway instance to drop its cached copy of the key (revocation, rotation). */
   publishInvalidation(keyId: string): Promise<void>;

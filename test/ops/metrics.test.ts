@@ -183,7 +183,7 @@ t.test('store metrics', async (t) => {
       const down = async (): Promise<never> => {
         throw new StoreUnavailableError('store down (test)');
       };
-      Object.assign(stores.rateLimits, { hitIp: down, hitKey: down, hitIpAndKey: down });
+      Object.assign(stores.rateLimits, { hit: down });
       const key = gw.keys['acme:all'] as string;
       assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode, 200);
       Object.assign(stores.keys, { getKey: down });

@@ -100,7 +100,7 @@ t.test('trace context through the gateway', async (t) => {
     assert.notEqual(parsed?.parentId, PARENT_ID, 'the gateway is the parent of its calls');
 
     const lines = linesOf(String(response.headers['x-request-id']), TRACE_ID);
-    assert.ok(lines.length >= 2, 'incoming and completed');
+    assert.ok(lines.length >= 1, 'the access line');
     for (const line of lines) assert.equal(line.trace_id, TRACE_ID, JSON.stringify(line));
   });
 
@@ -112,7 +112,7 @@ t.test('trace context through the gateway', async (t) => {
     assert.notEqual(parsed.traceId, TRACE_ID);
     assert.equal(parsed.flags, '00');
     const lines = linesOf(String(response.headers['x-request-id']), parsed.traceId);
-    assert.ok(lines.length >= 2);
+    assert.ok(lines.length >= 1);
     for (const line of lines) assert.equal(line.trace_id, parsed.traceId);
   });
 

@@ -22,7 +22,9 @@ import type {
   StoredResponse,
   WebhookRecord,
   WebhookStore,
+  WindowPolicy,
 } from '../../src/stores/types.js';
+import { ipGroup, keyGroup } from '../../src/stores/rate-policies.js';
 
 export interface TestClock {
   /** The store's idea of now, in ms since the epoch. */
@@ -88,6 +90,19 @@ function msUntilNextUtcMidnight(now: number): number {
 
 // ---- rate limits --------------------------------------------------------------------------------
 
+/** The three decisions the gateway asks for, as `hit` groups. */
+export function hitKey(store: RateLimitStore, request: KeyLimitRequest): Promise<RateDecision> {
+  return store.hit([keyGroup(request)]);
+}
+
+export function hitIp(store: RateLimitStore, ip: string, policy: WindowPolicy): Promise<RateDecision> {
+  return store.hit([ipGroup(ip, policy)]);
+}
+
+export function hitIpAndKey(store: RateLimitStore, ip: string, policy: WindowPolicy, request: KeyLimitRequest): Promise<RateDecision> {
+  return store.hit([ipGroup(ip, policy), keyGroup(request)]);
+}
+
 /** 5 per 1 s period with a burst of 2: one per 200 ms, 3 at once from rest. */
 function keyRequest(overrides: Partial<KeyLimitRequest> = {}): KeyLimitRequest {
   return {
@@ -105,7 +120,7 @@ const GENEROUS_MINUTE = { ratePerMinute: 1_000, burst: 1_000, periodMs: 60_000 }
 
 async function hitTimes(store: RateLimitStore, request: KeyLimitRequest, times: number): Promise<RateDecision[]> {
   const decisions: RateDecision[] = [];
-  for (let index = 0; index < times; index += 1) decisions.push(await store.hitKey(request));
+  for (let index = 0; index < times; index += 1) decisions.push(await hitKey(store, request));
   return decisions;
 }
 
@@ -122,15 +137,15 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
         burst.map((decision) => [decision.allowed, policy(decision, 'key_minute').remaining]),
         [[true, 2], [true, 1], [true, 0]],
       );
-      const refused = await store.hitKey(request);
+      const refused = await hitKey(store, request);
       assert.equal(refused.allowed, false);
       assert.deepEqual(refused.violated, ['key_minute']);
       assertBetween(refused.retryAfterMs, 1, 200, 'retryAfterMs');
       assert.equal(policy(refused, 'key_minute').remaining, 0);
 
       await clock.advance((refused.retryAfterMs ?? 0) + 10);
-      assert.equal((await store.hitKey(request)).allowed, true);
-      assert.equal((await store.hitKey(request)).allowed, false, 'only one more per interval');
+      assert.equal((await hitKey(store, request)).allowed, true);
+      assert.equal((await hitKey(store, request)).allowed, false, 'only one more per interval');
     });
 
     test(t, 'GCRA: reports limit burst + 1, and the time until the full burst is back', async ({ store, clock }) => {
@@ -142,7 +157,7 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
       assertBetween(state.resetMs, 500, 600, 'resetMs');
 
       await clock.advance(state.resetMs + 20);
-      const rested = await store.hitKey(request);
+      const rested = await hitKey(store, request);
       assert.equal(policy(rested, 'key_minute').remaining, 2, 'a full burst again, minus this request');
     });
 
@@ -153,7 +168,7 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
         allowed.map((decision) => policy(decision, 'key_day').remaining),
         [2, 1, 0],
       );
-      const refused = await store.hitKey(request);
+      const refused = await hitKey(store, request);
       assert.deepEqual(refused.violated, ['key_day']);
       const untilMidnight = msUntilNextUtcMidnight(clock.now());
       assertBetween(refused.retryAfterMs, untilMidnight - 2_000, untilMidnight + 2_000, 'retryAfterMs');
@@ -169,21 +184,21 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
       const keyA = keyRequest({ accountId, perMinute: GENEROUS_MINUTE, accountPerMinute });
       const keyB = { ...keyA, keyId: unique('key') };
 
-      assert.equal((await store.hitKey(keyA)).allowed, true);
+      assert.equal((await hitKey(store, keyA)).allowed, true);
       // Wide enough that a slow, loaded machine (the Redis store runs on real time) keeps the order.
       await clock.advance(600);
-      const second = await store.hitKey(keyB);
-      const third = await store.hitKey(keyA);
+      const second = await hitKey(store, keyB);
+      const third = await hitKey(store, keyA);
       assert.deepEqual([policy(second, 'account_minute').remaining, policy(third, 'account_minute').remaining], [1, 0]);
 
-      const refused = await store.hitKey(keyB);
+      const refused = await hitKey(store, keyB);
       assert.deepEqual(refused.violated, ['account_minute']);
       // The first request leaves the window 1,200 ms after it was made, about 600 ms from now.
       assertBetween(refused.retryAfterMs, 1, 600, 'retryAfterMs');
 
       await clock.advance((refused.retryAfterMs ?? 0) + 20);
-      assert.equal((await store.hitKey(keyB)).allowed, true, 'the first request has left the window');
-      const stillFull = await store.hitKey(keyA);
+      assert.equal((await hitKey(store, keyB)).allowed, true, 'the first request has left the window');
+      const stillFull = await hitKey(store, keyA);
       assert.equal(stillFull.allowed, false, 'the other two are still inside it');
       // About 600 ms: the gap between the first and second request (longer when the machine is slow).
       assertBetween(stillFull.retryAfterMs, 300, 900, 'retryAfterMs until the second leaves');
@@ -195,8 +210,8 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
         perDay: 10,
         accountPerMinute: { limit: 5, windowMs: 60_000 },
       });
-      const first = await store.hitKey(request);
-      const refused = await store.hitKey(request);
+      const first = await hitKey(store, request);
+      const refused = await hitKey(store, request);
       assert.deepEqual(refused.violated, ['key_minute']);
       for (const name of ['key_day', 'account_minute'] as const) {
         assert.equal(policy(refused, name).remaining, policy(first, name).remaining, name);
@@ -206,9 +221,9 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
     test(t, 'a request refused by the account limit consumes nothing from the key limits', async ({ store }) => {
       const accountId = unique('acct');
       const accountPerMinute = { limit: 1, windowMs: 60_000 };
-      await store.hitKey(keyRequest({ accountId, accountPerMinute }));
+      await hitKey(store, keyRequest({ accountId, accountPerMinute }));
       const other = keyRequest({ accountId, accountPerMinute, perDay: 10 });
-      const refused = await store.hitKey(other);
+      const refused = await hitKey(store, other);
       assert.deepEqual(refused.violated, ['account_minute']);
       assert.equal(policy(refused, 'key_minute').remaining, 3, 'the full burst');
       assert.equal(policy(refused, 'key_minute').resetMs, 0);
@@ -221,17 +236,17 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
         perMinute: { ratePerMinute: 1, burst: 0, periodMs: 600 },
         accountPerMinute: { limit: 1, windowMs: 300 },
       });
-      await store.hitKey(request);
-      const refused = await store.hitKey(request);
+      await hitKey(store, request);
+      const refused = await hitKey(store, request);
       assert.deepEqual([...refused.violated].sort(), ['account_minute', 'key_minute']);
       assertBetween(refused.retryAfterMs, 450, 600, 'retryAfterMs (the later of 300 and 600 ms)');
 
       await clock.advance(350);
-      assert.deepEqual((await store.hitKey(request)).violated, ['key_minute'], 'the account limit has passed');
+      assert.deepEqual((await hitKey(store, request)).violated, ['key_minute'], 'the account limit has passed');
     });
 
     test(t, 'policies: each reported once, in order, with its limit and window', async ({ store }) => {
-      const withAccount = await store.hitKey(keyRequest({ accountPerMinute: { limit: 120, windowMs: 60_000 } }));
+      const withAccount = await hitKey(store, keyRequest({ accountPerMinute: { limit: 120, windowMs: 60_000 } }));
       assert.deepEqual(
         withAccount.policies.map(({ name, limit, remaining, windowSeconds }) => ({ name, limit, remaining, windowSeconds })),
         [
@@ -243,7 +258,7 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
       assert.equal(withAccount.retryAfterMs, null);
       assert.deepEqual(withAccount.violated, []);
 
-      const withoutAccount = await store.hitKey(keyRequest());
+      const withoutAccount = await hitKey(store, keyRequest());
       assert.deepEqual(
         withoutAccount.policies.map((state) => state.name),
         ['key_minute', 'key_day'],
@@ -253,26 +268,26 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
     test(t, 'source IP: at most limit in any rolling window; IPs are counted apart', async ({ store, clock }) => {
       const policyIp = { limit: 2, windowMs: 300 };
       const ip = unique('198.51.100.7');
-      assert.equal((await store.hitIp(ip, policyIp)).allowed, true);
-      const last = await store.hitIp(ip, policyIp);
+      assert.equal((await hitIp(store, ip, policyIp)).allowed, true);
+      const last = await hitIp(store, ip, policyIp);
       assert.deepEqual(
         last.policies.map(({ name, limit, remaining, windowSeconds }) => ({ name, limit, remaining, windowSeconds })),
         [{ name: 'ip_minute', limit: 2, remaining: 0, windowSeconds: 0.3 }],
       );
       assertBetween(policy(last, 'ip_minute').resetMs, 250, 300, 'resetMs');
 
-      const refused = await store.hitIp(ip, policyIp);
+      const refused = await hitIp(store, ip, policyIp);
       assert.deepEqual(refused.violated, ['ip_minute']);
       assertBetween(refused.retryAfterMs, 1, 300, 'retryAfterMs');
-      assert.equal((await store.hitIp(`2001:db8::${unique('ip')}`, policyIp)).allowed, true, 'another IP');
+      assert.equal((await hitIp(store, `2001:db8::${unique('ip')}`, policyIp)).allowed, true, 'another IP');
 
       await clock.advance((refused.retryAfterMs ?? 0) + 20);
-      assert.equal((await store.hitIp(ip, policyIp)).allowed, true);
+      assert.equal((await hitIp(store, ip, policyIp)).allowed, true);
     });
 
     test(t, 'parallel requests on one key: exactly burst + 1 allowed', async ({ store }) => {
       const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 9, periodMs: 60_000 } });
-      const decisions = await Promise.all(Array.from({ length: 30 }, () => store.hitKey(request)));
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => hitKey(store, request)));
       assert.equal(decisions.filter((decision) => decision.allowed).length, 10);
     });
 
@@ -280,19 +295,19 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
       const accountId = unique('acct');
       const accountPerMinute = { limit: 7, windowMs: 60_000 };
       const keys = Array.from({ length: 5 }, () => keyRequest({ accountId, accountPerMinute, perMinute: GENEROUS_MINUTE }));
-      const decisions = await Promise.all(Array.from({ length: 30 }, (_, index) => store.hitKey(keys[index % 5] as KeyLimitRequest)));
+      const decisions = await Promise.all(Array.from({ length: 30 }, (_, index) => hitKey(store, keys[index % 5] as KeyLimitRequest)));
       assert.equal(decisions.filter((decision) => decision.allowed).length, 7);
     });
 
     test(t, 'parallel requests from one IP: exactly the limit allowed', async ({ store }) => {
       const ip = unique('203.0.113.7');
-      const decisions = await Promise.all(Array.from({ length: 30 }, () => store.hitIp(ip, { limit: 12, windowMs: 60_000 })));
+      const decisions = await Promise.all(Array.from({ length: 30 }, () => hitIp(store, ip, { limit: 12, windowMs: 60_000 })));
       assert.equal(decisions.filter((decision) => decision.allowed).length, 12);
     });
 
     test(t, 'IP and key in one decision: both counted, the IP policy reported first', async ({ store }) => {
       const ipPolicy = { limit: 5, windowMs: 60_000 };
-      const allowed = await store.hitIpAndKey(
+      const allowed = await hitIpAndKey(store, 
         unique('198.51.100.9'),
         ipPolicy,
         keyRequest({ accountPerMinute: { limit: 120, windowMs: 60_000 } }),
@@ -310,7 +325,7 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
         ],
       );
 
-      const withoutAccount = await store.hitIpAndKey(unique('198.51.100.9'), ipPolicy, keyRequest());
+      const withoutAccount = await hitIpAndKey(store, unique('198.51.100.9'), ipPolicy, keyRequest());
       assert.deepEqual(
         withoutAccount.policies.map((state) => state.name),
         ['ip_minute', 'key_minute', 'key_day'],
@@ -325,9 +340,9 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
         perDay: 10,
         accountPerMinute: { limit: 5, windowMs: 60_000 },
       });
-      assert.equal((await store.hitIpAndKey(ip, ipPolicy, request)).allowed, true);
+      assert.equal((await hitIpAndKey(store, ip, ipPolicy, request)).allowed, true);
 
-      const refused = await store.hitIpAndKey(ip, ipPolicy, request);
+      const refused = await hitIpAndKey(store, ip, ipPolicy, request);
       assert.equal(refused.allowed, false);
       assert.deepEqual(refused.violated, ['ip_minute']);
       assertBetween(refused.retryAfterMs, 59_000, 60_000, 'retryAfterMs');
@@ -337,7 +352,7 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
         'the key and account limits were not looked at',
       );
 
-      const next = await store.hitKey(request);
+      const next = await hitKey(store, request);
       assert.deepEqual(
         (['key_minute', 'key_day', 'account_minute'] as const).map((name) => policy(next, name).remaining),
         [1, 8, 3],
@@ -349,34 +364,34 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
       const ip = unique('198.51.100.11');
       const ipPolicy = { limit: 5, windowMs: 60_000 };
       const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 0, periodMs: 60_000 }, perDay: 10 });
-      assert.equal((await store.hitIpAndKey(ip, ipPolicy, request)).allowed, true);
+      assert.equal((await hitIpAndKey(store, ip, ipPolicy, request)).allowed, true);
 
-      const refused = await store.hitIpAndKey(ip, ipPolicy, request);
+      const refused = await hitIpAndKey(store, ip, ipPolicy, request);
       assert.equal(refused.allowed, false);
       assert.deepEqual(refused.violated, ['key_minute']);
       assertBetween(refused.retryAfterMs, 59_000, 60_000, 'retryAfterMs');
       assert.equal(policy(refused, 'ip_minute').remaining, 3, 'both requests counted for the IP');
       assert.equal(policy(refused, 'key_day').remaining, 9, 'the key limits stay all-or-nothing');
-      assert.equal(policy(await store.hitIp(ip, ipPolicy), 'ip_minute').remaining, 2);
+      assert.equal(policy(await hitIp(store, ip, ipPolicy), 'ip_minute').remaining, 2);
     });
 
     test(t, 'IP and key: parallel requests beyond the IP limit, exactly the limit allowed and consumed', async ({ store }) => {
       const ip = unique('203.0.113.8');
       const request = keyRequest({ perMinute: GENEROUS_MINUTE, perDay: 100 });
       const decisions = await Promise.all(
-        Array.from({ length: 30 }, () => store.hitIpAndKey(ip, { limit: 12, windowMs: 60_000 }, request)),
+        Array.from({ length: 30 }, () => hitIpAndKey(store, ip, { limit: 12, windowMs: 60_000 }, request)),
       );
       assert.equal(decisions.filter((decision) => decision.allowed).length, 12);
-      assert.equal(policy(await store.hitKey(request), 'key_day').remaining, 100 - 13, 'the refused ones consumed nothing');
+      assert.equal(policy(await hitKey(store, request), 'key_day').remaining, 100 - 13, 'the refused ones consumed nothing');
     });
 
     test(t, 'IP and key: parallel requests beyond the key limit, exactly burst + 1 allowed, all counted for the IP', async ({ store }) => {
       const ip = unique('203.0.113.9');
       const ipPolicy = { limit: 20, windowMs: 60_000 };
       const request = keyRequest({ perMinute: { ratePerMinute: 1, burst: 4, periodMs: 60_000 } });
-      const decisions = await Promise.all(Array.from({ length: 15 }, () => store.hitIpAndKey(ip, ipPolicy, request)));
+      const decisions = await Promise.all(Array.from({ length: 15 }, () => hitIpAndKey(store, ip, ipPolicy, request)));
       assert.equal(decisions.filter((decision) => decision.allowed).length, 5);
-      assert.equal(policy(await store.hitIp(ip, ipPolicy), 'ip_minute').remaining, 20 - 16);
+      assert.equal(policy(await hitIp(store, ip, ipPolicy), 'ip_minute').remaining, 20 - 16);
     });
   });
 }
@@ -696,6 +711,17 @@ export function runKeyStoreConformance(t: Test, name: string, factory: FixtureFa
       await store.putKey(revoked);
       assert.deepEqual(await store.getKey(older.id), revoked);
       assert.deepEqual(await store.listKeys(first.id), [revoked, newer]);
+    });
+
+    test(t, 'a key with its account, as authentication reads them: both, or nothing', async ({ store }) => {
+      const owner = account();
+      const key = apiKey(owner.id);
+      const orphan = apiKey(unique('gone'));
+      await store.putAccount(owner);
+      for (const each of [key, orphan]) await store.putKey(each);
+      assert.deepEqual(await store.getKeyWithAccount(key.id), { key, account: owner });
+      assert.equal(await store.getKeyWithAccount('0000000000000000'), null, 'unknown key');
+      assert.equal(await store.getKeyWithAccount(orphan.id), null, 'a key whose account is gone');
     });
 
     test(t, 'records handed out are copies', async ({ store }) => {

@@ -15,6 +15,8 @@ import {
   runKeyStoreConformance,
   runRateLimitConformance,
   runWebhookConformance,
+  hitIp,
+  hitKey,
 } from './conformance.js';
 import type { FixtureFactory } from './conformance.js';
 import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
@@ -49,7 +51,7 @@ async function greedyClient(store: RateLimitStore, clock: ManualClock, request: 
   const allowedAt: number[] = [];
   const end = clock.now() + durationMs;
   while (clock.now() < end) {
-    const decision = await store.hitKey(request);
+    const decision = await hitKey(store, request);
     if (decision.allowed) allowedAt.push(clock.now());
     else await clock.advance(decision.retryAfterMs ?? 1);
   }
@@ -66,7 +68,7 @@ async function randomClient(store: RateLimitStore, clock: ManualClock, request: 
   const allowedAt: number[] = [];
   const end = clock.now() + durationMs;
   while (clock.now() < end) {
-    if ((await store.hitKey(request)).allowed) allowedAt.push(clock.now());
+    if ((await hitKey(store, request)).allowed) allowedAt.push(clock.now());
     await clock.advance(random() < 0.95 ? Math.floor(random() * 50) : Math.floor(random() * 30_000));
   }
   return allowedAt;
@@ -115,14 +117,14 @@ t.test('memory: rate-limit properties over minutes of simulated time', async (t)
     const clock = new ManualClock(Date.UTC(2026, 2, 10, 23, 59, 59));
     const store = new MemoryRateLimitStore({ now: clock.now });
     const request = { ...keyRequest(1_000, 1_000), perDay: 2 };
-    await store.hitKey(request);
-    await store.hitKey(request);
-    const refused = await store.hitKey(request);
+    await hitKey(store, request);
+    await hitKey(store, request);
+    const refused = await hitKey(store, request);
     assert.deepEqual(refused.violated, ['key_day']);
     assert.equal(refused.retryAfterMs, 1_000);
 
     await clock.advance(1_000);
-    const nextDay = await store.hitKey(request);
+    const nextDay = await hitKey(store, request);
     assert.equal(nextDay.allowed, true);
     assert.equal(nextDay.policies.find((state) => state.name === 'key_day')?.remaining, 1);
   });
@@ -131,11 +133,11 @@ t.test('memory: rate-limit properties over minutes of simulated time', async (t)
     const clock = new ManualClock();
     const store = new MemoryRateLimitStore({ now: clock.now, maxCounters: 2 });
     const policy = { limit: 1, windowMs: 60_000 };
-    await store.hitIp('192.0.2.1', policy);
-    assert.equal((await store.hitIp('192.0.2.1', policy)).allowed, false);
-    await store.hitIp('192.0.2.2', policy);
-    await store.hitIp('192.0.2.3', policy);
-    assert.equal((await store.hitIp('192.0.2.1', policy)).allowed, true, 'its counter was evicted');
+    await hitIp(store, '192.0.2.1', policy);
+    assert.equal((await hitIp(store, '192.0.2.1', policy)).allowed, false);
+    await hitIp(store, '192.0.2.2', policy);
+    await hitIp(store, '192.0.2.3', policy);
+    assert.equal((await hitIp(store, '192.0.2.1', policy)).allowed, true, 'its counter was evicted');
   });
 });
 

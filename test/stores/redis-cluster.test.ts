@@ -16,6 +16,7 @@ import {
   runRateLimitConformance,
   runWebhookConformance,
   unique,
+  hitKey,
 } from './conformance.js';
 import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
 import type { FixtureFactory } from './conformance.js';
@@ -74,7 +75,7 @@ t.test('redis cluster: specifics', async (t) => {
     const stores = await createRedisStores({ clusterNodes: cluster.nodes, keyPrefix: `${unique('spread')}:` });
     try {
       for (let index = 0; index < 30; index += 1) {
-        const decision = await stores.rateLimits.hitKey({
+        const decision = await hitKey(stores.rateLimits, {
           accountId: `acct_${index}`,
           keyId: `key_${index}`,
           perMinute: { ratePerMinute: 60, burst: 20 },

@@ -10,7 +10,12 @@ import { StoreUnavailableError } from '../../src/stores/types.js';
 import type { Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
-import { webhookRecord } from './conformance.js';
+import {
+  webhookRecord,
+  hitIp,
+  hitKey,
+  hitIpAndKey,
+} from './conformance.js';
 
 const FAST_ENOUGH_MS = 1_000;
 const SCOPE = { accountId: 'acct_1', key: 'order-1' };
@@ -31,9 +36,9 @@ const KEY = {
 /** One call of every store method. */
 function everyMethod(stores: Stores) {
   return {
-    hitIp: () => stores.rateLimits.hitIp('192.0.2.1', { limit: 100, windowMs: 60_000 }),
+    hitIp: () => hitIp(stores.rateLimits, '192.0.2.1', { limit: 100, windowMs: 60_000 }),
     hitKey: () =>
-      stores.rateLimits.hitKey({
+      hitKey(stores.rateLimits, {
         accountId: 'acct_1',
         keyId: KEY.id,
         perMinute: { ratePerMinute: 60, burst: 20 },
@@ -41,7 +46,7 @@ function everyMethod(stores: Stores) {
         accountPerMinute: { limit: 120, windowMs: 60_000 },
       }),
     hitIpAndKey: () =>
-      stores.rateLimits.hitIpAndKey('192.0.2.1', { limit: 100, windowMs: 60_000 }, {
+      hitIpAndKey(stores.rateLimits, '192.0.2.1', { limit: 100, windowMs: 60_000 }, {
         accountId: 'acct_1',
         keyId: KEY.id,
         perMinute: { ratePerMinute: 60, burst: 20 },
@@ -67,6 +72,7 @@ function everyMethod(stores: Stores) {
     listAccounts: () => stores.keys.listAccounts(),
     putKey: () => stores.keys.putKey(KEY),
     getKey: () => stores.keys.getKey(KEY.id),
+    getKeyWithAccount: () => stores.keys.getKeyWithAccount(KEY.id),
     listKeys: () => stores.keys.listKeys(ACCOUNT.id),
     publishInvalidation: () => stores.keys.publishInvalidation(KEY.id),
     getWebhook: () => stores.webhooks.get(ACCOUNT.id),
@@ -123,7 +129,7 @@ t.test('redis down', async (t) => {
   t.test('works again once Redis is back: scripts reloaded, invalidations resubscribed', async () => {
     await server.restart();
     await waitUntilHealthy(stores);
-    assert.equal((await stores.rateLimits.hitIp('192.0.2.1', { limit: 100, windowMs: 60_000 })).allowed, true);
+    assert.equal((await hitIp(stores.rateLimits, '192.0.2.1', { limit: 100, windowMs: 60_000 })).allowed, true);
     assert.equal((await everyMethod(stores).begin()).kind, 'acquired', 'the restarted server is empty');
 
     const seen: string[] = [];

@@ -12,6 +12,9 @@ import {
   runRateLimitConformance,
   runWebhookConformance,
   unique,
+  hitIp,
+  hitKey,
+  hitIpAndKey,
 } from './conformance.js';
 import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
 import { webhookRecord, type FixtureFactory } from './conformance.js';
@@ -65,8 +68,8 @@ t.test('redis: specifics', async (t) => {
     const stores = await createRedisStores({ url: server.url, keyPrefix });
     const inspector = new Redis(server.url);
     try {
-      await stores.rateLimits.hitIp('2001:db8::1', { limit: 5, windowMs: 60_000 });
-      await stores.rateLimits.hitKey({
+      await hitIp(stores.rateLimits, '2001:db8::1', { limit: 5, windowMs: 60_000 });
+      await hitKey(stores.rateLimits, {
         accountId: 'acct_1',
         keyId: '00000000000000aa',
         perMinute: { ratePerMinute: 60, burst: 20 },
@@ -99,11 +102,10 @@ t.test('redis: specifics', async (t) => {
       const keys = (await inspector.keys(`${keyPrefix}*`)).map((key) => key.slice(keyPrefix.length)).sort();
       assert.deepEqual(keys, [
         '{acct:acct_1}:idem:order-1',
-        '{acct:acct_1}:key:00000000000000aa:day',
-        '{acct:acct_1}:key:00000000000000aa:minute',
-        '{acct:acct_1}:minute',
+        '{acct:acct_1}:key:00000000000000aa:limits',
         '{acct:acct_1}:webhook',
-        '{ip:2001%3Adb8%3A%3A1}:minute',
+        '{acct:acct_1}:window',
+        '{ip:2001%3Adb8%3A%3A1}:window',
         '{keys}:account-keys:acct_1',
         '{keys}:accounts',
         '{keys}:keys',
@@ -180,10 +182,10 @@ t.test('redis: specifics', async (t) => {
     }
   });
 
-  t.test('hitIpAndKey makes one round trip: one EVALSHA for the IP and the key limits', async () => {
+  t.test('one decision for the source IP and the key limits is one round trip: one EVALSHA', async () => {
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('round-trip')}:` });
     const hit = () =>
-      stores.rateLimits.hitIpAndKey('192.0.2.2', { limit: 5, windowMs: 60_000 }, {
+      hitIpAndKey(stores.rateLimits, '192.0.2.2', { limit: 5, windowMs: 60_000 }, {
         accountId: 'acct_1',
         keyId: '00000000000000aa',
         perMinute: { ratePerMinute: 60, burst: 20 },
@@ -218,6 +220,31 @@ t.test('redis: specifics', async (t) => {
     }
   });
 
+  t.test('a window log is bounded by its limit, not by traffic: at most limit + limit/8 + 8 entries, gone two windows after its last use', async () => {
+    const keyPrefix = `${unique('bounded')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix });
+    const inspector = new Redis(server.url);
+    try {
+      const policy = { limit: 16, windowMs: 300 };
+      const key = `${keyPrefix}{ip:192.0.2.9}:window`;
+      let longest = 0;
+      let allowed = 0;
+      const end = Date.now() + 1_200;
+      for (let sent = 1; Date.now() < end; sent += 1) {
+        if ((await hitIp(stores.rateLimits, '192.0.2.9', policy)).allowed) allowed += 1;
+        if (sent % 5 === 0) longest = Math.max(longest, await inspector.strlen(key));
+      }
+      assert.ok(allowed > policy.limit, `${allowed} allowed: the window moved on at least once`);
+      // 8 bytes each: the time of the last rewrite, then the entries.
+      assert.ok(longest <= 8 * (1 + 16 + 2 + 8), `the log grew to ${longest} bytes`);
+      const ttl = await inspector.pttl(key);
+      assert.ok(ttl > 0 && ttl <= 2 * policy.windowMs, `TTL ${ttl} ms`);
+    } finally {
+      inspector.disconnect();
+      await stores.close();
+    }
+  });
+
   t.test('the harness fails loudly, never skips, when redis-server is missing', async () => {
     const path = process.env.PATH;
     process.env.PATH = '/nonexistent';
@@ -233,9 +260,9 @@ t.test('redis: specifics', async (t) => {
     const admin = new Redis(server.url);
     try {
       const policy = { limit: 5, windowMs: 60_000 };
-      assert.equal((await stores.rateLimits.hitIp('192.0.2.1', policy)).allowed, true);
+      assert.equal((await hitIp(stores.rateLimits, '192.0.2.1', policy)).allowed, true);
       await admin.script('FLUSH');
-      const after = await stores.rateLimits.hitIp('192.0.2.1', policy);
+      const after = await hitIp(stores.rateLimits, '192.0.2.1', policy);
       assert.equal(after.policies[0]?.remaining, 3);
     } finally {
       admin.disconnect();

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { byCreation, copyOrNull, InvalidationListeners } from '../key-records.js';
+import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 interface KeyFile {
@@ -77,6 +77,10 @@ export class FileKeyStore implements KeyStore {
     // An unknown id may be a key the CLI wrote since the last check: look at the file once more.
     if (this.data.keys[id] === undefined) await this.refresh(true);
     return copyOrNull(this.data.keys[id]);
+  }
+
+  getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
+    return keyWithAccount(this, id);
   }
 
   async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {

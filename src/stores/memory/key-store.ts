@@ -1,5 +1,5 @@
 /** Accounts and keys in process memory, gone on exit. Sandbox mode keeps them in a FileKeyStore instead. */
-import { byCreation, copyOrNull, InvalidationListeners } from '../key-records.js';
+import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 /** Operators create accounts and keys, clients cannot, so plain maps need no bound. */
@@ -26,6 +26,10 @@ export class MemoryKeyStore implements KeyStore {
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {
     return copyOrNull(this.keys.get(id));
+  }
+
+  getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
+    return keyWithAccount(this, id);
   }
 
   async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {

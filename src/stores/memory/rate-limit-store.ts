@@ -1,24 +1,24 @@
 /**
  * Rate limits in process memory, for one instance (sandbox mode, or the fail-open fallback). Same
- * rules as the Redis script (src/stores/redis/lua/rate-limit.lua); one synchronous section per
- * request is what makes check-and-consume atomic here.
+ * rules and reports as the Redis script (src/stores/rate-policies.ts); one synchronous section per
+ * decision is what makes check-and-consume atomic here.
  */
 import { LRUCache } from 'lru-cache';
-import { DAY_MS, EPSILON_MS, ipChecks, keyChecks, toDecision } from '../rate-policies.js';
-import type { LimitRule, PolicyCheck, RuleOutcome } from '../rate-policies.js';
-import type { KeyLimitRequest, RateDecision, RateLimitStore, WindowPolicy } from '../types.js';
+import { DAY_MS, ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
+import type { RuleOutcome, RuleReading } from '../rate-policies.js';
+import type { LimitRule, PolicyCheck, PolicyGroup, RateDecision, RateLimitStore } from '../types.js';
 
-type CounterState =
-  | { kind: 'gcra'; tat: number }
-  | { kind: 'day'; day: number; count: number }
-  | { kind: 'log'; times: number[] };
+/** A log's admit times, oldest first; the ones before `start` have left the window (dropped in bulk). */
+interface Log {
+  times: number[];
+  start: number;
+}
 
-/** A rule looked at now: whether it allows, what it reports, and how to consume from it. */
-interface Evaluation {
-  allowed: boolean;
-  retryAfterMs: number;
-  report(): Pick<RuleOutcome, 'remaining' | 'resetMs'>;
-  consume(): { state: CounterState; ttlMs: number };
+/** One counter: the state of each rule kind kept in it (a counter holds at most one of each). */
+interface Counter {
+  tat?: number;
+  day?: { day: number; count: number };
+  log?: Log;
 }
 
 export interface MemoryRateLimitStoreOptions {
@@ -27,9 +27,12 @@ export interface MemoryRateLimitStoreOptions {
   maxCounters?: number;
 }
 
+/** Dropped entries of a log are spliced out once they are this many and half of it. */
+const LOG_COMPACT_AT = 64;
+
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly now: () => number;
-  private readonly counters: LRUCache<string, CounterState>;
+  private readonly counters: LRUCache<string, Counter>;
 
   constructor(options: MemoryRateLimitStoreOptions = {}) {
     const now = options.now ?? Date.now;
@@ -38,121 +41,90 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.counters = new LRUCache({ max: options.maxCounters ?? 100_000, perf: { now }, ttlResolution: 0 });
   }
 
-  async hitIp(ip: string, policy: WindowPolicy): Promise<RateDecision> {
-    return this.hit(ipChecks(ip, policy));
-  }
-
-  async hitKey(request: KeyLimitRequest): Promise<RateDecision> {
-    return this.hit(keyChecks(request));
-  }
-
-  async hitIpAndKey(ip: string, ipPolicy: WindowPolicy, request: KeyLimitRequest): Promise<RateDecision> {
-    return this.hit(ipChecks(ip, ipPolicy), keyChecks(request));
-  }
-
-  private hit(...groups: PolicyCheck[][]): RateDecision {
+  async hit(groups: readonly PolicyGroup[]): Promise<RateDecision> {
     const now = this.now();
     const checked: PolicyCheck[] = [];
     const outcomes: RuleOutcome[] = [];
     for (const group of groups) {
-      const evaluated = group.map((check) => ({
-        counter: check.counter,
-        evaluation: evaluate(check.rule, this.counters.get(check.counter), now),
-      }));
-      const allowed = evaluated.every(({ evaluation }) => evaluation.allowed);
-      for (const { counter, evaluation } of evaluated) {
-        if (allowed) {
-          const { state, ttlMs } = evaluation.consume();
-          this.counters.set(counter, state, { ttl: Math.max(1, Math.ceil(ttlMs)) });
-        }
-        outcomes.push({ allowed: evaluation.allowed, retryAfterMs: evaluation.retryAfterMs, ...evaluation.report() });
-      }
+      const readings = group.map((check) => read(check.rule, this.counters.get(check.counter), now));
+      const allowed = group.every((check, index) => ruleAllows(check.rule, readings[index] as RuleReading));
+      if (allowed) this.consume(group, now);
+      group.forEach((check, index) => outcomes.push(ruleOutcome(check.rule, readings[index] as RuleReading, allowed, now)));
       checked.push(...group);
       if (!allowed) break;
     }
     return toDecision(checked, outcomes);
   }
-}
 
-function evaluate(rule: LimitRule, state: CounterState | undefined, now: number): Evaluation {
-  switch (rule.kind) {
-    case 'gcra':
-      return evaluateGcra(rule, state?.kind === 'gcra' ? state : undefined, now);
-    case 'day':
-      return evaluateDay(rule, state?.kind === 'day' ? state : undefined, now);
-    case 'log':
-      return evaluateLog(rule, state?.kind === 'log' ? state : undefined, now);
+  private consume(group: PolicyGroup, now: number): void {
+    // Each counter written once, with a TTL that covers every rule kept in it.
+    const touched = new Map<string, { counter: Counter; ttlMs: number }>();
+    for (const check of group) {
+      let entry = touched.get(check.counter);
+      if (!entry) touched.set(check.counter, (entry = { counter: this.counters.get(check.counter) ?? {}, ttlMs: 0 }));
+      entry.ttlMs = Math.max(entry.ttlMs, consume(check.rule, entry.counter, now));
+    }
+    for (const [name, { counter, ttlMs }] of touched) this.counters.set(name, counter, { ttl: Math.max(1, Math.ceil(ttlMs)) });
   }
 }
 
-/** TAT = theoretical arrival time; a request is allowed while TAT is at most `burst` intervals ahead. */
-function evaluateGcra(
-  { intervalMs, burst }: Extract<LimitRule, { kind: 'gcra' }>,
-  state: { tat: number } | undefined,
-  now: number,
-): Evaluation {
-  let tat = Math.max(state?.tat ?? now, now);
-  const allowed = tat - now <= burst * intervalMs + EPSILON_MS;
-  return {
-    allowed,
-    retryAfterMs: allowed ? 0 : tat - now - burst * intervalMs,
-    report: () => ({
-      remaining: clamp(Math.floor(((burst + 1) * intervalMs - (tat - now) + EPSILON_MS) / intervalMs), 0, burst + 1),
-      resetMs: Math.ceil(tat - now),
-    }),
-    consume: () => {
-      tat += intervalMs;
-      return { state: { kind: 'gcra', tat }, ttlMs: tat - now };
-    },
-  };
-}
-
-function evaluateDay(
-  { limit }: Extract<LimitRule, { kind: 'day' }>,
-  state: { day: number; count: number } | undefined,
-  now: number,
-): Evaluation {
-  const today = Math.floor(now / DAY_MS);
-  const untilMidnight = (today + 1) * DAY_MS - now;
-  let count = state?.day === today ? state.count : 0;
-  const allowed = count < limit;
-  return {
-    allowed,
-    retryAfterMs: allowed ? 0 : untilMidnight,
-    report: () => ({ remaining: Math.max(0, limit - count), resetMs: count > 0 ? Math.ceil(untilMidnight) : 0 }),
-    consume: () => {
-      count += 1;
-      return { state: { kind: 'day', day: today, count }, ttlMs: untilMidnight };
-    },
-  };
-}
-
-function evaluateLog(
-  { limit, windowMs }: Extract<LimitRule, { kind: 'log' }>,
-  state: { times: number[] } | undefined,
-  now: number,
-): Evaluation {
-  // A request at time t counts while now - t < windowMs; older ones are pruned (that consumes nothing).
-  const times = (state?.times ?? []).filter((time) => time > now - windowMs);
-  const allowed = times.length < limit;
-  return {
-    allowed,
-    // The oldest entry whose departure brings the count below the limit.
-    retryAfterMs: allowed ? 0 : (times[times.length - limit] as number) + windowMs - now,
-    report: () => {
-      const newest = times[times.length - 1];
+function read(rule: LimitRule, counter: Counter | undefined, now: number): RuleReading {
+  switch (rule.kind) {
+    case 'gcra':
+      return { level: Math.max(0, (counter?.tat ?? now) - now), newest: 0, leaving: 0 };
+    case 'day': {
+      const day = counter?.day;
+      return { level: day && day.day === Math.floor(now / DAY_MS) ? day.count : 0, newest: 0, leaving: 0 };
+    }
+    case 'log': {
+      const log = counter?.log;
+      if (!log) return { level: 0, newest: 0, leaving: 0 };
+      const { times } = log;
+      log.start = firstAfter(times, log.start, now - rule.windowMs);
+      const count = times.length - log.start;
       return {
-        remaining: Math.max(0, limit - times.length),
-        resetMs: newest === undefined ? 0 : Math.ceil(newest + windowMs - now),
+        level: count,
+        newest: count > 0 ? (times[times.length - 1] as number) - now : 0,
+        // The oldest entry whose departure brings the count below the limit.
+        leaving: count >= rule.limit ? (times[log.start + count - rule.limit] as number) - now : 0,
       };
-    },
-    consume: () => {
-      times.push(now);
-      return { state: { kind: 'log', times }, ttlMs: windowMs };
-    },
-  };
+    }
+  }
 }
 
-function clamp(value: number, min: number, max: number): number {
-  return Math.min(max, Math.max(min, value));
+/** Consumes one request from the rule; returns how long the counter must live for it (ms). */
+function consume(rule: LimitRule, counter: Counter, now: number): number {
+  switch (rule.kind) {
+    case 'gcra':
+      counter.tat = Math.max(counter.tat ?? now, now) + rule.intervalMs;
+      return counter.tat - now;
+    case 'day': {
+      const today = Math.floor(now / DAY_MS);
+      const count = counter.day?.day === today ? counter.day.count : 0;
+      counter.day = { day: today, count: count + 1 };
+      return (today + 1) * DAY_MS - now;
+    }
+    case 'log': {
+      const log = (counter.log ??= { times: [], start: 0 });
+      if (log.start >= LOG_COMPACT_AT && log.start * 2 >= log.times.length) {
+        log.times.splice(0, log.start);
+        log.start = 0;
+      }
+      // Kept sorted even if the clock stepped back.
+      log.times.push(Math.max(now, log.times[log.times.length - 1] ?? now));
+      return rule.windowMs;
+    }
+  }
+}
+
+/** The index of the first time after `edge` (binary search from `from`: the times are sorted). */
+function firstAfter(times: number[], from: number, edge: number): number {
+  let low = from;
+  let high = times.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((times[middle] as number) > edge) high = middle;
+    else low = middle + 1;
+  }
+  return low;
 }

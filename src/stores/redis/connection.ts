@@ -2,28 +2,45 @@
  * The one way the Redis stores talk to Redis: key names under a prefix, a deadline on every call,
  * and every failure to reach Redis turned into StoreUnavailableError.
  */
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { StoreUnavailableError } from '../types.js';
 import type { LuaScript } from './lua-script.js';
 
 export type RedisClient = Redis | Cluster;
 
+interface BufferScripting {
+  evalshaBuffer(sha: string, keyCount: number, ...keysAndArgs: Array<string | Buffer>): Promise<Buffer>;
+  evalBuffer(source: string, keyCount: number, ...keysAndArgs: Array<string | Buffer>): Promise<Buffer>;
+}
+
 /** Replies that mean "not now" (failover, loading, busy script) rather than a wrong command. */
 const TRANSIENT_REPLY = /^(CLUSTERDOWN|LOADING|MASTERDOWN|TRYAGAIN|READONLY|BUSY|NOREPLICAS)\b/;
 
 export class RedisConnection {
+  /** A standalone client's own command timeout cuts every call off: no second timer needed. */
+  private readonly needsDeadline: boolean;
+
   constructor(
     readonly client: RedisClient,
     private readonly keyPrefix: string,
     /** Cuts off what ioredis's own command timeout does not cover, such as a cluster's redirection retries. */
     private readonly deadlineMs: number,
-  ) {}
+  ) {
+    this.needsDeadline = client instanceof Cluster;
+  }
 
   key(name: string): string {
     return `${this.keyPrefix}${name}`;
   }
 
   async run<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
+    if (!this.needsDeadline) {
+      try {
+        return await command(this.client);
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -64,6 +81,20 @@ export class RedisConnection {
       if (scriptError) throw scriptError;
       if (waitError) throw waitError;
       return { reply, acknowledged: Number(acknowledged) };
+    });
+  }
+
+  /** As evalScript, for a script that answers one binary string (the reply as a Buffer). */
+  evalScriptBuffer(script: LuaScript, keys: string[], args: Array<string | Buffer>): Promise<Buffer> {
+    // ioredis defines the Buffer variants of its commands but does not declare them.
+    const client = this.client as unknown as BufferScripting;
+    return this.run(async () => {
+      try {
+        return await client.evalshaBuffer(script.sha, keys.length, ...keys, ...args);
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+        return client.evalBuffer(script.source, keys.length, ...keys, ...args);
+      }
     });
   }
 

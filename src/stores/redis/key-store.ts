@@ -9,9 +9,11 @@ import { byCreation, InvalidationListeners } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 import type { RedisClient, RedisConnection } from './connection.js';
 import { toStoreError } from './connection.js';
+import { LuaScript } from './lua-script.js';
 
 export class RedisKeyStore implements KeyStore {
   private readonly listeners = new InvalidationListeners();
+  private readonly lookupScript = LuaScript.load('key-lookup');
   private readonly accountsKey: string;
   private readonly keysKey: string;
 
@@ -64,6 +66,13 @@ export class RedisKeyStore implements KeyStore {
   async getKey(id: string): Promise<ApiKeyRecord | null> {
     const json = await this.redis.run((client) => client.hget(this.keysKey, id));
     return json === null ? null : (JSON.parse(json) as ApiKeyRecord);
+  }
+
+  async getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
+    const reply = await this.redis.evalScript(this.lookupScript, [this.keysKey, this.accountsKey], [id]);
+    if (!Array.isArray(reply)) return null;
+    const [key, account] = reply as [string, string];
+    return account === '' ? null : { key: JSON.parse(key) as ApiKeyRecord, account: JSON.parse(account) as AccountRecord };
   }
 
   async listKeys(accountId?: string): Promise<ApiKeyRecord[]> {

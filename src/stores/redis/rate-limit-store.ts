@@ -1,104 +1,161 @@
 /**
- * Rate limits in Redis, checked and consumed by one script (lua/rate-limit.lua) that takes a
- * request's policies in groups. A standalone server takes all the groups in one call; a cluster runs
- * one group per call, since one script may touch one slot only and the IP's and the account's
- * counters hash apart.
+ * Rate limits in Redis, checked and consumed by one script (lua/rate-limit.lua) per decision.
+ *
+ * A standalone server takes every group in one call: one round trip, the source-IP group and the
+ * key's group decided together. A cluster runs one group per call, in order: a script may touch one
+ * slot only, and the IP's counter (hash tag `{ip:…}`) and the account's (`{acct:…}`) hash apart.
+ * Going group by group keeps the semantics of one decision: a refused group stops before the next
+ * is sent, so nothing of it is consumed, and a group allowed before a refused one stays counted,
+ * exactly as the script does within one call; only the atomicity across groups is lost, which no
+ * rule needs (each group is all-or-nothing on its own node). The price is a second round trip on a
+ * cluster for an authenticated request.
  */
-import { randomUUID } from 'node:crypto';
 import { Cluster } from 'ioredis';
-import { ipChecks, keyChecks, toDecision } from '../rate-policies.js';
-import type { LimitRule, PolicyCheck, RuleOutcome } from '../rate-policies.js';
-import type { KeyLimitRequest, RateDecision, RateLimitStore, WindowPolicy } from '../types.js';
+import { LRUCache } from 'lru-cache';
+import { ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
+import type { RuleOutcome, RuleReading } from '../rate-policies.js';
+import type { LimitRule, PolicyCheck, PolicyGroup, RateDecision, RateLimitStore } from '../types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
-const VALUES_PER_OUTCOME = 4;
+const KIND_CODES = { gcra: 1, day: 2, log: 3 } as const;
+const NUMBERS_PER_POLICY = 5;
 
-/** What one script call answered: whether every group it was given allowed, and the outcomes of the policies it checked. */
-interface ScriptReply {
-  allowed: boolean;
-  outcomes: RuleOutcome[];
+/** A group as the script takes it, built once per group object. */
+interface EncodedGroup {
+  /** Its counters, each once, prefixed. */
+  keys: string[];
+  /** Its part of ARGV[1]: size, counters, then per policy kind, counter, slot, a, b. */
+  spec: Buffer;
+  /** Doubles its policies add to the reply (3 for a log, 1 otherwise). */
+  replyLength: number;
 }
 
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly script = LuaScript.load('rate-limit');
   private readonly oneGroupPerCall: boolean;
+  private readonly encoded = new WeakMap<PolicyGroup, EncodedGroup>();
+  /**
+   * Specs by content, and specs of two groups joined: a spec depends on the rules only (every
+   * source address's group has the same), so there are few, each built once.
+   */
+  private readonly specs = new LRUCache<string, Buffer>({ max: 1_000 });
+  private readonly joined = new WeakMap<Buffer, WeakMap<Buffer, Buffer>>();
+  /** struct formats (`>ddd…`) by length. */
+  private readonly formats = new Map<number, string>();
 
   constructor(private readonly redis: RedisConnection) {
     this.oneGroupPerCall = redis.client instanceof Cluster;
   }
 
-  async hitIp(ip: string, policy: WindowPolicy): Promise<RateDecision> {
-    return this.hit(ipChecks(ip, policy));
-  }
-
-  async hitKey(request: KeyLimitRequest): Promise<RateDecision> {
-    return this.hit(keyChecks(request));
-  }
-
-  async hitIpAndKey(ip: string, ipPolicy: WindowPolicy, request: KeyLimitRequest): Promise<RateDecision> {
-    return this.hit(ipChecks(ip, ipPolicy), keyChecks(request));
-  }
-
-  /** Group by group in a cluster, sequentially: a refused group must leave the later ones untouched, as in the script. */
-  private async hit(...groups: PolicyCheck[][]): Promise<RateDecision> {
-    const calls = this.oneGroupPerCall ? groups.map((group) => [group]) : [groups];
-    const outcomes: RuleOutcome[] = [];
-    for (const call of calls) {
-      const reply = await this.runScript(call);
-      outcomes.push(...reply.outcomes);
-      if (!reply.allowed) break;
+  async hit(groups: readonly PolicyGroup[]): Promise<RateDecision> {
+    let outcomes: RuleOutcome[];
+    if (!this.oneGroupPerCall) outcomes = await this.run(groups);
+    else {
+      outcomes = [];
+      for (const group of groups) {
+        const groupOutcomes = await this.run([group]);
+        outcomes.push(...groupOutcomes);
+        if (groupOutcomes.some((outcome) => !outcome.allowed)) break;
+      }
     }
-    return toDecision(groups.flat().slice(0, outcomes.length), outcomes);
+    const checks = groups.length === 1 ? (groups[0] as PolicyGroup) : groups.flat();
+    return toDecision(outcomes.length === checks.length ? checks : checks.slice(0, outcomes.length), outcomes);
   }
 
-  private async runScript(groups: PolicyCheck[][]): Promise<ScriptReply> {
-    const checks = groups.flat();
-    const keys = checks.map((check) => this.redis.key(check.counter));
-    // The member makes each sliding-log entry unique, even two in the same microsecond.
-    const args = [
-      randomUUID(),
-      ...groups.flatMap((group) => [group.length, ...group.flatMap((check) => ruleArguments(check.rule))]),
-    ];
-    return parseReply(await this.redis.evalScript(this.script, keys, args), checks.length);
+  /** One script call; the outcomes of the policies it checked (fewer than given after a refusal). */
+  private async run(groups: readonly PolicyGroup[]): Promise<RuleOutcome[]> {
+    const encoded = groups.map((group) => this.encode(group));
+    const keys = encoded.length === 1 ? (encoded[0] as EncodedGroup).keys : encoded.flatMap((group) => group.keys);
+    const spec = encoded.reduce<Buffer | undefined>((joined, group) => (joined ? this.join(joined, group.spec) : group.spec), undefined) as Buffer;
+    const replyLength = encoded.reduce((sum, group) => sum + group.replyLength, 1);
+    const reply = await this.redis.evalScriptBuffer(this.script, keys, [spec, this.format(spec.length / 8), this.format(replyLength)]);
+    return readReply(reply, groups);
+  }
+
+  private encode(group: PolicyGroup): EncodedGroup {
+    let encoded = this.encoded.get(group);
+    if (encoded) return encoded;
+    const counters: string[] = [];
+    const slots = new Map<string, number>();
+    const logs = new Set<string>();
+    const numbers: number[] = [group.length, 0];
+    for (const check of group) {
+      let index = counters.indexOf(check.counter);
+      if (index < 0) index = counters.push(check.counter) - 1;
+      else if (check.rule.kind === 'log' || logs.has(check.counter)) throw new Error(`counter ${check.counter} holds a log and another policy`);
+      if (check.rule.kind === 'log') logs.add(check.counter);
+      const slot = check.rule.kind === 'log' ? 0 : (slots.get(check.counter) ?? 0);
+      if (check.rule.kind !== 'log') slots.set(check.counter, slot + 1);
+      numbers.push(KIND_CODES[check.rule.kind], index + 1, slot, ...ruleArguments(check.rule));
+    }
+    numbers[1] = counters.length;
+    const content = numbers.join(' ');
+    let spec = this.specs.get(content);
+    if (!spec) {
+      spec = Buffer.alloc(numbers.length * 8);
+      for (const [index, value] of numbers.entries()) spec.writeDoubleBE(value, index * 8);
+      this.specs.set(content, spec);
+    }
+    encoded = {
+      keys: counters.map((counter) => this.redis.key(counter)),
+      spec,
+      replyLength: group.reduce((sum, check) => sum + (check.rule.kind === 'log' ? 3 : 1), 0),
+    };
+    this.encoded.set(group, encoded);
+    return encoded;
+  }
+
+  private join(first: Buffer, second: Buffer): Buffer {
+    let withFirst = this.joined.get(first);
+    if (!withFirst) this.joined.set(first, (withFirst = new WeakMap()));
+    let spec = withFirst.get(second);
+    if (!spec) withFirst.set(second, (spec = Buffer.concat([first, second])));
+    return spec;
+  }
+
+  private format(length: number): string {
+    let format = this.formats.get(length);
+    if (format === undefined) this.formats.set(length, (format = `>${'d'.repeat(length)}`));
+    return format;
   }
 }
 
-function ruleArguments(rule: LimitRule): Array<string | number> {
+function ruleArguments(rule: LimitRule): [number, number] {
   switch (rule.kind) {
     case 'gcra':
-      return ['gcra', rule.intervalMs, rule.burst];
+      return [rule.intervalMs, rule.burst];
     case 'day':
-      return ['day', rule.limit, 0];
+      return [rule.limit, 0];
     case 'log':
-      return ['log', rule.limit, rule.windowMs];
+      return [rule.limit, rule.windowMs];
   }
 }
 
-/**
- * The reply is `[allowed, then per policy checked: allowed, remaining, resetMs, retryAfterMs]`: all
- * `policyCount` policies when allowed, fewer when a group refused before the last one.
- */
-function parseReply(reply: unknown, policyCount: number): ScriptReply {
-  const checked = Array.isArray(reply) ? (reply.length - 1) / VALUES_PER_OUTCOME : Number.NaN;
-  const allowed = Array.isArray(reply) && reply[0] === 1;
-  if (
-    !Array.isArray(reply) ||
-    !reply.every(Number.isInteger) ||
-    !Number.isInteger(checked) ||
-    !(allowed ? checked === policyCount : checked >= 1 && checked <= policyCount)
-  ) {
-    throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
+/** The reply is `now`, then per policy checked its reading (see the script); groups after a refused one are absent. */
+function readReply(reply: Buffer, groups: readonly PolicyGroup[]): RuleOutcome[] {
+  const values = reply.length / 8;
+  if (!Number.isInteger(values) || values < 1) throw new Error(`unexpected reply from the rate-limit script (${reply.length} bytes)`);
+  const now = reply.readDoubleBE(0);
+  let at = 1;
+  const outcomes: RuleOutcome[] = [];
+  for (const group of groups) {
+    if (at === values) break;
+    const readings: RuleReading[] = [];
+    for (const check of group) {
+      const isLog = check.rule.kind === 'log';
+      if (at + (isLog ? 3 : 1) > values) throw new Error(`rate-limit script reply ends inside a group (${values} values)`);
+      readings.push({
+        level: reply.readDoubleBE(at * 8),
+        newest: isLog ? reply.readDoubleBE((at + 1) * 8) : 0,
+        leaving: isLog ? reply.readDoubleBE((at + 2) * 8) : 0,
+      });
+      at += isLog ? 3 : 1;
+    }
+    const allowed = group.every((check: PolicyCheck, index) => ruleAllows(check.rule, readings[index] as RuleReading));
+    group.forEach((check, index) => outcomes.push(ruleOutcome(check.rule, readings[index] as RuleReading, allowed, now)));
+    if (!allowed) break;
   }
-  const values = reply as number[];
-  const outcomes = Array.from({ length: checked }, (_, index) => {
-    const [policyAllowed, remaining, resetMs, retryAfterMs] = values.slice(1 + index * VALUES_PER_OUTCOME) as [
-      number,
-      number,
-      number,
-      number,
-    ];
-    return { allowed: policyAllowed === 1, remaining, resetMs, retryAfterMs };
-  });
-  return { allowed, outcomes };
+  if (at !== values) throw new Error(`rate-limit script reply has ${values - at} values too many`);
+  return outcomes;
 }

@@ -1,0 +1,41 @@
+/**
+ * A baseline server for the benchmark, in its own process like the gateway: Fastify answering
+ * GET paths with bodies serialised once (the exact bytes the gateway sends), optionally after one
+ * EVALSHA of a trivial script against the benchmark's Redis: the least any gateway request costs.
+ *
+ * Env: BASELINE_PORT, BASELINE_BODIES (a JSON file: path → body text), BASELINE_REDIS_URL (absent:
+ * bare). Prints `listening <port>` once it serves.
+ */
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+import { Redis } from 'ioredis';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const INCR_SCRIPT = "return redis.call('INCR', KEYS[1])";
+
+const bodies = JSON.parse(readFileSync(String(process.env.BASELINE_BODIES), 'utf8')) as Record<string, string>;
+const redisUrl = process.env.BASELINE_REDIS_URL;
+const redis = redisUrl ? new Redis(redisUrl) : undefined;
+const sha = redis ? String(await redis.script('LOAD', INCR_SCRIPT)) : '';
+
+const app = Fastify({ logger: false });
+for (const [path, text] of Object.entries(bodies)) {
+  const body = Buffer.from(text);
+  app.get(path, redis
+    ? async (_request, reply) => {
+        await redis.evalsha(sha, 1, 'bench:baseline');
+        return reply.header('content-type', JSON_TYPE).send(body);
+      }
+    : (_request, reply) => {
+        reply.header('content-type', JSON_TYPE).send(body);
+      });
+}
+const port = Number(process.env.BASELINE_PORT ?? 0);
+await app.listen({ host: '127.0.0.1', port });
+process.stdout.write(`listening ${(app.server.address() as { port: number }).port}\n`);
+process.on('SIGTERM', () => {
+  void app.close().then(() => {
+    redis?.disconnect();
+    process.exit(0);
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * The gateway in front of a slow upstream (the WHMCS simulator answering after 200 ms), at a
+ * constant 500 requests per second (bench/constant-rate.ts, open loop):
+ *
+ * - added latency: `GET /v1/billing/invoices?page=N` (one GetInvoices call each, every page a
+ *   different call, so nothing is coalesced) against the same GetInvoices calls sent to the
+ *   simulator directly, with the same rate and schedule;
+ * - the catalog once warm: `GET /v1/products` (served from the mapping's cache, refreshed in the
+ *   background when stale).
+ *
+ * The gateway's upstream pool is sized for the load (`connections: 256`): at 500 requests per
+ * second of 200 ms each, 100 are in flight.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
+import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
+import { createRedisStores } from '../src/stores/redis/index.js';
+import { freePort, startServer } from './processes.js';
+import { ms, table } from './report.js';
+import { issueKeys, windowFor, type LoadShape } from './shape.js';
+
+const RATE = 500;
+const LATENCY_MS = 200;
+const SHAPE: LoadShape = { idPrefix: 'slow', keys: 200, accounts: 20, sourceAddresses: 20 };
+const PAGES = 10_000;
+const PER_PAGE = 25;
+
+export interface SlowBackendOptions {
+  directory: string;
+  durationS: number;
+  pepper: string;
+  webhookKey: string;
+  redisUrl: string;
+  admin: Redis;
+}
+
+interface RateResult {
+  requests: number;
+  errors: number;
+  non2xx: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
+
+function runConstantRate(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
+  const file = join(directory, 'constant-rate.json');
+  writeFileSync(file, JSON.stringify({ ...input, rate: RATE }));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/constant-rate.ts', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const line = output.split('\n').find((each) => each.startsWith('RATE_JSON '));
+      if (code !== 0 || !line) return reject(new Error(`constant-rate loader exited with ${code}:\n${output}`));
+      resolve(JSON.parse(line.slice('RATE_JSON '.length)) as RateResult);
+    });
+  });
+}
+
+export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
+  console.log(`\nSlow backend: the simulator answers after ${LATENCY_MS} ms; ${RATE} requests/s, constant rate, ${options.durationS} s each`);
+  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', latencyMs: LATENCY_MS });
+  try {
+    const stores = await createRedisStores({ url: options.redisUrl });
+    const keys = await issueKeys(stores.keys, options.pepper, SHAPE, ['read:products', 'read:billing']).finally(() => stores.close());
+    const port = await freePort();
+    const configFile = join(options.directory, 'slow-gateway.json');
+    writeFileSync(configFile, JSON.stringify({
+      host: '127.0.0.1',
+      port,
+      logLevel: 'info',
+      redisUrl: options.redisUrl,
+      trustedProxies: ['127.0.0.1'],
+      rateLimits: { windowMs: windowFor(SHAPE, RATE, 0.5) },
+      audit: { file: join(options.directory, 'slow-audit.log') },
+      upstream: { backend: 'whmcs', whmcs: { ...whmcsSimulatorConfig(simulator), connections: 256 } },
+    }));
+    const gateway = await startServer({
+      name: 'gateway (slow backend)',
+      args: ['dist/bin/gateway.js'],
+      env: {
+        CONFIG_FILE: configFile,
+        KEY_PEPPER: options.pepper,
+        WEBHOOK_ENCRYPTION_KEY: options.webhookKey,
+        OPS_PORT: String(await freePort()),
+        WORKERS: '1',
+        NODE_ENV: 'production',
+      },
+      port,
+      readyPath: '/v1/health',
+      logFile: join(options.directory, 'slow-gateway.log'),
+    });
+    try {
+      const { identifier, secret } = simulator;
+      const form = (page: number): string =>
+        new URLSearchParams({ action: 'GetInvoices', userid: '1', limitstart: String((page - 1) * PER_PAGE), limitnum: String(PER_PAGE), orderby: 'id', order: 'desc', responsetype: 'json', identifier, secret }).toString();
+      const pages = Array.from({ length: PAGES }, (_, index) => index + 1);
+      const keyFor = (index: number) => keys[index % keys.length] as (typeof keys)[number];
+      const connections = 256;
+      const direct = await runConstantRate(options.directory, {
+        origin: simulator.url,
+        durationS: options.durationS,
+        connections,
+        requests: pages.map((page) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(page) })),
+      });
+      const viaGateway = await runConstantRate(options.directory, {
+        origin: gateway.url,
+        durationS: options.durationS,
+        connections,
+        requests: pages.map((page, index) => ({
+          method: 'GET',
+          path: `/v1/billing/invoices?page=${page}&per_page=${PER_PAGE}`,
+          headers: { authorization: `Bearer ${keyFor(index).key}`, 'x-forwarded-for': keyFor(index).address },
+        })),
+      });
+      // Warm the catalog (one upstream call at most: identical reads in flight are coalesced), then load it.
+      const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: { authorization: `Bearer ${key.key}`, 'x-forwarded-for': key.address } }));
+      await fetch(`${gateway.url}/v1/products`, { headers: catalogRequests[0]?.headers ?? {} });
+      const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests });
+
+      const row = (label: string, result: RateResult): string[] => [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
+      console.log(table([
+        ['target (ms)', 'requests', 'errors/non-2xx', 'p50', 'p90', 'p99', 'max'],
+        row('GetInvoices direct', direct),
+        row('gateway /v1/billing/invoices', viaGateway),
+        row('gateway /v1/products (warm)', catalog),
+      ]));
+      console.log(`added latency by the gateway: p50 ${ms(viaGateway.p50 - direct.p50)} ms (goal ≤ 1), p99 ${ms(viaGateway.p99 - direct.p99)} ms (goal ≤ 3); warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
+    } finally {
+      await gateway.stop();
+    }
+  } finally {
+    await simulator.close();
+  }
+}
