@@ -101,24 +101,24 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
 }
 
 function createClient(options: RedisStoresOptions, commandTimeoutMs: number): RedisClient {
+  // No auto-pipelining: measured under load it halves Redis's CPU per request, but the commands
+  // waiting in its pipelines outlive the young generation, so the old one grows by megabytes a
+  // second (resident memory +50 MB) and the p99 latency rises (each command waits a turn).
   const connection = {
     commandTimeout: commandTimeoutMs,
     connectTimeout: CONNECT_ATTEMPT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
   };
-  // Commands issued in one turn of the event loop (many requests' decisions under load) leave in
-  // one write: one syscall instead of one per command. Each command still gets its own reply.
-  const pipelining = { enableAutoPipelining: true };
+
   const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1_000);
   if ('clusterNodes' in options) {
     return new Cluster(options.clusterNodes, {
-      ...pipelining,
       enableOfflineQueue: false,
       clusterRetryStrategy: reconnectDelay,
       redisOptions: connection,
     });
   }
-  return new Redis(options.url, { ...connection, ...pipelining, enableOfflineQueue: false, retryStrategy: reconnectDelay });
+  return new Redis(options.url, { ...connection, enableOfflineQueue: false, retryStrategy: reconnectDelay });
 }
 
 function whenReady(client: RedisClient): Promise<void> {

@@ -1,5 +1,4 @@
 import { defineEndpoint } from '../../../http/endpoint.js';
-import { renderInvoicePdf } from '../../../pdf/invoice-pdf.js';
 import { IdParamsSchema } from '../params.js';
 
 export default defineEndpoint({
@@ -22,6 +21,8 @@ export default defineEndpoint({
   errors: ['not_found'],
   async handler({ params, caller, deps, requestId }) {
     const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, { requestId });
+    // Loaded on first use: pdf-lib adds about 9 MB to every process that never renders a PDF.
+    const { renderInvoicePdf } = await import('../../../pdf/invoice-pdf.js');
     const pdf = await renderInvoicePdf(invoice, deps.config.issuer);
     return {
       status: 200,
