@@ -19,13 +19,12 @@ import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
 const KIND_CODES = { gcra: 1, day: 2, log: 3 } as const;
-const NUMBERS_PER_POLICY = 5;
 
 /** A group as the script takes it, built once per group object. */
 interface EncodedGroup {
   /** Its counters, each once, prefixed. */
   keys: string[];
-  /** Its part of ARGV[1]: size, counters, then per policy kind, counter, slot, a, b. */
+  /** Its part of ARGV[1]: size, counters, then per policy kind + 4 × counter, a, b. */
   spec: Buffer;
   /** Doubles its policies add to the reply (3 for a log, 1 otherwise). */
   replyLength: number;
@@ -77,7 +76,6 @@ export class RedisRateLimitStore implements RateLimitStore {
     let encoded = this.encoded.get(group);
     if (encoded) return encoded;
     const counters: string[] = [];
-    const slots = new Map<string, number>();
     const logs = new Set<string>();
     const numbers: number[] = [group.length, 0];
     for (const check of group) {
@@ -85,9 +83,8 @@ export class RedisRateLimitStore implements RateLimitStore {
       if (index < 0) index = counters.push(check.counter) - 1;
       else if (check.rule.kind === 'log' || logs.has(check.counter)) throw new Error(`counter ${check.counter} holds a log and another policy`);
       if (check.rule.kind === 'log') logs.add(check.counter);
-      const slot = check.rule.kind === 'log' ? 0 : (slots.get(check.counter) ?? 0);
-      if (check.rule.kind !== 'log') slots.set(check.counter, slot + 1);
-      numbers.push(KIND_CODES[check.rule.kind], index + 1, slot, ...ruleArguments(check.rule));
+      if (index !== counters.length - 1) throw new Error(`the policies of counter ${check.counter} are not adjacent`);
+      numbers.push(KIND_CODES[check.rule.kind] + 4 * (index + 1), ...ruleArguments(check.rule));
     }
     numbers[1] = counters.length;
     const content = numbers.join(' ');

@@ -3,12 +3,13 @@
 --
 -- KEYS: the counters, each once (all in one slot: a cluster gets one group per call).
 -- ARGV[1]: the groups, packed as doubles (ARGV[2] is its struct format): for each group its size and
---   its number of counters (its KEYS follow the previous group's), then per policy: kind, counter
---   (1 = the group's first key), slot (among the gcra/day policies sharing the counter), a, b:
+--   its number of counters (its KEYS follow the previous group's), then per policy three numbers:
+--   kind + 4 × counter (1 = the group's first key), a, b:
 --   1 gcra  interval_ms burst   one per interval sustained, burst more at once (slot: TAT)
 --   2 day   limit       0       a counter per UTC day (slot: day * 2^36 + count)
 --   3 log   limit       window  an exact rolling window: the admit times, oldest first
--- ARGV[3]: the struct format of the longest reply.
+--   The gcra/day policies of one counter are adjacent; their slots follow in that order.
+-- ARGV[3]: `>` and at least as many `d` as the longest reply or counter value (formats are cut from it).
 -- Groups are evaluated in order, each all-or-nothing; a refused group ends the evaluation.
 --
 -- A counter of gcra/day slots is [expires_at, slot 1, slot 2, ...]; a log is [rewritten_at, admit
@@ -30,7 +31,8 @@ for k = 1, #values do
   local value = values[k]
   if value and (#value < 16 or #value % 8 ~= 0) then values[k] = false end
 end
-local sunpack, spack, floor, ceil = struct.unpack, struct.pack, math.floor, math.ceil
+local sunpack, spack, sub, floor, ceil = struct.unpack, struct.pack, string.sub, math.floor, math.ceil
+local formats = ARGV[3]
 local spec = { sunpack(ARGV[2], ARGV[1]) }
 local DAY_MS, DAY_SHIFT, EPSILON_MS = 86400000, 68719476736, 0.001
 local today = floor(now / DAY_MS)
@@ -38,23 +40,24 @@ local midnight = (today + 1) * DAY_MS
 
 local out = { now }
 local o, at, last, base = 1, 1, #spec - 1, 0
-local low = {} -- per log policy: the index of its first entry inside the window
-local slots = {} -- per gcra/day counter: its slots, read once and written once
+local fixed = {} -- per gcra/day counter: its doubles (expires_at, then the slots), read once
 while at <= last do
   local size = spec[at]
   local allowed = true
   local first_out = o
-  for i = 0, size - 1 do
-    local q = at + 2 + i * 5
-    local kind, k, slot, a, b = spec[q], base + spec[q + 1], spec[q + 2], spec[q + 3], spec[q + 4]
+  local slot, previous = 0, 0
+  for q = at + 2, at + size * 3 - 1, 3 do
+    local code, a, b = spec[q], spec[q + 1], spec[q + 2]
+    local kind = code % 4
+    local k = base + (code - kind) / 4
     local value = values[k]
     if kind == 3 then
       local n, count, newest, leaving = 0, 0, 0, 0
-      local lo = 1
       if value then
         n = #value / 8 - 1
         local edge = now - b
-        if n > 0 and sunpack('>d', value, 9) <= edge then
+        local lo = 1
+        if sunpack('>d', value, 9) <= edge then
           -- Galloping from the oldest: usually only a few entries left since the last request.
           local hi, step = 2, 1
           while hi <= n and sunpack('>d', value, hi * 8 + 1) <= edge do
@@ -75,18 +78,17 @@ while at <= last do
           allowed = false
         end
       end
-      low[q] = lo
       out[o + 1], out[o + 2], out[o + 3] = count, newest, leaving
       o = o + 3
     else
-      local s = slots[k]
-      if not s then
-        s = {}
-        slots[k] = s
-        if value then s[0] = sunpack('>d', value) end
+      if k == previous then slot = slot + 1 else slot, previous = 0, k end
+      local doubles = fixed[k]
+      if not doubles then
+        doubles = value and { sunpack(sub(formats, 1, #value / 8 + 1), value) } or { 0 }
+        fixed[k] = doubles
       end
       local stored = 0
-      if value and #value >= slot * 8 + 16 then stored = sunpack('>d', value, slot * 8 + 9) end
+      if slot + 2 < #doubles then stored = doubles[slot + 2] end
       local level = 0
       if kind == 1 then
         if stored > now then level = stored - now end
@@ -96,7 +98,6 @@ while at <= last do
         if day == today then level = stored - day * DAY_SHIFT end
         if level >= a then allowed = false end
       end
-      s[slot + 1] = stored
       out[o + 1] = level
       o = o + 1
     end
@@ -104,54 +105,58 @@ while at <= last do
 
   if allowed then
     local r = first_out
-    for i = 0, size - 1 do
-      local q = at + 2 + i * 5
-      local kind, k, slot, a, b = spec[q], base + spec[q + 1], spec[q + 2], spec[q + 3], spec[q + 4]
+    local need, upto = 0, 0
+    slot, previous = 0, 0
+    for q = at + 2, at + size * 3 - 1, 3 do
+      local code, a, b = spec[q], spec[q + 1], spec[q + 2]
+      local kind = code % 4
+      local k = base + (code - kind) / 4
       if kind == 3 then
         local value, count, newest = values[k], out[r + 1], out[r + 2]
         r = r + 3
         -- Kept sorted even if the server's clock stepped back.
         local t = now
         if newest > 0 then t = now + newest end
-        local lo = low[q]
+        local lo = 0
+        if count > 0 then lo = #value / 8 - count end
         if count > 0 and now <= sunpack('>d', value) + b and lo <= 9 + a / 8 then
           -- The TTL set at the last rewrite (2 windows) still covers this entry's window.
           redis.call('APPEND', KEYS[k], spack('>d', t))
         elseif count > 0 then
-          redis.call('SET', KEYS[k], spack('>d', now) .. string.sub(value, lo * 8 + 1) .. spack('>d', t), 'PX', ceil(2 * b))
+          redis.call('SET', KEYS[k], spack('>d', now) .. sub(value, lo * 8 + 1) .. spack('>d', t), 'PX', ceil(2 * b))
         else
           redis.call('SET', KEYS[k], spack('>dd', now, t), 'PX', ceil(2 * b))
         end
       else
-        local s, level = slots[k], out[r + 1]
+        if k == previous then slot = slot + 1 else slot, previous, need, upto = 0, k, 0, 0 end
+        local doubles, level = fixed[k], out[r + 1]
         r = r + 1
         -- What the counter's TTL must cover (need), and how far to set it when it does not (upto).
-        local need, upto
         if kind == 1 then
-          need = now + level + a
-          s[slot + 1], upto = need, need + a * (b + 1)
+          local tat = now + level + a
+          doubles[slot + 2] = tat
+          if tat > need then need = tat end
+          if tat + a * (b + 1) > upto then upto = tat + a * (b + 1) end
         else
-          s[slot + 1] = today * DAY_SHIFT + level + 1
-          need, upto = midnight, midnight
+          doubles[slot + 2] = today * DAY_SHIFT + level + 1
+          if midnight > need then need = midnight end
+          if midnight > upto then upto = midnight end
         end
-        if not s.need or need > s.need then s.need = need end
-        if not s.upto or upto > s.upto then s.upto = upto end
-        -- Written once, after its last policy (a counter's policies are adjacent in a group).
-        if i == size - 1 or base + spec[q + 6] ~= k then
-          local expires = s[0] or 0
-          local format = string.sub(ARGV[3], 1, #s + 2)
-          if s.need <= expires then
-            redis.call('SET', KEYS[k], spack(format, unpack(s, 0, #s)), 'KEEPTTL')
+        -- Written once, after its last policy.
+        if q + 3 > at + size * 3 - 1 or base + (spec[q + 3] - spec[q + 3] % 4) / 4 ~= k then
+          local format = sub(formats, 1, slot + 3)
+          if need <= doubles[1] then
+            redis.call('SET', KEYS[k], spack(format, unpack(doubles, 1, slot + 2)), 'KEEPTTL')
           else
-            s[0] = s.upto
-            redis.call('SET', KEYS[k], spack(format, unpack(s, 0, #s)), 'PX', ceil(s.upto - now))
+            doubles[1] = upto
+            redis.call('SET', KEYS[k], spack(format, unpack(doubles, 1, slot + 2)), 'PX', ceil(upto - now))
           end
         end
       end
     end
   end
   base = base + spec[at + 1]
-  at = at + 2 + size * 5
+  at = at + 2 + size * 3
   if not allowed then break end
 end
-return spack(string.sub(ARGV[3], 1, o + 1), unpack(out, 1, o))
+return spack(sub(formats, 1, o + 1), unpack(out, 1, o))
