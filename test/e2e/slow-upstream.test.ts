@@ -4,19 +4,19 @@
  * mapping's cache. Call counts only: the latency figures are the benchmark's (bench/slow-backend.ts).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import t from 'tap';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
-describe('a slow upstream', () => {
+t.test('a slow upstream', async (t) => {
   let simulator: WhmcsSimulator;
   let gw: TestGateway;
 
-  before(async () => {
+  t.before(async () => {
     simulator = await startWhmcsSimulator({ latencyMs: 200 });
     gw = await buildTestGateway({ simulator, config: { doctor: { enabled: false } } });
   });
-  after(async () => {
+  t.teardown(async () => {
     await gw.close();
     await simulator.close();
   });
@@ -25,7 +25,7 @@ describe('a slow upstream', () => {
   const readCatalog = (count: number) =>
     Promise.all(Array.from({ length: count }, () => gw.app.inject({ method: 'GET', url: '/v1/products', headers: bearer(gw.keys['acme:all']) })));
 
-  it('100 concurrent identical catalog reads make one upstream call, and the next 100 none', async () => {
+  t.test('100 concurrent identical catalog reads make one upstream call, and the next 100 none', async () => {
     const before = productsCalls();
     const first = await readCatalog(100);
     assert.deepEqual([...new Set(first.map((response) => response.statusCode))], [200]);
