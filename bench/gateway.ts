@@ -34,6 +34,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '50' },
     workers: { type: 'string', default: '1,2' },
     'no-slow': { type: 'boolean', default: false },
+    'slow-only': { type: 'boolean', default: false },
     'no-baselines': { type: 'boolean', default: false },
     window: { type: 'string' },
     paths: { type: 'string', default: '/v1/products,/v1/me' },
@@ -51,6 +52,7 @@ if (flags.help) {
   --connections N   wrk connections (default 50; env BENCH_CONNECTIONS)
   --workers LIST    WORKERS values to run the gateway's /v1/products with (default 1,2)
   --no-slow         skip the slow-backend part
+  --slow-only       run the slow-backend part only
   --no-baselines    measure the gateway only (the window then comes from --window, default 1000 ms)
   --window MS       the limits' window instead of the one sized from the bare baseline's rate
   --paths LIST      the gateway paths measured (default /v1/products,/v1/me)
@@ -136,6 +138,10 @@ async function main(): Promise<void> {
     cleanups.unshift(async () => admin.disconnect());
 
     // The gateway's own key prefix (the stores' default).
+    if (flags['slow-only']) {
+      await runSlowBackend({ directory, durationS: DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin, nodeArgs: flags['node-args'].split(' ').filter(Boolean) });
+      return;
+    }
     const stores = await createRedisStores({ url: redis.url });
     const keys = await issueKeys(stores.keys, PEPPER, DEFAULT_SHAPE, ['read:products', 'read:orders', 'read:services']).finally(() => stores.close());
     console.log(`shape: ${DEFAULT_SHAPE.keys} keys over ${DEFAULT_SHAPE.accounts} accounts, from ${DEFAULT_SHAPE.sourceAddresses} source addresses (X-Forwarded-For), round-robin; redis-server on port ${redis.port}`);
@@ -219,9 +225,12 @@ async function main(): Promise<void> {
           for (const path of PATHS) results.push(await measure(context, `gateway ${path}`, gateway, path));
           const products = results.find((m) => m.label === 'gateway /v1/products');
           if (products) scaling.push(products);
-          trips = await roundTrips(admin, PROBE_REQUESTS, async () => {
+          // Keys just used (their copies fresh), then the same keys again, counted.
+          const probe = async (): Promise<void> => {
             for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchBody(`${gateway.url}/v1/products`, keys[index] as IssuedKey);
-          });
+          };
+          await probe();
+          trips = await roundTrips(admin, PROBE_REQUESTS, probe);
         } else {
           scaling.push(await measure(context, `gateway WORKERS=${workers} /v1/products`, gateway, '/v1/products'));
         }
@@ -232,7 +241,7 @@ async function main(): Promise<void> {
     }
 
     report(results, scaling, trips, windowMs);
-    if (!flags['no-slow']) await runSlowBackend({ directory, durationS: DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin });
+    if (!flags['no-slow']) await runSlowBackend({ directory, durationS: DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin, nodeArgs: flags['node-args'].split(' ').filter(Boolean) });
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((error: unknown) => console.error('cleanup failed:', error));
   }

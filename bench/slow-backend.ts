@@ -2,6 +2,8 @@
  * The gateway in front of a slow upstream (the WHMCS simulator answering after 200 ms), at a
  * constant 500 requests per second (bench/constant-rate.ts, open loop):
  *
+ * Each run is preceded by 3 s of the same load, not measured (connections, key copies, JIT).
+ *
  * - added latency: `GET /v1/billing/invoices?page=N` (one GetInvoices call each, every page a
  *   different call, so nothing is coalesced) against the same GetInvoices calls sent to the
  *   simulator directly, with the same rate and schedule;
@@ -27,6 +29,7 @@ const LATENCY_MS = 200;
 const SHAPE: LoadShape = { idPrefix: 'slow', keys: 200, accounts: 20, sourceAddresses: 20 };
 const PAGES = 10_000;
 const PER_PAGE = 25;
+const WARM_UP_S = 3;
 
 export interface SlowBackendOptions {
   directory: string;
@@ -35,6 +38,8 @@ export interface SlowBackendOptions {
   webhookKey: string;
   redisUrl: string;
   admin: Redis;
+  /** More node options for the gateway. */
+  nodeArgs: string[];
 }
 
 interface RateResult {
@@ -49,7 +54,13 @@ interface RateResult {
 
 type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
-function runConstantRate(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
+/** Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured run. */
+async function runConstantRate(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
+  await runOnce(directory, { ...input, durationS: WARM_UP_S });
+  return runOnce(directory, input);
+}
+
+function runOnce(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
   const file = join(directory, 'constant-rate.json');
   writeFileSync(file, JSON.stringify({ ...input, rate: RATE }));
   return new Promise((resolve, reject) => {
@@ -86,7 +97,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
     }));
     const gateway = await startServer({
       name: 'gateway (slow backend)',
-      args: ['dist/bin/gateway.js'],
+      args: [...options.nodeArgs, 'dist/bin/gateway.js'],
       env: {
         CONFIG_FILE: configFile,
         KEY_PEPPER: options.pepper,
@@ -122,9 +133,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
           headers: { authorization: `Bearer ${keyFor(index).key}`, 'x-forwarded-for': keyFor(index).address },
         })),
       });
-      // Warm the catalog (one upstream call at most: identical reads in flight are coalesced), then load it.
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: { authorization: `Bearer ${key.key}`, 'x-forwarded-for': key.address } }));
-      await fetch(`${gateway.url}/v1/products`, { headers: catalogRequests[0]?.headers ?? {} });
       const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests });
 
       const row = (label: string, result: RateResult): string[] => [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
