@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
+import { Redis } from 'ioredis';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis.js';
@@ -68,6 +69,51 @@ t.test('two gateways sharing one Redis', async (t) => {
       status = (await get(two, '/v1/webhooks', doomed)).statusCode;
     }
     assert.equal(status, 401);
+  });
+
+  t.test('through the whole gateway: an authenticated GET is one Redis round trip, an idempotent POST four scripts and its webhook event', async (t) => {
+    // An instance of its own, with the default limits (the suite's account limit is spent by now).
+    // A long key-cache TTL: no read-ahead of the key falls inside the measured requests on a slow machine.
+    const three = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), issueKeys: false, config: { keys: { cacheTtlMs: 60_000 } } });
+    t.teardown(() => three.close());
+    // An account of its own too: the other tests count on what is left of beta's limit.
+    await three.keyService.createAccount({ id: 'trips', name: 'Trips', upstreamId: '2' });
+    const { key: tripsKey } = await three.keyService.issue({ accountId: 'trips', name: 'trips', scopes: ['read:products', 'write:orders'] });
+    const headers = { ...bearer(tripsKey), 'content-type': 'application/json' };
+    const order = (idempotencyKey: string) =>
+      three.app.inject({ method: 'POST', url: '/v1/orders', headers: { ...headers, 'idempotency-key': idempotencyKey }, payload: { product_id: '2', billing_cycle: 'monthly' } });
+    // Warm: the key read and cached, the scripts loaded.
+    assert.equal((await get(three, '/v1/products', tripsKey)).statusCode, 200);
+    assert.equal((await order('trips-warm')).statusCode, 201);
+    const admin = new Redis(redis.url);
+    const monitor = await admin.monitor();
+    try {
+      const received: string[] = [];
+      // What clients send; the commands a script runs come from source 'lua'.
+      monitor.on('monitor', (_time: string, args: string[], source: string) => {
+        if (source !== 'lua') received.push(String(args[0]).toLowerCase());
+      });
+      const sentinel = async (name: string) => {
+        await admin.echo(name);
+        const deadline = Date.now() + 2_000;
+        while (!received.includes('echo') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+        const seen = received.splice(0, received.length);
+        assert.equal(seen.pop(), 'echo', `${name}: the sentinel arrived`);
+        return seen;
+      };
+      await sentinel('start');
+      assert.equal((await get(three, '/v1/products', tripsKey)).statusCode, 200);
+      assert.deepEqual(await sentinel('get'), ['evalsha'], 'the rate-limit decision, nothing else');
+      assert.equal((await order('trips-1')).statusCode, 201);
+      // The rate-limit decision, then the idempotency claim, the write-ahead mark and the outcome; besides
+      // them only the order's webhook event (its snapshot in one MULTI/EXEC, the account's endpoint read).
+      const post = await sentinel('post');
+      assert.deepEqual(post.filter((command) => command === 'evalsha'), ['evalsha', 'evalsha', 'evalsha', 'evalsha'], post.join(' '));
+      assert.deepEqual(new Set(post.filter((command) => command !== 'evalsha')), new Set(['multi', 'hget', 'hset', 'exec', 'hgetall']), post.join(' '));
+    } finally {
+      monitor.disconnect();
+      admin.disconnect();
+    }
   });
 
   t.test('Redis down: POSTs answer 503 store_unavailable and run nothing; reads fall back; nothing hangs', async () => {
