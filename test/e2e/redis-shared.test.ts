@@ -8,7 +8,7 @@ import t from 'tap';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
 import { Redis } from 'ioredis';
 import { createRedisStores } from '../../src/stores/redis/index.js';
-import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { bearer, buildTestGateway, TEST_PEPPER, type TestGateway } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis.js';
 
 t.test('two gateways sharing one Redis', async (t) => {
@@ -74,7 +74,7 @@ t.test('two gateways sharing one Redis', async (t) => {
   t.test('through the whole gateway: an authenticated GET is one Redis round trip, an idempotent POST four scripts and its webhook event', async (t) => {
     // An instance of its own, with the default limits (the suite's account limit is spent by now).
     // A long key-cache TTL: no read-ahead of the key falls inside the measured requests on a slow machine.
-    const three = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), issueKeys: false, config: { keys: { cacheTtlMs: 60_000 } } });
+    const three = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), issueKeys: false, config: { keys: { pepper: TEST_PEPPER, cacheTtlMs: 60_000 } } });
     t.teardown(() => three.close());
     // An account of its own too: the other tests count on what is left of beta's limit.
     await three.keyService.createAccount({ id: 'trips', name: 'Trips', upstreamId: '2' });
