@@ -70,6 +70,10 @@ t.test('admin API of the process', async (t) => {
     );
     const file = readFileSync(join(dir, 'admin-audit.log'), 'utf8');
     assert.ok(!file.includes(panel.token) && !file.includes(key.slice(-20)));
+    // Log lines leave in batches, at least once a second: wait for the start-up line before reading them all.
+    const deadline = Date.now() + 10_000;
+    while (!/admin API on the ops listener/.test(output) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
     assert.ok(!output.includes(panel.token) && !output.includes(key.slice(-20)), 'nor in the process output');
     assert.match(output, /admin API on the ops listener under \/admin\/v1/);
   });
