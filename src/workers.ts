@@ -18,6 +18,7 @@ import type { BackendRegistry } from './backend/registry.js';
 import type { GatewayConfig, ResolvedConfig } from './config.js';
 import { loggerOptions } from './logger.js';
 import { createPrimaryAdminApi } from './admin/primary.js';
+import { resolvePepper } from './keys/pepper.js';
 import { buildOpsApp, type ReadyReport } from './ops/server.js';
 import type { Sandbox } from './sandbox.js';
 import { createStores } from './stores/factory.js';
@@ -42,7 +43,10 @@ const RESPAWN_DELAY_MS = 1_000;
 /** How long /readyz waits for a worker's answer. */
 const READY_ASK_MS = 2_000;
 
-export async function runPrimary(registry: BackendRegistry, config: ResolvedConfig, sandbox: Sandbox | undefined, count: number): Promise<void> {
+export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConfig, sandbox: Sandbox | undefined, count: number): Promise<void> {
+  // The sandbox makes its pepper on first use: made here once, or the workers race to make their own
+  // (and a key hashed by one would be refused by the other).
+  const config: ResolvedConfig = { ...loaded, keys: { ...loaded.keys, pepper: resolvePepper(loaded) } };
   if (!config.redisUrl && !config.redisClusterNodes?.length) {
     process.stderr.write(
       `reseller-gateway: invalid configuration:\n  - workers: ${count} workers need the Redis stores (set REDIS_URL or REDIS_CLUSTER_NODES); ` +
