@@ -3,7 +3,7 @@
  * endpoints' zod schemas as v1's is (src/openapi/), and linted with it (scripts/lint-openapi.mjs).
  */
 import { reasonSpec, type AnyReason } from '../errors.js';
-import { toSchema } from '../openapi/document.js';
+import { parameters, toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { ADMIN_SCOPES } from './tokens.js';
@@ -90,29 +90,6 @@ function problemSchema(reasons: AnyReason[]): JsonSchema {
   };
 }
 
-function parameters(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>): object[] {
-  const result: object[] = [];
-  for (const [where, schema] of [['path', endpoint.params], ['query', endpoint.query]] as const) {
-    if (!schema) continue;
-    const json = toSchema(schema, 'input', { schemas });
-    const required = new Set((json.required ?? []) as string[]);
-    for (const [name, property] of Object.entries((json.properties ?? {}) as Record<string, JsonSchema>)) {
-      const { description, ...rest } = property;
-      result.push({ name, in: where, required: where === 'path' || required.has(name), description, schema: rest });
-    }
-  }
-  if (endpoint.idempotent) {
-    result.push({
-      name: 'Idempotency-Key',
-      in: 'header',
-      required: true,
-      description: 'Unique per intended operation (1 to 80 characters of `A-Z a-z 0-9 _ . -`): a retry with the same key and body answers the first answer again.',
-      schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,80}$' },
-    });
-  }
-  return result;
-}
-
 function operation(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>): object {
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(endpoint.responses)) {
@@ -132,7 +109,11 @@ function operation(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>)
     tags: [endpoint.tag],
     'x-required-scope': endpoint.scope,
     security: [{ [SECURITY_SCHEME]: [] }],
-    parameters: parameters(endpoint, schemas),
+    parameters: parameters(
+      endpoint,
+      { schemas },
+      'Unique per intended operation (1 to 80 characters of `A-Z a-z 0-9 _ . -`): a retry with the same key and body answers the first answer again.',
+    ),
     ...(body ? { requestBody: { required: true, content: { 'application/json': { schema: body, example: exampleOf(body, schemas) } } } } : {}),
     responses,
   };

@@ -141,7 +141,12 @@ function errorResponses(reasons: Reason[]): Record<string, object> {
   return responses;
 }
 
-function parameters(endpoint: Endpoint, components: Components): object[] {
+/** The operation's parameters: path and query from their schemas, and Idempotency-Key when it takes one. */
+export function parameters(
+  endpoint: { params?: z.ZodType | undefined; query?: z.ZodType | undefined; idempotent?: boolean | undefined },
+  components: Components,
+  idempotencyKeyDescription = 'Unique per intended operation: 1 to 80 characters of `A-Z a-z 0-9 _ . -`.',
+): object[] {
   const result: object[] = [];
   for (const [where, schema] of [['path', endpoint.params], ['query', endpoint.query]] as const) {
     if (!schema) continue;
@@ -158,7 +163,7 @@ function parameters(endpoint: Endpoint, components: Components): object[] {
       name: 'Idempotency-Key',
       in: 'header',
       required: true,
-      description: 'Unique per intended operation: 1 to 80 characters of `A-Z a-z 0-9 _ . -`.',
+      description: idempotencyKeyDescription,
       schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,80}$' },
     });
   }
