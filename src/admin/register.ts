@@ -10,8 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Idempotency } from '../http/idempotency.js';
-import { readIdempotencyKey } from '../http/idempotency.js';
-import { parseInput } from '../http/validation.js';
+import { readRequestInput, type RequestInput } from '../http/validation.js';
 import { problemDocument } from '../errors.js';
 import type { StoredResponse } from '../stores/types.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
@@ -27,7 +26,7 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The admin token that called (set once it is authenticated, even when its scope is refused). */
     adminCaller: AdminTokenConfig | undefined;
-    adminInput: { params: unknown; query: unknown; body: unknown; idempotencyKey: string | undefined } | undefined;
+    adminInput: RequestInput | undefined;
   }
   interface FastifyContextConfig {
     /** The admin endpoint's operationId, for the audit of its failures. */
@@ -73,12 +72,7 @@ export function registerAdminEndpoint(scope: FastifyInstance, endpoint: AdminEnd
   };
 
   const preValidation = async (request: FastifyRequest): Promise<void> => {
-    request.adminInput = {
-      params: endpoint.params ? parseInput(endpoint.params, request.params, 'path') : {},
-      query: endpoint.query ? parseInput(endpoint.query, request.query ?? {}, 'query') : {},
-      body: endpoint.body ? parseInput(endpoint.body, request.body, 'body') : undefined,
-      idempotencyKey: endpoint.idempotent ? readIdempotencyKey(request.headers['idempotency-key']) : undefined,
-    };
+    request.adminInput = readRequestInput(endpoint, request);
   };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {

@@ -14,8 +14,8 @@ import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
 import type { Caller, Endpoint, EndpointInput, EndpointScope, GatewayDeps, HandlerResult } from './endpoint.js';
-import { Idempotency, type IdempotentAttempt, readIdempotencyKey } from './idempotency.js';
-import { parseInput } from './validation.js';
+import { Idempotency, type IdempotentAttempt } from './idempotency.js';
+import { readRequestInput, type RequestInput } from './validation.js';
 import { auditAnswer } from './audited.js';
 import { toApiError } from './problems.js';
 import { sourceAddress } from './source-address.js';
@@ -23,7 +23,7 @@ import { sourceAddress } from './source-address.js';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
-    v1Input: { params: unknown; query: unknown; body: unknown; idempotencyKey: string | undefined } | undefined;
+    v1Input: RequestInput | undefined;
   }
   interface FastifyContextConfig {
     scope?: EndpointScope;
@@ -174,12 +174,7 @@ export function registerEndpoint(
   };
 
   const preValidation = async (request: FastifyRequest): Promise<void> => {
-    request.v1Input = {
-      params: endpoint.params ? parseInput(endpoint.params, request.params, 'path') : {},
-      query: endpoint.query ? parseInput(endpoint.query, request.query ?? {}, 'query') : {},
-      body: endpoint.body ? parseInput(endpoint.body, request.body, 'body') : undefined,
-      idempotencyKey: endpoint.idempotent ? readIdempotencyKey(request.headers['idempotency-key']) : undefined,
-    };
+    request.v1Input = readRequestInput(endpoint, request);
   };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {

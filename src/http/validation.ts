@@ -1,6 +1,8 @@
 /** Input validation with the endpoint's zod schemas; failures become 400 invalid_request with pointers. */
+import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ApiError, type FieldError } from '../errors.js';
+import { readIdempotencyKey } from './idempotency.js';
 
 export type InputPart = 'path' | 'query' | 'body';
 
@@ -32,4 +34,29 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown, part:
   const errors = fieldErrors(part, result.error);
   const where = part === 'body' ? 'request body' : part === 'query' ? 'query string' : 'path';
   throw new ApiError('invalid_request', `The ${where} is invalid.`, { errors });
+}
+
+/** A request's validated parts, as v1 and admin handlers receive them. */
+export interface RequestInput {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+  idempotencyKey: string | undefined;
+}
+
+/** What an endpoint declares of its input: a schema per part, and whether it takes an Idempotency-Key. */
+export interface InputSchemas {
+  params?: z.ZodType | undefined;
+  query?: z.ZodType | undefined;
+  body?: z.ZodType | undefined;
+  idempotent?: boolean | undefined;
+}
+
+export function readRequestInput(endpoint: InputSchemas, request: FastifyRequest): RequestInput {
+  return {
+    params: endpoint.params ? parseInput(endpoint.params, request.params, 'path') : {},
+    query: endpoint.query ? parseInput(endpoint.query, request.query ?? {}, 'query') : {},
+    body: endpoint.body ? parseInput(endpoint.body, request.body, 'body') : undefined,
+    idempotencyKey: endpoint.idempotent ? readIdempotencyKey(request.headers['idempotency-key']) : undefined,
+  };
 }
