@@ -88,9 +88,10 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   log.info({ workers: count, address }, `${count} workers serving v1 on ${address}`);
 
   const metrics = new AggregatorRegistry();
-  // The admin API lives on the ops listener, so the primary serves it over the shared stores.
-  const adminStores = await createStores(config);
-  const primaryAdmin = createPrimaryAdminApi(config, adminStores, log);
+  // The admin API lives on the ops listener, so the primary serves it over the shared stores (which
+  // also issue the sandbox's demo keys).
+  const stores = await createStores(config);
+  const primaryAdmin = createPrimaryAdminApi(config, stores, log);
   const ops = buildOpsApp({
     admin: primaryAdmin.admin,
     metrics: { registry: { contentType: metrics.contentType, metrics: () => metrics.clusterMetrics() }, collectRuntimeMetrics: () => undefined },
@@ -100,14 +101,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
   log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
 
-  if (sandbox) {
-    const stores = await createStores(config);
-    try {
-      printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: count });
-    } finally {
-      await stores.close();
-    }
-  }
+  if (sandbox) printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: count });
 
   const shutdown = async (signal: string): Promise<void> => {
     if (shuttingDown) return;
@@ -123,7 +117,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     await Promise.all(exited);
     await sandbox?.close();
     await ops.close();
-    await Promise.allSettled([primaryAdmin.close(), adminStores.close()]);
+    await Promise.allSettled([primaryAdmin.close(), stores.close()]);
     process.exit(failed.size === 0 ? 0 : 1);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
