@@ -121,7 +121,7 @@ export const ConfigSchema = z.strictObject({
       pepper: z.string().min(32).optional(),
       /** Memory mode: where keys persist, so the CLI and a running gateway share them. */
       file: z.string().default('data/keys.json'),
-      cacheTtlMs: PositiveInt.default(5_000),
+      cacheTtlMs: PositiveInt.default(60_000),
       /**
        * While the key store is unreachable, a key this instance read from it within this time keeps
        * authenticating (reads go on through a Redis outage); older or never-seen keys answer 503.

@@ -1,7 +1,8 @@
 /**
  * Issuing, rotating, revoking and checking API keys. Used by the gateway (authenticate) and the
- * operator CLI (the rest). Lookups are cached in process for a short time; revocation and rotation
- * publish an invalidation so every instance drops its copy at once. A key in use is read again in
+ * operator CLI (the rest). Lookups are cached in process; revocation and rotation publish an
+ * invalidation so every instance drops its copy at once, and when the store says invalidations may
+ * have been missed (its subscription broke), every copy is confirmed by the store before its next use. A key in use is read again in
  * the background once its copy is three quarters of `cacheTtlMs` old, so its requests never wait
  * for the store (a copy is still never used past `cacheTtlMs` without the store's answer). While the store
  * is unreachable, a copy the store confirmed within `staleIfErrorMs` keeps serving (stale if
@@ -68,6 +69,8 @@ export class KeyService {
   private readonly observer: StoreObserver | undefined;
   /** Counts invalidations: a lookup that overlapped one may have read the old record, so it is not cached. */
   private invalidations = 0;
+  /** Copies read before this (`now()`) may have missed an invalidation: confirmed again before use. */
+  private unconfirmedBefore = -Infinity;
   /** Key ids being read again in the background. */
   private readonly refreshing = new Set<string>();
 
@@ -85,9 +88,16 @@ export class KeyService {
     store.onInvalidation((keyId) => this.forget(keyId));
   }
 
-  private forget(keyId: string): void {
+  /** Drops the key's copy; `null` (invalidations may have been missed): every copy must be read again. */
+  private forget(keyId: string | null): void {
     this.invalidations += 1;
-    this.cache.delete(keyId);
+    // The copies stay for stale-if-error (the subscription usually breaks with the store).
+    if (keyId === null) this.unconfirmedBefore = this.now();
+    else this.cache.delete(keyId);
+  }
+
+  private isFreshCopy(cached: CachedLookup, at: number): boolean {
+    return at - cached.readAt < this.freshMs && cached.readAt > this.unconfirmedBefore;
   }
 
   /**
@@ -116,7 +126,7 @@ export class KeyService {
   isFresh(raw: string): boolean {
     const parsed = parseApiKey(raw);
     const cached = parsed === null ? undefined : this.cache.get(parsed.keyId);
-    return cached !== undefined && this.now() - cached.readAt < this.freshMs;
+    return cached !== undefined && this.isFreshCopy(cached, this.now());
   }
 
   private secretMatches(found: CachedLookup, secret: string): boolean {
@@ -130,7 +140,7 @@ export class KeyService {
   private async lookup(keyId: string): Promise<CachedLookup | null> {
     const cached = this.cache.get(keyId);
     const startedAt = this.now();
-    if (cached && startedAt - cached.readAt < this.freshMs) {
+    if (cached && this.isFreshCopy(cached, startedAt)) {
       if (startedAt - cached.readAt >= this.freshMs * REFRESH_AHEAD) this.refresh(keyId);
       return cached;
     }

@@ -19,13 +19,13 @@ export async function keyWithAccount(store: Pick<KeyStore, 'getKey' | 'getAccoun
 }
 
 export class InvalidationListeners {
-  private readonly listeners: Array<(keyId: string) => void> = [];
+  private readonly listeners: Array<(keyId: string | null) => void> = [];
 
-  add(listener: (keyId: string) => void): void {
+  add(listener: (keyId: string | null) => void): void {
     this.listeners.push(listener);
   }
 
-  notify(keyId: string): void {
+  notify(keyId: string | null): void {
     for (const listener of this.listeners) listener(keyId);
   }
 }

@@ -219,7 +219,11 @@ export interface KeyStore {
   listKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /** Tells every gateway instance to drop its cached copy of the key (revocation, rotation). */
   publishInvalidation(keyId: string): Promise<void>;
-  onInvalidation(listener: (keyId: string) => void): void;
+  /**
+   * Hears each key invalidated, and `null` when invalidations may have been missed (the
+   * subscription broke): every copy held must then be confirmed by the store before it is used.
+   */
+  onInvalidation(listener: (keyId: string | null) => void): void;
 }
 
 // ---- webhooks (contract §6) -----------------------------------------------------------------

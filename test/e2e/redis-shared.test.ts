@@ -119,6 +119,10 @@ t.test('two gateways sharing one Redis', async (t) => {
   t.test('Redis down: POSTs answer 503 store_unavailable and run nothing; reads fall back; nothing hangs', async () => {
     const beta = one.keys['beta:all'] as string;
     assert.equal((await get(one, '/v1/products', beta)).statusCode, 200, 'key cached before the outage');
+    // This Redis keeps nothing on disk; a production one keeps its keys, which putting them back after the
+    // restart stands for (the instances read every key again once their invalidation subscription is back).
+    const saved = await createRedisStores({ url: redis.url });
+    const [accounts, keys] = await Promise.all([saved.keys.listAccounts(), saved.keys.listKeys()]).finally(() => saved.close());
     await redis.stop();
     try {
       const orders = simulator.state.orders.length;
@@ -142,6 +146,8 @@ t.test('two gateways sharing one Redis', async (t) => {
     } finally {
       await redis.restart();
     }
+    const restored = await createRedisStores({ url: redis.url });
+    await Promise.all([...accounts.map((account) => restored.keys.putAccount(account)), ...keys.map((record) => restored.keys.putKey(record))]).finally(() => restored.close());
     let status = 0;
     for (let i = 0; i < 40 && status !== 201; i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));

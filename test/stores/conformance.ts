@@ -735,7 +735,7 @@ export function runKeyStoreConformance(t: Test, name: string, factory: FixtureFa
     });
 
     test(t, 'an invalidation reaches the listeners', async ({ store }) => {
-      const seen: string[] = [];
+      const seen: Array<string | null> = [];
       store.onInvalidation((keyId) => seen.push(keyId));
       await store.publishInvalidation('0123456789abcdef');
       await eventually('the invalidation', () => seen.includes('0123456789abcdef'));

@@ -82,7 +82,7 @@ t.test('file key store', async (t) => {
     await cli.putKey(key('00000000000000aa'));
     await cli.putKey(key('00000000000000bb'));
     const gateway = new FileKeyStore(path, { now: clock.now });
-    const invalidated: string[] = [];
+    const invalidated: Array<string | null> = [];
     gateway.onInvalidation((keyId) => invalidated.push(keyId));
     await gateway.listKeys();
 
@@ -103,7 +103,7 @@ t.test('file key store', async (t) => {
     await cli.putKey(key('00000000000000bb'));
     await cli.putKey(key('00000000000000cc', { accountId: 'acct_2' }));
     const gateway = new FileKeyStore(path, { now: clock.now });
-    const invalidated: string[] = [];
+    const invalidated: Array<string | null> = [];
     gateway.onInvalidation((keyId) => invalidated.push(keyId));
     await gateway.listKeys();
 

@@ -132,7 +132,7 @@ t.test('redis down', async (t) => {
     assert.equal((await hitIp(stores.rateLimits, '192.0.2.1', { limit: 100, windowMs: 60_000 })).allowed, true);
     assert.equal((await everyMethod(stores).begin()).kind, 'acquired', 'the restarted server is empty');
 
-    const seen: string[] = [];
+    const seen: Array<string | null> = [];
     stores.keys.onInvalidation((keyId) => seen.push(keyId));
     const deadline = Date.now() + 3_000;
     // The subscription comes back on its own connection, possibly a moment after the main one.

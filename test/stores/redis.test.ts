@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { Redis } from 'ioredis';
+import { KeyService } from '../../src/keys/key-service.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import type { Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
@@ -52,14 +53,45 @@ t.test('redis: specifics', async (t) => {
       createRedisStores({ url: server.url, keyPrefix }),
     ]);
     try {
-      const seen: string[] = [];
+      const seen: Array<string | null> = [];
       receiver.keys.onInvalidation((keyId) => seen.push(keyId));
       await publisher.keys.publishInvalidation('fedcba9876543210');
       const deadline = Date.now() + 2_000;
       while (!seen.includes('fedcba9876543210') && Date.now() < deadline) await realClock.advance(10);
-      assert.deepEqual(seen, ['fedcba9876543210']);
+      // (null: the receiver's own subscription being confirmed at start-up.)
+      assert.deepEqual(seen.filter((keyId) => keyId !== null), ['fedcba9876543210']);
     } finally {
       await Promise.all([publisher.close(), receiver.close()]);
+    }
+  });
+
+  t.test('a copy read before the invalidation subscription broke is read again: messages sent meanwhile are lost', async () => {
+    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('resubscribe')}:` });
+    const admin = new Redis(server.url);
+    try {
+      const service = new KeyService(stores.keys, 'resubscribe-pepper-0123456789abcdef0123456789', { cacheTtlMs: 600_000 });
+      await service.createAccount({ id: 'acct_r', name: 'R', upstreamId: '1' });
+      const { record, key } = await service.issue({ accountId: 'acct_r', name: 'k', scopes: ['read:products'] });
+      assert.equal(typeof (await service.authenticate(key)), 'object');
+      // A revocation whose message nobody receives: written straight to the store.
+      await stores.keys.putKey({ ...record, revokedAt: new Date(Date.now() - 1_000).toISOString() });
+      assert.equal(typeof (await service.authenticate(key)), 'object', 'the cached copy serves while it is fresh');
+
+      let unconfirmed = 0;
+      stores.keys.onInvalidation((keyId) => {
+        if (keyId === null) unconfirmed += 1;
+      });
+      await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
+      const deadline = Date.now() + 5_000;
+      // Once when the subscription broke, once when it answered again.
+      while (unconfirmed < 2) {
+        assert.ok(Date.now() < deadline, `the subscription came back (${unconfirmed} notices)`);
+        await realClock.advance(20);
+      }
+      assert.equal(await service.authenticate(key), 'revoked', 'read again from the store');
+    } finally {
+      admin.disconnect();
+      await stores.close();
     }
   });
 

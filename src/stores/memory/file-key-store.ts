@@ -94,7 +94,7 @@ export class FileKeyStore implements KeyStore {
     this.listeners.notify(keyId);
   }
 
-  onInvalidation(listener: (keyId: string) => void): void {
+  onInvalidation(listener: (keyId: string | null) => void): void {
     this.listeners.add(listener);
     if (this.watcher) return;
     // A broken file must not crash the process: lookups will report it.

@@ -41,7 +41,7 @@ export class MemoryKeyStore implements KeyStore {
     this.listeners.notify(keyId);
   }
 
-  onInvalidation(listener: (keyId: string) => void): void {
+  onInvalidation(listener: (keyId: string | null) => void): void {
     this.listeners.add(listener);
   }
 }

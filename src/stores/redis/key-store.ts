@@ -27,6 +27,12 @@ export class RedisKeyStore implements KeyStore {
     subscriber.on('message', (from: string, keyId: string) => {
       if (from === channel) this.listeners.notify(keyId);
     });
+    // Messages published while the subscription is down are lost: when it breaks, and again once
+    // it is back (a copy read in between may predate a lost message), every copy is unconfirmed.
+    // ioredis subscribes again by itself only after 'ready': back means a subscription of ours answered.
+    const unconfirm = (): void => this.listeners.notify(null);
+    subscriber.on('close', unconfirm);
+    subscriber.on('ready', () => void subscriber.subscribe(channel).then(unconfirm, unconfirm));
   }
 
   /** Resolves once invalidations are received; ioredis subscribes again by itself after a reconnect. */
@@ -90,7 +96,7 @@ export class RedisKeyStore implements KeyStore {
     await this.redis.run((client) => client.publish(this.channel, keyId));
   }
 
-  onInvalidation(listener: (keyId: string) => void): void {
+  onInvalidation(listener: (keyId: string | null) => void): void {
     this.listeners.add(listener);
   }
 
