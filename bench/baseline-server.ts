@@ -2,9 +2,11 @@
  * A baseline server for the benchmark, in its own process like the gateway: Fastify answering
  * GET paths with bodies serialised once (the exact bytes the gateway sends), optionally after one
  * EVALSHA of a trivial script against the benchmark's Redis: the least any gateway request costs.
+ * With BASELINE_BATCH=1 its Redis writes are batched per turn of the event loop, as the gateway's
+ * are; without, each command is its own write (a plain ioredis client).
  *
  * Env: BASELINE_PORT, BASELINE_BODIES (a JSON file: path → body text), BASELINE_REDIS_URL (absent:
- * bare). Prints `listening <port>` once it serves.
+ * bare), BASELINE_BATCH. Prints `listening <port>` once it serves.
  */
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
@@ -18,11 +20,27 @@ const redisUrl = process.env.BASELINE_REDIS_URL;
 const redis = redisUrl ? new Redis(redisUrl) : undefined;
 const sha = redis ? String(await redis.script('LOAD', INCR_SCRIPT)) : '';
 
+/** As the gateway's Redis connection does (src/stores/redis/connection.ts): the commands of one turn of the event loop in one write. */
+const batch = process.env.BASELINE_BATCH === '1';
+let corked = false;
+function corkUntilNextTurn(): void {
+  if (!batch) return;
+  const stream = (redis as unknown as { stream?: import('node:net').Socket } | undefined)?.stream;
+  if (corked || !stream?.writable) return;
+  corked = true;
+  stream.cork();
+  setImmediate(() => {
+    corked = false;
+    stream.uncork();
+  });
+}
+
 const app = Fastify({ logger: false });
 for (const [path, text] of Object.entries(bodies)) {
   const body = Buffer.from(text);
   app.get(path, redis
     ? async (_request, reply) => {
+        corkUntilNextTurn();
         await redis.evalsha(sha, 1, 'bench:baseline');
         return reply.header('content-type', JSON_TYPE).send(body);
       }

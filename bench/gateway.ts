@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: what the gateway costs per authenticated GET, next to two baselines measured in
- * the same run (Fastify answering the same bytes, pre-serialised; the same after one EVALSHA), and
- * what Redis does for it. See README "Benchmark" for how to read the output.
+ * `npm run bench`: what the gateway costs per authenticated GET, next to baselines measured in the
+ * same run (Fastify answering the same bytes, pre-serialised; the same after one EVALSHA, each its
+ * own write to Redis; the same with the writes batched per turn of the event loop, as the
+ * gateway's are), and what Redis does for it. See README "Benchmark" for how to read the output.
  *
  * Every server is its own process: the gateway compiled and started as in production (Redis stores,
  * metrics on, log level info into a file), the baselines, a private redis-server; the WHMCS
@@ -74,6 +75,13 @@ const KEY_PREFIX = 'rg:';
 const LIMIT_SHARE = 0.6;
 const PATHS = flags.paths.split(',');
 const PROBE_REQUESTS = 100;
+/**
+ * The issue's two baselines, and a third: one EVALSHA with its writes batched per turn of the
+ * event loop, as the gateway's Redis connection does (src/stores/redis/connection.ts).
+ */
+const BATCHED = 'one EVALSHA batched';
+const BASELINES = ['bare Fastify', 'one EVALSHA', BATCHED] as const;
+type Baseline = (typeof BASELINES)[number];
 
 function positiveInt(name: string, raw: string): number {
   if (!/^[1-9]\d*$/.test(raw)) throw new Error(`--${name} must be a positive whole number, got "${raw}"`);
@@ -190,12 +198,19 @@ async function main(): Promise<void> {
     const sizes = Object.entries(bodies).map(([path, body]) => `${path} ${Buffer.byteLength(String(body))} bytes`);
     console.log(`bodies: ${sizes.join(', ')} (the baselines send these bytes, serialised once)\n`);
 
-    const startBaseline = async (withRedis: boolean): Promise<Server> => {
+    const startBaseline = async (baseline: Baseline): Promise<Server> => {
       const port = await freePort();
+      const withRedis = baseline !== 'bare Fastify';
       return startServer({
-        name: withRedis ? 'one-EVALSHA baseline' : 'bare baseline',
+        name: `${baseline} baseline`,
         args: ['--import', 'tsx', 'bench/baseline-server.ts'],
-        env: { BASELINE_PORT: String(port), BASELINE_BODIES: bodiesFile, ...(withRedis ? { BASELINE_REDIS_URL: redis.url } : {}), NODE_ENV: 'production' },
+        env: {
+          BASELINE_PORT: String(port),
+          BASELINE_BODIES: bodiesFile,
+          ...(withRedis ? { BASELINE_REDIS_URL: redis.url } : {}),
+          ...(baseline === BATCHED ? { BASELINE_BATCH: '1' } : {}),
+          NODE_ENV: 'production',
+        },
         port,
         readyPath: PATHS[0] ?? '/v1/products',
         logFile: join(directory, 'baseline.log'),
@@ -203,10 +218,10 @@ async function main(): Promise<void> {
     };
 
     const results: Measurement[] = [];
-    for (const withRedis of flags['no-baselines'] ? [] : [false, true]) {
-      const baseline = await startBaseline(withRedis);
-      for (const path of PATHS) results.push(await measure(context, `${withRedis ? 'one EVALSHA' : 'bare Fastify'} ${path}`, baseline, path));
-      await baseline.stop();
+    for (const baseline of flags['no-baselines'] ? [] : BASELINES) {
+      const server = await startBaseline(baseline);
+      for (const path of PATHS) results.push(await measure(context, `${baseline} ${path}`, server, path));
+      await server.stop();
     }
 
     const bareRate = results[0]?.load.requestsPerSecond;
@@ -270,10 +285,12 @@ function report(results: Measurement[], scaling: Measurement[], trips: Map<strin
     const gateway = results.find((m) => m.label === `gateway ${path}`);
     const bare = results.find((m) => m.label === `bare Fastify ${path}`);
     const evalsha = results.find((m) => m.label === `one EVALSHA ${path}`);
-    if (!gateway || !bare || !evalsha) continue;
+    const batched = results.find((m) => m.label === `${BATCHED} ${path}`);
+    if (!gateway || !bare || !evalsha || !batched) continue;
     const goals = path === '/v1/products' ? ['≥ 0.50× req/s', '≥ 0.80× req/s, p99 ≤ 2.00×'] : ['', ''];
     ratioRows.push([`gateway ${path} / bare Fastify`, ratio(gateway.load.requestsPerSecond, bare.load.requestsPerSecond), ratio(gateway.load.p99Ms, bare.load.p99Ms), goals[0] ?? '']);
     ratioRows.push([`gateway ${path} / one EVALSHA`, ratio(gateway.load.requestsPerSecond, evalsha.load.requestsPerSecond), ratio(gateway.load.p99Ms, evalsha.load.p99Ms), goals[1] ?? '']);
+    ratioRows.push([`gateway ${path} / ${BATCHED}`, ratio(gateway.load.requestsPerSecond, batched.load.requestsPerSecond), ratio(gateway.load.p99Ms, batched.load.p99Ms), '']);
   }
   const single = scaling[0];
   for (const m of scaling.slice(1)) {
@@ -293,7 +310,7 @@ function report(results: Measurement[], scaling: Measurement[], trips: Map<strin
 }
 
 // Bounds the whole run: every target's warm-up and measured run, process starts, the slow backend.
-const budgetMs = (8 + WORKER_COUNTS.length + 4) * (WARMUP_S + DURATION_S + 15) * 1_000 + 180_000;
+const budgetMs = (10 + WORKER_COUNTS.length + 4) * (WARMUP_S + DURATION_S + 15) * 1_000 + 180_000;
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${budgetMs / 1_000} s; giving up`);
   process.exit(1);

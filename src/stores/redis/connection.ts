@@ -29,11 +29,32 @@ export class RedisConnection {
     this.needsDeadline = client instanceof Cluster;
   }
 
+  private corked = false;
+
+  /**
+   * Commands sent in the same turn of the event loop leave in one write: the socket is corked until
+   * setImmediate (after this turn's I/O callbacks). Each write to Redis is a syscall that also wakes
+   * Redis; under load, the requests read in one turn each send a command, and one write for all of
+   * them costs the gateway and Redis far less CPU than one each. A standalone client only.
+   */
+  private corkUntilNextTurn(): void {
+    if (this.corked || this.needsDeadline) return;
+    const stream = (this.client as unknown as { stream?: import('node:net').Socket }).stream;
+    if (!stream?.writable) return;
+    this.corked = true;
+    stream.cork();
+    setImmediate(() => {
+      this.corked = false;
+      stream.uncork();
+    });
+  }
+
   key(name: string): string {
     return `${this.keyPrefix}${name}`;
   }
 
   async run<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
+    this.corkUntilNextTurn();
     if (!this.needsDeadline) {
       try {
         return await command(this.client);
