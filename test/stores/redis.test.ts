@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { KeyService } from '../../src/keys/key-service.js';
-import { createRedisStores } from '../../src/stores/redis/index.js';
+import { createRedisStores, RedisConnection } from '../../src/stores/redis/index.js';
 import type { Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
@@ -62,6 +62,27 @@ t.test('redis: specifics', async (t) => {
       assert.deepEqual(seen.filter((keyId) => keyId !== null), ['fedcba9876543210']);
     } finally {
       await Promise.all([publisher.close(), receiver.close()]);
+    }
+  });
+
+  t.test('the commands sent in one turn of the event loop reach Redis in one write', async () => {
+    const client = new Redis(server.url);
+    const admin = new Redis(server.url);
+    const reads = async (): Promise<number> => Number(/total_reads_processed:(\d+)/.exec(await admin.info('stats'))?.[1]);
+    try {
+      const connection = new RedisConnection(client, `${unique('batched')}:`, 1_000);
+      await connection.run((redis) => redis.ping());
+      const before = await reads();
+      const replies = await Promise.all(Array.from({ length: 20 }, (_, index) => connection.run((redis) => redis.incr(connection.key(`n${index % 3}`)))));
+      const after = await reads();
+      assert.equal(replies.length, 20);
+      // One read for the twenty commands, one for the second INFO (each command its own write: ~20).
+      assert.ok(after - before <= 2, `${after - before} reads for 20 commands`);
+      // A later turn is a write of its own: nothing is held back.
+      assert.equal(await connection.run((redis) => redis.get(connection.key('n0'))), '7');
+    } finally {
+      client.disconnect();
+      admin.disconnect();
     }
   });
 
