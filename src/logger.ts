@@ -94,16 +94,17 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
 /** The app's logger is pino's, which can tell whether a level is written. */
 type AccessLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
+const INFO = 30;
+
 /**
  * The access log: one line per request, written when it is answered (`request completed`, with
- * the request, its status and time, request and trace ids), instead of Fastify's two. Its fields
- * are chosen by the serializers (the URL's query masked, no header but the client's request id),
- * so this line skips the search for secrets through nested fields that every other line gets: a
- * third of a line's cost, on the hot path.
+ * the request, its status and time, request and trace ids), instead of Fastify's two. It is the
+ * one line every request writes, so it is written as pino would write it but without pino's
+ * pipeline (serializers, redaction, mixin), which cost about a sixth of a request's CPU: its
+ * fields are fixed and hold no secret (the URL's query masked, no header but the client's request
+ * id). Same format: level and time, the root logger's bindings, the fields, the message.
  */
 export class AccessLogController extends LogController {
-  private readonly loggers = new WeakMap<object, AccessLogger>();
-
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
@@ -112,22 +113,22 @@ export class AccessLogController extends LogController {
       reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
       return;
     }
-    const logger = this.accessLogger(request.server.log);
-    if (!logger.isLevelEnabled('info')) return;
-    logger.info(
-      { request_id: request.id, trace_id: request.trace?.traceId, req: request, res: reply, responseTime: reply.elapsedTime },
-      'request completed',
-    );
-  }
-
-  private accessLogger(root: FastifyBaseLogger): AccessLogger {
-    let logger = this.loggers.get(root);
-    if (!logger) {
-      // The trace id is a field of the line already: the mixin must not add it again.
-      logger = root.child({}, { redact: { paths: ['req.headers.authorization'], censor: '[redacted]' } } as object) as AccessLogger;
-      Object.defineProperty(logger, REQUEST_LOGGER, { value: true });
-      this.loggers.set(root, logger);
-    }
-    return logger;
+    const root = request.server.log as AccessLogger & Record<symbol, unknown>;
+    if (!root.isLevelEnabled('info')) return;
+    const fields = JSON.stringify({
+      request_id: request.id,
+      trace_id: request.trace?.traceId,
+      req: {
+        method: request.method,
+        url: redactUrl(request.url),
+        remote_address: sourceAddress(request),
+        client_request_id: request.headers['x-request-id'],
+      },
+      res: { statusCode: reply.statusCode },
+      responseTime: reply.elapsedTime,
+    });
+    const bindings = root[pino.symbols.chindingsSym] as string;
+    const stream = root[pino.symbols.streamSym] as pino.DestinationStream;
+    stream.write(`{"level":${INFO},"time":${Date.now()}${bindings},${fields.slice(1, -1)},"msg":"request completed"}\n`);
   }
 }

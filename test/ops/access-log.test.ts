@@ -1,0 +1,59 @@
+/**
+ * The access log (src/logger.ts): one line per request, written apart from pino's pipeline, in
+ * pino's format, with its fixed fields and nothing secret.
+ */
+import assert from 'node:assert/strict';
+import t from 'tap';
+import { bearer, buildTestGateway } from '../helpers/gateway.js';
+
+function accessLines(logs: string[]): Array<Record<string, unknown>> {
+  return logs
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line.includes('"msg":"request completed"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+t.test('one line per request: pino format, the request, its answer and ids, the query and key kept out', async () => {
+  const gw = await buildTestGateway({});
+  try {
+    const key = gw.keys['acme:all'] as string;
+    const response = await gw.app.inject({
+      method: 'GET',
+      url: '/v1/billing/invoices?page=1&per_page=5&access_token=abc123',
+      headers: { ...bearer(key), 'x-request-id': 'client-7' },
+    });
+    const lines = accessLines(gw.logs);
+    assert.equal(lines.length, 1, gw.logs.join(''));
+    const line = lines[0] as Record<string, unknown>;
+    assert.equal(line.level, 30);
+    assert.ok(typeof line.time === 'number' && Math.abs(line.time - Date.now()) < 60_000, 'epoch ms, as pino writes it');
+    assert.equal(line.pid, process.pid, "the root logger's bindings");
+    assert.equal(typeof line.hostname, 'string');
+    assert.equal(line.request_id, response.headers['x-request-id']);
+    assert.match(String(line.trace_id), /^[0-9a-f]{32}$/);
+    assert.deepEqual(line.req, {
+      method: 'GET',
+      url: '/v1/billing/invoices?page=1&per_page=5&access_token=[redacted]',
+      remote_address: '127.0.0.1',
+      client_request_id: 'client-7',
+    });
+    assert.deepEqual(line.res, { statusCode: response.statusCode });
+    assert.equal(typeof line.responseTime, 'number');
+    assert.equal(line.msg, 'request completed');
+    const text = gw.logs.join('');
+    assert.ok(!text.includes(key) && !text.includes(key.split('_')[2] as string), 'the key never reaches the log');
+    assert.ok(!text.includes('abc123'), 'nor a query value');
+  } finally {
+    await gw.close();
+  }
+});
+
+t.test('no line below its level', async () => {
+  const gw = await buildTestGateway({ config: { logLevel: 'warn' } });
+  try {
+    await gw.app.inject({ method: 'GET', url: '/v1/products', headers: bearer(gw.keys['acme:all'] as string) });
+    assert.deepEqual(accessLines(gw.logs), []);
+  } finally {
+    await gw.close();
+  }
+});
