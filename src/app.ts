@@ -17,6 +17,7 @@ import { Idempotency } from './http/idempotency.js';
 import { registerEndpoint, type RegisterContext } from './http/register.js';
 import { forwardedAnswer } from './http/forwarding.js';
 import { installRequestGate } from './http/request-gate.js';
+import { trustedProxyTest } from './http/source-address.js';
 import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
 import { RateLimiter } from './limits/rate-limiter.js';
@@ -102,7 +103,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     genReqId: () => randomUUID(),
     logController: new AccessLogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustedProxies.length > 0 ? config.trustedProxies : false,
+    trustProxy: config.trustedProxies.length > 0 ? trustedProxyTest(config.trustedProxies) : false,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     exposeHeadRoutes: false,

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CircuitState } from '../upstream/breaker.js';
+import { CounterTally, HistogramTally, type CounterCell, type HistogramCell } from './tallies.js';
 import type { UpstreamObserver, UpstreamOutcome } from '../upstream/client.js';
 import type { AuditRecord } from '../audit.js';
 import type { PolicyName, RateDecision } from '../stores/types.js';
@@ -25,16 +26,16 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /** Seconds; from a cached read (sub-millisecond) to the slowest upstream deadline. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const HTTP_LABELS = ['route', 'method', 'status'];
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
-
-type Labels<N extends string> = Record<N, string | number>;
 
 export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, WebhookObserver {
   readonly registry = new Registry();
 
-  private readonly httpRequests = this.counter('http_requests_total', 'HTTP requests answered, by route template, method and status.', ['route', 'method', 'status']);
-  private readonly httpDuration = this.histogram('http_request_duration_seconds', 'Time to answer an HTTP request, by route template, method and status.', ['route', 'method', 'status']);
-  private readonly rateLimitDecisions = this.counter('rate_limit_decisions_total', 'Rate-limit policy checks, by policy and outcome (allowed, limited).', ['policy', 'outcome']);
+  // Counted on every request: tallies (tallies.ts), their cells kept in the maps below.
+  private readonly httpRequests = new CounterTally(`${METRIC_PREFIX}http_requests_total`, 'HTTP requests answered, by route template, method and status.', HTTP_LABELS, this.registry);
+  private readonly httpDuration = new HistogramTally(`${METRIC_PREFIX}http_request_duration_seconds`, 'Time to answer an HTTP request, by route template, method and status.', HTTP_LABELS, LATENCY_BUCKETS, this.registry);
+  private readonly rateLimitDecisions = new CounterTally(`${METRIC_PREFIX}rate_limit_decisions_total`, 'Rate-limit policy checks, by policy and outcome (allowed, limited).', ['policy', 'outcome'], this.registry);
   private readonly idempotencyRequests = this.counter('idempotency_requests_total', 'Idempotent requests by claim outcome.', ['outcome']);
   private readonly upstreamRequests = this.counter('upstream_requests_total', 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome']);
   private readonly upstreamDuration = this.histogram('upstream_request_duration_seconds', 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action']);
@@ -49,8 +50,10 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private outboxReader: (() => OutboxState | Promise<OutboxState>) | undefined;
   private outboxRead: Promise<OutboxState | undefined> | undefined;
 
-  /** Rate-limit label sets, built once (several per request). */
-  private readonly policyLabels = new Map<string, Labels<'policy' | 'outcome'>>();
+  /** route → method → status → the request's cells. */
+  private readonly httpCells = new Map<string, Map<string, Map<number, { requests: CounterCell; duration: HistogramCell }>>>();
+  /** policy → its cells by outcome (several decisions per request). */
+  private readonly policyCells = new Map<PolicyName, Record<'allowed' | 'limited', CounterCell>>();
 
   constructor() {
     // Both outbox gauges come from one read per scrape.
@@ -72,24 +75,34 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   // ---- HTTP --------------------------------------------------------------------------------
 
   httpRequest(route: string, method: string, status: number, seconds: number): void {
-    const labels = { route, method, status };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    let byMethod = this.httpCells.get(route);
+    if (!byMethod) this.httpCells.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let cells = byStatus.get(status);
+    if (!cells) {
+      const labels = { route, method, status };
+      byStatus.set(status, (cells = { requests: this.httpRequests.cell(labels), duration: this.httpDuration.cell(labels) }));
+    }
+    cells.requests.value += 1;
+    this.httpDuration.observe(cells.duration, seconds);
   }
 
   // ---- rate limits, idempotency, stores, audit, webhooks ------------------------------------
 
   decided(decision: RateDecision): void {
     for (const policy of decision.policies) {
-      this.rateLimitDecisions.inc(this.policyLabel(policy.name, decision.violated.includes(policy.name) ? 'limited' : 'allowed'));
+      this.policyCell(policy.name, decision.violated.length > 0 && decision.violated.includes(policy.name) ? 'limited' : 'allowed').value += 1;
     }
   }
 
-  private policyLabel(policy: PolicyName, outcome: 'allowed' | 'limited'): Labels<'policy' | 'outcome'> {
-    const id = `${policy}/${outcome}`;
-    let labels = this.policyLabels.get(id);
-    if (!labels) this.policyLabels.set(id, (labels = { policy, outcome }));
-    return labels;
+  private policyCell(policy: PolicyName, outcome: 'allowed' | 'limited'): CounterCell {
+    let cells = this.policyCells.get(policy);
+    if (!cells) {
+      const cell = (each: 'allowed' | 'limited') => this.rateLimitDecisions.cell({ policy, outcome: each });
+      this.policyCells.set(policy, (cells = { allowed: cell('allowed'), limited: cell('limited') }));
+    }
+    return cells[outcome];
   }
 
   idempotency(outcome: IdempotencyOutcome): void {
