@@ -13,6 +13,7 @@ import { bearerKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
+import type { AuthenticatedKey, AuthFailure } from '../keys/key-service.js';
 import type { Caller, Endpoint, EndpointInput, EndpointScope, GatewayDeps, HandlerResult } from './endpoint.js';
 import { Idempotency, type IdempotentAttempt } from './idempotency.js';
 import { readRequestInput, type RequestInput } from './validation.js';
@@ -44,28 +45,29 @@ function unauthenticated(detail: string, keySent: boolean): ApiError {
   return new ApiError('unauthenticated', detail, { headers: { 'www-authenticate': challenge } });
 }
 
-async function authenticate(request: FastifyRequest, reply: FastifyReply, ctx: RegisterContext): Promise<Caller> {
-  reply.header('cache-control', 'no-store');
-  const header = request.headers.authorization;
-  if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false);
-  const key = bearerKey(header);
-  if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', true);
-  const result = await ctx.deps.keys.authenticate(key);
-  if (typeof result === 'string') {
-    const details = {
-      malformed: 'The API key is malformed.',
-      unknown: 'The API key is not valid.',
-      revoked: 'The API key has been revoked.',
-      expired: 'The API key has expired.',
-      account_disabled: "The API key's account is disabled.",
-    } as const;
-    throw unauthenticated(details[result], true);
-  }
+const AUTH_FAILURES = {
+  malformed: 'The API key is malformed.',
+  unknown: 'The API key is not valid.',
+  revoked: 'The API key has been revoked.',
+  expired: 'The API key has expired.',
+  account_disabled: "The API key's account is disabled.",
+} as const;
+
+/** The caller a key check found, or the 401 it earns. */
+function callerOf(result: AuthenticatedKey | AuthFailure): Caller {
+  if (typeof result === 'string') throw unauthenticated(AUTH_FAILURES[result], true);
   return {
     key: result.key,
     account: result.account,
     customer: { accountId: result.account.id, upstreamId: result.account.upstreamId },
   };
+}
+
+/** The key checked against the store (a key this process does not hold, or not freshly). */
+async function authenticate(key: string | undefined, header: string | undefined, ctx: RegisterContext): Promise<Caller> {
+  if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false);
+  if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', true);
+  return callerOf(await ctx.deps.keys.authenticate(key));
 }
 
 function authorize(endpoint: Endpoint, caller: Caller): void {
@@ -153,21 +155,24 @@ export function registerEndpoint(
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (isPublic) return;
-    const key = bearerKey(request.headers.authorization);
-    const ipFirst = key === undefined || !ctx.deps.keys.isFresh(key);
-    if (ipFirst) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));
+    const header = request.headers.authorization;
+    const key = bearerKey(header);
+    // A key this process holds is decided at once, and its limits with the source IP's in one call.
+    const held = key === undefined ? undefined : ctx.deps.keys.authenticateHeld(key);
+    if (held === undefined) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));
+    reply.header('cache-control', 'no-store');
     let caller: Caller;
     try {
-      caller = await authenticate(request, reply, ctx);
+      caller = held === undefined ? await authenticate(key, header, ctx) : callerOf(held);
       // Known from here on, even if the scope refuses it (the audit names the key and account).
       request.caller = caller;
       authorize(endpoint, caller);
     } catch (error) {
       // A refused request counts for its source IP too.
-      if (!ipFirst) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));
+      if (held !== undefined) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));
       throw error;
     }
-    const decision = ipFirst ? await ctx.rateLimiter.hitKey(caller.key) : await ctx.rateLimiter.hitIpAndKey(sourceAddress(request), caller.key);
+    const decision = held === undefined ? await ctx.rateLimiter.hitKey(caller.key) : await ctx.rateLimiter.hitIpAndKey(sourceAddress(request), caller.key);
     const headers = rateLimitHeaders(decision);
     reply.headers(headers);
     if (!decision.allowed) throw rateLimitedError(decision, headers);

@@ -57,3 +57,20 @@ t.test('no line below its level', async () => {
     await gw.close();
   }
 });
+
+t.test('the line stays valid JSON whatever the client sends, and leaves out what it did not send', async () => {
+  const gw = await buildTestGateway({});
+  try {
+    const key = gw.keys['acme:all'] as string;
+    const odd = 'quote " backslash \\ tab \t unicode é \u2028 end';
+    await gw.app.inject({ method: 'GET', url: '/v1/products?page=1', headers: { ...bearer(key), 'x-request-id': odd } });
+    await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) });
+    const [first, second] = accessLines(gw.logs) as [Record<string, Record<string, unknown>>, Record<string, Record<string, unknown>>];
+    assert.equal(first.req?.client_request_id, odd);
+    assert.equal(first.req?.url, '/v1/products?page=1');
+    assert.deepEqual(Object.keys(second.req ?? {}), ['method', 'url', 'remote_address'], 'no client_request_id when none was sent');
+    assert.deepEqual(Object.keys(second), ['level', 'time', 'pid', 'hostname', 'request_id', 'trace_id', 'req', 'res', 'responseTime', 'msg']);
+  } finally {
+    await gw.close();
+  }
+});
