@@ -105,16 +105,19 @@ export class RedisConnection {
     });
   }
 
-  /** As evalScript, for a script that answers one binary string (the reply as a Buffer). */
-  evalScriptBuffer(script: LuaScript, keys: string[], args: Array<string | Buffer>): Promise<Buffer> {
+  /**
+   * As evalScript, for a script that answers one binary string (the reply as a Buffer); its KEYS
+   * and ARGV in one array, the first `keyCount` being KEYS.
+   */
+  evalScriptBuffer(script: LuaScript, keyCount: number, keysAndArgs: ReadonlyArray<string | Buffer>): Promise<Buffer> {
     // ioredis defines the Buffer variants of its commands but does not declare them.
     const client = this.client as unknown as BufferScripting;
     return this.run(async () => {
       try {
-        return await client.evalshaBuffer(script.sha, keys.length, ...keys, ...args);
+        return await client.evalshaBuffer(script.sha, keyCount, ...keysAndArgs);
       } catch (error) {
         if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-        return client.evalBuffer(script.source, keys.length, ...keys, ...args);
+        return client.evalBuffer(script.source, keyCount, ...keysAndArgs);
       }
     });
   }

@@ -26,8 +26,20 @@ interface EncodedGroup {
   keys: string[];
   /** Its part of ARGV[1]: size, counters, then per policy kind + 4 × counter, a, b. */
   spec: Buffer;
-  /** Doubles its policies add to the reply (3 for a log, 1 otherwise). */
+  /** Doubles of its reply alone: `now`, then 3 per log and 1 per other policy. */
   replyLength: number;
+  /** The call for this group alone, made at its first use. */
+  alone?: CallPlan;
+}
+
+/** One script call, ready to send (see plan). */
+interface CallPlan {
+  groups: readonly PolicyGroup[];
+  /** The groups' checks, in order. */
+  checks: readonly PolicyCheck[];
+  keyCount: number;
+  /** The script's KEYS, then its ARGV. */
+  keysAndArgs: ReadonlyArray<string | Buffer>;
 }
 
 export class RedisRateLimitStore implements RateLimitStore {
@@ -48,28 +60,54 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async hit(groups: readonly PolicyGroup[]): Promise<RateDecision> {
-    let outcomes: RuleOutcome[];
-    if (!this.oneGroupPerCall) outcomes = await this.run(groups);
-    else {
-      outcomes = [];
-      for (const group of groups) {
-        const groupOutcomes = await this.run([group]);
-        outcomes.push(...groupOutcomes);
-        if (groupOutcomes.some((outcome) => !outcome.allowed)) break;
-      }
+    if (!this.oneGroupPerCall) {
+      const plan = this.plan(groups);
+      const outcomes = await this.run(plan);
+      return toDecision(outcomes.length === plan.checks.length ? plan.checks : plan.checks.slice(0, outcomes.length), outcomes);
     }
-    const checks = groups.length === 1 ? (groups[0] as PolicyGroup) : groups.flat();
+    const outcomes: RuleOutcome[] = [];
+    for (const group of groups) {
+      const groupOutcomes = await this.run(this.plan([group]));
+      outcomes.push(...groupOutcomes);
+      if (groupOutcomes.some((outcome) => !outcome.allowed)) break;
+    }
+    const checks = groups.flat();
     return toDecision(outcomes.length === checks.length ? checks : checks.slice(0, outcomes.length), outcomes);
   }
 
   /** One script call; the outcomes of the policies it checked (fewer than given after a refusal). */
-  private async run(groups: readonly PolicyGroup[]): Promise<RuleOutcome[]> {
-    const encoded = groups.map((group) => this.encode(group));
-    const keys = encoded.length === 1 ? (encoded[0] as EncodedGroup).keys : encoded.flatMap((group) => group.keys);
-    const spec = encoded.reduce<Buffer | undefined>((joined, group) => (joined ? this.join(joined, group.spec) : group.spec), undefined) as Buffer;
-    const replyLength = encoded.reduce((sum, group) => sum + group.replyLength, 1);
-    const reply = await this.redis.evalScriptBuffer(this.script, keys, [spec, this.format(spec.length / 8), this.format(replyLength)]);
-    return readReply(reply, groups);
+  private async run(plan: CallPlan): Promise<RuleOutcome[]> {
+    const reply = await this.redis.evalScriptBuffer(this.script, plan.keyCount, plan.keysAndArgs);
+    return readReply(reply, plan.groups);
+  }
+
+  /**
+   * The call for these groups. Each group's part is encoded once (encode), and the specs of two
+   * groups are joined once (join): what is left per call is one small array.
+   */
+  private plan(groups: readonly PolicyGroup[]): CallPlan {
+    if (groups.length === 1) {
+      const group = groups[0] as PolicyGroup;
+      const encoded = this.encode(group);
+      return (encoded.alone ??= { groups, checks: group, keyCount: encoded.keys.length, keysAndArgs: [...encoded.keys, ...this.argv(encoded.spec, encoded.replyLength)] });
+    }
+    const keysAndArgs: Array<string | Buffer> = [];
+    let spec: Buffer | undefined;
+    let replyLength = 1;
+    for (const group of groups) {
+      const encoded = this.encode(group);
+      keysAndArgs.push(...encoded.keys);
+      spec = spec === undefined ? encoded.spec : this.join(spec, encoded.spec);
+      replyLength += encoded.replyLength - 1;
+    }
+    const keyCount = keysAndArgs.length;
+    keysAndArgs.push(...this.argv(spec as Buffer, replyLength));
+    return { groups, checks: groups.flat(), keyCount, keysAndArgs };
+  }
+
+  /** ARGV: the spec and the struct formats of the spec and of the reply. */
+  private argv(spec: Buffer, replyLength: number): [Buffer, string, string] {
+    return [spec, this.format(spec.length / 8), this.format(replyLength)];
   }
 
   private encode(group: PolicyGroup): EncodedGroup {
@@ -97,7 +135,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     encoded = {
       keys: counters.map((counter) => this.redis.key(counter)),
       spec,
-      replyLength: group.reduce((sum, check) => sum + (check.rule.kind === 'log' ? 3 : 1), 0),
+      replyLength: group.reduce((sum, check) => sum + (check.rule.kind === 'log' ? 3 : 1), 1),
     };
     this.encoded.set(group, encoded);
     return encoded;
