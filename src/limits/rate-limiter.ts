@@ -83,29 +83,33 @@ export class RateLimiter {
     return group;
   }
 
-  private async decide(groups: PolicyGroup[]): Promise<RateDecision> {
-    const decision = await this.decideSomewhere(groups);
+  private decide(groups: PolicyGroup[]): Promise<RateDecision> {
+    // One promise on the way (every request decides): no async frames around the store's.
+    return this.options.store.hit(groups).then(
+      (decision) => this.observed(decision),
+      (error: unknown) => this.decideWithout(error, groups).then((decision) => this.observed(decision)),
+    );
+  }
+
+  private observed(decision: RateDecision): RateDecision {
     this.options.observer?.decided(decision);
     return decision;
   }
 
-  private async decideSomewhere(groups: PolicyGroup[]): Promise<RateDecision> {
+  /** The shared store failed: fail closed (503), or open on the per-instance fallback. */
+  private async decideWithout(error: unknown, groups: PolicyGroup[]): Promise<RateDecision> {
     const { observer } = this.options;
-    try {
-      return await this.options.store.hit(groups);
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) throw error;
-      observer?.storeError('rate_limits');
-      if (this.options.config.rateLimits.onStoreError === 'closed') {
-        throw new ApiError('store_unavailable', 'The rate-limit store is unavailable; retry shortly.', {
-          headers: { 'retry-after': '1' },
-          cause: error,
-        });
-      }
-      this.warnFallback(error);
-      observer?.storeFallback('rate_limits', 'memory');
-      return this.options.fallback.hit(groups);
+    if (!(error instanceof StoreUnavailableError)) throw error;
+    observer?.storeError('rate_limits');
+    if (this.options.config.rateLimits.onStoreError === 'closed') {
+      throw new ApiError('store_unavailable', 'The rate-limit store is unavailable; retry shortly.', {
+        headers: { 'retry-after': '1' },
+        cause: error,
+      });
     }
+    this.warnFallback(error);
+    observer?.storeFallback('rate_limits', 'memory');
+    return this.options.fallback.hit(groups);
   }
 
   private warnFallback(error: Error): void {

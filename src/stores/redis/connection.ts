@@ -53,15 +53,14 @@ export class RedisConnection {
     return `${this.keyPrefix}${name}`;
   }
 
-  async run<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
+  run<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
     this.corkUntilNextTurn();
-    if (!this.needsDeadline) {
-      try {
-        return await command(this.client);
-      } catch (error) {
-        throw toStoreError(error);
-      }
-    }
+    // The hot path (every rate-limit decision) is one promise, not a chain of async frames.
+    if (!this.needsDeadline) return command(this.client).catch(rethrowAsStoreError);
+    return this.runWithDeadline(command);
+  }
+
+  private async runWithDeadline<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -112,14 +111,12 @@ export class RedisConnection {
   evalScriptBuffer(script: LuaScript, keyCount: number, keysAndArgs: ReadonlyArray<string | Buffer>): Promise<Buffer> {
     // ioredis defines the Buffer variants of its commands but does not declare them.
     const client = this.client as unknown as BufferScripting;
-    return this.run(async () => {
-      try {
-        return await client.evalshaBuffer(script.sha, keyCount, ...keysAndArgs);
-      } catch (error) {
+    return this.run(() =>
+      client.evalshaBuffer(script.sha, keyCount, ...keysAndArgs).catch((error: unknown) => {
         if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
         return client.evalBuffer(script.source, keyCount, ...keysAndArgs);
-      }
-    });
+      }),
+    );
   }
 
   evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
@@ -132,6 +129,10 @@ export class RedisConnection {
       }
     });
   }
+}
+
+function rethrowAsStoreError(error: unknown): never {
+  throw toStoreError(error);
 }
 
 /** A bug (a wrong command, a failing script) keeps its error; anything about reaching Redis becomes unavailability. */

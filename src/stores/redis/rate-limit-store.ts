@@ -59,12 +59,17 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.oneGroupPerCall = redis.client instanceof Cluster;
   }
 
-  async hit(groups: readonly PolicyGroup[]): Promise<RateDecision> {
+  hit(groups: readonly PolicyGroup[]): Promise<RateDecision> {
     if (!this.oneGroupPerCall) {
       const plan = this.plan(groups);
-      const outcomes = await this.run(plan);
-      return toDecision(outcomes.length === plan.checks.length ? plan.checks : plan.checks.slice(0, outcomes.length), outcomes);
+      return this.run(plan).then((outcomes) =>
+        toDecision(outcomes.length === plan.checks.length ? plan.checks : plan.checks.slice(0, outcomes.length), outcomes),
+      );
     }
+    return this.hitGroupByGroup(groups);
+  }
+
+  private async hitGroupByGroup(groups: readonly PolicyGroup[]): Promise<RateDecision> {
     const outcomes: RuleOutcome[] = [];
     for (const group of groups) {
       const groupOutcomes = await this.run(this.plan([group]));
@@ -76,9 +81,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   /** One script call; the outcomes of the policies it checked (fewer than given after a refusal). */
-  private async run(plan: CallPlan): Promise<RuleOutcome[]> {
-    const reply = await this.redis.evalScriptBuffer(this.script, plan.keyCount, plan.keysAndArgs);
-    return readReply(reply, plan.groups);
+  private run(plan: CallPlan): Promise<RuleOutcome[]> {
+    return this.redis.evalScriptBuffer(this.script, plan.keyCount, plan.keysAndArgs).then((reply) => readReply(reply, plan.groups));
   }
 
   /**
