@@ -38,7 +38,6 @@ import { dnsResolver } from './webhooks/url-policy.js';
 import { installRequestMetrics, installTracing } from './ops/instrument.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { Readiness } from './ops/server.js';
-import { currentTraceHeaders } from './ops/trace.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -137,10 +136,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const stores = overrides.stores ?? (await createStores(config));
   const upstream: Upstream = overrides.backend
     ? { kind: 'maps', backend: overrides.backend }
-    : createUpstream(config, requireRegistry(overrides.backends), app.log, {
-        observer: metrics.upstream(config.upstream.backend),
-        contextHeaders: currentTraceHeaders,
-      });
+    : createUpstream(config, requireRegistry(overrides.backends), app.log, { observer: metrics.upstream(config.upstream.backend) });
   // A forwarder has no Backend: no self-checks, no change detection (the upstream sends its own events).
   const backend = upstream.kind === 'maps' ? upstream.backend : undefined;
   const link = linkOf(upstream);

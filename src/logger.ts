@@ -6,21 +6,7 @@
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';
 import type { GatewayConfig } from './config.js';
-import { currentTrace } from './ops/trace.js';
 import { sourceAddress } from './http/source-address.js';
-
-/** Marks a request's logger, whose lines carry the trace id as a binding already. */
-export const REQUEST_LOGGER = Symbol('requestLogger');
-
-/**
- * Adds the trace id to lines written by shared loggers (the backend's, the upstream client's)
- * while they work for a request. A new object every time: pino merges the line into it.
- */
-function traceMixin(_line: object, _level: number, logger: object): object {
-  if ((logger as Record<symbol, unknown>)[REQUEST_LOGGER] === true) return {};
-  const trace = currentTrace();
-  return trace === undefined ? {} : { trace_id: trace.traceId };
-}
 
 /** Query parameters whose values are harmless to log. */
 const LOGGABLE_QUERY = new Set(['page', 'per_page']);
@@ -114,7 +100,6 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
   return {
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    mixin: traceMixin,
     serializers: {
       req(request: { method: string; url: string; ip?: string; headers: Record<string, unknown> }) {
         return {
@@ -138,7 +123,7 @@ const INFO = 30;
  * The access log: one line per request, written when it is answered (`request completed`, with
  * the request, its status and time, request and trace ids), instead of Fastify's two. It is the
  * one line every request writes, so it is written as pino would write it but without pino's
- * pipeline (serializers, redaction, mixin), which cost about a sixth of a request's CPU: its
+ * pipeline (serializers, redaction), which cost about a sixth of a request's CPU: its
  * fields are fixed and hold no secret (the URL's query masked, no header but the client's request
  * id). Same format: level and time, the root logger's bindings, the fields, the message.
  */

@@ -3,43 +3,14 @@
  * `order/get`, `invoice/get` take no owner filter, so every record read is checked against the
  * account's FOSSBilling client id here, and lists are always filtered by it.
  */
-import type { z } from 'zod';
-import { type Backend, BackendError, type Customer, type OrderKeyContext, type OrderSearch, type WriteContext } from '../../src/backend/backend.js';
-import type { Order, OrderInput, PageRequest, ServiceAction } from '../../src/v1/schemas.js';
+import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
-import { afterWrite } from '../../src/upstream/answers.js';
-import { byMessage, classified, notFound, unreadable } from './errors.js';
-import {
-  mapAccount,
-  mapCredentials,
-  mapInvoice,
-  mapInvoiceDocument,
-  mapOrder,
-  mapProduct,
-  mapService,
-  money,
-  PAY_TYPES,
-  PERIOD_OF_CYCLE,
-  productPrices,
-} from './map.js';
-import { declareMethods, type FossbillingMethod, PROBE } from './methods.js';
-import {
-  ActionAnswer,
-  ClientAnswer,
-  CreatedOrderAnswer,
-  describeIssues,
-  HostingServiceAnswer,
-  InvoiceAnswer,
-  InvoiceListAnswer,
-  OrderAnswer,
-  OrderListAnswer,
-  ProductListAnswer,
-  type RawClient,
-  type RawOrder,
-  type RawProduct,
-} from './parse.js';
-import { FOSSBILLING_SERVICE_ACTIONS, planServiceAction } from './service-actions.js';
+import { notFound, unreadable } from './errors.js';
+import { mapAccount, mapOrder, mapProduct, money } from './map.js';
+import { declareMethods, PROBE } from './methods.js';
+import { fossbillingOperations, type FossbillingOperations } from './operations.js';
+import { FOSSBILLING_SERVICE_ACTIONS } from './service-actions.js';
 import { createFossbillingTransport, type FossbillingCall, type FossbillingTransport, type TransportOptions } from './transport.js';
 
 export interface FossbillingBackendOptions extends TransportOptions {
@@ -47,211 +18,28 @@ export interface FossbillingBackendOptions extends TransportOptions {
   call?: FossbillingCall;
 }
 
-const IS_ID = /^[1-9][0-9]{0,17}$/;
-/** FOSSBilling's largest page (src/library/FOSSBilling/PaginationOptions.php). */
-const MAX_PER_PAGE = 500;
-/** Orders read by one key search; more matches of the tag's prefix than this cannot be told apart. */
-const KEY_SEARCH_PAGE = 20;
-
 export function createFossbillingBackend(config: FossbillingConfig, options: FossbillingBackendOptions = {}): Backend {
   const transport: FossbillingTransport = options.call
     ? { call: options.call, close: () => Promise.resolve() }
     : createFossbillingTransport(config, options);
   const { call } = transport;
   const methods = declareMethods(config);
-  const publicIds = new Set(config.publicProductIds);
-
-  async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S): Promise<z.infer<S>> {
-    const answer = await call(method, params);
-    const parsed = schema.safeParse(answer);
-    if (!parsed.success) throw unreadable(`FOSSBilling ${method}: unexpected answer: ${describeIssues(parsed.error)}`, methods[method].safety === 'write');
-    return parsed.data;
-  }
-
-  const clientIdOf = (customer: Customer): string => {
-    if (!IS_ID.test(customer.upstreamId)) {
-      throw new BackendError('upstream_error', 'The account is not set up correctly.', {
-        operatorMessage: `account ${customer.accountId} has upstream id "${customer.upstreamId}", not a FOSSBilling client id`,
-      });
-    }
-    return customer.upstreamId;
-  };
-
-  async function client(customer: Customer): Promise<RawClient> {
-    const answer = await classified(request('client/get', { id: clientIdOf(customer) }, ClientAnswer), [
-      {
-        match: byMessage(/client not found/i),
-        error: (cause) =>
-          new BackendError('upstream_error', 'The account is not set up correctly.', {
-            operatorMessage: `account ${customer.accountId} maps to FOSSBilling client ${customer.upstreamId}, which FOSSBilling does not know`,
-            cause,
-          }),
-      },
-    ]);
-    if (answer.id !== customer.upstreamId) throw unreadable(`client/get for ${customer.upstreamId} answered client ${answer.id}`);
-    return answer;
-  }
-  const currencyOf = async (customer: Customer): Promise<string> => mapAccount(await client(customer), config.defaultCurrency).currency;
-
-  // ---- catalog --------------------------------------------------------------------------
-
-  const isPublic = (product: RawProduct): boolean =>
-    PAY_TYPES[product.pricing.type ?? ''] !== undefined &&
-    (publicIds.size > 0 ? publicIds.has(product.id) : product.status === 'enabled' && !product.hidden);
-
-  async function catalog(): Promise<RawProduct[]> {
-    const answer = await request('product/get_list', { page: 1, per_page: MAX_PER_PAGE }, ProductListAnswer);
-    if (answer.total > answer.list.length) throw unreadable(`FOSSBilling lists ${answer.total} products; the gateway reads at most ${MAX_PER_PAGE}`);
-    return answer.list.filter(isPublic);
-  }
-
-  async function publicProduct(id: string): Promise<RawProduct | undefined> {
-    if (!IS_ID.test(id)) return undefined;
-    return (await catalog()).find((product) => product.id === id);
-  }
-
-  // ---- orders and services (one record) --------------------------------------------------
-
-  async function rawOrder(customer: Customer, id: string, what: string): Promise<RawOrder> {
-    if (!IS_ID.test(id)) throw notFound(what);
-    const order = await classified(request('order/get', { id }, OrderAnswer), [{ match: byMessage(/order not found/i), error: () => notFound(what) }]);
-    // order/get takes no owner filter: another client's order is simply not found.
-    if (order.client_id !== clientIdOf(customer) || order.id !== id) throw notFound(what);
-    return order;
-  }
-
-  /** Tied to this use of the key (its record), so a key reused after its record expired never matches an older order. */
-  const orderKeyTag = (customer: Customer, ctx: OrderKeyContext): string => `${customer.accountId}:${ctx.idempotencyKey}:${ctx.idempotencyRecord}`;
-
-  async function placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order> {
-    const [product, account] = await Promise.all([publicProduct(input.product_id), client(customer)]);
-    if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
-    if (account.status === 'canceled') throw new BackendError('validation', 'The account is closed and cannot place orders.');
-    const currency = mapAccount(account, config.defaultCurrency).currency;
-    const offered = productPrices(product, currency).map((price) => price.billing_cycle);
-    if (!offered.includes(input.billing_cycle)) {
-      throw new BackendError('validation', `billing_cycle: "${input.billing_cycle}" is not offered for product ${product.id}; offered: ${offered.join(', ')}.`);
-    }
-    const optionIds = Object.keys(input.config_options ?? {});
-    if (optionIds.length > 0) throw new BackendError('validation', `config_options.${optionIds[0]}: product ${product.id} has no such option.`);
-    const period = PERIOD_OF_CYCLE[input.billing_cycle];
-    await ctx.beforeWrite();
-    const created = await classified(
-      request(
-        'order/create',
-        {
-          client_id: clientIdOf(customer),
-          product_id: product.id,
-          ...(period === undefined ? {} : { period }),
-          config: input.hostname === undefined ? {} : { hostname: input.hostname },
-          // Stored with the order in one transaction: what findOrderByIdempotencyKey searches for.
-          meta: { [config.orderKeyMeta]: orderKeyTag(customer, ctx) },
-          activate: config.activateOrders,
-          invoice_option: config.invoiceOption,
-        },
-        CreatedOrderAnswer,
-      ),
-      [
-        { match: (error) => Number(error.code) === 831, error: () => new BackendError('validation', `product_id: product ${product.id} is out of stock.`) },
-        { match: (error) => [4892, 4893, 4894].includes(Number(error.code)), error: () => new BackendError('validation', 'The order is missing details the product requires.') },
-        { match: byMessage(/client not found/i), error: (cause) => new BackendError('upstream_error', 'The account is not set up correctly.', { operatorMessage: cause.operatorMessage }) },
-      ],
-    );
-    return afterWrite(rawOrder(customer, created, 'order').then((order) => mapOrder(order, currency, config.timeZone)), `order/create (order ${created})`);
-  }
+  /** For what is not a customer's call (the catalog; its answer is cached and shared). */
+  const shared = fossbillingOperations(config, (method, params) => call(method, params));
+  /** The operations of one Backend call: their upstream calls carry its context (the trace). */
+  const operations = (context: CallContext | undefined): FossbillingOperations =>
+    context === undefined ? shared : fossbillingOperations(config, (method, params) => call(method, params, context));
+  const { catalog, publicProduct } = shared;
 
   /**
-   * Absent only with proof: the search answered, covered every match, and its rows show their meta
-   * (a FOSSBilling that ignored the filter or hid meta could otherwise look like "no order").
+   * A customer's Backend method, served by the operations of its call (every such method takes the
+   * call's context last). A customer without a valid client id is refused before any call is made.
    */
-  async function findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch> {
-    const unknown = (reason: string): OrderSearch => ({ kind: 'unknown', reason: `order key search for client ${customer.upstreamId}: ${reason}` });
-    const tag = orderKeyTag(customer, ctx);
-    let answer: z.infer<typeof OrderListAnswer>;
-    try {
-      // The meta filter matches `value LIKE '<tag>%'` (src/modules/Order/Service.php getSearchQuery): compare exactly here.
-      answer = await request(
-        'order/get_list',
-        { client_id: clientIdOf(customer), meta: { [config.orderKeyMeta]: tag }, page: 1, per_page: KEY_SEARCH_PAGE },
-        OrderListAnswer,
-      );
-    } catch (error) {
-      if (!(error instanceof BackendError)) throw error;
-      return unknown(`order/get_list failed: ${error.operatorMessage ?? error.detail}`);
-    }
-    const metaOf = (order: RawOrder) => (Array.isArray(order.meta) ? {} : order.meta);
-    const match = answer.list.find((order) => order.client_id === customer.upstreamId && metaOf(order)?.[config.orderKeyMeta] === tag);
-    if (match) return { kind: 'found', order: mapOrder(match, await currencyOf(customer), config.timeZone) };
-    if (answer.total > answer.list.length) return unknown(`the search matched ${answer.total} orders, more than one page`);
-    if (answer.list.some((order) => metaOf(order) === undefined)) return unknown('order/get_list rows do not show their meta');
-    return { kind: 'absent' };
-  }
-
-  async function listServices(customer: Customer, page: PageRequest) {
-    const [answer, currency] = await Promise.all([
-      request('order/get_list', { client_id: clientIdOf(customer), page: page.page, per_page: page.perPage }, OrderListAnswer),
-      currencyOf(customer),
-    ]);
-    if (answer.list.some((order) => order.client_id !== customer.upstreamId)) {
-      throw unreadable(`order/get_list for client ${customer.upstreamId} answered another client's orders`);
-    }
-    return { items: answer.list.map((order) => mapService(order, currency)), total: answer.total };
-  }
-
-  async function readService(customer: Customer, id: string) {
-    const [order, currency] = await Promise.all([rawOrder(customer, id, 'service'), currencyOf(customer)]);
-    return mapService(order, currency);
-  }
-
-  async function getCredentials(customer: Customer, id: string) {
-    const order = await rawOrder(customer, id, 'service');
-    // Only hosting orders have a service with login details; others answer none.
-    const hosting = order.status === 'pending_setup' ? null : await request('order/service', { id }, HostingServiceAnswer);
-    return mapCredentials(order, hosting);
-  }
-
-  async function runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: WriteContext) {
-    const order = await rawOrder(customer, id, 'service');
-    const plan = planServiceAction(action, order.status);
-    const params = plan.withReason ? { id, reason: config.actionReason } : { id };
-    await ctx.beforeWrite();
-    await classified(request(plan.method, params, ActionAnswer), [
-      { match: byMessage(/order not found/i), error: () => notFound('service') },
-      { match: byMessage(/^only .* can be|cannot cancel/i), error: () => new BackendError('conflict', `The action "${action}" is not possible in the service's current state.`) },
-    ]);
-    const after = await afterWrite(readService(customer, id), `${plan.method} (order ${id})`);
-    return { action, outcome: 'completed' as const, effective_on: null, service: after };
-  }
-
-  // ---- billing --------------------------------------------------------------------------
-
-  async function listInvoices(customer: Customer, page: PageRequest) {
-    const [answer, currency] = await Promise.all([
-      request('invoice/get_list', { client_id: clientIdOf(customer), page: page.page, per_page: page.perPage }, InvoiceListAnswer),
-      currencyOf(customer),
-    ]);
-    if (answer.list.some((invoice) => invoice.client_id !== customer.upstreamId)) {
-      throw unreadable(`invoice/get_list for client ${customer.upstreamId} answered another client's invoices`);
-    }
-    return { items: answer.list.map((invoice) => mapInvoice(invoice, currency, config.timeZone)), total: answer.total };
-  }
-
-  async function getInvoiceDocument(customer: Customer, id: string) {
-    if (!IS_ID.test(id)) throw notFound('invoice');
-    const [invoice, account] = await Promise.all([
-      classified(request('invoice/get', { id }, InvoiceAnswer), [{ match: byMessage(/invoice was not found/i), error: () => notFound('invoice') }]),
-      client(customer),
-    ]);
-    // invoice/get takes no owner filter.
-    if (invoice.client_id !== customer.upstreamId || invoice.id !== id) throw notFound('invoice');
-    return mapInvoiceDocument(invoice, account, mapAccount(account, config.defaultCurrency).currency, config.timeZone);
-  }
-
   const forCustomer =
-    <A extends unknown[], R>(method: (customer: Customer, ...args: A) => Promise<R>) =>
+    <A extends unknown[], R>(method: (of: FossbillingOperations) => (customer: Customer, ...args: A) => Promise<R>) =>
     async (customer: Customer, ...args: A): Promise<R> => {
-      clientIdOf(customer);
-      return method(customer, ...args);
+      shared.clientIdOf(customer);
+      return method(operations(args[args.length - 1] as CallContext | undefined))(customer, ...args);
     };
 
   const readMs = Math.max(...(['client/get', 'product/get_list', 'order/get'] as const).map((method) => methods[method].timeoutMs));
@@ -263,7 +51,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     capabilities: { serviceActions: FOSSBILLING_SERVICE_ACTIONS, reconcilesOrders: true },
     // Reads that check, the write, and the read-back.
     writeTimeoutMs: readMs + writeMs + readMs,
-    getAccount: forCustomer(async (customer) => mapAccount(await client(customer), config.defaultCurrency)),
+    getAccount: forCustomer(({ client }) => async (customer) => mapAccount(await client(customer), config.defaultCurrency)),
     // FOSSBilling prices are in its default currency (others are converted at order time).
     listProducts: async () => (await catalog()).map((product) => mapProduct(product, config.defaultCurrency)),
     getProduct: async (id) => {
@@ -271,20 +59,20 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
       if (!product) throw notFound('product');
       return mapProduct(product, config.defaultCurrency);
     },
-    placeOrder: forCustomer(placeOrder),
-    findOrderByIdempotencyKey: forCustomer(findOrderByIdempotencyKey),
-    getOrder: forCustomer(async (customer, id: string) => mapOrder(await rawOrder(customer, id, 'order'), await currencyOf(customer), config.timeZone)),
-    listServices: forCustomer(listServices),
-    getService: forCustomer((customer, id: string) => readService(customer, id)),
-    getCredentials: forCustomer(getCredentials),
-    runServiceAction: forCustomer(runServiceAction),
-    getBalance: forCustomer(async (customer) => {
+    placeOrder: forCustomer((of) => of.placeOrder),
+    findOrderByIdempotencyKey: forCustomer((of) => of.findOrderByIdempotencyKey),
+    getOrder: forCustomer(({ rawOrder, currencyOf }) => async (customer, id: string) => mapOrder(await rawOrder(customer, id, 'order'), await currencyOf(customer), config.timeZone)),
+    listServices: forCustomer((of) => of.listServices),
+    getService: forCustomer(({ readService }) => (customer, id: string) => readService(customer, id)),
+    getCredentials: forCustomer((of) => of.getCredentials),
+    runServiceAction: forCustomer((of) => of.runServiceAction),
+    getBalance: forCustomer(({ client }) => async (customer) => {
       const account = await client(customer);
       if (account.balance === undefined) throw unreadable(`client/get for ${customer.upstreamId} gave no balance`);
       return { credit: { amount: money(account.balance), currency: mapAccount(account, config.defaultCurrency).currency } };
     }),
-    listInvoices: forCustomer(listInvoices),
-    getInvoiceDocument: forCustomer(getInvoiceDocument),
+    listInvoices: forCustomer((of) => of.listInvoices),
+    getInvoiceDocument: forCustomer((of) => of.getInvoiceDocument),
     diagnose: (scope) => diagnoseFossbilling(config, scope, options),
     ping: async () => {
       try {

@@ -9,14 +9,15 @@ import type { Dispatcher } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
-import { createUpstreamClient, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { createUpstreamClient, type UpstreamCallContext, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
 import type { FossbillingConfig } from './config.js';
 import { declareMethods, type FossbillingMethod, PROBE } from './methods.js';
 
 export type FossbillingParams = Readonly<Record<string, unknown>>;
-export type FossbillingCall = (method: FossbillingMethod, params: FossbillingParams) => Promise<unknown>;
+/** `context`: what the call is made for (the request's trace); none for the mapping's own calls. */
+export type FossbillingCall = (method: FossbillingMethod, params: FossbillingParams, context?: UpstreamCallContext) => Promise<unknown>;
 
 /**
  * FOSSBilling answered with `error: { message, code }`. The mapping classifies `code` (and, where
@@ -120,7 +121,7 @@ export interface TransportOptions {
   logger?: BackendLogger;
   /** The clock of the circuit breaker and the answer cache (tests inject one). */
   now?: () => number;
-  /** The gateway's metrics observer and trace headers. */
+  /** The gateway's metrics observer. */
   hooks?: UpstreamHooks;
 }
 
@@ -141,5 +142,5 @@ export function createFossbillingTransport(config: FossbillingConfig, options: T
     now: options.now,
     ...options.hooks,
   });
-  return { call: (method, params) => client.call(method, params), close: () => client.close() };
+  return { call: (method, params, context) => client.call(method, params, context), close: () => client.close() };
 }

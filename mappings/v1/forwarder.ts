@@ -13,6 +13,7 @@ import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import type { ForwardCall, Forwarder } from '../../src/http/forwarding.js';
 import { DETAIL } from '../../src/upstream/answers.js';
+import { traceHeaders } from '../../src/ops/trace.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { readAnswer } from './answer.js';
 import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
@@ -57,7 +58,6 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     bodyTimeout: config.writeTimeoutMs,
   });
   const observer = deps.hooks?.observer;
-  const contextHeaders = deps.hooks?.contextHeaders;
 
   function upstreamKey(call: ForwardCall): string {
     const { customer } = call.caller;
@@ -91,7 +91,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
           ...(write ? { body: call.body ?? {} } : {}),
           queryString: () => queryOf(call.query),
           rewriteRequestHeaders: (_request, prepared) =>
-            upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: contextHeaders?.(), idempotencyKey }),
+            upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }),
           // Nothing of the upstream's headers is copied onto the reply.
           rewriteHeaders: () => ({}),
         },

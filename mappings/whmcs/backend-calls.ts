@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { BackendError, type Customer } from '../../src/backend/backend.js';
+import type { UpstreamCallContext } from '../../src/upstream/client.js';
 import type { ActionId } from './actions.js';
 import { type FormParams, UpstreamBusinessError, type WhmcsClient } from './client.js';
 import { ClientDetailsAnswer, type RawClient } from './parse.js';
@@ -69,7 +70,12 @@ export interface WhmcsCalls {
   clientDetails(customer: Customer): Promise<RawClient>;
 }
 
-export function createWhmcsCalls(client: WhmcsClient): WhmcsCalls {
+/**
+ * The calls of one Backend call: each upstream call carries `context` (the request's trace); none
+ * for the calls the mapping makes on its own (the catalog's refresh is shared by every request).
+ */
+export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallContext): WhmcsCalls {
+  const client: WhmcsClient = context === undefined ? shared : { ...shared, call: (id, params, given) => shared.call(id, params, given ?? context) };
   function parse<S extends z.ZodType>(id: ActionId, answer: unknown, schema: S): z.output<S> {
     const result = schema.safeParse(answer);
     if (result.success) return result.data;

@@ -5,14 +5,14 @@
  */
 import type { Dispatcher } from 'undici';
 import type { UpstreamHooks } from '../../src/upstream/client.js';
-import type { Backend, Customer } from '../../src/backend/backend.js';
+import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
 import { ALL_ACTIONS, type Product } from '../../src/v1/schemas.js';
 import type { ActionTable } from './actions.js';
-import { createWhmcsBilling } from './backend-billing.js';
-import { createWhmcsCalls, notFound } from './backend-calls.js';
+import { createWhmcsBilling, type WhmcsBilling } from './backend-billing.js';
+import { createWhmcsCalls, notFound, type WhmcsCalls } from './backend-calls.js';
 import { createWhmcsCatalog } from './backend-catalog.js';
-import { createWhmcsOrders } from './backend-orders.js';
-import { createWhmcsServices } from './backend-services.js';
+import { createWhmcsOrders, type WhmcsOrders } from './backend-orders.js';
+import { createWhmcsServices, type WhmcsServices } from './backend-services.js';
 import { createWhmcsClient, type WhmcsLogger } from './client.js';
 import type { WhmcsConfig } from './config.js';
 import { diagnoseWhmcs } from './doctor.js';
@@ -49,20 +49,38 @@ function longestWriteOperationMs(actions: ActionTable, acceptsOrders: boolean, b
   return Math.max(order, 2 * readMs + serviceWriteMs + 2 * readMs) + probeMs;
 }
 
+interface WhmcsModules {
+  calls: WhmcsCalls;
+  services: WhmcsServices;
+  orders: WhmcsOrders;
+  billing: WhmcsBilling;
+}
+
 export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOptions = {}): Backend {
   const client = createWhmcsClient(config, options);
-  const calls = createWhmcsCalls(client);
-  const catalog = createWhmcsCatalog(calls, config);
-  const services = createWhmcsServices(calls, catalog, config);
-  const orders = createWhmcsOrders(calls, catalog, services, config, options.logger);
-  const billing = createWhmcsBilling(calls, config);
+  const shared = createWhmcsCalls(client);
+  const catalog = createWhmcsCatalog(shared, config);
 
-  /** Refuses a customer without a valid clientid before any call is made for it. */
+  /**
+   * The modules serving one Backend call, their upstream calls made with its context (the trace
+   * of the request). They hold no state of their own (the catalog, which caches, is shared), so
+   * making them per call costs a few closures next to an upstream round trip.
+   */
+  function modules(context: CallContext): WhmcsModules {
+    const calls = createWhmcsCalls(client, context);
+    const services = createWhmcsServices(calls, catalog, config);
+    return { calls, services, orders: createWhmcsOrders(calls, catalog, services, config, options.logger), billing: createWhmcsBilling(calls, config) };
+  }
+
+  /**
+   * A customer's Backend method, served by the modules of its call (every such method takes the
+   * call's context last). A customer without a valid clientid is refused before any call is made.
+   */
   const forCustomer =
-    <A extends unknown[], R>(method: (customer: Customer, ...args: A) => Promise<R>) =>
+    <A extends unknown[], R>(method: (of: WhmcsModules) => (customer: Customer, ...args: A) => Promise<R>) =>
     async (customer: Customer, ...args: A): Promise<R> => {
-      calls.clientIdOf(customer);
-      return method(customer, ...args);
+      shared.clientIdOf(customer);
+      return method(modules(args[args.length - 1] as CallContext))(customer, ...args);
     };
 
   return {
@@ -70,7 +88,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     // Orders are found again by the key stored in a product custom field.
     capabilities: { serviceActions: ALL_ACTIONS, reconcilesOrders: true },
     writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled, config.circuitBreaker.enabled),
-    getAccount: forCustomer(async (customer) => mapAccount(await calls.clientDetails(customer))),
+    getAccount: forCustomer(({ calls }) => async (customer) => mapAccount(await calls.clientDetails(customer))),
     // Both answer shared, deep-frozen objects (see backend-catalog.ts): callers must not mutate them.
     listProducts: async () => (await catalog.published()).list as Product[],
     getProduct: async (id) => {
@@ -78,16 +96,16 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
       if (!product) throw notFound('product');
       return product;
     },
-    placeOrder: forCustomer(orders.placeOrder),
-    findOrderByIdempotencyKey: forCustomer(orders.findOrderByIdempotencyKey),
-    getOrder: forCustomer((customer, id: string) => orders.readOrder(customer, id)),
-    listServices: forCustomer(services.listServices),
-    getService: forCustomer(services.readService),
-    getCredentials: forCustomer(services.getCredentials),
-    runServiceAction: forCustomer(services.runServiceAction),
-    getBalance: forCustomer(billing.getBalance),
-    listInvoices: forCustomer(billing.listInvoices),
-    getInvoiceDocument: forCustomer(billing.getInvoiceDocument),
+    placeOrder: forCustomer(({ orders }) => orders.placeOrder),
+    findOrderByIdempotencyKey: forCustomer(({ orders }) => orders.findOrderByIdempotencyKey),
+    getOrder: forCustomer(({ orders }) => (customer, id: string) => orders.readOrder(customer, id)),
+    listServices: forCustomer(({ services }) => services.listServices),
+    getService: forCustomer(({ services }) => services.readService),
+    getCredentials: forCustomer(({ services }) => services.getCredentials),
+    runServiceAction: forCustomer(({ services }) => services.runServiceAction),
+    getBalance: forCustomer(({ billing }) => billing.getBalance),
+    listInvoices: forCustomer(({ billing }) => billing.listInvoices),
+    getInvoiceDocument: forCustomer(({ billing }) => billing.getInvoiceDocument),
     diagnose: (scope) => diagnoseWhmcs(config, scope, { dispatcher: options.dispatcher, logger: options.logger, now: options.now }),
     // False at once while the circuit breaker is open (nothing is sent); in half-open, the probe
     // may be the one trial call that closes it.

@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
-import { createUpstreamClient, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { createUpstreamClient, type UpstreamCallContext, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
 import { type ActionId, type ActionTable, declareActions } from './actions.js';
@@ -30,13 +30,13 @@ export interface WhmcsClientOptions {
   logger?: WhmcsLogger;
   /** The clock of the circuit breaker and the answer cache (tests inject one); call deadlines always use real time. */
   now?: () => number;
-  /** The gateway's metrics observer and trace headers. */
+  /** The gateway's metrics observer. */
   hooks?: UpstreamHooks;
 }
 
 export interface WhmcsClient {
   readonly actions: ActionTable;
-  call(action: ActionId, params?: FormParams): Promise<WhmcsAnswer>;
+  call(action: ActionId, params?: FormParams, context?: UpstreamCallContext): Promise<WhmcsAnswer>;
   close(): Promise<void>;
 }
 
@@ -147,5 +147,5 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
     now: options.now,
     ...options.hooks,
   });
-  return { actions, call: (id, params = {}) => client.call(id, params), close: () => client.close() };
+  return { actions, call: (id, params = {}, context) => client.call(id, params, context), close: () => client.close() };
 }

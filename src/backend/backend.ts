@@ -2,6 +2,7 @@
  * What a billing backend must offer the v1 routes. A mapping module (`mappings/<backend>/`)
  * implements it; routes see nothing else of the upstream.
  */
+import type { TraceContext } from '../ops/trace.js';
 import type {
   Account,
   ActionResult,
@@ -58,6 +59,8 @@ export interface Customer {
 
 export interface CallContext {
   requestId: string;
+  /** The request's W3C trace: sent upstream with its calls, named in the lines logged about them. */
+  trace?: TraceContext | undefined;
   /** Present on the idempotent POSTs: lets the backend tag the upstream record for reconciliation. */
   idempotencyKey?: string;
 }

@@ -4,7 +4,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
-import type { Backend, Customer } from '../backend/backend.js';
+import type { Backend, CallContext, Customer } from '../backend/backend.js';
 import type { Profile, ResolvedConfig } from '../config.js';
 import type { Reason } from '../errors.js';
 import type { AuditLog } from '../audit.js';
@@ -60,6 +60,8 @@ export interface HandlerContext<P, Q, B, D extends GatewayDeps = EndpointDeps> {
   query: Q;
   body: B;
   requestId: string;
+  /** What the handler's backend calls are made for: the request id and its trace. */
+  call: CallContext;
   /** Present on every endpoint whose scope is not `public`. */
   caller: Caller;
   idempotencyKey: string | undefined;

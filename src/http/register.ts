@@ -191,6 +191,7 @@ export function registerEndpoint(
         query: input.query,
         body: input.body,
         requestId: request.id,
+        call: { requestId: request.id, trace: request.trace },
         caller: request.caller as Caller,
         idempotencyKey: input.idempotencyKey,
         attempt,

@@ -6,8 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type GatewayMetrics, UNMATCHED_ROUTE } from './metrics.js';
-import { REQUEST_LOGGER } from '../logger.js';
-import { runInTrace, type TraceContext, traceFromHeaders } from './trace.js';
+import { type TraceContext, traceFromHeaders } from './trace.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -45,8 +44,6 @@ class RequestLogger {
   private get logger(): FastifyBaseLogger {
     if (!this.made) {
       this.made = this.parent.child({ ...this.bindings, trace_id: traceOf(this.raw).traceId }, this.options);
-      // Lines of this logger carry trace_id already: the mixin (logger.ts) must not add it again.
-      Object.defineProperty(this.made, REQUEST_LOGGER, { value: true });
     }
     return this.made;
   }
@@ -103,7 +100,7 @@ export function installTracing(app: FastifyInstance): void {
   });
   app.addHook('onRequest', (request, _reply, done) => {
     request.trace = traceOf(request.raw);
-    runInTrace(request.trace, done);
+    done();
   });
 }
 

@@ -8,6 +8,7 @@
 import { type Dispatcher, Pool } from 'undici';
 import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
+import { traceHeaders, type TraceContext } from '../ops/trace.js';
 import { createAnswerCache } from './answer-cache.js';
 import { DETAIL, type Redact } from './answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
@@ -53,14 +54,17 @@ export interface UpstreamObserver {
   breakerState(state: CircuitState): void;
 }
 
-/** What the gateway hooks into every client it builds (metrics, trace headers). */
+/** What the gateway hooks into every client it builds (metrics). */
 export interface UpstreamHooks {
   observer?: UpstreamObserver | undefined;
-  /**
-   * Extra headers for the request being sent, from the context of the call (the W3C trace
-   * headers of the request being served). Read at each attempt; undefined adds nothing.
-   */
-  contextHeaders?: (() => Record<string, string> | undefined) | undefined;
+}
+
+/**
+ * What a call is made for: the W3C trace of the request being served, sent as its headers and
+ * named (`trace_id`) in the lines logged about the call. Background calls have none.
+ */
+export interface UpstreamCallContext {
+  trace?: TraceContext | undefined;
 }
 
 export interface UpstreamClientOptions extends UpstreamHooks {
@@ -79,7 +83,8 @@ export interface UpstreamClientOptions extends UpstreamHooks {
 
 export interface UpstreamClient<Id extends string, Params, Answer> {
   readonly actions: ActionTable<Id>;
-  call(id: Id, params: Params): Promise<Answer>;
+  /** A coalesced or cached read is sent once, with the context of the call that sent it. */
+  call(id: Id, params: Params, context?: UpstreamCallContext): Promise<Answer>;
   close(): Promise<void>;
 }
 
@@ -99,8 +104,15 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   const dispatcher: Dispatcher =
     options.dispatcher ?? new Pool(options.origin, { connections: options.connections, pipelining: 1, connectTimeout: options.connectTimeoutMs });
   const logger = options.logger;
-  const { observer, contextHeaders } = options;
-  const breaker = createCircuitBreaker(options.circuitBreaker, { label, logger, now: options.now, onStateChange: observer?.breakerState.bind(observer) });
+  const { observer } = options;
+  /** The trace of the call whose admission or outcome the breaker is being told (set around those synchronous calls). */
+  let reporting: TraceContext | undefined;
+  const breaker = createCircuitBreaker(options.circuitBreaker, {
+    label,
+    logger: logger && tracedLogger(logger, () => reporting),
+    now: options.now,
+    onStateChange: observer?.breakerState.bind(observer),
+  });
   // The cache knows actions by id; the observer hears the upstream's own action names.
   const answers = createAnswerCache<Answer>(
     options.now ?? Date.now,
@@ -149,26 +161,25 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     }
   }
 
-  /** The protocol's headers win: a context header never replaces what the upstream needs. */
-  function withContextHeaders<R extends { headers: Record<string, string> }>(request: R): R {
-    const extra = contextHeaders?.();
-    return extra === undefined ? request : { ...request, headers: { ...extra, ...request.headers } };
+  /** The protocol's headers win: a trace header never replaces what the upstream needs. */
+  function withTraceHeaders<R extends { headers: Record<string, string> }>(request: R, trace: TraceContext | undefined): R {
+    return trace === undefined ? request : { ...request, headers: { ...traceHeaders(trace), ...request.headers } };
   }
 
   /** One call (with its retry), without the breaker. */
-  async function attempt(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
-    const request = withContextHeaders({
+  async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
+    const request = withTraceHeaders({
       origin: options.origin,
       ...protocol.request(action, params),
       deadline: Date.now() + action.timeoutMs,
       maxResponseBytes: options.maxResponseBytes,
-    });
+    }, trace);
     try {
       return read(action, await exchange(dispatcher, request));
     } catch (error) {
       if (!(error instanceof ExchangeFailure)) throw error;
       if (!action.retry || error.sent || Date.now() >= request.deadline) throw transportError(action, error);
-      logger?.warn({ action: action.name, error: redact(error.message) }, `${label} read failed before sending; retrying once`);
+      logger?.warn(traced({ action: action.name, error: redact(error.message) }, trace), `${label} read failed before sending; retrying once`);
       try {
         return read(action, await exchange(dispatcher, request));
       } catch (second) {
@@ -177,25 +188,34 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     }
   }
 
+  /** Tells the breaker, its log lines naming the call's trace. */
+  function report<T>(trace: TraceContext | undefined, tell: () => T): T {
+    reporting = trace;
+    try {
+      return tell();
+    } finally {
+      reporting = undefined;
+    }
+  }
+
   /** One call admitted by the breaker, its result reported back. */
-  async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params): Promise<Answer> {
+  async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
     const started = observer === undefined ? 0 : performance.now();
     try {
-      const answer = await attempt(action, params);
-      breaker.answered(ticket);
+      const answer = await attempt(action, params, trace);
+      report(trace, () => breaker.answered(ticket));
       observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;
     } catch (error) {
-      if (isDownSignal(error)) breaker.failed(ticket, error);
-      else breaker.answered(ticket);
+      report(trace, () => (isDownSignal(error) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
       observer?.called(action.name, error instanceof BackendError ? error.kind : 'upstream_error', (performance.now() - started) / 1000);
       throw error;
     }
   }
 
-  function admit(action: UpstreamAction<Id>): BreakerTicket {
+  function admit(action: UpstreamAction<Id>, trace: TraceContext | undefined): BreakerTicket {
     try {
-      return breaker.admit(action.name);
+      return report(trace, () => breaker.admit(action.name));
     } catch (error) {
       if (error instanceof CircuitOpenError) observer?.called(action.name, 'circuit_open', 0);
       throw error;
@@ -203,21 +223,21 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   }
 
   /** One call through the circuit breaker; throws CircuitOpenError (nothing sent) while it is open. */
-  async function send(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
-    let ticket = admit(action);
+  async function send(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
+    let ticket = admit(action, trace);
     if (ticket.trial && action.safety === 'write') {
       // A write is never the trial: against an upstream that still hangs, it would end with an
       // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
-      await tracked(ticket, actions[protocol.probe], protocol.probeParams).catch(() => undefined);
+      await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace).catch(() => undefined);
       // Closed again, or re-opened: then this throws, and the write was never sent.
-      ticket = admit(action);
+      ticket = admit(action, trace);
     }
-    return tracked(ticket, action, params);
+    return tracked(ticket, action, params, trace);
   }
 
-  async function write(action: UpstreamAction<Id>, params: Params): Promise<Answer> {
+  async function write(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
     try {
-      return await send(action, params);
+      return await send(action, params, trace);
     } finally {
       // Whatever the outcome, what was read before may be out of date now.
       answers.written(action.invalidates ?? []);
@@ -228,19 +248,20 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     return error instanceof BackendError ? (error.operatorMessage ?? error.detail) : describeError(error);
   }
 
-  function call(id: Id, params: Params): Promise<Answer> {
+  function call(id: Id, params: Params, context?: UpstreamCallContext): Promise<Answer> {
     const action = actions[id];
-    if (action.safety === 'write') return write(action, params);
+    const trace = context?.trace;
+    if (action.safety === 'write') return write(action, params, trace);
     const key = protocol.callKey(action, params);
     if (action.cacheTtlMs !== undefined) {
-      return answers.cached(id, action.cacheTtlMs, key, () => send(action, params), (error) => {
+      return answers.cached(id, action.cacheTtlMs, key, () => send(action, params, trace), (error) => {
         // While the breaker is open, every stale read would log this: its opening was logged once.
         if (error instanceof CircuitOpenError) return;
-        logger?.warn({ action: action.name, error: describeFailure(error) }, `${label} refresh failed; serving the cached answer`);
+        logger?.warn(traced({ action: action.name, error: describeFailure(error) }, trace), `${label} refresh failed; serving the cached answer`);
       });
     }
-    if (action.coalesce) return answers.coalesced(id, key, () => send(action, params));
-    return send(action, params);
+    if (action.coalesce) return answers.coalesced(id, key, () => send(action, params, trace));
+    return send(action, params, trace);
   }
 
   async function close(): Promise<void> {
@@ -249,4 +270,18 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   }
 
   return { actions, call, close };
+}
+
+/** A log line's fields, with the trace id of the call it is about. */
+function traced(line: object, trace: TraceContext | undefined): object {
+  return trace === undefined ? line : { ...line, trace_id: trace.traceId };
+}
+
+/** A logger whose lines name the trace `current()` returns when they are written. */
+function tracedLogger(logger: BackendLogger, current: () => TraceContext | undefined): BackendLogger {
+  return {
+    ...(logger.info ? { info: (line: object, msg: string) => logger.info?.(traced(line, current()), msg) } : {}),
+    warn: (line, msg) => logger.warn(traced(line, current()), msg),
+    error: (line, msg) => logger.error(traced(line, current()), msg),
+  };
 }

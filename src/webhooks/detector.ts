@@ -74,8 +74,8 @@ export class ChangeDetector {
 
     const services = await readAll((page) => backend.listServices(customer, page, ctx));
     const invoices = await readAll((page) => backend.listInvoices(customer, page, ctx));
-    for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, baseline);
-    for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, baseline);
+    for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline });
+    for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline });
 
     // There is no order list in the Backend interface: orders are read one by one, the open ones
     // already known and the new ones services point at.
@@ -94,7 +94,7 @@ export class ChangeDetector {
         if (error instanceof BackendError && error.kind === 'not_found') continue;
         throw error;
       }
-      await events.observe(customer.accountId, { kind: 'order', resource: order }, baseline);
+      await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline });
     }
     if (baseline) await store.swapSnapshot(customer.accountId, BASELINE_FIELD, new Date().toISOString());
   }

@@ -4,7 +4,7 @@
  * swapped atomically, so a change seen by both a write and the detector is reported once.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { captureTraceHeaders } from '../ops/trace.js';
+import { captureTraceHeaders, type TraceContext } from '../ops/trace.js';
 import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../stores/types.js';
 import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { DeliveryLog } from './delivery-log.js';
@@ -32,13 +32,13 @@ export class WebhookEvents {
 
   /**
    * Queues an event for the account's endpoint; nothing when none is set or it is disabled. The
-   * trace of the request being served (a new one outside a request) goes with it to every attempt.
+   * trace of the request that caused it (a new one without a request) goes with it to every attempt.
    */
-  async emit<T extends EventType>(accountId: string, type: T, data: EventData<T>): Promise<boolean> {
+  async emit<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace?: TraceContext): Promise<boolean> {
     const record = await this.store.get(accountId);
     if (!record || record.status === 'disabled') return false;
     const at = new Date(this.now());
-    const entry = { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at), trace: captureTraceHeaders() };
+    const entry = { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at), trace: captureTraceHeaders(trace) };
     await this.outbox.enqueue(entry);
     await this.history.queued(accountId, entry.eventId, entry.body);
     this.onEnqueued();
@@ -50,7 +50,7 @@ export class WebhookEvents {
    * did get it once can tell, with the whole retry schedule ahead of it.
    */
   async replay(accountId: string, logged: DeliveryLogEntry): Promise<DeliveryLogEntry> {
-    await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body, trace: captureTraceHeaders() });
+    await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body, trace: captureTraceHeaders(undefined) });
     const entry = await this.history.queued(accountId, logged.eventId, logged.body);
     this.onEnqueued();
     return entry;
@@ -58,13 +58,14 @@ export class WebhookEvents {
 
   /**
    * Records a resource's current state and emits what changed since the last one seen. `baseline`:
-   * the first look at an account, which records without emitting (its history is not news).
+   * the first look at an account, which records without emitting (its history is not news);
+   * `trace`: the request that caused the change, if one did.
    */
-  async observe(accountId: string, observed: Observed, baseline = false): Promise<void> {
+  async observe(accountId: string, observed: Observed, { baseline = false, trace }: { baseline?: boolean; trace?: TraceContext } = {}): Promise<void> {
     const state = observed.resource.status;
     const previous = await this.store.swapSnapshot(accountId, `${observed.kind}:${observed.resource.id}`, state);
     if (baseline || previous === state) return;
-    for (const [type, data] of changes(observed, previous)) await this.emit(accountId, type, data as never);
+    for (const [type, data] of changes(observed, previous)) await this.emit(accountId, type, data as never, trace);
   }
 
   /** For writes: emit, and never fail the request that caused the event (it is logged instead). */

@@ -59,7 +59,7 @@ export default defineEndpoint({
   passthrough: {
     answer: (upstream, { caller, deps }) => ({ status: 200, body: meBody(caller, deps, MeSchema.parse(upstream.body).account) }),
   },
-  async handler({ caller, deps, requestId }) {
-    return { status: 200, body: meBody(caller, deps, await deps.backend.getAccount(caller.customer, { requestId })) };
+  async handler({ caller, deps, call }) {
+    return { status: 200, body: meBody(caller, deps, await deps.backend.getAccount(caller.customer, call)) };
   },
 });

@@ -5,6 +5,7 @@ import { BackendError } from '../../../src/backend/backend.js';
 import { createFossbillingBackend } from '../../../mappings/fossbilling/backend.js';
 import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
 import type { FossbillingMethod } from '../../../mappings/fossbilling/methods.js';
+import type { UpstreamCallContext } from '../../../src/upstream/client.js';
 import { FossbillingError } from '../../../mappings/fossbilling/transport.js';
 
 export const CUSTOMER: Customer = { accountId: 'acct_1', upstreamId: '1' };
@@ -17,7 +18,7 @@ export const keyed = (idempotencyKey: string, idempotencyRecord = 'rec-1') => ({
 type Answer = unknown | ((params: Record<string, unknown>) => unknown);
 
 export class FakeCall {
-  readonly calls: Array<{ method: string; params: Record<string, unknown> }> = [];
+  readonly calls: Array<{ method: string; params: Record<string, unknown>; context: UpstreamCallContext | undefined }> = [];
   private readonly answers = new Map<string, Answer>();
 
   answer(method: string, answer: Answer): this {
@@ -30,8 +31,8 @@ export class FakeCall {
     return new FossbillingError(code, message, `FOSSBilling: error ${code}: ${message}`);
   }
 
-  readonly call = async (method: FossbillingMethod, params: Readonly<Record<string, unknown>>): Promise<unknown> => {
-    this.calls.push({ method, params: { ...params } });
+  readonly call = async (method: FossbillingMethod, params: Readonly<Record<string, unknown>>, context?: UpstreamCallContext): Promise<unknown> => {
+    this.calls.push({ method, params: { ...params }, context });
     if (!this.answers.has(method)) throw new Error(`unexpected call ${method}`);
     const answer = this.answers.get(method);
     const value = typeof answer === 'function' ? (answer as (p: Record<string, unknown>) => unknown)(params) : answer;

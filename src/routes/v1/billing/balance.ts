@@ -10,7 +10,7 @@ export default defineEndpoint({
   scope: 'read:billing',
   responses: { 200: { description: 'The account\'s credit balance.', schema: BalanceSchema } },
   errors: [],
-  async handler({ caller, deps, requestId }) {
-    return { status: 200, body: await deps.backend.getBalance(caller.customer, { requestId }) };
+  async handler({ caller, deps, call }) {
+    return { status: 200, body: await deps.backend.getBalance(caller.customer, call) };
   },
 });

@@ -19,8 +19,8 @@ export default defineEndpoint({
     },
   },
   errors: ['not_found'],
-  async handler({ params, caller, deps, requestId }) {
-    const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, { requestId });
+  async handler({ params, caller, deps, call }) {
+    const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, call);
     // Loaded on first use: pdf-lib adds about 9 MB to every process that never renders a PDF.
     const { renderInvoicePdf } = await import('../../../pdf/invoice-pdf.js');
     const pdf = await renderInvoicePdf(invoice, deps.config.issuer);

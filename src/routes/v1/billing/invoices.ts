@@ -15,8 +15,8 @@ export default defineEndpoint({
   },
   errors: [],
   passthrough: { answer: (upstream, { query }) => repaginate('/v1/billing/invoices', query, upstream.body) },
-  async handler({ query, caller, deps, requestId }) {
-    const page = await deps.backend.listInvoices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
+  async handler({ query, caller, deps, call }) {
+    const page = await deps.backend.listInvoices(caller.customer, { page: query.page, perPage: query.per_page }, call);
     const { body, headers } = paginate('/v1/billing/invoices', query, page.items, page.total);
     return { status: 200, body, headers };
   },

@@ -1,3 +1,4 @@
+import type { TraceContext } from '../../../ops/trace.js';
 import { BackendError } from '../../../backend/backend.js';
 import type { EndpointDeps } from '../../../http/endpoint.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
@@ -26,9 +27,9 @@ function refuseWhileMisconfigured(deps: EndpointDeps): void {
 }
 
 /** order.created at once (the snapshot remembers it, so the change detector does not report it again). */
-async function announce(deps: EndpointDeps, accountId: string, order: Order): Promise<Order> {
+async function announce(deps: EndpointDeps, accountId: string, order: Order, trace: TraceContext | undefined): Promise<Order> {
   const { events } = deps.webhooks;
-  await events.safely(() => events.observe(accountId, { kind: 'order', resource: order }), accountId);
+  await events.safely(() => events.observe(accountId, { kind: 'order', resource: order }, { trace }), accountId);
   return order;
 }
 
@@ -51,20 +52,20 @@ export default defineEndpoint({
     201: { description: 'The order was placed.', schema: OrderSchema, headers: { Location: 'URL of the new order.' } },
   },
   errors: ['validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'backend_misconfigured', 'outcome_unknown'],
-  async handler({ body, caller, deps, requestId, idempotencyKey, attempt }) {
+  async handler({ body, caller, deps, call, idempotencyKey, attempt }) {
     refuseWhileMisconfigured(deps);
     const { recordId, reconcile, beforeWrite, outcomeUnknown } = requireAttempt(attempt);
-    const ctx = { requestId, idempotencyKey: idempotencyKey as string, idempotencyRecord: recordId };
+    const ctx = { ...call, idempotencyKey: idempotencyKey as string, idempotencyRecord: recordId };
     if (reconcile) {
       // An earlier attempt sent its order: order again only with proof that it placed nothing.
       if (!deps.backend.capabilities.reconcilesOrders) {
         throw outcomeUnknown(`backend ${deps.backend.name} cannot find an order by its Idempotency-Key`);
       }
       const earlier = await deps.backend.findOrderByIdempotencyKey(caller.customer, ctx);
-      if (earlier.kind === 'found') return created(await announce(deps, caller.account.id, earlier.order));
+      if (earlier.kind === 'found') return created(await announce(deps, caller.account.id, earlier.order, call.trace));
       if (earlier.kind === 'unknown') throw outcomeUnknown(earlier.reason);
     }
     const order = await deps.backend.placeOrder(caller.customer, body, { ...ctx, beforeWrite });
-    return created(await announce(deps, caller.account.id, order));
+    return created(await announce(deps, caller.account.id, order, call.trace));
   },
 });

@@ -12,7 +12,7 @@ export default defineEndpoint({
   params: IdParamsSchema,
   responses: { 200: { description: 'The order.', schema: OrderSchema } },
   errors: ['not_found'],
-  async handler({ params, caller, deps, requestId }) {
-    return { status: 200, body: await deps.backend.getOrder(caller.customer, params.id, { requestId }) };
+  async handler({ params, caller, deps, call }) {
+    return { status: 200, body: await deps.backend.getOrder(caller.customer, params.id, call) };
   },
 });

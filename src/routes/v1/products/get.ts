@@ -12,8 +12,8 @@ export default defineEndpoint({
   params: IdParamsSchema,
   responses: { 200: { description: 'The product.', schema: ProductSchema } },
   errors: ['not_found'],
-  async handler({ params, deps, requestId }) {
+  async handler({ params, deps, call }) {
     // The backend's object itself: when it is a frozen, cached one, its output is computed once.
-    return { status: 200, body: await deps.backend.getProduct(params.id, { requestId }) };
+    return { status: 200, body: await deps.backend.getProduct(params.id, call) };
   },
 });

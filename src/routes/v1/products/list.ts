@@ -30,7 +30,7 @@ export default defineEndpoint({
     200: { description: 'All publicly listed products.', schema: z.object({ data: z.array(ProductSchema) }).meta({ id: 'ProductList' }) },
   },
   errors: [],
-  async handler({ deps, requestId }) {
-    return { status: 200, body: bodyOf(await deps.backend.listProducts({ requestId })) };
+  async handler({ deps, call }) {
+    return { status: 200, body: bodyOf(await deps.backend.listProducts(call)) };
   },
 });

@@ -1,5 +1,6 @@
+import type { TraceContext } from '../../../ops/trace.js';
 import { z } from 'zod';
-import { BackendError, type Customer } from '../../../backend/backend.js';
+import { BackendError, type CallContext, type Customer } from '../../../backend/backend.js';
 import type { Profile } from '../../../config.js';
 import { ApiError } from '../../../errors.js';
 import { fromBackend } from '../../../http/problems.js';
@@ -51,10 +52,10 @@ function actionVisible(action: ServiceAction, service: Service): boolean | null 
  * of the service's state shows the effect, answer as if it succeeded; where it shows it did not
  * happen, run it; where the state cannot tell (power actions), refuse rather than run it twice.
  */
-async function reconcile(deps: EndpointDeps, customer: Customer, id: string, action: ServiceAction, requestId: string, attempt: IdempotentAttempt) {
+async function reconcile(deps: EndpointDeps, customer: Customer, id: string, action: ServiceAction, call: CallContext, attempt: IdempotentAttempt) {
   let service: Service;
   try {
-    service = await deps.backend.getService(customer, id, { requestId });
+    service = await deps.backend.getService(customer, id, call);
   } catch (error) {
     if (!(error instanceof BackendError)) throw error;
     throw attempt.outcomeUnknown(`service ${id}: reading its state failed: ${error.operatorMessage ?? error.detail}`);
@@ -87,21 +88,21 @@ function offeredAmong(action: string, profile: Profile, supported: readonly Serv
 }
 
 /** service.action.succeeded, and service.status_changed when the action changed the status. */
-async function announceSuccess(deps: EndpointDeps, accountId: string, result: ActionResult): Promise<void> {
+async function announceSuccess(deps: EndpointDeps, accountId: string, result: ActionResult, trace: TraceContext | undefined): Promise<void> {
   const { events } = deps.webhooks;
   await events.safely(async () => {
-    await events.emit(accountId, 'service.action.succeeded', result);
-    await events.observe(accountId, { kind: 'service', resource: result.service });
+    await events.emit(accountId, 'service.action.succeeded', result, trace);
+    await events.observe(accountId, { kind: 'service', resource: result.service }, { trace });
   }, accountId);
 }
 
 /** service.action.failed when the backend refused the action; not when its outcome is unknown. */
-async function announceFailure(deps: EndpointDeps, accountId: string, serviceId: string, action: string, error: unknown): Promise<void> {
+async function announceFailure(deps: EndpointDeps, accountId: string, serviceId: string, action: string, error: unknown, trace: TraceContext | undefined): Promise<void> {
   if (!(error instanceof BackendError) || error.outcomeUnknown || error.kind === 'not_found' || error.kind === 'timeout') return;
   const problem = fromBackend(error);
   const data = { service_id: serviceId, action, status: problem.status, reason: problem.reason, detail: problem.detail };
   const { events } = deps.webhooks;
-  await events.safely(() => events.emit(accountId, 'service.action.failed', data), accountId);
+  await events.safely(() => events.emit(accountId, 'service.action.failed', data, trace), accountId);
 }
 
 export default defineEndpoint({
@@ -125,21 +126,21 @@ export default defineEndpoint({
     202: { description: 'The action was accepted and takes effect later (cancel).', schema: ActionResultSchema },
   },
   errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'outcome_unknown'],
-  async handler({ params, body, caller, deps, requestId, attempt: maybeAttempt }) {
+  async handler({ params, body, caller, deps, call, attempt: maybeAttempt }) {
     const attempt = requireAttempt(maybeAttempt);
     const serviceAction = offeredAction(body.action, deps);
     if (attempt.reconcile) {
-      const earlier = await reconcile(deps, caller.customer, params.id, serviceAction, requestId, attempt);
+      const earlier = await reconcile(deps, caller.customer, params.id, serviceAction, call, attempt);
       if (earlier) return { status: resultStatus(earlier), body: earlier };
     }
     let result: ActionResult;
     try {
-      result = await deps.backend.runServiceAction(caller.customer, params.id, serviceAction, { requestId, beforeWrite: attempt.beforeWrite });
+      result = await deps.backend.runServiceAction(caller.customer, params.id, serviceAction, { ...call, beforeWrite: attempt.beforeWrite });
     } catch (error) {
-      await announceFailure(deps, caller.account.id, params.id, serviceAction, error);
+      await announceFailure(deps, caller.account.id, params.id, serviceAction, error, call.trace);
       throw error;
     }
-    await announceSuccess(deps, caller.account.id, result);
+    await announceSuccess(deps, caller.account.id, result, call.trace);
     return { status: resultStatus(result), body: result };
   },
 });

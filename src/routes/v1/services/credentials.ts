@@ -17,8 +17,8 @@ export default defineEndpoint({
   params: IdParamsSchema,
   responses: { 200: { description: 'The credentials.', schema: CredentialsSchema } },
   errors: ['not_found', 'store_unavailable'],
-  async handler({ params, caller, deps, requestId }) {
-    const credentials = await deps.backend.getCredentials(caller.customer, params.id, { requestId });
+  async handler({ params, caller, deps, call }) {
+    const credentials = await deps.backend.getCredentials(caller.customer, params.id, call);
     return { status: 200, body: credentials, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } };
   },
 });

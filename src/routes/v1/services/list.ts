@@ -15,8 +15,8 @@ export default defineEndpoint({
   },
   errors: [],
   passthrough: { answer: (upstream, { query }) => repaginate('/v1/services', query, upstream.body) },
-  async handler({ query, caller, deps, requestId }) {
-    const page = await deps.backend.listServices(caller.customer, { page: query.page, perPage: query.per_page }, { requestId });
+  async handler({ query, caller, deps, call }) {
+    const page = await deps.backend.listServices(caller.customer, { page: query.page, perPage: query.per_page }, call);
     const { body, headers } = paginate('/v1/services', query, page.items, page.total);
     return { status: 200, body, headers };
   },

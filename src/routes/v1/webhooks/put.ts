@@ -32,7 +32,7 @@ export default defineEndpoint({
   body: WebhookInputSchema,
   responses: { 200: { description: 'The new configuration.', schema: WebhookSetResultSchema } },
   errors: ['validation_failed'],
-  async handler({ body, caller, deps }) {
+  async handler({ body, caller, deps, call }) {
     const now = new Date();
     const accountId = caller.account.id;
     const { stores, webhooks } = deps;
@@ -62,7 +62,7 @@ export default defineEndpoint({
       record.previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
     }
     await stores.webhooks.set(accountId, record);
-    await webhooks.events.safely(() => webhooks.events.emit(accountId, 'webhook.test', { url }), accountId);
+    await webhooks.events.safely(() => webhooks.events.emit(accountId, 'webhook.test', { url }, call.trace), accountId);
     return { status: 200, body: { ...webhookView(record), ...(secret === undefined ? {} : { secret }) } };
   },
 });
