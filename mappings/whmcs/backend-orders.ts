@@ -93,7 +93,7 @@ export function createWhmcsOrders(
       await client.call('AcceptOrder', { orderid, autosetup: config.acceptOrder.autoSetup, sendemail: config.acceptOrder.sendEmail });
     } catch (error) {
       const reason = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
-      logger?.error({ requestId: ctx.requestId, orderId: orderid, error: reason }, 'WHMCS AcceptOrder failed; the order stays pending');
+      logger?.error({ requestId: ctx.requestId, trace_id: ctx.trace?.traceId, orderId: orderid, error: reason }, 'WHMCS AcceptOrder failed; the order stays pending');
     }
   }
 
