@@ -202,7 +202,8 @@ function registerEndpoints(app: FastifyInstance, endpoints: Endpoint[], ctx: Reg
   if (upstream.kind === 'maps') {
     // One bag per app (health keys its last check by it).
     const deps: EndpointDeps = { ...ctx.deps, backend: upstream.backend };
-    for (const endpoint of endpoints) registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler({ ...input, deps }));
+    // The input is made for this one call (register.ts): it takes the deps rather than being copied.
+    for (const endpoint of endpoints) registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler(Object.assign(input, { deps })));
     return;
   }
   const { forwarder } = upstream;

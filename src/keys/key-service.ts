@@ -83,8 +83,9 @@ export class KeyService {
     this.freshMs = options.cacheTtlMs ?? 5_000;
     this.staleIfErrorMs = options.staleIfErrorMs ?? 0;
     this.observer = options.observer;
-    // Entries outlive their freshness only to stand in for the store while it is down.
-    this.cache = new LRUCache<string, CachedLookup>({ max: 10_000, ttl: Math.max(this.freshMs, this.staleIfErrorMs) });
+    // Bounded by count only: every use checks the copy's age itself (isFreshCopy, staleIfErrorMs),
+    // so a time to live here would only add a clock read and its bookkeeping to every lookup.
+    this.cache = new LRUCache<string, CachedLookup>({ max: 10_000 });
     store.onInvalidation((keyId) => this.forget(keyId));
   }
 

@@ -156,30 +156,30 @@ function seconds(ms: number): number {
  */
 export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
   const headers: Record<string, string> = {};
-  const keyPolicies = decision.policies.filter((p) => p.name === 'key_minute' || p.name === 'key_day');
-  const closest = keyPolicies.reduce<PolicyState | undefined>(
-    // Fewest remaining; on a tie, the one that takes longer to recover is the one that binds.
-    (best, p) =>
-      best === undefined || p.remaining < best.remaining || (p.remaining === best.remaining && p.resetMs > best.resetMs)
-        ? p
-        : best,
-    undefined,
-  );
+  // One pass (this runs on every request): the key policy that binds, and the fields of each reported.
+  let closest: PolicyState | undefined;
+  let policy = '';
+  let state = '';
+  for (const p of decision.policies) {
+    if (p.name === 'key_minute' || p.name === 'key_day') {
+      // Fewest remaining; on a tie, the one that takes longer to recover is the one that binds.
+      if (closest === undefined || p.remaining < closest.remaining || (p.remaining === closest.remaining && p.resetMs > closest.resetMs)) closest = p;
+    }
+    // The source-IP policy is reported only when it refused: it is not the key's, and the fields
+    // should stay the same across a key's responses.
+    if (p.name === 'ip_minute' && !decision.violated.includes('ip_minute')) continue;
+    const separator = policy === '' ? '' : ', ';
+    policy += `${separator}"${p.name}";q=${p.quota};w=${p.windowSeconds}${p.burst === undefined ? '' : `;rg-burst=${p.burst}`}`;
+    state += `${separator}"${p.name}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`;
+  }
   if (closest) {
     headers['x-ratelimit-limit'] = String(closest.limit);
     headers['x-ratelimit-remaining'] = String(Math.max(0, closest.remaining));
     headers['x-ratelimit-reset'] = String(seconds(closest.resetMs));
   }
-  // The source-IP policy is reported only when it refused: it is not the key's, and the fields
-  // should stay the same across a key's responses.
-  const reported = decision.policies.filter((p) => p.name !== 'ip_minute' || decision.violated.includes('ip_minute'));
-  if (reported.length > 0) {
-    headers['ratelimit-policy'] = reported
-      .map((p) => `"${p.name}";q=${p.quota};w=${p.windowSeconds}${p.burst === undefined ? '' : `;rg-burst=${p.burst}`}`)
-      .join(', ');
-    headers['ratelimit'] = reported
-      .map((p) => `"${p.name}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`)
-      .join(', ');
+  if (policy !== '') {
+    headers['ratelimit-policy'] = policy;
+    headers['ratelimit'] = state;
   }
   return headers;
 }

@@ -30,6 +30,11 @@ interface EncodedGroup {
   replyLength: number;
   /** The call for this group alone, made at its first use. */
   alone?: CallPlan;
+  /**
+   * The call for the last group that went before this one, and that group (a key's group after its
+   * source address's: a key is mostly used from one address, so its call is mostly the same).
+   */
+  after?: { first: PolicyGroup; plan: CallPlan };
 }
 
 /** One script call, ready to send (see plan). */
@@ -95,6 +100,16 @@ export class RedisRateLimitStore implements RateLimitStore {
       const encoded = this.encode(group);
       return (encoded.alone ??= { groups, checks: group, keyCount: encoded.keys.length, keysAndArgs: [...encoded.keys, ...this.argv(encoded.spec, encoded.replyLength)] });
     }
+    if (groups.length === 2) {
+      const [first, second] = groups as [PolicyGroup, PolicyGroup];
+      const encoded = this.encode(second);
+      if (encoded.after?.first !== first) encoded.after = { first, plan: this.assemble(groups) };
+      return encoded.after.plan;
+    }
+    return this.assemble(groups);
+  }
+
+  private assemble(groups: readonly PolicyGroup[]): CallPlan {
     const keysAndArgs: Array<string | Buffer> = [];
     let spec: Buffer | undefined;
     let replyLength = 1;
