@@ -37,11 +37,9 @@ export class RateLimiter {
   private readonly ipPolicy: WindowPolicy;
   /**
    * Each key record's policies, built once: a changed record is a new object (the key cache
-   * replaces it). A record read again unchanged finds its group by content (a store prepares a
-   * group once, so the same group object is worth keeping).
+   * replaces it), and a record read again unchanged is the same object (the key cache keeps it).
    */
   private readonly keyGroups = new WeakMap<ApiKeyRecord, PolicyGroup>();
-  private readonly keyGroupsByContent = new LRUCache<string, PolicyGroup>({ max: 10_000 });
   /** The source addresses seen lately, each with its policy group (a store prepares a group once). */
   private readonly ipGroups = new LRUCache<string, PolicyGroup>({ max: 10_000 });
   private lastFallbackWarning = 0;
@@ -74,12 +72,7 @@ export class RateLimiter {
 
   private keyGroup(key: ApiKeyRecord): PolicyGroup {
     let group = this.keyGroups.get(key);
-    if (!group) {
-      const content = JSON.stringify([key.id, key.accountId, key.rateLimits]);
-      group = this.keyGroupsByContent.get(content);
-      if (!group) this.keyGroupsByContent.set(content, (group = keyGroup(keyLimits(key, this.options.config))));
-      this.keyGroups.set(key, group);
-    }
+    if (!group) this.keyGroups.set(key, (group = keyGroup(keyLimits(key, this.options.config))));
     return group;
   }
 

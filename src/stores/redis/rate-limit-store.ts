@@ -28,8 +28,6 @@ interface EncodedGroup {
   spec: Buffer;
   /** Doubles of its reply alone: `now`, then 3 per log and 1 per other policy. */
   replyLength: number;
-  /** The call for this group alone, made at its first use. */
-  alone?: CallPlan;
   /**
    * The call for the last group that went before this one, and that group (a key's group after its
    * source address's: a key is mostly used from one address, so its call is mostly the same).
@@ -92,14 +90,9 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   /**
    * The call for these groups. Each group's part is encoded once (encode), and the specs of two
-   * groups are joined once (join): what is left per call is one small array.
+   * groups are joined once (join); a key's group keeps its call with the address it came from last.
    */
   private plan(groups: readonly PolicyGroup[]): CallPlan {
-    if (groups.length === 1) {
-      const group = groups[0] as PolicyGroup;
-      const encoded = this.encode(group);
-      return (encoded.alone ??= { groups, checks: group, keyCount: encoded.keys.length, keysAndArgs: [...encoded.keys, ...this.argv(encoded.spec, encoded.replyLength)] });
-    }
     if (groups.length === 2) {
       const [first, second] = groups as [PolicyGroup, PolicyGroup];
       const encoded = this.encode(second);
@@ -121,7 +114,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
     const keyCount = keysAndArgs.length;
     keysAndArgs.push(...this.argv(spec as Buffer, replyLength));
-    return { groups, checks: groups.flat(), keyCount, keysAndArgs };
+    // Copies of their exact length: a pair's plan is kept as long as its key's group (push and flat
+    // leave room for 17 elements, in each of thousands of plans).
+    return { groups, checks: groups.flat().slice(), keyCount, keysAndArgs: keysAndArgs.slice() };
   }
 
   /** ARGV: the spec and the struct formats of the spec and of the reply. */
