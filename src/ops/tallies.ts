@@ -37,15 +37,11 @@ function register(registry: Registry, metric: RegistrableMetric): void {
   (registry as unknown as { registerMetric(metric: RegistrableMetric): void }).registerMetric(metric);
 }
 
-export interface CounterCell {
-  value: number;
-}
-
-/** A counter family: `cell(labels)` once per label set, then `cell.value += n` per event. */
-export class CounterTally implements RegistrableMetric {
-  readonly type = 'counter';
+/** What both kinds share: a family's cells, one per label set, made at its first use and kept. */
+abstract class Tally<Cell> implements RegistrableMetric {
+  abstract readonly type: MetricData['type'];
   readonly aggregator = 'sum';
-  private readonly cells = new Map<string, { labels: LabelValues; cell: CounterCell }>();
+  protected readonly cells = new Map<string, { labels: LabelValues; cell: Cell }>();
 
   constructor(
     readonly name: string,
@@ -56,21 +52,46 @@ export class CounterTally implements RegistrableMetric {
     register(registry, this);
   }
 
+  protected abstract newCell(): Cell;
+  protected abstract values(labels: LabelValues, cell: Cell): MetricValue[];
+  protected abstract clear(cell: Cell): void;
+
   /** The cell of one label set (values in `labelNames` order); the same object for the same values. */
-  cell(labels: LabelValues): CounterCell {
+  cell(labels: LabelValues): Cell {
     const id = this.labelNames.map((name) => String(labels[name])).join('\u0000');
     let entry = this.cells.get(id);
-    if (!entry) this.cells.set(id, (entry = { labels: pick(labels, this.labelNames), cell: { value: 0 } }));
+    if (!entry) this.cells.set(id, (entry = { labels: pick(labels, this.labelNames), cell: this.newCell() }));
     return entry.cell;
   }
 
   async get(): Promise<MetricData> {
-    const values = [...this.cells.values()].map(({ labels, cell }) => ({ labels, value: cell.value }));
+    const values = [...this.cells.values()].flatMap(({ labels, cell }) => this.values(labels, cell));
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
   reset(): void {
-    for (const { cell } of this.cells.values()) cell.value = 0;
+    for (const { cell } of this.cells.values()) this.clear(cell);
+  }
+}
+
+export interface CounterCell {
+  value: number;
+}
+
+/** A counter family: `cell(labels)` once per label set, then `cell.value += n` per event. */
+export class CounterTally extends Tally<CounterCell> {
+  readonly type = 'counter';
+
+  protected newCell(): CounterCell {
+    return { value: 0 };
+  }
+
+  protected values(labels: LabelValues, cell: CounterCell): MetricValue[] {
+    return [{ labels, value: cell.value }];
+  }
+
+  protected clear(cell: CounterCell): void {
+    cell.value = 0;
   }
 }
 
@@ -82,29 +103,11 @@ export interface HistogramCell {
 }
 
 /** A histogram family: `cell(labels)` once per label set, then `observe(cell, value)` per event. */
-export class HistogramTally implements RegistrableMetric {
+export class HistogramTally extends Tally<HistogramCell> {
   readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  private readonly cells = new Map<string, { labels: LabelValues; cell: HistogramCell }>();
 
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    private readonly labelNames: readonly string[],
-    private readonly bounds: readonly number[],
-    registry: Registry,
-  ) {
-    register(registry, this);
-  }
-
-  cell(labels: LabelValues): HistogramCell {
-    const id = this.labelNames.map((name) => String(labels[name])).join('\u0000');
-    let entry = this.cells.get(id);
-    if (!entry) {
-      const cell = { count: 0, sum: 0, buckets: new Float64Array(this.bounds.length + 1) };
-      this.cells.set(id, (entry = { labels: pick(labels, this.labelNames), cell }));
-    }
-    return entry.cell;
+  constructor(name: string, help: string, labelNames: readonly string[], private readonly bounds: readonly number[], registry: Registry) {
+    super(name, help, labelNames, registry);
   }
 
   observe(cell: HistogramCell, value: number): void {
@@ -115,28 +118,28 @@ export class HistogramTally implements RegistrableMetric {
     cell.sum += value;
   }
 
-  /** As prom-client's Histogram reports itself: cumulative `_bucket` per bound and `+Inf`, `_sum`, `_count`. */
-  async get(): Promise<MetricData> {
-    const values: MetricValue[] = [];
-    for (const { labels, cell } of this.cells.values()) {
-      let cumulative = 0;
-      this.bounds.forEach((le, index) => {
-        cumulative += cell.buckets[index] as number;
-        values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${this.name}_bucket` });
-      });
-      values.push({ labels: { le: '+Inf', ...labels }, value: cell.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: { ...labels }, value: cell.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: { ...labels }, value: cell.count, metricName: `${this.name}_count` });
-    }
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  protected newCell(): HistogramCell {
+    return { count: 0, sum: 0, buckets: new Float64Array(this.bounds.length + 1) };
   }
 
-  reset(): void {
-    for (const { cell } of this.cells.values()) {
-      cell.count = 0;
-      cell.sum = 0;
-      cell.buckets.fill(0);
-    }
+  /** As prom-client's Histogram reports itself: cumulative `_bucket` per bound and `+Inf`, `_sum`, `_count`. */
+  protected values(labels: LabelValues, cell: HistogramCell): MetricValue[] {
+    const values: MetricValue[] = [];
+    let cumulative = 0;
+    this.bounds.forEach((le, index) => {
+      cumulative += cell.buckets[index] as number;
+      values.push({ labels: { le, ...labels }, value: cumulative, metricName: `${this.name}_bucket` });
+    });
+    values.push({ labels: { le: '+Inf', ...labels }, value: cell.count, metricName: `${this.name}_bucket` });
+    values.push({ labels: { ...labels }, value: cell.sum, metricName: `${this.name}_sum` });
+    values.push({ labels: { ...labels }, value: cell.count, metricName: `${this.name}_count` });
+    return values;
+  }
+
+  protected clear(cell: HistogramCell): void {
+    cell.count = 0;
+    cell.sum = 0;
+    cell.buckets.fill(0);
   }
 }
 
