@@ -56,8 +56,14 @@ export class RedisConnection {
   run<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
     this.corkUntilNextTurn();
     // The hot path (every rate-limit decision) is one promise, not a chain of async frames.
-    if (!this.needsDeadline) return command(this.client).catch(rethrowAsStoreError);
-    return this.runWithDeadline(command);
+    if (this.needsDeadline) return this.runWithDeadline(command);
+    let pending: Promise<T>;
+    try {
+      pending = command(this.client);
+    } catch (error) {
+      return Promise.reject(toStoreError(error));
+    }
+    return pending.catch(rethrowAsStoreError);
   }
 
   private async runWithDeadline<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
