@@ -8,8 +8,8 @@ import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
 import { notFound, unreadable } from './errors.js';
 import { mapAccount, mapOrder, mapProduct, money } from './map.js';
-import { declareMethods, PROBE } from './methods.js';
-import { fossbillingOperations, type FossbillingOperations } from './operations.js';
+import { PROBE } from './methods.js';
+import { fossbillingOperations, fossbillingSetup, type FossbillingOperations } from './operations.js';
 import { FOSSBILLING_SERVICE_ACTIONS } from './service-actions.js';
 import { createFossbillingTransport, type FossbillingCall, type FossbillingTransport, type TransportOptions } from './transport.js';
 
@@ -23,12 +23,13 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     ? { call: options.call, close: () => Promise.resolve() }
     : createFossbillingTransport(config, options);
   const { call } = transport;
-  const methods = declareMethods(config);
+  const setup = fossbillingSetup(config);
+  const { methods } = setup;
   /** For what is not a customer's call (the catalog; its answer is cached and shared). */
-  const shared = fossbillingOperations(config, (method, params) => call(method, params));
+  const shared = fossbillingOperations(setup, (method, params) => call(method, params));
   /** The operations of one Backend call: their upstream calls carry its context (the trace). */
   const operations = (context: CallContext | undefined): FossbillingOperations =>
-    context === undefined ? shared : fossbillingOperations(config, (method, params) => call(method, params, context));
+    context === undefined ? shared : fossbillingOperations(setup, (method, params) => call(method, params, context));
   const { catalog, publicProduct } = shared;
 
   /**

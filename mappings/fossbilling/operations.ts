@@ -7,9 +7,10 @@
  */
 import type { z } from 'zod';
 import { BackendError, type Customer, type OrderKeyContext, type OrderSearch, type WriteContext } from '../../src/backend/backend.js';
-import type { Order, OrderInput, PageRequest, ServiceAction } from '../../src/v1/schemas.js';
+import type { Order, OrderInput, PageRequest, PageResult, ServiceAction } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { afterWrite } from '../../src/upstream/answers.js';
+import type { ActionTable } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
   mapAccount,
@@ -48,11 +49,19 @@ const KEY_SEARCH_PAGE = 20;
 
 export type FossbillingOperations = ReturnType<typeof fossbillingOperations>;
 
-/** `call`: the transport's, bound to one Backend call's context. */
-export function fossbillingOperations(config: FossbillingConfig, call: (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>) {
-  const methods = declareMethods(config);
-  const publicIds = new Set(config.publicProductIds);
+/** What the operations of every call share: made once per Backend, from its config. */
+export interface FossbillingSetup {
+  config: FossbillingConfig;
+  methods: ActionTable<FossbillingMethod>;
+  publicIds: ReadonlySet<string>;
+}
 
+export function fossbillingSetup(config: FossbillingConfig): FossbillingSetup {
+  return { config, methods: declareMethods(config), publicIds: new Set(config.publicProductIds) };
+}
+
+/** `call`: the transport's, bound to one Backend call's context. */
+export function fossbillingOperations({ config, methods, publicIds }: FossbillingSetup, call: (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>) {
   async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S): Promise<z.infer<S>> {
     const answer = await call(method, params);
     const parsed = schema.safeParse(answer);
@@ -179,16 +188,26 @@ export function fossbillingOperations(config: FossbillingConfig, call: (method: 
     return { kind: 'absent' };
   }
 
-  async function listServices(customer: Customer, page: PageRequest) {
+  /** One page of a list filtered by client: every row must be the customer's all the same. */
+  async function clientPage<Row extends { client_id?: string | null | undefined }, Item>(
+    method: 'order/get_list' | 'invoice/get_list',
+    schema: z.ZodType<{ list: Row[]; total: number }>,
+    rows: string,
+    customer: Customer,
+    page: PageRequest,
+    map: (row: Row, currency: string) => Item,
+  ): Promise<PageResult<Item>> {
     const [answer, currency] = await Promise.all([
-      request('order/get_list', { client_id: clientIdOf(customer), page: page.page, per_page: page.perPage }, OrderListAnswer),
+      request(method, { client_id: clientIdOf(customer), page: page.page, per_page: page.perPage }, schema),
       currencyOf(customer),
     ]);
-    if (answer.list.some((order) => order.client_id !== customer.upstreamId)) {
-      throw unreadable(`order/get_list for client ${customer.upstreamId} answered another client's orders`);
+    if (answer.list.some((row) => row.client_id !== customer.upstreamId)) {
+      throw unreadable(`${method} for client ${customer.upstreamId} answered another client's ${rows}`);
     }
-    return { items: answer.list.map((order) => mapService(order, currency)), total: answer.total };
+    return { items: answer.list.map((row) => map(row, currency)), total: answer.total };
   }
+
+  const listServices = (customer: Customer, page: PageRequest) => clientPage('order/get_list', OrderListAnswer, 'orders', customer, page, mapService);
 
   async function readService(customer: Customer, id: string) {
     const [order, currency] = await Promise.all([rawOrder(customer, id, 'service'), currencyOf(customer)]);
@@ -217,16 +236,8 @@ export function fossbillingOperations(config: FossbillingConfig, call: (method: 
 
   // ---- billing --------------------------------------------------------------------------
 
-  async function listInvoices(customer: Customer, page: PageRequest) {
-    const [answer, currency] = await Promise.all([
-      request('invoice/get_list', { client_id: clientIdOf(customer), page: page.page, per_page: page.perPage }, InvoiceListAnswer),
-      currencyOf(customer),
-    ]);
-    if (answer.list.some((invoice) => invoice.client_id !== customer.upstreamId)) {
-      throw unreadable(`invoice/get_list for client ${customer.upstreamId} answered another client's invoices`);
-    }
-    return { items: answer.list.map((invoice) => mapInvoice(invoice, currency, config.timeZone)), total: answer.total };
-  }
+  const listInvoices = (customer: Customer, page: PageRequest) =>
+    clientPage('invoice/get_list', InvoiceListAnswer, 'invoices', customer, page, (invoice, currency) => mapInvoice(invoice, currency, config.timeZone));
 
   async function getInvoiceDocument(customer: Customer, id: string) {
     if (!IS_ID.test(id)) throw notFound('invoice');
