@@ -1,10 +1,12 @@
 /**
  * RedisConnection.run turns every failure to reach Redis into StoreUnavailableError, whether the
- * command rejects or throws before it returns a promise, and leaves a bug's own error alone.
+ * command rejects or throws before it returns a promise, and leaves a bug's own error alone; its own
+ * EVALSHA encoding sends the bytes ioredis would.
  */
 import assert from 'node:assert/strict';
+import { Command } from 'ioredis';
 import t from 'tap';
-import { RedisConnection, type RedisClient } from '../../src/stores/redis/connection.js';
+import { encodeEvalsha, RedisConnection, type RedisClient } from '../../src/stores/redis/connection.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
 
 // A standalone client stand-in: no socket to cork, no cluster deadline.
@@ -24,4 +26,21 @@ t.test('a command that throws before returning its promise', async () => {
 t.test('a reply error that is not about reaching Redis keeps its own error', async () => {
   const reply = Object.assign(new Error('ERR wrong number of arguments'), { name: 'ReplyError' });
   await assert.rejects(connection.run(() => Promise.reject(reply)), (error) => error === reply);
+});
+
+t.test('an EVALSHA encoded here is byte for byte what ioredis encodes', async () => {
+  const sha = 'f'.repeat(40);
+  const cases: Array<[number, Array<string | Buffer>]> = [
+    [2, ['rg:{ip:10.0.0.1}:w', 'rg:{acct:acme}:w', Buffer.from([0, 0x41, 0xff, 0x80, 13, 10]), '>dddd']],
+    // Non-ASCII text goes as UTF-8; binary with every byte value as it is; empty arguments too.
+    [1, ['rg:{acct:zürich-😀}:w', Buffer.from(Array.from({ length: 256 }, (_, i) => i)), '', Buffer.alloc(0)]],
+    [0, []],
+  ];
+  for (const [keyCount, keysAndArgs] of cases) {
+    const ioredis = new Command('evalsha', [sha, keyCount, ...keysAndArgs], { replyEncoding: null });
+    // ioredis decides between its string and buffer encodings from the arguments, as it does when sending.
+    ioredis.stringifyArguments();
+    const expected = Buffer.from(ioredis.toWritable({}) as string | Buffer);
+    assert.deepEqual(encodeEvalsha(sha, keyCount, keysAndArgs), expected);
+  }
 });
