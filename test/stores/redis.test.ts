@@ -288,10 +288,39 @@ t.test('redis: specifics', async (t) => {
         if (sent % 5 === 0) longest = Math.max(longest, await inspector.strlen(key));
       }
       assert.ok(allowed > policy.limit, `${allowed} allowed: the window moved on at least once`);
-      // 8 bytes each: the time of the last rewrite, then the entries.
-      assert.ok(longest <= 8 * (1 + 16 + 2 + 8), `the log grew to ${longest} bytes`);
+      // A 13-byte header, then 4 bytes an entry.
+      assert.ok(longest <= 13 + 4 * (16 + 2 + 8), `the log grew to ${longest} bytes`);
       const ttl = await inspector.pttl(key);
       assert.ok(ttl > 0 && ttl <= 2 * policy.windowMs, `TTL ${ttl} ms`);
+    } finally {
+      inspector.disconnect();
+      await stores.close();
+    }
+  });
+
+  t.test('counters of the previous layout (a rolling deploy) are read as empty and overwritten, never misread', async () => {
+    const keyPrefix = `${unique('previous')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix });
+    const inspector = new Redis(server.url);
+    const doubles = (...values: number[]) => Buffer.concat(values.map((value) => Buffer.from(new Float64Array([value]).buffer).reverse()));
+    try {
+      const now = Date.now();
+      // The previous log layout: doubles, [rewritten_at, admit times...], full for a limit of 3.
+      await inspector.set(`${keyPrefix}{ip:192.0.2.20}:window`, doubles(now, now - 10, now - 5, now - 1), 'PX', 60_000);
+      await inspector.set(`${keyPrefix}{acct:acct_p}:window`, doubles(now, now - 10, now - 5, now - 1), 'PX', 60_000);
+      const request = { accountId: 'acct_p', keyId: '00000000000000bb', perMinute: { ratePerMinute: 60, burst: 20 }, perDay: 5_000, accountPerMinute: { limit: 3, windowMs: 60_000 } };
+      const first = await hitIpAndKey(stores.rateLimits, '192.0.2.20', { limit: 3, windowMs: 60_000 }, request);
+      assert.equal(first.allowed, true);
+      assert.deepEqual(
+        first.policies.map(({ name, remaining }) => [name, remaining]),
+        [['ip_minute', 2], ['key_minute', 20], ['key_day', 4_999], ['account_minute', 2]],
+      );
+      // Overwritten in the new layout: counted on from there.
+      const second = await hitIpAndKey(stores.rateLimits, '192.0.2.20', { limit: 3, windowMs: 60_000 }, request);
+      const remaining = (name: string) => second.policies.find((state) => state.name === name)?.remaining;
+      assert.equal(remaining('ip_minute'), 1);
+      assert.equal(remaining('account_minute'), 1);
+      assert.equal((await inspector.getBuffer(`${keyPrefix}{ip:192.0.2.20}:window`))?.length, 13 + 4 * 2);
     } finally {
       inspector.disconnect();
       await stores.close();
