@@ -19,7 +19,8 @@
 -- more than limit + limit / 8 + 8 entries (at most `limit` inside the window). Times are whole ms on
 -- the server's clock (TIME, rounded up), so an offset is exact. Cost per request: TIME, one MGET,
 -- then one write per counter consumed: SET ... KEEPTTL, or APPEND of one entry to a log, with a TTL
--- set again only when the stored one would end too soon. A refused group writes nothing.
+-- set again only when the stored one would end too soon. A refused group writes nothing. No table
+-- is built but the spec, the reply and one per gcra/day counter: each costs, every call.
 --
 -- Reply (packed doubles): now, then per policy checked, in order: for gcra TAT - now, for day the
 -- count before this request, for log the count in the window, newest - now and, when full, the
@@ -34,29 +35,27 @@ local spec = { sunpack(ARGV[2], ARGV[1]) }
 -- A log's origin moves (its entries rewritten) once this old: offsets stay far below 2^32.
 local LOG_VERSION, REBASE_MS = 2, 2147483648
 local DAY_MS, DAY_SHIFT, EPSILON_MS = 86400000, 68719476736, 0.001
-local today = floor(now / DAY_MS)
-local midnight = (today + 1) * DAY_MS
 
-local out = { now }
+-- Sized at once: growing a table element by element reallocates it at every power of two.
+local out = { now, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 local o, at, last, base = 1, 1, #spec - 1, 0
 local fixed = {} -- per gcra/day counter: its doubles (expires_at, then the slots), read once
--- Per log of this layout (another version's data counts as empty and is overwritten): its origin,
--- when it was written, and the index of its first entry inside the window.
-local origins, writtens, firsts = {}, {}, {}
 while at <= last do
   local size = spec[at]
+  local stop = at + size * 3 - 1 -- where its last policy starts
   local allowed = true
   local first_out = o
   local slot, previous = 0, 0
-  for q = at + 2, at + size * 3 - 1, 3 do
+  for q = at + 2, stop, 3 do
     local code, a, b = spec[q], spec[q + 1], spec[q + 2]
     local kind = code % 4
     local k = base + (code - kind) / 4
     local value = values[k]
     if kind == 3 then
       local count, newest, leaving = 0, 0, 0
+      -- Anything not of this layout (another version's data) counts as empty and is overwritten.
       if value and #value > 16 and #value % 4 == 1 then
-        local version, origin, written, oldest = sunpack('>BdI4I4', value)
+        local version, origin, _, oldest = sunpack('>BdI4I4', value)
         if version == LOG_VERSION then
           local n = (#value - 13) / 4
           -- Entry i (at byte 10 + 4 i) counts while its offset is above edge.
@@ -82,7 +81,6 @@ while at <= last do
             leaving = origin + sunpack('>I4', value, 10 + 4 * (lo + count - a)) - now
             allowed = false
           end
-          origins[k], writtens[k], firsts[k] = origin, written, lo
         end
       end
       out[o + 1], out[o + 2], out[o + 3] = count, newest, leaving
@@ -95,15 +93,14 @@ while at <= last do
         if value and #value >= 16 and #value % 8 == 0 then doubles = { sunpack(sub(formats, 1, #value / 8 + 1), value) } else doubles = { 0 } end
         fixed[k] = doubles
       end
-      local stored = 0
-      if slot + 2 < #doubles then stored = doubles[slot + 2] end
+      local stored = doubles[slot + 2] or 0
       local level = 0
       if kind == 1 then
         if stored > now then level = stored - now end
         if level > b * a + EPSILON_MS then allowed = false end
       else
         local day = floor(stored / DAY_SHIFT)
-        if day == today then level = stored - day * DAY_SHIFT end
+        if day == floor(now / DAY_MS) then level = stored - day * DAY_SHIFT end
         if level >= a then allowed = false end
       end
       out[o + 1] = level
@@ -115,21 +112,23 @@ while at <= last do
     local r = first_out
     local need, upto = 0, 0
     slot, previous = 0, 0
-    for q = at + 2, at + size * 3 - 1, 3 do
+    for q = at + 2, stop, 3 do
       local code, a, b = spec[q], spec[q + 1], spec[q + 2]
       local kind = code % 4
       local k = base + (code - kind) / 4
       if kind == 3 then
-        local value, count, newest, origin = values[k], out[r + 1], out[r + 2], origins[k]
+        local value, count, newest = values[k], out[r + 1], out[r + 2]
         r = r + 3
-        -- Kept sorted even if the server's clock stepped back.
+        -- Kept sorted even if the clock stepped back.
         local t = now
         if newest > 0 then t = now + newest end
         if count == 0 then
           redis.call('SET', KEYS[k], spack('>BdI4I4', LOG_VERSION, now, 0, 0), 'PX', ceil(2 * b))
         else
-          local lo, n = firsts[k], (#value - 13) / 4
-          if lo <= 9 + a / 8 and now <= origin + writtens[k] + b then
+          local _, origin, written = sunpack('>BdI4', value)
+          local n = (#value - 13) / 4
+          local lo = n - count + 1
+          if lo <= 9 + a / 8 and now <= origin + written + b then
             -- The TTL set at the last rewrite (2 windows) still covers this entry's window.
             redis.call('APPEND', KEYS[k], spack('>I4', t - origin))
           elseif t - origin < REBASE_MS then
@@ -154,12 +153,13 @@ while at <= last do
           if tat > need then need = tat end
           if tat + a * (b + 1) > upto then upto = tat + a * (b + 1) end
         else
-          doubles[slot + 2] = today * DAY_SHIFT + level + 1
+          local midnight = (floor(now / DAY_MS) + 1) * DAY_MS
+          doubles[slot + 2] = (midnight / DAY_MS - 1) * DAY_SHIFT + level + 1
           if midnight > need then need = midnight end
           if midnight > upto then upto = midnight end
         end
         -- Written once, after its last policy.
-        if q + 3 > at + size * 3 - 1 or base + (spec[q + 3] - spec[q + 3] % 4) / 4 ~= k then
+        if q + 3 > stop or base + (spec[q + 3] - spec[q + 3] % 4) / 4 ~= k then
           local format = sub(formats, 1, slot + 3)
           if need <= doubles[1] then
             redis.call('SET', KEYS[k], spack(format, unpack(doubles, 1, slot + 2)), 'KEEPTTL')
@@ -172,7 +172,7 @@ while at <= last do
     end
   end
   base = base + spec[at + 1]
-  at = at + 2 + size * 3
+  at = stop + 3
   if not allowed then break end
 end
 return spack(sub(formats, 1, o + 1), unpack(out, 1, o))
