@@ -327,6 +327,48 @@ t.test('redis: specifics', async (t) => {
     }
   });
 
+  t.test('a log in use for weeks moves its origin: its entries are rewritten as offsets from the window, still exact', async () => {
+    const keyPrefix = `${unique('rebase')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix });
+    const inspector = new Redis(server.url);
+    const key = `${keyPrefix}{ip:192.0.2.30}:window`;
+    const header = (origin: number, written: number) => {
+      const bytes = Buffer.alloc(13);
+      bytes.writeUInt8(2, 0);
+      bytes.writeDoubleBE(origin, 1);
+      bytes.writeUInt32BE(written, 9);
+      return bytes;
+    };
+    const entry = (offset: number) => {
+      const bytes = Buffer.alloc(4);
+      bytes.writeUInt32BE(offset, 0);
+      return bytes;
+    };
+    try {
+      const now = Date.now();
+      // An origin 2^31 ms (25 days) back, last rewritten a minute ago; two requests in the window.
+      const origin = now - 2 ** 31 - 1_000;
+      await inspector.set(key, Buffer.concat([header(origin, now - 60_000 - origin), entry(now - 5_000 - origin), entry(now - 3_000 - origin)]), 'PX', 60_000);
+      const policy = { limit: 3, windowMs: 10_000 };
+      assert.equal((await hitIp(stores.rateLimits, '192.0.2.30', policy)).policies[0]?.remaining, 0);
+      const stored = (await inspector.getBuffer(key)) as Buffer;
+      const moved = stored.readDoubleBE(1);
+      assert.ok(moved > now - 20_000 && moved <= now, `origin moved to ${moved - now} ms from now`);
+      assert.equal(stored.length, 13 + 4 * 3);
+      const times = [0, 1, 2].map((index) => moved + stored.readUInt32BE(13 + 4 * index) - now);
+      assert.ok(Math.abs((times[0] as number) + 5_000) <= 1 && Math.abs((times[1] as number) + 3_000) <= 1, `entries at ${times.join(', ')} ms`);
+      const refused = await hitIp(stores.rateLimits, '192.0.2.30', policy);
+      assert.equal(refused.allowed, false);
+      // Room again when the oldest, 5 s back, leaves its 10 s window.
+      assert.ok(refused.retryAfterMs !== null && refused.retryAfterMs > 4_000 && refused.retryAfterMs <= 5_001, `retry after ${refused.retryAfterMs} ms`);
+      // Windows are minutes; one beyond what 32-bit offsets keep is refused before anything is sent.
+      await assert.rejects(hitIp(stores.rateLimits, '192.0.2.31', { limit: 3, windowMs: 2 ** 31 }), RangeError);
+    } finally {
+      inspector.disconnect();
+      await stores.close();
+    }
+  });
+
   t.test('the harness fails loudly, never skips, when redis-server is missing', async () => {
     const path = process.env.PATH;
     process.env.PATH = '/nonexistent';
