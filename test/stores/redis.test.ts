@@ -362,7 +362,7 @@ t.test('redis: specifics', async (t) => {
       // Room again when the oldest, 5 s back, leaves its 10 s window.
       assert.ok(refused.retryAfterMs !== null && refused.retryAfterMs > 4_000 && refused.retryAfterMs <= 5_001, `retry after ${refused.retryAfterMs} ms`);
       // Windows are minutes; one beyond what 32-bit offsets keep is refused before anything is sent.
-      await assert.rejects(hitIp(stores.rateLimits, '192.0.2.31', { limit: 3, windowMs: 2 ** 31 }), RangeError);
+      await assert.rejects(async () => hitIp(stores.rateLimits, '192.0.2.31', { limit: 3, windowMs: 2 ** 31 }), RangeError);
     } finally {
       inspector.disconnect();
       await stores.close();
