@@ -288,10 +288,81 @@ t.test('redis: specifics', async (t) => {
         if (sent % 5 === 0) longest = Math.max(longest, await inspector.strlen(key));
       }
       assert.ok(allowed > policy.limit, `${allowed} allowed: the window moved on at least once`);
-      // 8 bytes each: the time of the last rewrite, then the entries.
-      assert.ok(longest <= 8 * (1 + 16 + 2 + 8), `the log grew to ${longest} bytes`);
+      // A 13-byte header, then 4 bytes an entry.
+      assert.ok(longest <= 13 + 4 * (16 + 2 + 8), `the log grew to ${longest} bytes`);
       const ttl = await inspector.pttl(key);
       assert.ok(ttl > 0 && ttl <= 2 * policy.windowMs, `TTL ${ttl} ms`);
+    } finally {
+      inspector.disconnect();
+      await stores.close();
+    }
+  });
+
+  t.test('counters of the previous layout (a rolling deploy) are read as empty and overwritten, never misread', async () => {
+    const keyPrefix = `${unique('previous')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix });
+    const inspector = new Redis(server.url);
+    const doubles = (...values: number[]) => Buffer.concat(values.map((value) => Buffer.from(new Float64Array([value]).buffer).reverse()));
+    try {
+      const now = Date.now();
+      // The previous log layout: doubles, [rewritten_at, admit times...], full for a limit of 3.
+      await inspector.set(`${keyPrefix}{ip:192.0.2.20}:window`, doubles(now, now - 10, now - 5, now - 1), 'PX', 60_000);
+      await inspector.set(`${keyPrefix}{acct:acct_p}:window`, doubles(now, now - 10, now - 5, now - 1), 'PX', 60_000);
+      const request = { accountId: 'acct_p', keyId: '00000000000000bb', perMinute: { ratePerMinute: 60, burst: 20 }, perDay: 5_000, accountPerMinute: { limit: 3, windowMs: 60_000 } };
+      const first = await hitIpAndKey(stores.rateLimits, '192.0.2.20', { limit: 3, windowMs: 60_000 }, request);
+      assert.equal(first.allowed, true);
+      assert.deepEqual(
+        first.policies.map(({ name, remaining }) => [name, remaining]),
+        [['ip_minute', 2], ['key_minute', 20], ['key_day', 4_999], ['account_minute', 2]],
+      );
+      // Overwritten in the new layout: counted on from there.
+      const second = await hitIpAndKey(stores.rateLimits, '192.0.2.20', { limit: 3, windowMs: 60_000 }, request);
+      const remaining = (name: string) => second.policies.find((state) => state.name === name)?.remaining;
+      assert.equal(remaining('ip_minute'), 1);
+      assert.equal(remaining('account_minute'), 1);
+      assert.equal((await inspector.getBuffer(`${keyPrefix}{ip:192.0.2.20}:window`))?.length, 13 + 4 * 2);
+    } finally {
+      inspector.disconnect();
+      await stores.close();
+    }
+  });
+
+  t.test('a log in use for weeks moves its origin: its entries are rewritten as offsets from the window, still exact', async () => {
+    const keyPrefix = `${unique('rebase')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix });
+    const inspector = new Redis(server.url);
+    const key = `${keyPrefix}{ip:192.0.2.30}:window`;
+    const header = (origin: number, written: number) => {
+      const bytes = Buffer.alloc(13);
+      bytes.writeUInt8(2, 0);
+      bytes.writeDoubleBE(origin, 1);
+      bytes.writeUInt32BE(written, 9);
+      return bytes;
+    };
+    const entry = (offset: number) => {
+      const bytes = Buffer.alloc(4);
+      bytes.writeUInt32BE(offset, 0);
+      return bytes;
+    };
+    try {
+      const now = Date.now();
+      // An origin 2^31 ms (25 days) back, last rewritten a minute ago; two requests in the window.
+      const origin = now - 2 ** 31 - 1_000;
+      await inspector.set(key, Buffer.concat([header(origin, now - 60_000 - origin), entry(now - 5_000 - origin), entry(now - 3_000 - origin)]), 'PX', 60_000);
+      const policy = { limit: 3, windowMs: 10_000 };
+      assert.equal((await hitIp(stores.rateLimits, '192.0.2.30', policy)).policies[0]?.remaining, 0);
+      const stored = (await inspector.getBuffer(key)) as Buffer;
+      const moved = stored.readDoubleBE(1);
+      assert.ok(moved > now - 20_000 && moved <= now, `origin moved to ${moved - now} ms from now`);
+      assert.equal(stored.length, 13 + 4 * 3);
+      const times = [0, 1, 2].map((index) => moved + stored.readUInt32BE(13 + 4 * index) - now);
+      assert.ok(Math.abs((times[0] as number) + 5_000) <= 1 && Math.abs((times[1] as number) + 3_000) <= 1, `entries at ${times.join(', ')} ms`);
+      const refused = await hitIp(stores.rateLimits, '192.0.2.30', policy);
+      assert.equal(refused.allowed, false);
+      // Room again when the oldest, 5 s back, leaves its 10 s window.
+      assert.ok(refused.retryAfterMs !== null && refused.retryAfterMs > 4_000 && refused.retryAfterMs <= 5_001, `retry after ${refused.retryAfterMs} ms`);
+      // Windows are minutes; one beyond what 32-bit offsets keep is refused before anything is sent.
+      await assert.rejects(async () => hitIp(stores.rateLimits, '192.0.2.31', { limit: 3, windowMs: 2 ** 31 }), RangeError);
     } finally {
       inspector.disconnect();
       await stores.close();

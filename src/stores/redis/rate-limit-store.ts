@@ -19,6 +19,8 @@ import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
 const KIND_CODES = { gcra: 1, day: 2, log: 3 } as const;
+/** 2^30 ms, 12 days: a log's offsets (at most 2^31 + 2 windows) stay within 32 bits. */
+const LONGEST_LOG_WINDOW_MS = 2 ** 30;
 
 /** A group as the script takes it, built once per group object. */
 interface EncodedGroup {
@@ -134,7 +136,11 @@ export class RedisRateLimitStore implements RateLimitStore {
       let index = counters.indexOf(check.counter);
       if (index < 0) index = counters.push(check.counter) - 1;
       else if (check.rule.kind === 'log' || logs.has(check.counter)) throw new Error(`counter ${check.counter} holds a log and another policy`);
-      if (check.rule.kind === 'log') logs.add(check.counter);
+      if (check.rule.kind === 'log') {
+        // A log's entries are 4-byte ms offsets, its origin moved once 2^31 ms old (lua/rate-limit.lua).
+        if (check.rule.windowMs > LONGEST_LOG_WINDOW_MS) throw new RangeError(`a window of ${check.rule.windowMs} ms is longer than the Redis log keeps (${LONGEST_LOG_WINDOW_MS} ms)`);
+        logs.add(check.counter);
+      }
       if (index !== counters.length - 1) throw new Error(`the policies of counter ${check.counter} are not adjacent`);
       numbers.push(KIND_CODES[check.rule.kind] + 4 * (index + 1), ...ruleArguments(check.rule));
     }
