@@ -21,8 +21,11 @@ export const RateLimitConfigSchema = z.strictObject({
    * /64 and could otherwise take a fresh address, and a fresh budget, for every request.
    */
   ipv6PrefixLength: z.number().int().min(1).max(128).default(64),
-  /** Length of the "minute" windows; shorter only in tests and demos. */
-  windowMs: PositiveInt.default(60_000),
+  /**
+   * Length of the "minute" windows; shorter only in tests and demos. At most 2^30 ms (12 days): the
+   * Redis store keeps a window's admit times as 32-bit offsets (src/stores/redis/lua/rate-limit.lua).
+   */
+  windowMs: PositiveInt.max(2 ** 30, 'must be at most 1073741824 ms (12 days)').default(60_000),
   /** When the store is down: `open` falls back to a per-instance memory limiter, `closed` answers 503. */
   onStoreError: z.enum(['open', 'closed']).default('open'),
 });

@@ -79,4 +79,9 @@ t.test('config', async (t) => {
     }
     assert.equal(parseConfig({ rateLimits: { ipv6PrefixLength: 128 } }, BACKENDS).rateLimits.ipv6PrefixLength, 128);
   });
+
+  t.test('the limits\' window stops the boot when longer than the Redis store keeps (2^30 ms)', async () => {
+    assert.equal(parseConfig({ rateLimits: { windowMs: 2 ** 30 } }, BACKENDS).rateLimits.windowMs, 2 ** 30);
+    assert.throws(() => parseConfig({ rateLimits: { windowMs: 2 ** 30 + 1 } }, BACKENDS), /- rateLimits\.windowMs: must be at most 1073741824 ms/);
+  });
 });
