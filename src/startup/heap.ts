@@ -7,8 +7,8 @@
  * lets the old generation reach about twice what survived the last full collection before it
  * collects again, so the promoted garbage piles up to 60+ MB and the resident memory swings with
  * it (README "Benchmark"). Collecting when the heap has grown by 20 % (V8 still waits for at least
- * 8 MB more) keeps it near its live size, at a CPU cost within this machine's noise in the bench;
- * 10 % (with a 4 MB young generation) nearly doubled the gateway's CPU per request there.
+ * 8 MB more) keeps it near its live size; in the bench it added no full collection that a GC trace
+ * could tell apart, while 10 % (with a 4 MB young generation) nearly doubled the gateway's CPU.
  *
  * V8 reads this flag at every full collection, so setting it at run time works (the young
  * generation's size is fixed when the heap is set up: `--max-semi-space-size` must be on node's
