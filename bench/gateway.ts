@@ -21,7 +21,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { ensureBuilt, freePort, sampleRss, startServer, treeCpuSeconds, type Server } from './processes.js';
+import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startServer, treeCpuSeconds, type Server } from './processes.js';
 import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
 import { megabytes, ms, ratio, table } from './report.js';
 import { clearCounters, DEFAULT_SHAPE, issueKeys, requestsFor, windowFor, type IssuedKey } from './shape.js';
@@ -58,7 +58,7 @@ if (flags.help) {
   --window MS       the limits' window instead of the one sized from the bare baseline's rate
   --paths LIST      the gateway paths measured (default /v1/products,/v1/me)
   --cpu-prof DIR    run the (WORKERS=1) gateway with node --cpu-prof, profiles into DIR
-  --node-args ARGS  more node options for the measured gateway (e.g. "--heap-prof --heap-prof-dir /tmp/h")
+  --node-args ARGS  node options for the measured gateway after the Dockerfile CMD's (e.g. "--heap-prof --heap-prof-dir /tmp/h")
   --keep            keep the working directory (configs, gateway logs, wrk scripts)
   --log-level L     the gateway's log level (default info, as in production)
 `);
@@ -171,6 +171,7 @@ async function main(): Promise<void> {
       return startServer({
         name: 'gateway',
         args: [
+          ...productionNodeArgs(),
           ...(profileDirectory ? ['--cpu-prof', '--cpu-prof-dir', profileDirectory] : []),
           ...(measured ? flags['node-args'].split(' ').filter(Boolean) : []),
           'dist/bin/gateway.js',

@@ -31,6 +31,17 @@ export function ensureBuilt(): void {
   utimesSync(BUILD_STAMP, started, started);
 }
 
+/**
+ * node's options for the gateway as the production image runs it, read from the Dockerfile's CMD
+ * (`["node", …options, "dist/bin/gateway.js"]`) so that a bench measures what ships.
+ */
+export function productionNodeArgs(): string[] {
+  const cmd = /^CMD (\[.*\])$/m.exec(readFileSync('Dockerfile', 'utf8'))?.[1];
+  const args = cmd === undefined ? [] : (JSON.parse(cmd) as string[]);
+  if (args[0] !== 'node' || args.at(-1) !== 'dist/bin/gateway.js') throw new Error(`unexpected CMD in the Dockerfile: ${cmd ?? 'none'}`);
+  return args.slice(1, -1);
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

@@ -20,7 +20,7 @@ import type { Redis } from 'ioredis';
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
-import { freePort, startServer } from './processes.js';
+import { freePort, productionNodeArgs, startServer } from './processes.js';
 import { ms, table } from './report.js';
 import { issueKeys, windowFor, type LoadShape } from './shape.js';
 
@@ -97,7 +97,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
     }));
     const gateway = await startServer({
       name: 'gateway (slow backend)',
-      args: [...options.nodeArgs, 'dist/bin/gateway.js'],
+      args: [...productionNodeArgs(), ...options.nodeArgs, 'dist/bin/gateway.js'],
       env: {
         CONFIG_FILE: configFile,
         KEY_PEPPER: options.pepper,

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:soak`: the gateway's memory over a long run. The gateway runs compiled, as in
- * production (Redis stores, metrics, info logging into a file), under wrk (one thread) cycling
+ * production (the Dockerfile CMD's node options, Redis stores, metrics, info logging into a file), under wrk (one thread) cycling
  * through 10 000 keys over 1 000 accounts from 500 source addresses, every key within its limits.
  * Every few seconds it samples the gateway's resident memory (/proc) and its V8 heap (the ops
  * listener's /metrics), then prints them over time, the memory after 1 M requests, and the slope
@@ -17,7 +17,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { ensureBuilt, freePort, startServer, treeRss } from './processes.js';
+import { ensureBuilt, freePort, productionNodeArgs, startServer, treeRss } from './processes.js';
 import { megabytes, slope, table } from './report.js';
 import { issueKeys, requestsFor, windowFor, type LoadShape } from './shape.js';
 import { findWrk, runWrk, writeWrkScript } from './wrk.js';
@@ -38,7 +38,7 @@ if (flags.help) {
   --interval S     seconds between samples (default 10)
   --connections N  wrk connections (default 50)
   --workers N      the gateway's WORKERS (default 1)
-  --node-args=ARGS more node options for the gateway (e.g. --node-args=--max-semi-space-size=8)
+  --node-args=ARGS node options for the gateway after the Dockerfile CMD's (e.g. --node-args=--max-semi-space-size=16)
 `);
   process.exit(0);
 }
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     }));
     const gateway = await startServer({
       name: 'gateway',
-      args: [...flags['node-args'].split(' ').filter(Boolean), 'dist/bin/gateway.js'],
+      args: [...productionNodeArgs(), ...flags['node-args'].split(' ').filter(Boolean), 'dist/bin/gateway.js'],
       env: {
         CONFIG_FILE: configFile,
         KEY_PEPPER: PEPPER,

@@ -17,6 +17,7 @@ import { ConfigError, hasUpstream, loadConfig, type ResolvedConfig } from './con
 import { buildOpsApp } from './ops/server.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
 import { demoKeys, printBanner } from './startup/banner.js';
+import { applyHeapSettings } from './startup/heap.js';
 import { createStores } from './stores/factory.js';
 import type { Stores } from './stores/types.js';
 import { EX_CONFIG, noUpstreamMessage, sandboxRequested } from './startup/mode.js';
@@ -131,6 +132,7 @@ async function runWorker(registry: BackendRegistry): Promise<void> {
 
 /** Runs the gateway process with the registered backends until a signal stops it. */
 export function runGateway(registry: BackendRegistry): void {
+  applyHeapSettings();
   (cluster.isWorker ? runWorker(registry) : main(registry)).catch((error: unknown) => {
     process.stderr.write(`reseller-gateway: failed to start: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);

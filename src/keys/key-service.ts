@@ -201,7 +201,9 @@ export class KeyService {
     const entry: CachedLookup = { ...found, readAt: startedAt };
     // The secret checked against the same hash needs no new HMAC.
     if (previous?.verified !== undefined && previous.key.secretHash === found.key.secretHash) entry.verified = previous.verified;
-    if (kept) this.cache.set(keyId, entry);
+    // Held under the record's own id: the id parsed from a request is a slice of its Authorization
+    // header, and as the cache's key it would keep that whole header, secret included, in memory.
+    if (kept && found.key.id === keyId) this.cache.set(found.key.id, entry);
     return entry;
   }
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -112,4 +112,14 @@ t.test('the Dockerfile and docker-compose.yml pass their lint (scripts/lint-cont
   assert.equal(result.status, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /Dockerfile: no problems/);
   assert.match(result.stdout, /docker-compose\.yml: valid against the Compose Specification/);
+});
+
+t.test("the image's young generation: the Dockerfile's CMD and npm start give node the same --max-semi-space-size", async () => {
+  // Only node's command line can set it (src/startup/heap.ts); cluster workers inherit the primary's.
+  const option = /--max-semi-space-size=\d+/;
+  const cmd = /^CMD (\[.*\])$/m.exec(readFileSync('Dockerfile', 'utf8'))?.[1] ?? '[]';
+  const image = (JSON.parse(cmd) as string[]).find((arg) => option.test(arg));
+  const start = option.exec((JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start)?.[0];
+  assert.ok(image, `the Dockerfile's CMD sets it: ${cmd}`);
+  assert.equal(start, image);
 });

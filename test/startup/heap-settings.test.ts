@@ -1,0 +1,55 @@
+/**
+ * The heap settings take effect when applied at run time (src/startup/heap.ts), which V8 does not
+ * promise for every flag: a child process keeps 40 MB alive and churns objects that survive a young
+ * collection (a 1 MB young generation promotes them), and counts its full collections and its
+ * largest heap. Applied, the old generation is collected when it has grown by HEAP_GROWING_PERCENT
+ * (or V8's 8 MB minimum) instead of about twice: many more full collections, a much smaller heap.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import t from 'tap';
+
+const CHILD = `
+import { PerformanceObserver } from 'node:perf_hooks';
+import { constants } from 'node:perf_hooks';
+import { applyHeapSettings } from './src/startup/heap.ts';
+if (process.env.APPLY === '1') applyHeapSettings();
+let full = 0;
+new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) full += 1; }).observe({ entryTypes: ['gc'] });
+const live = Array.from({ length: 300_000 }, (_, i) => ({ i, text: 'x' + i, list: [i] }));
+const ring = new Array(20_000);
+let largest = 0;
+for (let i = 0; i < 4_000_000; i += 1) {
+  ring[i % ring.length] = { i, text: 'y' + i, list: [i, i + 1] };
+  if (i % 100_000 === 0) {
+    largest = Math.max(largest, process.memoryUsage().heapUsed);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+await new Promise((resolve) => setTimeout(resolve, 100));
+process.stdout.write(JSON.stringify({ full, largestMb: largest / 2 ** 20, live: live.length }));
+`;
+
+function run(apply: boolean, nodeArgs: string[] = []): { full: number; largestMb: number } {
+  const result = spawnSync(process.execPath, ['--max-semi-space-size=1', ...nodeArgs, '--import', 'tsx', '--input-type=module', '-e', CHILD], {
+    env: { ...process.env, APPLY: apply ? '1' : '0' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(result.status, 0, result.stderr);
+  return JSON.parse(result.stdout) as { full: number; largestMb: number };
+}
+
+t.test('applied at run time, the old generation is collected before it doubles', async () => {
+  const without = run(false);
+  const applied = run(true);
+  t.comment(`without: ${JSON.stringify(without)}; applied: ${JSON.stringify(applied)}`);
+  assert.ok(applied.full >= 2 * without.full, `full collections: ${applied.full} applied, ${without.full} without`);
+  assert.ok(applied.largestMb < 0.75 * without.largestMb, `largest heap: ${applied.largestMb} MB applied, ${without.largestMb} MB without`);
+});
+
+t.test("a value on node's command line wins", async () => {
+  const given = run(true, ['--heap-growing-percent=300']);
+  const applied = run(true);
+  assert.ok(given.largestMb > applied.largestMb * 1.5, `largest heap: ${given.largestMb} MB given 300 %, ${applied.largestMb} MB applied`);
+});
