@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { AdminConfigSchema } from './admin/tokens.js';
 import type { BackendEnvVar, BackendRegistry } from './backend/registry.js';
+import { LONGEST_LOG_WINDOW_MS } from './stores/rate-policies.js';
 
 const PositiveInt = z.number().int().positive();
 
@@ -22,10 +23,10 @@ export const RateLimitConfigSchema = z.strictObject({
    */
   ipv6PrefixLength: z.number().int().min(1).max(128).default(64),
   /**
-   * Length of the "minute" windows; shorter only in tests and demos. At most 2^30 ms (12 days): the
-   * Redis store keeps a window's admit times as 32-bit offsets (src/stores/redis/lua/rate-limit.lua).
+   * Length of the "minute" windows; shorter only in tests and demos, and at most what the stores
+   * keep (LONGEST_LOG_WINDOW_MS, 12 days).
    */
-  windowMs: PositiveInt.max(2 ** 30, 'must be at most 1073741824 ms (12 days)').default(60_000),
+  windowMs: PositiveInt.max(LONGEST_LOG_WINDOW_MS, `must be at most ${LONGEST_LOG_WINDOW_MS} ms (12 days)`).default(60_000),
   /** When the store is down: `open` falls back to a per-instance memory limiter, `closed` answers 503. */
   onStoreError: z.enum(['open', 'closed']).default('open'),
 });

@@ -15,6 +15,13 @@
  */
 import type { KeyLimitRequest, LimitRule, PolicyCheck, PolicyGroup, RateDecision, WindowPolicy } from './types.js';
 
+/**
+ * The longest log window a store keeps, 2^30 ms (12 days): the Redis store holds a log's admit times
+ * as 32-bit ms offsets, its origin moved once 2^31 ms old (redis/lua/rate-limit.lua). The config
+ * refuses a longer window at boot.
+ */
+export const LONGEST_LOG_WINDOW_MS = 2 ** 30;
+
 const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 /** Tolerance for floating-point TAT arithmetic (a GCRA interval such as 60 000 / 7 is not exact). */

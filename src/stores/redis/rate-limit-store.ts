@@ -12,15 +12,13 @@
  */
 import { Cluster } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
+import { LONGEST_LOG_WINDOW_MS, ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
 import type { RuleOutcome, RuleReading } from '../rate-policies.js';
 import type { LimitRule, PolicyCheck, PolicyGroup, RateDecision, RateLimitStore } from '../types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
 const KIND_CODES = { gcra: 1, day: 2, log: 3 } as const;
-/** 2^30 ms, 12 days: a log's offsets (at most 2^31 + 2 windows) stay within 32 bits. */
-const LONGEST_LOG_WINDOW_MS = 2 ** 30;
 
 /** A group as the script takes it, built once per group object. */
 interface EncodedGroup {
