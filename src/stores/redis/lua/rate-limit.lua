@@ -35,6 +35,8 @@ local spec = { sunpack(ARGV[2], ARGV[1]) }
 -- A log's origin moves (its entries rewritten) once this old: offsets stay far below 2^32.
 local LOG_VERSION, REBASE_MS = 2, 2147483648
 local DAY_MS, DAY_SHIFT, EPSILON_MS = 86400000, 68719476736, 0.001
+local today = floor(now / DAY_MS)
+local midnight = (today + 1) * DAY_MS
 
 -- Sized at once: growing a table element by element reallocates it at every power of two.
 local out = { now, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
@@ -100,7 +102,7 @@ while at <= last do
         if level > b * a + EPSILON_MS then allowed = false end
       else
         local day = floor(stored / DAY_SHIFT)
-        if day == floor(now / DAY_MS) then level = stored - day * DAY_SHIFT end
+        if day == today then level = stored - day * DAY_SHIFT end
         if level >= a then allowed = false end
       end
       out[o + 1] = level
@@ -153,8 +155,7 @@ while at <= last do
           if tat > need then need = tat end
           if tat + a * (b + 1) > upto then upto = tat + a * (b + 1) end
         else
-          local midnight = (floor(now / DAY_MS) + 1) * DAY_MS
-          doubles[slot + 2] = (midnight / DAY_MS - 1) * DAY_SHIFT + level + 1
+          doubles[slot + 2] = today * DAY_SHIFT + level + 1
           if midnight > need then need = midnight end
           if midnight > upto then upto = midnight end
         end
