@@ -35,6 +35,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
 STOPSIGNAL SIGTERM
 # An 8 MB young generation (V8's default grows to 16): about 10 MB less resident memory under load
 # for twice the scavenges (3.3 % of the main thread against 2.0 % in the bench's GC trace); 4 MB
-# promoted so much that full collections ran every 0.4 s there (README "Benchmark"). Only node's command line can set it; cluster workers inherit it. npm start
-# passes the same, and the benches run the gateway with this CMD's options.
+# promoted so much that full collections ran every 0.4 s there (README "Benchmark"). Only node's
+# command line can set it; cluster workers inherit it. npm start passes the same, and the benches
+# run the gateway with this CMD's options.
 CMD ["node", "--max-semi-space-size=8", "--enable-source-maps", "dist/bin/gateway.js"]
