@@ -73,4 +73,29 @@ t.test('key service: the held copy', async (t) => {
     assert.equal(await service.authenticate(key), 'revoked');
     assert.equal(service.authenticateHeld(key), 'revoked');
   });
+
+  t.test('keys of one account share its record while it is unchanged; a changed record is not shared', async () => {
+    const other = await service.issue({ accountId: 'acme', name: 'k2', scopes: ['read:products'] });
+    const first = await service.authenticate(key);
+    const second = await service.authenticate(other.key);
+    assert.ok(typeof first === 'object' && typeof second === 'object');
+    assert.equal(first.account, second.account, 'one copy of the account for both keys');
+    const account = await store.getAccount('acme');
+    await store.putAccount({ ...account!, name: 'Acme renamed' });
+    now += FRESH_MS;
+    const third = await service.authenticate(other.key);
+    assert.ok(typeof third === 'object');
+    assert.equal(third.account.name, 'Acme renamed', 'the key read again sees the changed record');
+    assert.equal(first.account.name, 'Acme', 'the other copy is not changed under its key');
+  });
+
+  t.test('the same secret again is accepted from the held digest; another is refused', async () => {
+    assert.equal(typeof (await service.authenticate(key)), 'object');
+    assert.equal(typeof service.authenticateHeld(key), 'object', 'from the digest held');
+    const [prefix, id] = key.split('_');
+    const secret = key.slice(`${prefix}_${id}_`.length);
+    const flipped = `${prefix}_${id}_${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+    assert.equal(service.authenticateHeld(flipped), 'unknown');
+    assert.equal(typeof service.authenticateHeld(key), 'object', 'the right secret still passes after a wrong one');
+  });
 });
