@@ -101,10 +101,36 @@ export function accountTag(accountId: string): string {
   return `{acct:${keyPart(accountId)}}`;
 }
 
+/**
+ * The parts joined as one flat string. V8 keeps a string built with `+` or a template as a tree of
+ * its parts (32 bytes a node, every part kept) until something reads it whole, and a conversion
+ * made only to flatten it is dropped by the optimiser as unused; join builds the string at once.
+ * Counter names live as long as their key's record, thousands at once.
+ */
+export function flatString(...parts: string[]): string {
+  return parts.join('');
+}
+
 function windowRule(policy: WindowPolicy): LimitRule {
   requirePositive('limit', policy.limit);
   requirePositive('windowMs', policy.windowMs);
-  return { kind: 'log', limit: policy.limit, windowMs: policy.windowMs };
+  return sharedRule({ kind: 'log', limit: policy.limit, windowMs: policy.windowMs });
+}
+
+/**
+ * Rules by content. Every key's group holds its rules for as long as its record is held, thousands
+ * of groups at once, nearly all with the config's few rules: one object each instead of one a group
+ * (never changed once made). Bounded, for keys with limits of their own.
+ */
+const rules = new Map<string, LimitRule>();
+const MOST_RULES_SHARED = 1_000;
+
+function sharedRule(rule: LimitRule): LimitRule {
+  const id = rule.kind === 'gcra' ? `gcra ${rule.intervalMs} ${rule.burst}` : rule.kind === 'day' ? `day ${rule.limit}` : `log ${rule.limit} ${rule.windowMs}`;
+  const held = rules.get(id);
+  if (held) return held;
+  if (rules.size < MOST_RULES_SHARED) rules.set(id, Object.freeze(rule));
+  return rule;
 }
 
 /** The source-IP limit: its own group, counted before (and apart from) any key. */
@@ -112,7 +138,7 @@ export function ipGroup(ip: string, policy: WindowPolicy): PolicyGroup {
   return [
     {
       name: 'ip_minute',
-      counter: `{ip:${keyPart(ip)}}:window`,
+      counter: flatString('{ip:', keyPart(ip), '}:window'),
       rule: windowRule(policy),
       limit: policy.limit,
       windowSeconds: policy.windowMs / 1000,
@@ -124,7 +150,7 @@ export function ipGroup(ip: string, policy: WindowPolicy): PolicyGroup {
 /** The key's minute and day limits (one counter) and, in Profile A, its account's window. */
 export function keyGroup(request: KeyLimitRequest): PolicyGroup {
   const account = accountTag(request.accountId);
-  const counter = `${account}:key:${keyPart(request.keyId)}:limits`;
+  const counter = flatString(account, ':key:', keyPart(request.keyId), ':limits');
   const { ratePerMinute, burst, periodMs = MINUTE_MS } = request.perMinute;
   requirePositive('ratePerMinute', ratePerMinute);
   requirePositive('periodMs', periodMs);
@@ -133,7 +159,7 @@ export function keyGroup(request: KeyLimitRequest): PolicyGroup {
   const minute: PolicyCheck = {
     name: 'key_minute',
     counter,
-    rule: { kind: 'gcra', intervalMs: periodMs / ratePerMinute, burst },
+    rule: sharedRule({ kind: 'gcra', intervalMs: periodMs / ratePerMinute, burst }),
     limit: burst + 1,
     windowSeconds: periodMs / 1000,
     quota: ratePerMinute,
@@ -142,7 +168,7 @@ export function keyGroup(request: KeyLimitRequest): PolicyGroup {
   const day: PolicyCheck = {
     name: 'key_day',
     counter,
-    rule: { kind: 'day', limit: request.perDay },
+    rule: sharedRule({ kind: 'day', limit: request.perDay }),
     limit: request.perDay,
     windowSeconds: DAY_MS / 1000,
     quota: request.perDay,
@@ -156,7 +182,7 @@ export function keyGroup(request: KeyLimitRequest): PolicyGroup {
     day,
     {
       name: 'account_minute',
-      counter: `${account}:window`,
+      counter: flatString(account, ':window'),
       rule: windowRule(accountPolicy),
       limit: accountPolicy.limit,
       windowSeconds: accountPolicy.windowMs / 1000,

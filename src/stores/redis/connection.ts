@@ -22,7 +22,7 @@ export class RedisConnection {
 
   constructor(
     readonly client: RedisClient,
-    private readonly keyPrefix: string,
+    readonly keyPrefix: string,
     /** Cuts off what ioredis's own command timeout does not cover, such as a cluster's redirection retries. */
     private readonly deadlineMs: number,
   ) {

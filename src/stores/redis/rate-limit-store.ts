@@ -12,7 +12,7 @@
  */
 import { Cluster } from 'ioredis';
 import { LRUCache } from 'lru-cache';
-import { LONGEST_LOG_WINDOW_MS, ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
+import { flatString, LONGEST_LOG_WINDOW_MS, ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
 import type { RuleOutcome, RuleReading } from '../rate-policies.js';
 import type { LimitRule, PolicyCheck, PolicyGroup, RateDecision, RateLimitStore } from '../types.js';
 import type { RedisConnection } from './connection.js';
@@ -151,7 +151,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       this.specs.set(content, spec);
     }
     encoded = {
-      keys: counters.map((counter) => this.redis.key(counter)),
+      keys: counters.map((counter) => flatString(this.redis.keyPrefix, counter)),
       spec,
       replyLength: group.reduce((sum, check) => sum + (check.rule.kind === 'log' ? 3 : 1), 1),
     };
