@@ -23,12 +23,21 @@ const MeSchema = z
   })
   .meta({ id: 'Me' });
 
+/**
+ * The account under this gateway's account id (a v1 upstream's own id is replaced). Field by field:
+ * `{ ...account, id }` would give every answer a hidden class of its own in V8 (node 20: a property
+ * added after a spread), and each read of it downstream a slow lookup.
+ */
+function v1Account(caller: Caller, account: Omit<Account, 'id'>): Account {
+  return { id: caller.account.id, name: account.name, company: account.company, email: account.email, status: account.status, currency: account.currency };
+}
+
 /** The account as the upstream knows it, under this gateway's account id, and the calling key. */
 function meBody(caller: Caller, deps: GatewayDeps, account: Omit<Account, 'id'>) {
   const key = caller.key;
   const limits = keyLimits(key, deps.config);
   return {
-    account: { ...account, id: caller.account.id },
+    account: v1Account(caller, account),
     key: {
       id: key.id,
       name: key.name,
