@@ -3,6 +3,7 @@
  * loader can fill it from the environment (FOSSBILLING_API_TOKEN).
  */
 import { z } from 'zod';
+import { isTimeZone } from '../../src/backend/time-zone.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a FOSSBilling product id (digits)');
@@ -18,15 +19,6 @@ const DEFAULT_METHOD_TIMEOUTS_MS: Readonly<Record<string, number>> = {
   // The health probe must answer quickly or count as down.
   'product/get_types': 5_000,
 };
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export const FossbillingConfigSchema = z.strictObject({
   /** Base URL of FOSSBilling; the admin API is `<url>/api/admin/<module>/<method>`. */

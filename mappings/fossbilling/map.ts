@@ -3,6 +3,7 @@
  * gives both the v1 order and the v1 service (same id).
  */
 import { BackendError } from '../../src/backend/backend.js';
+import { zoneOffsetMs } from '../../src/backend/time-zone.js';
 import type {
   Account,
   BillingCycle,
@@ -81,19 +82,7 @@ export function utcOf(value: string | null, timeZone: string): string | null {
   const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
   const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
   // The zone's offset at that moment (close enough around DST switches for display purposes).
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(asUtc));
-  const get = (type: string): number => Number(parts.find((part) => part.type === type)?.value ?? 0);
-  const zoned = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
-  return new Date(asUtc - (zoned - asUtc)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return new Date(asUtc - zoneOffsetMs(asUtc, timeZone)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export function mapAccount(client: RawClient, defaultCurrency: string): Omit<Account, 'id'> {

@@ -3,6 +3,7 @@
  * fill them from the environment (WHMCS_IDENTIFIER, WHMCS_SECRET, WHMCS_ACCESS_KEY).
  */
 import { z } from 'zod';
+import { isTimeZone } from '../../src/backend/time-zone.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a WHMCS product id (digits)');
@@ -36,15 +37,6 @@ const DEFAULT_MODULE_FUNCTIONS: Readonly<Record<string, ModuleFunctions>> = {
   solusvmpro: { start: 'boot', stop: 'shutdown', reboot: 'reboot' },
   pvewhmcs: { start: 'vmStart', stop: 'vmShutdown', reboot: 'vmReboot' },
 };
-
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export const WhmcsConfigSchema = z.strictObject({
   /** Base URL of WHMCS; the API is `<url>/includes/api.php`. */

@@ -2,6 +2,7 @@
  * WHMCS stores "YYYY-MM-DD HH:MM:SS" in its server's local time, without a zone. v1 timestamps are
  * RFC 3339 in UTC, so the zone of that clock comes from config.
  */
+import { zoneOffsetMs } from '../../src/backend/time-zone.js';
 
 /** A WHMCS local date-time, already checked to be a real calendar time. */
 export interface LocalDateTime {
@@ -36,36 +37,6 @@ export function parseLocalDateTime(text: string): LocalDateTime | null {
     asUtc.getUTCMinutes() === minute &&
     asUtc.getUTCSeconds() === second;
   return roundTrips && year >= 1970 ? { year, month, day, hour, minute, second } : null;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timeZone, formatter);
-  }
-  return formatter;
-}
-
-/** Milliseconds the zone's wall clock is ahead of UTC at the instant `utcMs`. */
-function zoneOffsetMs(utcMs: number, timeZone: string): number {
-  const parts: Record<string, number> = {};
-  for (const part of formatterFor(timeZone).formatToParts(utcMs)) {
-    if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  }
-  const wallAsUtc = Date.UTC(parts.year ?? 0, (parts.month ?? 1) - 1, parts.day ?? 1, parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0);
-  return wallAsUtc - Math.floor(utcMs / 1000) * 1000;
 }
 
 /**
