@@ -1,9 +1,17 @@
 /** What the KeyStore implementations share: listing order, invalidation listeners, record copies. */
 import type { AccountRecord, ApiKeyRecord, KeyStore } from './types.js';
 
-/** Lists come oldest first; the id breaks ties so that every store lists in the same order. */
+/**
+ * Lists come oldest first; the id breaks ties so that every store lists in the same order. Compared
+ * by code unit, as RFC 3339 timestamps sort: localeCompare would order by the process's locale (its
+ * environment's), so two instances could list differently.
+ */
 export function byCreation<T extends AccountRecord | ApiKeyRecord>(records: T[]): T[] {
-  return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  return records.sort((a, b) => compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A copy of a record held in memory, so that a caller changing it cannot change the store. */
