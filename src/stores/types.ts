@@ -281,6 +281,12 @@ export interface WebhookStore {
    * and returns what was there before, atomically, so that two writers never both see a change.
    */
   swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null>;
+  /**
+   * Undoes a swap whose events could not be queued: puts `previous` back (null: none) if the
+   * resource still holds `state`, so that the next look sees the change again. False when a newer
+   * state was swapped in meanwhile (its observer reports from there).
+   */
+  restoreSnapshot(accountId: string, resource: string, state: string, previous: string | null): Promise<boolean>;
   /** The whole snapshot (empty when none was taken). */
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */

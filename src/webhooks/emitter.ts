@@ -63,9 +63,28 @@ export class WebhookEvents {
    */
   async observe(accountId: string, observed: Observed, { baseline = false, trace }: { baseline?: boolean; trace?: TraceContext } = {}): Promise<void> {
     const state = observed.resource.status;
-    const previous = await this.store.swapSnapshot(accountId, `${observed.kind}:${observed.resource.id}`, state);
+    const field = `${observed.kind}:${observed.resource.id}`;
+    const previous = await this.store.swapSnapshot(accountId, field, state);
     if (baseline || previous === state) return;
-    for (const [type, data] of changes(observed, previous)) await this.emit(accountId, type, data as never, trace);
+    const events = changes(observed, previous);
+    for (const [queued, [type, data]] of events.entries()) {
+      try {
+        await this.emit(accountId, type, data as never, trace);
+      } catch (error) {
+        // Not queued (emit fails before the outbox has it): the swap is undone so that the next
+        // look sees the change again, or the event would be lost with the state recorded as seen.
+        await this.undo(accountId, field, state, queued === 0 ? previous : PARTLY_REPORTED);
+        throw error;
+      }
+    }
+  }
+
+  private async undo(accountId: string, field: string, state: string, previous: string | null): Promise<void> {
+    try {
+      await this.store.restoreSnapshot(accountId, field, state, previous);
+    } catch (error) {
+      this.log.error({ err: error, account_id: accountId, resource: field }, 'webhook event lost: neither queued nor its observation undone');
+    }
   }
 
   /** For writes: emit, and never fail the request that caused the event (it is logged instead). */
@@ -77,6 +96,13 @@ export class WebhookEvents {
     }
   }
 }
+
+/**
+ * The state put back when a change's first event was queued and the next was not. Only an invoice
+ * first seen paid has two events (created, then paid); from any other known state the rest, paid,
+ * is reported again, and created is not repeated.
+ */
+const PARTLY_REPORTED = 'unpaid';
 
 /** The events one state change means. */
 function changes(observed: Observed, previous: string | null): Array<[EventType, unknown]> {

@@ -71,6 +71,14 @@ export class MemoryWebhookStore implements WebhookStore {
     return previous;
   }
 
+  async restoreSnapshot(accountId: string, resource: string, state: string, previous: string | null): Promise<boolean> {
+    const snapshot = this.snapshots.get(accountId);
+    if (snapshot?.get(resource) !== state) return false;
+    if (previous === null) snapshot.delete(resource);
+    else snapshot.set(resource, previous);
+    return true;
+  }
+
   async readSnapshot(accountId: string): Promise<Record<string, string>> {
     return Object.fromEntries(this.snapshots.get(accountId) ?? []);
   }

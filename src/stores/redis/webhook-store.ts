@@ -15,6 +15,7 @@ export class RedisWebhookStore implements WebhookStore {
     lease: LuaScript.load('lease-hold'),
     enable: LuaScript.load('webhook-enable'),
     logDelivery: LuaScript.load('webhook-log-delivery'),
+    restoreSnapshot: LuaScript.load('webhook-restore-snapshot'),
   };
 
   constructor(private readonly redis: RedisConnection) {}
@@ -91,6 +92,15 @@ export class RedisWebhookStore implements WebhookStore {
     const replies = await this.redis.run((client) => client.multi().hget(key, resource).hset(key, resource, state).exec());
     const previous = replies?.[0]?.[1];
     return typeof previous === 'string' ? previous : null;
+  }
+
+  async restoreSnapshot(accountId: string, resource: string, state: string, previous: string | null): Promise<boolean> {
+    const reply = await this.redis.evalScript(
+      this.scripts.restoreSnapshot,
+      [this.snapshotKey(accountId)],
+      [resource, state, previous ?? '', previous === null ? '0' : '1'],
+    );
+    return reply === 1;
   }
 
   async readSnapshot(accountId: string): Promise<Record<string, string>> {
