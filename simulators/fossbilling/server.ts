@@ -5,6 +5,7 @@
  * told to misbehave (faults.ts). The mapping never imports it.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -173,6 +174,8 @@ async function handle(runtime: Runtime, request: IncomingMessage, response: Serv
 export async function startFossbillingSimulator(options: FossbillingSimulatorOptions = {}): Promise<FossbillingSimulator> {
   const host = options.host ?? '127.0.0.1';
   const shutdown = new AbortController();
+  // Every answer waiting out its latency listens for the close: hundreds at once under load.
+  setMaxListeners(0, shutdown.signal);
   const seed = options.seed;
   const runtime: Runtime = {
     state: seed === undefined ? createFossbillingSeed() : typeof seed === 'function' ? seed() : structuredClone(seed),

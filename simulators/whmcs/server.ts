@@ -4,6 +4,7 @@
  * receives for assertions, and can be told to misbehave (see faults.ts).
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -235,6 +236,8 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
   const identifier = options.identifier ?? randomBytes(16).toString('hex');
   const secret = options.secret ?? randomBytes(16).toString('hex');
   const shutdown = new AbortController();
+  // Every answer waiting out its latency listens for the close: hundreds at once under load.
+  setMaxListeners(0, shutdown.signal);
   const runtime: Runtime = {
     state: initialState(options.seed),
     calls: [],
