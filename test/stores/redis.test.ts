@@ -38,6 +38,22 @@ function redisFixture<S>(pick: (stores: Stores) => S): FixtureFactory<S> {
   };
 }
 
+/**
+ * Stores under a fresh key prefix and a plain client to read what they wrote (a test of the Redis
+ * layout itself); both closed after `body`.
+ */
+async function withLayout(name: string, body: (layout: { keyPrefix: string; stores: Stores; inspector: Redis }) => Promise<void>): Promise<void> {
+  const keyPrefix = `${unique(name)}:`;
+  const stores = await createRedisStores({ url: server.url, keyPrefix });
+  const inspector = new Redis(server.url);
+  try {
+    await body({ keyPrefix, stores, inspector });
+  } finally {
+    inspector.disconnect();
+    await stores.close();
+  }
+}
+
 runRateLimitConformance(t, 'redis', redisFixture((stores) => stores.rateLimits));
 runIdempotencyConformance(t, 'redis', redisFixture((stores) => stores.idempotency));
 runKeyStoreConformance(t, 'redis', redisFixture((stores) => stores.keys));
@@ -116,11 +132,8 @@ t.test('redis: specifics', async (t) => {
     }
   });
 
-  t.test('lays keys out under the prefix, hash-tagged per account or IP', async () => {
-    const keyPrefix = `${unique('layout')}:`;
-    const stores = await createRedisStores({ url: server.url, keyPrefix });
-    const inspector = new Redis(server.url);
-    try {
+  t.test('lays keys out under the prefix, hash-tagged per account or IP', () =>
+    withLayout('layout', async ({ keyPrefix, stores, inspector }) => {
       await hitIp(stores.rateLimits, '2001:db8::1', { limit: 5, windowMs: 60_000 });
       await hitKey(stores.rateLimits, {
         accountId: 'acct_1',
@@ -163,11 +176,8 @@ t.test('redis: specifics', async (t) => {
         '{keys}:accounts',
         '{keys}:keys',
       ]);
-    } finally {
-      inspector.disconnect();
-      await stores.close();
-    }
-  });
+    }),
+  );
 
   t.test('an idempotent POST costs the idempotency store three round trips: claim, write-ahead mark, outcome', async () => {
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('idem-trips')}:` });
@@ -273,11 +283,8 @@ t.test('redis: specifics', async (t) => {
     }
   });
 
-  t.test('a window log is bounded by its limit, not by traffic: at most limit + limit/8 + 8 entries, gone two windows after its last use', async () => {
-    const keyPrefix = `${unique('bounded')}:`;
-    const stores = await createRedisStores({ url: server.url, keyPrefix });
-    const inspector = new Redis(server.url);
-    try {
+  t.test('a window log is bounded by its limit, not by traffic: at most limit + limit/8 + 8 entries, gone two windows after its last use', () =>
+    withLayout('bounded', async ({ keyPrefix, stores, inspector }) => {
       const policy = { limit: 16, windowMs: 300 };
       const key = `${keyPrefix}{ip:192.0.2.9}:window`;
       let longest = 0;
@@ -292,18 +299,12 @@ t.test('redis: specifics', async (t) => {
       assert.ok(longest <= 13 + 4 * (16 + 2 + 8), `the log grew to ${longest} bytes`);
       const ttl = await inspector.pttl(key);
       assert.ok(ttl > 0 && ttl <= 2 * policy.windowMs, `TTL ${ttl} ms`);
-    } finally {
-      inspector.disconnect();
-      await stores.close();
-    }
-  });
+    }),
+  );
 
-  t.test('counters of the previous layout (a rolling deploy) are read as empty and overwritten, never misread', async () => {
-    const keyPrefix = `${unique('previous')}:`;
-    const stores = await createRedisStores({ url: server.url, keyPrefix });
-    const inspector = new Redis(server.url);
-    const doubles = (...values: number[]) => Buffer.concat(values.map((value) => Buffer.from(new Float64Array([value]).buffer).reverse()));
-    try {
+  t.test('counters of the previous layout (a rolling deploy) are read as empty and overwritten, never misread', () =>
+    withLayout('previous', async ({ keyPrefix, stores, inspector }) => {
+      const doubles = (...values: number[]) => Buffer.concat(values.map((value) => Buffer.from(new Float64Array([value]).buffer).reverse()));
       const now = Date.now();
       // The previous log layout: doubles, [rewritten_at, admit times...], full for a limit of 3.
       await inspector.set(`${keyPrefix}{ip:192.0.2.20}:window`, doubles(now, now - 10, now - 5, now - 1), 'PX', 60_000);
@@ -321,30 +322,24 @@ t.test('redis: specifics', async (t) => {
       assert.equal(remaining('ip_minute'), 1);
       assert.equal(remaining('account_minute'), 1);
       assert.equal((await inspector.getBuffer(`${keyPrefix}{ip:192.0.2.20}:window`))?.length, 13 + 4 * 2);
-    } finally {
-      inspector.disconnect();
-      await stores.close();
-    }
-  });
+    }),
+  );
 
-  t.test('a log in use for weeks moves its origin: its entries are rewritten as offsets from the window, still exact', async () => {
-    const keyPrefix = `${unique('rebase')}:`;
-    const stores = await createRedisStores({ url: server.url, keyPrefix });
-    const inspector = new Redis(server.url);
-    const key = `${keyPrefix}{ip:192.0.2.30}:window`;
-    const header = (origin: number, written: number) => {
-      const bytes = Buffer.alloc(13);
-      bytes.writeUInt8(2, 0);
-      bytes.writeDoubleBE(origin, 1);
-      bytes.writeUInt32BE(written, 9);
-      return bytes;
-    };
-    const entry = (offset: number) => {
-      const bytes = Buffer.alloc(4);
-      bytes.writeUInt32BE(offset, 0);
-      return bytes;
-    };
-    try {
+  t.test('a log in use for weeks moves its origin: its entries are rewritten as offsets from the window, still exact', () =>
+    withLayout('rebase', async ({ keyPrefix, stores, inspector }) => {
+      const key = `${keyPrefix}{ip:192.0.2.30}:window`;
+      const header = (origin: number, written: number) => {
+        const bytes = Buffer.alloc(13);
+        bytes.writeUInt8(2, 0);
+        bytes.writeDoubleBE(origin, 1);
+        bytes.writeUInt32BE(written, 9);
+        return bytes;
+      };
+      const entry = (offset: number) => {
+        const bytes = Buffer.alloc(4);
+        bytes.writeUInt32BE(offset, 0);
+        return bytes;
+      };
       const now = Date.now();
       // An origin 2^31 ms (25 days) back, last rewritten a minute ago; two requests in the window.
       const origin = now - 2 ** 31 - 1_000;
@@ -363,11 +358,8 @@ t.test('redis: specifics', async (t) => {
       assert.ok(refused.retryAfterMs !== null && refused.retryAfterMs > 4_000 && refused.retryAfterMs <= 5_001, `retry after ${refused.retryAfterMs} ms`);
       // Windows are minutes; one beyond what 32-bit offsets keep is refused before anything is sent.
       await assert.rejects(async () => hitIp(stores.rateLimits, '192.0.2.31', { limit: 3, windowMs: 2 ** 31 }), RangeError);
-    } finally {
-      inspector.disconnect();
-      await stores.close();
-    }
-  });
+    }),
+  );
 
   t.test('the harness fails loudly, never skips, when redis-server is missing', async () => {
     const path = process.env.PATH;
