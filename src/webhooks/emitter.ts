@@ -66,14 +66,13 @@ export class WebhookEvents {
     const field = `${observed.kind}:${observed.resource.id}`;
     const previous = await this.store.swapSnapshot(accountId, field, state);
     if (baseline || previous === state) return;
-    const events = changes(observed, previous);
-    for (const [queued, [type, data]] of events.entries()) {
+    for (const { type, data, reportedFrom } of changes(observed, previous)) {
       try {
         await this.emit(accountId, type, data as never, trace);
       } catch (error) {
         // Not queued (emit fails before the outbox has it): the swap is undone so that the next
         // look sees the change again, or the event would be lost with the state recorded as seen.
-        await this.undo(accountId, field, state, queued === 0 ? previous : PARTLY_REPORTED);
+        await this.undo(accountId, field, state, reportedFrom);
         throw error;
       }
     }
@@ -97,25 +96,26 @@ export class WebhookEvents {
   }
 }
 
-/**
- * The state put back when a change's first event was queued and the next was not. Only an invoice
- * first seen paid has two events (created, then paid); from any other known state the rest, paid,
- * is reported again, and created is not repeated.
- */
-const PARTLY_REPORTED = 'unpaid';
+/** One event of a change, and the snapshot state from which it (and those after it) would be reported again. */
+interface Change {
+  type: EventType;
+  data: unknown;
+  reportedFrom: string | null;
+}
 
 /** The events one state change means. */
-function changes(observed: Observed, previous: string | null): Array<[EventType, unknown]> {
+function changes(observed: Observed, previous: string | null): Change[] {
   const { kind, resource } = observed;
   switch (kind) {
     case 'order':
-      return [[previous === null ? 'order.created' : 'order.status_changed', resource]];
+      return [{ type: previous === null ? 'order.created' : 'order.status_changed', data: resource, reportedFrom: previous }];
     case 'service':
       // A service is born pending with its order; first seen in another state, it has changed since.
-      return previous === null && resource.status === 'pending' ? [] : [['service.status_changed', resource]];
+      return previous === null && resource.status === 'pending' ? [] : [{ type: 'service.status_changed', data: resource, reportedFrom: previous }];
     case 'invoice': {
-      const events: Array<[EventType, unknown]> = previous === null ? [['invoice.created', resource]] : [];
-      if (resource.status === 'paid') events.push(['invoice.paid', resource]);
+      const events: Change[] = previous === null ? [{ type: 'invoice.created', data: resource, reportedFrom: null }] : [];
+      // After created, from any known state other than paid: paid is reported again, created is not.
+      if (resource.status === 'paid') events.push({ type: 'invoice.paid', data: resource, reportedFrom: previous ?? 'unpaid' });
       return events;
     }
   }
