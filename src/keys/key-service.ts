@@ -49,6 +49,9 @@ interface CachedLookup extends AuthenticatedKey {
   verified?: string;
 }
 
+/** How many keys' copies a process holds. */
+const HELD_KEYS = 10_000;
+
 /** Share of cacheTtlMs after which a key in use is read again in the background. */
 const REFRESH_AHEAD = 0.75;
 
@@ -91,8 +94,9 @@ export class KeyService {
     this.observer = options.observer;
     // Bounded by count only: every use checks the copy's age itself (isFreshCopy, staleIfErrorMs),
     // so a time to live here would only add a clock read and its bookkeeping to every lookup.
-    this.cache = new LRUCache<string, CachedLookup>({ max: 10_000 });
-    this.accounts = new LRUCache<string, AccountRecord>({ max: 10_000 });
+    this.cache = new LRUCache<string, CachedLookup>({ max: HELD_KEYS });
+    // At most one account a key held.
+    this.accounts = new LRUCache<string, AccountRecord>({ max: HELD_KEYS });
     store.onInvalidation((keyId) => this.forget(keyId));
   }
 
