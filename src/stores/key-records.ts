@@ -10,7 +10,8 @@ export function byCreation<T extends AccountRecord | ApiKeyRecord>(records: T[])
   return records.sort((a, b) => compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id));
 }
 
-function compareText(a: string, b: string): number {
+/** Code-unit order: the same in every process, whatever its locale. */
+export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -1,4 +1,5 @@
 /** Webhook configuration, endpoint status and change-detector snapshots in process memory. */
+import { compareText } from '../key-records.js';
 import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
 
 /** One record per account, and accounts are created by operators, so plain maps need no bound. */
@@ -94,6 +95,5 @@ export class MemoryWebhookStore implements WebhookStore {
 
 /** Newest first; on the same instant the greater event id first, as Redis's sorted set orders them. */
 function newestFirst(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
-  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-  return entries.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || order(b.eventId, a.eventId));
+  return entries.sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt) || compareText(b.eventId, a.eventId));
 }
