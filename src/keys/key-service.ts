@@ -49,6 +49,9 @@ interface CachedLookup extends AuthenticatedKey {
   verified?: string;
 }
 
+/** A held digest as bytes, for the compare (SHA-256: 32). */
+const VERIFIED_BYTES = Buffer.alloc(32);
+
 /** How many keys' copies a process holds. */
 const HELD_KEYS = 10_000;
 
@@ -154,7 +157,11 @@ export class KeyService {
 
   private secretMatches(found: CachedLookup, secret: string): boolean {
     const digest = hash('sha256', secret, 'buffer');
-    if (found.verified !== undefined && timingSafeEqual(Buffer.from(found.verified, 'latin1'), digest)) return true;
+    if (found.verified !== undefined) {
+      // Into one scratch buffer (synchronous, so never shared between two checks): no allocation per request.
+      VERIFIED_BYTES.write(found.verified, 'latin1');
+      if (timingSafeEqual(VERIFIED_BYTES, digest)) return true;
+    }
     if (!secretMatches(secret, found.key.secretHash, this.pepper)) return false;
     found.verified = digest.toString('latin1');
     return true;
