@@ -3,7 +3,8 @@ import t from 'tap';
 import { Redis } from 'ioredis';
 import { KeyService } from '../../src/keys/key-service.js';
 import { createRedisStores, RedisConnection } from '../../src/stores/redis/index.js';
-import type { Stores } from '../../src/stores/types.js';
+import { ipGroup, keyGroup } from '../../src/stores/rate-policies.js';
+import type { PolicyCheck, Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import type { RedisServer } from '../helpers/redis.js';
 import {
@@ -358,6 +359,37 @@ t.test('redis: specifics', async (t) => {
       assert.ok(refused.retryAfterMs !== null && refused.retryAfterMs > 4_000 && refused.retryAfterMs <= 5_001, `retry after ${refused.retryAfterMs} ms`);
       // Windows are minutes; one beyond what 32-bit offsets keep is refused before anything is sent.
       await assert.rejects(async () => hitIp(stores.rateLimits, '192.0.2.31', { limit: 3, windowMs: 2 ** 31 }), RangeError);
+    }),
+  );
+
+  t.test('the script takes a group of one counter (gcra, day or both) and one log; any other group is refused before anything is sent', () =>
+    withLayout('shapes', async ({ keyPrefix, stores, inspector }) => {
+      const request = { accountId: 'acct_s', keyId: '00000000000000cc', perMinute: { ratePerMinute: 60, burst: 1 }, perDay: 3, accountPerMinute: { limit: 5, windowMs: 60_000 } };
+      const [minute, day, account] = keyGroup(request) as [PolicyCheck, PolicyCheck, PolicyCheck];
+      const [ip] = ipGroup('192.0.2.40', { limit: 5, windowMs: 60_000 }) as [PolicyCheck];
+      const refused: PolicyCheck[][] = [
+        [minute, { ...minute, rule: { kind: 'gcra' as const, intervalMs: 500, burst: 3 } }],
+        [account, { ...ip, counter: account.counter }],
+        [minute, { ...day, counter: `${day.counter}:other` }],
+        [minute, { ...account, counter: minute.counter }],
+      ];
+      for (const group of refused) await assert.rejects(stores.rateLimits.hit([group]), /Redis store takes one of each|keep one counter|holds a log/);
+      assert.deepEqual(await inspector.keys(`${keyPrefix}*`), [], 'nothing was written');
+
+      // The parts on their own: the day alone, then the minute alone, on the key's one counter.
+      const days = [];
+      for (let sent = 0; sent < 4; sent += 1) days.push((await stores.rateLimits.hit([[day]])).allowed);
+      assert.deepEqual(days, [true, true, true, false]);
+      const minutes = [];
+      for (let sent = 0; sent < 3; sent += 1) minutes.push((await stores.rateLimits.hit([[minute]])).allowed);
+      assert.deepEqual(minutes, [true, true, false]);
+      // Both again: the counter kept each part's count (the day's 3 and the minute's burst).
+      const both = await stores.rateLimits.hit([[minute, day]]);
+      assert.equal(both.allowed, false);
+      assert.deepEqual(
+        both.policies.map(({ name, remaining }) => [name, remaining]),
+        [['key_minute', 0], ['key_day', 0]],
+      );
     }),
   );
 

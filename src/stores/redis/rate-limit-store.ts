@@ -14,20 +14,20 @@ import { Cluster } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import { flatString, LONGEST_LOG_WINDOW_MS, ruleAllows, ruleOutcome, toDecision } from '../rate-policies.js';
 import type { RuleOutcome, RuleReading } from '../rate-policies.js';
-import type { LimitRule, PolicyCheck, PolicyGroup, RateDecision, RateLimitStore } from '../types.js';
+import type { PolicyCheck, PolicyGroup, RateDecision, RateLimitStore } from '../types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
-
-const KIND_CODES = { gcra: 1, day: 2, log: 3 } as const;
 
 /** A group as the script takes it, built once per group object. */
 interface EncodedGroup {
   /** Its counters, each once, prefixed. */
   keys: string[];
-  /** Its part of ARGV[1]: size, counters, then per policy kind + 4 × counter, a, b. */
+  /** Its part of ARGV[1]: which parts it has, then their numbers. */
   spec: Buffer;
-  /** Doubles of its reply alone: `now`, then 3 per log and 1 per other policy. */
+  /** Doubles of its reply alone: `now`, then 3 for its log and 1 for each other policy. */
   replyLength: number;
+  /** Per check, in order: where its reading starts in the group's part of the reply. */
+  readingAt: readonly number[];
   /**
    * The call for the last group that went before this one, and that group (a key's group after its
    * source address's: a key is mostly used from one address, so its call is mostly the same).
@@ -38,6 +38,8 @@ interface EncodedGroup {
 /** One script call, ready to send (see plan). */
 interface CallPlan {
   groups: readonly PolicyGroup[];
+  /** The groups' encodings, in order (where each check's reading is). */
+  encoded: readonly EncodedGroup[];
   /** The groups' checks, in order. */
   checks: readonly PolicyCheck[];
   keyCount: number;
@@ -63,13 +65,17 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   hit(groups: readonly PolicyGroup[]): Promise<RateDecision> {
-    if (!this.oneGroupPerCall) {
-      const plan = this.plan(groups);
-      return this.run(plan).then((outcomes) =>
-        toDecision(outcomes.length === plan.checks.length ? plan.checks : plan.checks.slice(0, outcomes.length), outcomes),
-      );
+    if (this.oneGroupPerCall) return this.hitGroupByGroup(groups);
+    let plan: CallPlan;
+    try {
+      plan = this.plan(groups);
+    } catch (error) {
+      // A group the script cannot take: refused as the promise, like any other failure.
+      return Promise.reject(error);
     }
-    return this.hitGroupByGroup(groups);
+    return this.run(plan).then((outcomes) =>
+      toDecision(outcomes.length === plan.checks.length ? plan.checks : plan.checks.slice(0, outcomes.length), outcomes),
+    );
   }
 
   private async hitGroupByGroup(groups: readonly PolicyGroup[]): Promise<RateDecision> {
@@ -85,7 +91,7 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   /** One script call; the outcomes of the policies it checked (fewer than given after a refusal). */
   private run(plan: CallPlan): Promise<RuleOutcome[]> {
-    return this.redis.evalScriptBuffer(this.script, plan.keyCount, plan.keysAndArgs).then((reply) => readReply(reply, plan.groups));
+    return this.redis.evalScriptBuffer(this.script, plan.keyCount, plan.keysAndArgs).then((reply) => readReply(reply, plan));
   }
 
   /**
@@ -106,8 +112,10 @@ export class RedisRateLimitStore implements RateLimitStore {
     const keysAndArgs: Array<string | Buffer> = [];
     let spec: Buffer | undefined;
     let replyLength = 1;
+    const encodings: EncodedGroup[] = [];
     for (const group of groups) {
       const encoded = this.encode(group);
+      encodings.push(encoded);
       keysAndArgs.push(...encoded.keys);
       spec = spec === undefined ? encoded.spec : this.join(spec, encoded.spec);
       replyLength += encoded.replyLength - 1;
@@ -116,7 +124,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     keysAndArgs.push(...this.argv(spec as Buffer, replyLength));
     // Copies of their exact length: a pair's plan is kept as long as its key's group (push and flat
     // leave room for 17 elements, in each of thousands of plans).
-    return { groups, checks: groups.flat().slice(), keyCount, keysAndArgs: keysAndArgs.slice() };
+    return { groups, encoded: encodings.slice(), checks: groups.flat().slice(), keyCount, keysAndArgs: keysAndArgs.slice() };
   }
 
   /** ARGV: the spec and the struct formats of the spec and of the reply. */
@@ -127,22 +135,15 @@ export class RedisRateLimitStore implements RateLimitStore {
   private encode(group: PolicyGroup): EncodedGroup {
     let encoded = this.encoded.get(group);
     if (encoded) return encoded;
-    const counters: string[] = [];
-    const logs = new Set<string>();
-    const numbers: number[] = [group.length, 0];
-    for (const check of group) {
-      let index = counters.indexOf(check.counter);
-      if (index < 0) index = counters.push(check.counter) - 1;
-      else if (check.rule.kind === 'log' || logs.has(check.counter)) throw new Error(`counter ${check.counter} holds a log and another policy`);
-      if (check.rule.kind === 'log') {
-        // A log's entries are 4-byte ms offsets, its origin moved once 2^31 ms old (lua/rate-limit.lua).
-        if (check.rule.windowMs > LONGEST_LOG_WINDOW_MS) throw new RangeError(`a window of ${check.rule.windowMs} ms is longer than the Redis log keeps (${LONGEST_LOG_WINDOW_MS} ms)`);
-        logs.add(check.counter);
-      }
-      if (index !== counters.length - 1) throw new Error(`the policies of counter ${check.counter} are not adjacent`);
-      numbers.push(KIND_CODES[check.rule.kind] + 4 * (index + 1), ...ruleArguments(check.rule));
+    const { counter, gcra, day, log } = groupShape(group);
+    const numbers = [(gcra ? PART.gcra : 0) + (day ? PART.day : 0) + (log ? PART.log : 0)];
+    if (gcra?.rule.kind === 'gcra') numbers.push(gcra.rule.intervalMs, gcra.rule.burst);
+    if (day?.rule.kind === 'day') numbers.push(day.rule.limit);
+    if (log?.rule.kind === 'log') {
+      // A log's entries are 4-byte ms offsets, its origin moved once 2^31 ms old (lua/rate-limit.lua).
+      if (log.rule.windowMs > LONGEST_LOG_WINDOW_MS) throw new RangeError(`a window of ${log.rule.windowMs} ms is longer than the Redis log keeps (${LONGEST_LOG_WINDOW_MS} ms)`);
+      numbers.push(log.rule.limit, log.rule.windowMs);
     }
-    numbers[1] = counters.length;
     const content = numbers.join(' ');
     let spec = this.specs.get(content);
     if (!spec) {
@@ -150,10 +151,13 @@ export class RedisRateLimitStore implements RateLimitStore {
       for (const [index, value] of numbers.entries()) spec.writeDoubleBE(value, index * 8);
       this.specs.set(content, spec);
     }
+    // The reply gives gcra, day, then log (3 values); each check's reading is at its kind's place.
+    const logAt = (gcra ? 1 : 0) + (day ? 1 : 0);
     encoded = {
-      keys: counters.map((counter) => flatString(this.redis.keyPrefix, counter)),
+      keys: [counter, log?.counter].filter((name) => name !== undefined).map((name) => flatString(this.redis.keyPrefix, name)),
       spec,
-      replyLength: group.reduce((sum, check) => sum + (check.rule.kind === 'log' ? 3 : 1), 1),
+      replyLength: 1 + logAt + (log ? 3 : 0),
+      readingAt: group.map((check) => (check.rule.kind === 'gcra' ? 0 : check.rule.kind === 'day' ? (gcra ? 1 : 0) : logAt)),
     };
     this.encoded.set(group, encoded);
     return encoded;
@@ -174,39 +178,54 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 }
 
-function ruleArguments(rule: LimitRule): [number, number] {
-  switch (rule.kind) {
-    case 'gcra':
-      return [rule.intervalMs, rule.burst];
-    case 'day':
-      return [rule.limit, 0];
-    case 'log':
-      return [rule.limit, rule.windowMs];
+/** Each part of a group's spec (lua/rate-limit.lua), summed into its first number. */
+const PART = { gcra: 1, day: 2, log: 4 } as const;
+
+/**
+ * A group's policies by kind: the script takes at most one gcra and one day policy, on one counter,
+ * and one log on a counter of its own (what ipGroup and keyGroup build).
+ */
+function groupShape(group: PolicyGroup): { counter?: string; gcra?: PolicyCheck; day?: PolicyCheck; log?: PolicyCheck } {
+  const shape: { counter?: string; gcra?: PolicyCheck; day?: PolicyCheck; log?: PolicyCheck } = {};
+  for (const check of group) {
+    const kind = check.rule.kind;
+    if (shape[kind]) throw new Error(`a group holds two ${kind} policies (${check.name}); the Redis store takes one of each`);
+    shape[kind] = check;
+    if (kind === 'log') continue;
+    if (shape.counter !== undefined && shape.counter !== check.counter) throw new Error(`the gcra and day policies of a group keep one counter, not ${shape.counter} and ${check.counter}`);
+    shape.counter = check.counter;
   }
+  if (shape.log && shape.log.counter === shape.counter) throw new Error(`counter ${shape.counter} holds a log and another policy`);
+  return shape;
 }
 
-/** The reply is `now`, then per policy checked its reading (see the script); groups after a refused one are absent. */
-function readReply(reply: Buffer, groups: readonly PolicyGroup[]): RuleOutcome[] {
+/**
+ * The reply is `now`, then per group checked its readings (see the script): gcra, day, then log;
+ * groups after a refused one are absent.
+ */
+function readReply(reply: Buffer, plan: CallPlan): RuleOutcome[] {
   const values = reply.length / 8;
   if (!Number.isInteger(values) || values < 1) throw new Error(`unexpected reply from the rate-limit script (${reply.length} bytes)`);
   const now = reply.readDoubleBE(0);
   let at = 1;
   const outcomes: RuleOutcome[] = [];
-  for (const group of groups) {
+  for (const [index, group] of plan.groups.entries()) {
     if (at === values) break;
-    const readings: RuleReading[] = [];
-    for (const check of group) {
+    const encoded = plan.encoded[index] as EncodedGroup;
+    const size = encoded.replyLength - 1;
+    if (at + size > values) throw new Error(`rate-limit script reply ends inside a group (${values} values)`);
+    const readings = group.map((check, position): RuleReading => {
+      const start = (at + (encoded.readingAt[position] as number)) * 8;
       const isLog = check.rule.kind === 'log';
-      if (at + (isLog ? 3 : 1) > values) throw new Error(`rate-limit script reply ends inside a group (${values} values)`);
-      readings.push({
-        level: reply.readDoubleBE(at * 8),
-        newest: isLog ? reply.readDoubleBE((at + 1) * 8) : 0,
-        leaving: isLog ? reply.readDoubleBE((at + 2) * 8) : 0,
-      });
-      at += isLog ? 3 : 1;
-    }
-    const allowed = group.every((check: PolicyCheck, index) => ruleAllows(check.rule, readings[index] as RuleReading));
-    group.forEach((check, index) => outcomes.push(ruleOutcome(check.rule, readings[index] as RuleReading, allowed, now)));
+      return {
+        level: reply.readDoubleBE(start),
+        newest: isLog ? reply.readDoubleBE(start + 8) : 0,
+        leaving: isLog ? reply.readDoubleBE(start + 16) : 0,
+      };
+    });
+    at += size;
+    const allowed = group.every((check: PolicyCheck, position) => ruleAllows(check.rule, readings[position] as RuleReading));
+    group.forEach((check, position) => outcomes.push(ruleOutcome(check.rule, readings[position] as RuleReading, allowed, now)));
     if (!allowed) break;
   }
   if (at !== values) throw new Error(`rate-limit script reply has ${values - at} values too many`);
