@@ -14,13 +14,17 @@ import { ipGroup, keyGroup } from '../src/stores/rate-policies.js';
 import type { PolicyGroup, RateLimitStore } from '../src/stores/types.js';
 import { startRedisServer } from '../test/helpers/redis.js';
 import { costOf, describeCalls, snapshot } from './redis-stats.js';
+import { Callgrind } from './callgrind.js';
 import { DEFAULT_SHAPE, windowFor } from './shape.js';
+
+const KEY_PREFIX = 'bench:';
 
 const { values: flags } = parseArgs({
   options: {
     decisions: { type: 'string', default: '200000' },
     concurrency: { type: 'string', default: '64' },
     share: { type: 'string', default: '0.6' },
+    instructions: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -29,10 +33,18 @@ if (flags.help) {
   --decisions N    decisions measured (default 200000)
   --concurrency N  decisions in flight (default 64)
   --share F        the share of the tightest limit the windows are sized to hold (default 0.6)
+  --instructions   count Redis's CPU instructions per decision instead (valgrind's callgrind; about
+                   two minutes), against the same commands without the script's logic and an
+                   EVALSHA of an empty script, on the same keys: figures this machine's noise does
+                   not move
 `);
   process.exit(0);
 }
-const DECISIONS = Number(flags.decisions);
+const INSTRUCTIONS = flags.instructions;
+// Under callgrind Redis runs about fifty times slower: fewer decisions, counted exactly.
+const DECISIONS = INSTRUCTIONS && flags.decisions === '200000' ? 5_000 : Number(flags.decisions);
+/** Decisions to find the rate and to fill the windows: at least a window's worth (see windowFor). */
+const FILL = INSTRUCTIONS ? 30_000 : Math.min(DECISIONS, 50_000);
 const CONCURRENCY = Number(flags.concurrency);
 const SHARE = Number(flags.share);
 
@@ -67,21 +79,28 @@ async function drive(store: RateLimitStore, groups: PolicyGroup[][], count: numb
 }
 
 async function main(): Promise<void> {
-  const redis = await startRedisServer();
+  const callgrind = INSTRUCTIONS ? new Callgrind() : undefined;
+  const redis = await startRedisServer(callgrind ? { runUnder: callgrind.command() } : {});
   const admin = new Redis(redis.url);
   try {
     // First pass: the rate this machine drives, with a window too long to refuse anything.
     const probeStores = await createRedisStores({ url: redis.url, keyPrefix: 'probe:' });
-    const probe = await drive(probeStores.rateLimits, groupsFor(3_600_000), Math.min(DECISIONS, 50_000)).finally(() => probeStores.close());
+    const probe = await drive(probeStores.rateLimits, groupsFor(3_600_000), FILL).finally(() => probeStores.close());
     const windowMs = windowFor(DEFAULT_SHAPE, probe.rate, SHARE);
-    const stores = await createRedisStores({ url: redis.url });
+    const stores = await createRedisStores({ url: redis.url, keyPrefix: KEY_PREFIX });
     const groups = groupsFor(windowMs);
-    await drive(stores.rateLimits, groups, Math.min(DECISIONS, 50_000)); // fills the windows
+    await drive(stores.rateLimits, groups, FILL); // fills the windows
+    const shareNote = `window ${windowMs} ms = ${SHARE * 100}% of the tightest limit at that rate`;
+    if (callgrind) {
+      await countInstructions(callgrind, redis, stores.rateLimits, groups, shareNote);
+      await stores.close();
+      return;
+    }
     const before = await snapshot(admin);
     const run = await drive(stores.rateLimits, groups, DECISIONS);
     const cost = costOf(before, await snapshot(admin), DECISIONS);
     await stores.close();
-    console.log(`rate-limit decisions: ${DECISIONS} at ${Math.round(run.rate)}/s (${CONCURRENCY} at a time), window ${windowMs} ms = ${SHARE * 100}% of the tightest limit at that rate, ${run.refused} refused`);
+    console.log(`rate-limit decisions: ${DECISIONS} at ${Math.round(run.rate)}/s (${CONCURRENCY} at a time), ${shareNote}, ${run.refused} refused`);
     const after = await snapshot(admin);
     const inside = [...after.commands]
       .filter(([name]) => !['evalsha', 'eval', 'ping', 'hello', 'subscribe', 'info'].includes(name))
@@ -92,6 +111,48 @@ async function main(): Promise<void> {
   } finally {
     admin.disconnect();
     await redis.stop();
+    callgrind?.remove();
+  }
+}
+
+/** The decision's commands without its logic: TIME, one MGET, one write per counter (changing nothing). */
+const COMMANDS_ALONE = "redis.call('TIME') redis.call('MGET', unpack(KEYS)) for i = 1, #KEYS do redis.call('APPEND', KEYS[i], '') end return 1";
+const EMPTY_SCRIPT = 'return 1';
+
+/** Instructions per decision: the store's, then the two baselines on the same keys, in one run. */
+async function countInstructions(callgrind: Callgrind, redis: { url: string; pid: number }, store: RateLimitStore, groups: PolicyGroup[][], shareNote: string): Promise<void> {
+  const client = new Redis(redis.url);
+  try {
+    let refused = 0;
+    const decisions = await callgrind.count(redis.pid, async () => {
+      refused = (await drive(store, groups, DECISIONS)).refused;
+    });
+    const keysOf = (pair: PolicyGroup[]) => [...new Set(pair.flat().map((check) => check.counter))].map((counter) => KEY_PREFIX + counter);
+    const perScript = async (source: string): Promise<number> => {
+      const sha = String(await client.script('LOAD', source));
+      let next = 0;
+      const total = await callgrind.count(redis.pid, async () => {
+        await Promise.all(
+          Array.from({ length: CONCURRENCY }, async () => {
+            while (next < DECISIONS) {
+              const keys = keysOf(groups[next++ % groups.length] as PolicyGroup[]);
+              await client.evalsha(sha, keys.length, ...keys);
+            }
+          }),
+        );
+      });
+      return total / DECISIONS;
+    };
+    const alone = await perScript(COMMANDS_ALONE);
+    const empty = await perScript(EMPTY_SCRIPT);
+    const script = decisions / DECISIONS;
+    const k = (value: number) => `${(value / 1000).toFixed(1)} k`;
+    console.log(`rate-limit decisions: ${DECISIONS} under callgrind, ${shareNote}, ${refused} refused`);
+    console.log(`Redis instructions per decision (the command's whole handling, network included): ${k(script)}`);
+    console.log(`  the same commands without the script's logic: ${k(alone)}; an EVALSHA of an empty script: ${k(empty)}`);
+    console.log(`  the script's logic: ${k(script - alone)} (${((100 * (script - alone)) / script).toFixed(0)}%); its commands: ${k(alone - empty)}`);
+  } finally {
+    client.disconnect();
   }
 }
 

@@ -4,9 +4,10 @@
  * source address) and reports its latency percentiles as JSON. Every target gets the same
  * requests, byte for byte.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { findTool } from './tools.js';
 
 export interface WrkRequest {
   path: string;
@@ -25,18 +26,9 @@ export interface WrkResult {
   non2xx: number;
 }
 
-/** The wrk binary, installed from Debian's package when missing and we may (root); else a clear error. */
+/** The wrk binary (installed from Debian's package when missing and we may). */
 export function findWrk(): string {
-  const found = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim();
-  if (found) return found;
-  const isRoot = process.getuid?.() === 0;
-  if (isRoot && spawnSync('sh', ['-c', 'command -v apt-get'], { encoding: 'utf8' }).stdout.trim()) {
-    process.stdout.write('wrk not found: installing the Debian package (apt-get install -y wrk)…\n');
-    const install = spawnSync('sh', ['-c', 'apt-get install -y wrk || (apt-get update && apt-get install -y wrk)'], { stdio: 'inherit' });
-    const after = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).stdout.trim();
-    if (install.status === 0 && after) return after;
-  }
-  throw new Error('the benchmark needs wrk (https://github.com/wg/wrk): install it, e.g. `apt-get install -y wrk` on Debian/Ubuntu, `brew install wrk` on macOS');
+  return findTool('wrk', 'wrk', 'wrk (https://github.com/wg/wrk): install it, e.g. `apt-get install -y wrk` on Debian/Ubuntu, `brew install wrk` on macOS');
 }
 
 function luaString(text: string): string {

@@ -41,17 +41,26 @@ const START_TIMEOUT_MS = 10_000;
 const running = new Set<ChildProcess>();
 const directories = new Set<string>();
 
-export async function startRedisServer(): Promise<RedisServer> {
+export interface RedisServerOptions {
+  /** A command the server runs under (its binary and arguments first), e.g. valgrind. */
+  runUnder?: string[];
+}
+
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer & { pid: number }> {
   const binary = findBinary('redis-server');
   const port = await freePort(false);
-  let instance = await startInstance(binary, port, () => []);
+  const start = () => startInstance(binary, port, () => [], options.runUnder ?? []);
+  let instance = await start();
   return {
     url: `redis://${HOST}:${port}`,
     port,
     stop: () => stopInstance(instance),
+    get pid() {
+      return instance.process.pid as number;
+    },
     restart: async () => {
       await stopInstance(instance);
-      instance = await startInstance(binary, port, () => []);
+      instance = await start();
     },
     pause: () => instance.process.kill('SIGSTOP'),
     resume: () => instance.process.kill('SIGCONT'),
@@ -102,6 +111,7 @@ async function startInstance(
   binary: string,
   port: number,
   extraArgs: (directory: string) => string[],
+  runUnder: string[] = [],
 ): Promise<Instance> {
   const directory = mkdtempSync(join(tmpdir(), 'rg-redis-'));
   directories.add(directory);
@@ -109,7 +119,8 @@ async function startInstance(
     ...['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', directory],
     ...extraArgs(directory),
   ];
-  const child = spawn(binary, args, { cwd: directory, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [executable = binary, ...prefix] = runUnder.length > 0 ? [...runUnder, binary] : [binary];
+  const child = spawn(executable, [...prefix, ...args], { cwd: directory, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
   const collect = (chunk: Buffer): void => {
