@@ -9,6 +9,7 @@ import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../stores/ty
 import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { DeliveryLog } from './delivery-log.js';
 import { eventBody, type EventData, type EventType } from './events.js';
+import { HeldEvents, type HeldEntry, type HeldEventsOptions } from './held-events.js';
 import { newEventId } from './signing.js';
 
 /** Snapshot field that says the detector has taken its first look (before it, nothing is "new"). */
@@ -18,6 +19,7 @@ export type Observed = { kind: 'order'; resource: Order } | { kind: 'service'; r
 
 export class WebhookEvents {
   private readonly history: DeliveryLog;
+  private readonly held: HeldEvents;
 
   constructor(
     private readonly store: WebhookStore,
@@ -26,21 +28,56 @@ export class WebhookEvents {
     /** Called after each enqueue (the local worker delivers at once). */
     private readonly onEnqueued: () => void = () => undefined,
     private readonly now: () => number = Date.now,
+    /** How events of writes that the stores refused are held and retried (tests shorten it). */
+    held: Omit<HeldEventsOptions, 'queue' | 'log'> = {},
   ) {
     this.history = new DeliveryLog(store, log, now);
+    this.held = new HeldEvents({ ...held, queue: (entry) => this.queue(entry), log });
   }
 
   /**
    * Queues an event for the account's endpoint; nothing when none is set or it is disabled. The
    * trace of the request that caused it (a new one without a request) goes with it to every attempt.
    */
-  async emit<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace?: TraceContext): Promise<boolean> {
-    const record = await this.store.get(accountId);
-    if (!record || record.status === 'disabled') return false;
+  emit<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace?: TraceContext): Promise<boolean> {
+    return this.queue(this.entryOf(accountId, type, data, trace));
+  }
+
+  /**
+   * For writes: the event of a request that was carried out. It must not fail the request, and it
+   * has no other source, so when the stores refuse it, it is held and queued again once they take
+   * it (HeldEvents).
+   */
+  async emitForWrite<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace?: TraceContext): Promise<void> {
+    const entry = this.entryOf(accountId, type, data, trace);
+    if (this.held.size > 0) return this.held.queueBehind(entry);
+    try {
+      await this.queue(entry);
+    } catch (error) {
+      this.held.hold(entry, error);
+    }
+  }
+
+  /** Events held for the stores; for tests and shutdown. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** One last attempt at what is held (logged as lost if the stores still refuse it). */
+  close(): Promise<void> {
+    return this.held.close();
+  }
+
+  private entryOf<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace: TraceContext | undefined): HeldEntry {
     const at = new Date(this.now());
-    const entry = { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at), trace: captureTraceHeaders(trace) };
+    return { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at), trace: captureTraceHeaders(trace) };
+  }
+
+  private async queue(entry: HeldEntry): Promise<boolean> {
+    const record = await this.store.get(entry.accountId);
+    if (!record || record.status === 'disabled') return false;
     await this.outbox.enqueue(entry);
-    await this.history.queued(accountId, entry.eventId, entry.body);
+    await this.history.queued(entry.accountId, entry.eventId, entry.body);
     this.onEnqueued();
     return true;
   }
@@ -86,12 +123,15 @@ export class WebhookEvents {
     }
   }
 
-  /** For writes: emit, and never fail the request that caused the event (it is logged instead). */
+  /**
+   * For writes: observe, and never fail the request that caused it (logged instead; a swap that
+   * was undone is reported by the detector's next look).
+   */
   async safely(work: () => Promise<unknown>, accountId: string): Promise<void> {
     try {
       await work();
     } catch (error) {
-      this.log.error({ err: error, account_id: accountId }, 'webhook event could not be queued');
+      this.log.error({ err: error, account_id: accountId }, 'webhook event could not be queued; its change is reported at the next look');
     }
   }
 }

@@ -72,6 +72,8 @@ export function createWebhooks(
     },
     async stop() {
       await Promise.all([detector?.stop(), worker.stop()]);
+      // Events of writes held for the stores: one last attempt while they are still open.
+      await events.close();
     },
   };
 }

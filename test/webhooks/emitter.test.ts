@@ -2,6 +2,7 @@
  * WebhookEvents.observe: a change is reported once, and never lost. The snapshot is swapped before
  * the event is queued (so a write and the detector seeing one change report it once); when the
  * queueing fails, the swap is undone, and the next look reports the change.
+ * WebhookEvents.emitForWrite: a write's event the stores refused is held and queued again, once.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
@@ -26,7 +27,7 @@ class FlakyOutbox extends MemoryWebhookOutbox {
   }
 }
 
-async function setUp() {
+async function setUp(held: ConstructorParameters<typeof WebhookEvents>[5] = {}) {
   const store = new MemoryWebhookStore();
   await store.set(ACCOUNT, {
     url: 'https://hooks.example.com/in',
@@ -41,7 +42,7 @@ async function setUp() {
   const outbox = new FlakyOutbox();
   const lines: string[] = [];
   const log = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
-  return { store, outbox, lines, events: new WebhookEvents(store, outbox, log) };
+  return { store, outbox, lines, events: new WebhookEvents(store, outbox, log, undefined, undefined, held) };
 }
 
 async function queuedTypes(outbox: MemoryWebhookOutbox): Promise<string[]> {
@@ -123,5 +124,74 @@ t.test('webhook events: observe', async (t) => {
     assert.equal(lines.length, 1);
     assert.match(lines[0] as string, /webhook event lost/);
     assert.match(lines[0] as string, /order:12/);
+  });
+});
+
+t.test('webhook events: a write\'s event the stores refuse', async (t) => {
+  const quick = { firstRetryMs: 5, longestRetryMs: 20 };
+  const until = async (done: () => boolean | Promise<boolean>) => {
+    for (const deadline = Date.now() + 5_000; !(await done()); ) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+
+  t.test('is held and queued again once the stores take it: once, with its id and payload', async () => {
+    const { outbox, events } = await setUp(quick);
+    outbox.failures = 3;
+    await events.emitForWrite(ACCOUNT, 'webhook.test', { url: 'https://hooks.example.com/in' });
+    assert.equal(events.heldCount, 1, 'the request went on; the event is held');
+    await until(() => events.heldCount === 0);
+    const claimed = await outbox.claim('test', 100, 60_000);
+    assert.equal(claimed.length, 1);
+    assert.match(claimed[0]?.eventId ?? '', /^evt_/);
+    assert.equal((JSON.parse(claimed[0]?.body ?? '{}') as { type: string }).type, 'webhook.test');
+    await events.close();
+  });
+
+  t.test('held events are queued in the order of their writes', async () => {
+    const { outbox, events } = await setUp(quick);
+    outbox.failures = 2;
+    await events.emitForWrite(ACCOUNT, 'webhook.test', { url: 'https://hooks.example.com/1' });
+    await events.emitForWrite(ACCOUNT, 'webhook.test', { url: 'https://hooks.example.com/2' });
+    await events.emitForWrite(ACCOUNT, 'webhook.test', { url: 'https://hooks.example.com/3' });
+    await until(() => events.heldCount === 0);
+    const claimed = await outbox.claim('test', 100, 60_000);
+    const urls = claimed.map((delivery) => (JSON.parse(delivery.body) as { data: { url: string } }).data.url);
+    assert.deepEqual(urls, ['https://hooks.example.com/1', 'https://hooks.example.com/2', 'https://hooks.example.com/3']);
+    await events.close();
+  });
+
+  t.test('an endpoint removed meanwhile: the held event is dropped, as a new one would be', async () => {
+    const { store, outbox, events } = await setUp(quick);
+    outbox.failures = 1;
+    await events.emitForWrite(ACCOUNT, 'webhook.test', { url: 'https://hooks.example.com/in' });
+    await store.clear(ACCOUNT);
+    await until(() => events.heldCount === 0);
+    assert.deepEqual(await outbox.claim('test', 100, 60_000), []);
+    await events.close();
+  });
+
+  t.test('beyond the bound, and at a stop with the stores still down, each event is logged as lost', async () => {
+    const { outbox, lines, events } = await setUp({ ...quick, most: 2 });
+    outbox.failures = Number.POSITIVE_INFINITY;
+    for (const n of [1, 2, 3]) await events.emitForWrite(ACCOUNT, 'webhook.test', { url: `https://hooks.example.com/${n}` });
+    assert.equal(events.heldCount, 2);
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] as string, /webhook event lost: 2 events already held/);
+    assert.match(lines[0] as string, /"event_type":"webhook.test"/);
+    await events.close();
+    assert.equal(events.heldCount, 0);
+    assert.equal(lines.filter((line) => /webhook event lost: stopped with the stores still refusing it/.test(line)).length, 2);
+    for (const line of lines) assert.doesNotMatch(line, /whsec_|sealed/, 'no secret in the log');
+  });
+
+  t.test('a stop with the stores back queues what is held', async () => {
+    const { outbox, events } = await setUp({ firstRetryMs: 60_000, longestRetryMs: 60_000 });
+    outbox.failures = 1;
+    await events.emitForWrite(ACCOUNT, 'webhook.test', { url: 'https://hooks.example.com/in' });
+    assert.equal(events.heldCount, 1);
+    await events.close();
+    assert.deepEqual(await queuedTypes(outbox), ['webhook.test']);
   });
 });

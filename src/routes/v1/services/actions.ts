@@ -90,10 +90,8 @@ function offeredAmong(action: string, profile: Profile, supported: readonly Serv
 /** service.action.succeeded, and service.status_changed when the action changed the status. */
 async function announceSuccess(deps: EndpointDeps, accountId: string, result: ActionResult, trace: TraceContext | undefined): Promise<void> {
   const { events } = deps.webhooks;
-  await events.safely(async () => {
-    await events.emit(accountId, 'service.action.succeeded', result, trace);
-    await events.observe(accountId, { kind: 'service', resource: result.service }, { trace });
-  }, accountId);
+  await events.emitForWrite(accountId, 'service.action.succeeded', result, trace);
+  await events.safely(() => events.observe(accountId, { kind: 'service', resource: result.service }, { trace }), accountId);
 }
 
 /** service.action.failed when the backend refused the action; not when its outcome is unknown. */
@@ -102,7 +100,7 @@ async function announceFailure(deps: EndpointDeps, accountId: string, serviceId:
   const problem = fromBackend(error);
   const data = { service_id: serviceId, action, status: problem.status, reason: problem.reason, detail: problem.detail };
   const { events } = deps.webhooks;
-  await events.safely(() => events.emit(accountId, 'service.action.failed', data, trace), accountId);
+  await events.emitForWrite(accountId, 'service.action.failed', data, trace);
 }
 
 export default defineEndpoint({

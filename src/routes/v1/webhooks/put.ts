@@ -62,7 +62,7 @@ export default defineEndpoint({
       record.previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
     }
     await stores.webhooks.set(accountId, record);
-    await webhooks.events.safely(() => webhooks.events.emit(accountId, 'webhook.test', { url }, call.trace), accountId);
+    await webhooks.events.emitForWrite(accountId, 'webhook.test', { url }, call.trace);
     return { status: 200, body: { ...webhookView(record), ...(secret === undefined ? {} : { secret }) } };
   },
 });
