@@ -157,7 +157,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       keys: [counter, log?.counter].filter((name) => name !== undefined).map((name) => flatString(this.redis.keyPrefix, name)),
       spec,
       replyLength: 1 + logAt + (log ? 3 : 0),
-      readingAt: group.map((check) => (check.rule.kind === 'gcra' ? 0 : check.rule.kind === 'day' ? (gcra ? 1 : 0) : logAt)),
+      readingAt: sharedOffsets(group.map((check) => (check.rule.kind === 'gcra' ? 0 : check.rule.kind === 'day' ? (gcra ? 1 : 0) : logAt))),
     };
     this.encoded.set(group, encoded);
     return encoded;
@@ -176,6 +176,17 @@ export class RedisRateLimitStore implements RateLimitStore {
     if (format === undefined) this.formats.set(length, (format = `>${'d'.repeat(length)}`));
     return format;
   }
+}
+
+/** Reading offsets by content: a group's depend on its shape only, and every key holds a group. */
+const offsets = new Map<string, readonly number[]>();
+
+function sharedOffsets(readingAt: number[]): readonly number[] {
+  const id = readingAt.join(' ');
+  let held = offsets.get(id);
+  // At most one of each kind per group (groupShape): a few shapes, never more.
+  if (!held) offsets.set(id, (held = Object.freeze(readingAt)));
+  return held;
 }
 
 /** Each part of a group's spec (lua/rate-limit.lua), summed into its first number. */
