@@ -7,11 +7,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
-import { Agent } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import type { ForwardCall, Forwarder } from '../../src/http/forwarding.js';
 import { DETAIL } from '../../src/upstream/answers.js';
+import { Agent } from '../../src/upstream/undici.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { readAnswer } from './answer.js';

@@ -5,7 +5,8 @@
  * that makes calls fail fast while the upstream is down. Every failure leaves as a BackendError whose
  * `detail` is generic; the upstream's own words go to `operatorMessage`, redacted.
  */
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Pool } from './undici.js';
 import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
 import { traceHeaders, type TraceContext } from '../ops/trace.js';

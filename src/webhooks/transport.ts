@@ -6,7 +6,7 @@
  */
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import { Agent } from '../upstream/undici.js';
 import { HostLookupTimeoutError, isPublicAddress, type ResolveHost } from './url-policy.js';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -81,8 +81,9 @@ export async function sendWebhook(
   // TLS still verifies the certificate against the URL's host name (the servername undici sends).
   const agent = new Agent({ connect: { lookup: pinnedLookup(chosen.address), timeout: CONNECT_TIMEOUT_MS }, pipelining: 0 });
   try {
-    const answer = await request(url, {
-      dispatcher: agent,
+    const answer = await agent.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'reseller-gateway-webhooks/1', ...headers },
       body,
