@@ -16,7 +16,7 @@ export interface AttemptFacts {
 }
 
 /** The event's type and time, from the payload it was made with (`{ type, timestamp, data }`). */
-function described(body: string): { type: string; createdAt: string } {
+export function described(body: string): { type: string; createdAt: string } {
   try {
     const { type, timestamp } = JSON.parse(body) as { type?: unknown; timestamp?: unknown };
     if (typeof type === 'string' && typeof timestamp === 'string' && !Number.isNaN(Date.parse(timestamp))) return { type, createdAt: timestamp };

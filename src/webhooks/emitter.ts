@@ -58,7 +58,7 @@ export class WebhookEvents {
     }
   }
 
-  /** Events held for the stores; for tests and shutdown. */
+  /** How many events are held for the stores. */
   get heldCount(): number {
     return this.held.size;
   }

@@ -8,6 +8,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { OutboxEntry } from '../stores/types.js';
+import { described } from './delivery-log.js';
 
 export type HeldEntry = Omit<OutboxEntry, 'attempts'>;
 
@@ -108,16 +109,8 @@ export class HeldEvents {
 
   private lost(entry: HeldEntry, error: unknown, why: string): void {
     this.options.log.error(
-      { err: error, account_id: entry.accountId, event_id: entry.eventId, event_type: typeOf(entry.body) },
+      { err: error, account_id: entry.accountId, event_id: entry.eventId, event_type: described(entry.body).type },
       `webhook event lost: ${why}`,
     );
-  }
-}
-
-function typeOf(body: string): string {
-  try {
-    return String((JSON.parse(body) as { type?: unknown }).type);
-  } catch {
-    return 'unknown';
   }
 }

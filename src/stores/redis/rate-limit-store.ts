@@ -192,12 +192,20 @@ function sharedOffsets(readingAt: number[]): readonly number[] {
 /** Each part of a group's spec (lua/rate-limit.lua), summed into its first number. */
 const PART = { gcra: 1, day: 2, log: 4 } as const;
 
+interface GroupShape {
+  /** The counter of the gcra and day policies. */
+  counter?: string;
+  gcra?: PolicyCheck;
+  day?: PolicyCheck;
+  log?: PolicyCheck;
+}
+
 /**
  * A group's policies by kind: the script takes at most one gcra and one day policy, on one counter,
  * and one log on a counter of its own (what ipGroup and keyGroup build).
  */
-function groupShape(group: PolicyGroup): { counter?: string; gcra?: PolicyCheck; day?: PolicyCheck; log?: PolicyCheck } {
-  const shape: { counter?: string; gcra?: PolicyCheck; day?: PolicyCheck; log?: PolicyCheck } = {};
+function groupShape(group: PolicyGroup): GroupShape {
+  const shape: GroupShape = {};
   for (const check of group) {
     const kind = check.rule.kind;
     if (shape[kind]) throw new Error(`a group holds two ${kind} policies (${check.name}); the Redis store takes one of each`);

@@ -48,7 +48,7 @@ while at <= last do
   local allowed = true
 
   -- The counter: gcra and day.
-  local counter, interval, burst, day_limit, expires, tat, stamp, ahead, today_count
+  local counter, interval, burst, day_limit, today, expires, tat, stamp, ahead, today_count
   if parts % 4 > 0 then
     k = k + 1
     counter = k
@@ -66,9 +66,9 @@ while at <= last do
     if parts % 4 >= 2 then
       day_limit = spec[at]
       at = at + 1
-      today_count = 0
+      today, today_count = floor(now / DAY_MS), 0
       local day = floor(stamp / DAY_SHIFT)
-      if day == floor(now / DAY_MS) then today_count = stamp - day * DAY_SHIFT end
+      if day == today then today_count = stamp - day * DAY_SHIFT end
       if today_count >= day_limit then allowed = false end
       o = o + 1
       out[o] = today_count
@@ -129,7 +129,6 @@ while at <= last do
       need, upto = tat, tat + interval * (burst + 1)
     end
     if day_limit then
-      local today = floor(now / DAY_MS)
       local midnight = (today + 1) * DAY_MS
       stamp = today * DAY_SHIFT + today_count + 1
       if midnight > need then need = midnight end
