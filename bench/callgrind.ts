@@ -1,7 +1,7 @@
 /**
  * CPU instructions a process executes, counted by valgrind's callgrind: a figure the neighbours of
- * a shared virtual machine do not move (its µs figures swing by a third between runs). The process
- * runs under `callgrindCommand()`; `count` zeroes the counters, runs the work and dumps them.
+ * a shared virtual machine do not move, where its µs figures swing by a third between runs. The process
+ * runs under `command()`; `count` zeroes the counters, runs the work and dumps them.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';

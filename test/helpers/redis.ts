@@ -16,6 +16,8 @@ import { promisify } from 'node:util';
 export interface RedisServer {
   url: string;
   port: number;
+  /** The server's process id (of the command it runs under, if any). */
+  readonly pid: number;
   /** Kills the server (its data is gone). */
   stop(): Promise<void>;
   /** Starts an empty server again on the same port. */
@@ -46,7 +48,7 @@ export interface RedisServerOptions {
   runUnder?: string[];
 }
 
-export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer & { pid: number }> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const binary = findBinary('redis-server');
   const port = await freePort(false);
   const start = () => startInstance(binary, port, () => [], options.runUnder ?? []);
@@ -119,7 +121,7 @@ async function startInstance(
     ...['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--dir', directory],
     ...extraArgs(directory),
   ];
-  const [executable = binary, ...prefix] = runUnder.length > 0 ? [...runUnder, binary] : [binary];
+  const [executable = binary, ...prefix] = [...runUnder, binary];
   const child = spawn(executable, [...prefix, ...args], { cwd: directory, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let output = '';
