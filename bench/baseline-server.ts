@@ -3,14 +3,16 @@
  * GET paths with bodies serialised once (the exact bytes the gateway sends), optionally after one
  * EVALSHA of a trivial script against the benchmark's Redis: the least any gateway request costs.
  * With BASELINE_BATCH=1 its Redis writes are batched per turn of the event loop, as the gateway's
- * are; without, each command is its own write (a plain ioredis client).
+ * are (src/stores/redis/write-batches.ts); without, each command is its own write (a plain ioredis client).
  *
  * Env: BASELINE_PORT, BASELINE_BODIES (a JSON file: path → body text), BASELINE_REDIS_URL (absent:
  * bare), BASELINE_BATCH. Prints `listening <port>` once it serves.
  */
 import { readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
+import { WriteBatches } from '../src/stores/redis/write-batches.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const INCR_SCRIPT = "return redis.call('INCR', KEYS[1])";
@@ -20,27 +22,15 @@ const redisUrl = process.env.BASELINE_REDIS_URL;
 const redis = redisUrl ? new Redis(redisUrl) : undefined;
 const sha = redis ? String(await redis.script('LOAD', INCR_SCRIPT)) : '';
 
-/** As the gateway's Redis connection does (src/stores/redis/connection.ts): the commands of one turn of the event loop in one write. */
-const batch = process.env.BASELINE_BATCH === '1';
-let corked = false;
-function corkUntilNextTurn(): void {
-  if (!batch) return;
-  const stream = (redis as unknown as { stream?: import('node:net').Socket } | undefined)?.stream;
-  if (corked || !stream?.writable) return;
-  corked = true;
-  stream.cork();
-  setImmediate(() => {
-    corked = false;
-    stream.uncork();
-  });
-}
+/** As the gateway's Redis connection does: the commands of one turn in writes of at most 16. */
+const batches = process.env.BASELINE_BATCH === '1' && redis ? new WriteBatches(() => (redis as unknown as { stream?: Socket }).stream) : undefined;
 
 const app = Fastify({ logger: false });
 for (const [path, text] of Object.entries(bodies)) {
   const body = Buffer.from(text);
   app.get(path, redis
     ? async (_request, reply) => {
-        corkUntilNextTurn();
+        batches?.beforeCommand();
         await redis.evalsha(sha, 1, 'bench:baseline');
         return reply.header('content-type', JSON_TYPE).send(body);
       }

@@ -2,9 +2,11 @@
  * The one way the Redis stores talk to Redis: key names under a prefix, a deadline on every call,
  * and every failure to reach Redis turned into StoreUnavailableError.
  */
+import type { Socket } from 'node:net';
 import { Cluster, Command, type Redis } from 'ioredis';
 import { StoreUnavailableError } from '../types.js';
 import type { LuaScript } from './lua-script.js';
+import { WriteBatches } from './write-batches.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -19,6 +21,8 @@ const TRANSIENT_REPLY = /^(CLUSTERDOWN|LOADING|MASTERDOWN|TRYAGAIN|READONLY|BUSY
 export class RedisConnection {
   /** A standalone client's own command timeout cuts every call off: no second timer needed. */
   private readonly needsDeadline: boolean;
+  /** Standalone: the commands of one turn leave together (see write-batches.ts). */
+  private readonly batches: WriteBatches | undefined;
 
   constructor(
     readonly client: RedisClient,
@@ -27,26 +31,7 @@ export class RedisConnection {
     private readonly deadlineMs: number,
   ) {
     this.needsDeadline = client instanceof Cluster;
-  }
-
-  private corked = false;
-
-  /**
-   * Commands sent in the same turn of the event loop leave in one write: the socket is corked until
-   * setImmediate (after this turn's I/O callbacks). Each write to Redis is a syscall that also wakes
-   * Redis; under load, the requests read in one turn each send a command, and one write for all of
-   * them costs the gateway and Redis far less CPU than one each. A standalone client only.
-   */
-  private corkUntilNextTurn(): void {
-    if (this.corked || this.needsDeadline) return;
-    const stream = (this.client as unknown as { stream?: import('node:net').Socket }).stream;
-    if (!stream?.writable) return;
-    this.corked = true;
-    stream.cork();
-    setImmediate(() => {
-      this.corked = false;
-      stream.uncork();
-    });
+    this.batches = this.needsDeadline ? undefined : new WriteBatches(() => (client as unknown as { stream?: Socket }).stream);
   }
 
   key(name: string): string {
@@ -54,7 +39,7 @@ export class RedisConnection {
   }
 
   run<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
-    this.corkUntilNextTurn();
+    this.batches?.beforeCommand();
     // The hot path (every rate-limit decision) is one promise, not a chain of async frames.
     if (this.needsDeadline) return this.runWithDeadline(command);
     let pending: Promise<T>;
