@@ -21,7 +21,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startServer, treeCpuSeconds, type Server } from './processes.js';
+import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server } from './processes.js';
 import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
 import { megabytes, ms, ratio, table } from './report.js';
 import { clearCounters, DEFAULT_SHAPE, issueKeys, requestsFor, windowFor, type IssuedKey } from './shape.js';
@@ -199,24 +199,15 @@ async function main(): Promise<void> {
     const sizes = Object.entries(bodies).map(([path, body]) => `${path} ${Buffer.byteLength(String(body))} bytes`);
     console.log(`bodies: ${sizes.join(', ')} (the baselines send these bytes, serialised once)\n`);
 
-    const startBaseline = async (baseline: Baseline): Promise<Server> => {
-      const port = await freePort();
-      const withRedis = baseline !== 'bare Fastify';
-      return startServer({
+    const startBaseline = (baseline: Baseline): Promise<Server> =>
+      startBaselineServer({
         name: `${baseline} baseline`,
-        args: ['--import', 'tsx', 'bench/baseline-server.ts'],
-        env: {
-          BASELINE_PORT: String(port),
-          BASELINE_BODIES: bodiesFile,
-          ...(withRedis ? { BASELINE_REDIS_URL: redis.url } : {}),
-          ...(baseline === BATCHED ? { BASELINE_BATCH: '1' } : {}),
-          NODE_ENV: 'production',
-        },
-        port,
+        bodiesFile,
+        redisUrl: baseline === 'bare Fastify' ? undefined : redis.url,
+        batch: baseline === BATCHED,
         readyPath: PATHS[0] ?? '/v1/products',
         logFile: join(directory, 'baseline.log'),
       });
-    };
 
     const results: Measurement[] = [];
     for (const baseline of flags['no-baselines'] ? [] : BASELINES) {

@@ -65,6 +65,35 @@ export interface Server {
   stop(): Promise<number | null>;
 }
 
+/**
+ * A baseline server (bench/baseline-server.ts) answering `bodiesFile`'s paths with their bytes:
+ * bare, or after one EVALSHA against `redisUrl`, its writes batched as the gateway's when `batch`.
+ */
+export async function startBaselineServer(options: {
+  name: string;
+  bodiesFile: string;
+  readyPath: string;
+  logFile: string;
+  redisUrl?: string | undefined;
+  batch?: boolean;
+}): Promise<Server> {
+  const port = await freePort();
+  return startServer({
+    name: options.name,
+    args: ['--import', 'tsx', 'bench/baseline-server.ts'],
+    env: {
+      BASELINE_PORT: String(port),
+      BASELINE_BODIES: options.bodiesFile,
+      ...(options.redisUrl === undefined ? {} : { BASELINE_REDIS_URL: options.redisUrl }),
+      ...(options.batch ? { BASELINE_BATCH: '1' } : {}),
+      NODE_ENV: 'production',
+    },
+    port,
+    readyPath: options.readyPath,
+    logFile: options.logFile,
+  });
+}
+
 /** Spawns `args` with `env` on `port` and waits until GET `readyPath` answers 200. Output goes to `logFile`. */
 export async function startServer(options: {
   name: string;

@@ -8,7 +8,8 @@
  *   different call, so nothing is coalesced) against the same GetInvoices calls sent to the
  *   simulator directly, with the same rate and schedule;
  * - the catalog once warm: `GET /v1/products` (served from the mapping's cache, refreshed in the
- *   background when stale).
+ *   background when stale);
+ * - the floor: the same catalog requests against bare Fastify answering the catalog's bytes.
  *
  * The gateway's upstream pool is sized for the load (`connections: 256`): at 500 requests per
  * second of 200 ms each, 100 are in flight.
@@ -20,7 +21,7 @@ import type { Redis } from 'ioredis';
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
-import { freePort, productionNodeArgs, startServer } from './processes.js';
+import { freePort, productionNodeArgs, startBaselineServer, startServer } from './processes.js';
 import { ms, table } from './report.js';
 import { issueKeys, windowFor, type LoadShape } from './shape.js';
 
@@ -75,6 +76,25 @@ function runOnce(directory: string, input: { origin: string; durationS: number; 
       resolve(JSON.parse(line.slice('RATE_JSON '.length)) as RateResult);
     });
   });
+}
+
+/**
+ * The same catalog requests, loader and schedule against bare Fastify answering the catalog's
+ * bytes: what the loader and the machine add to any server's latency at this rate.
+ */
+async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<RateResult> {
+  const [first] = requests as [RateRequest];
+  const response = await fetch(`${gatewayUrl}${first.path}`, { headers: first.headers });
+  const body = await response.text();
+  if (response.status !== 200) throw new Error(`GET ${first.path} answered ${response.status}: ${body}`);
+  const bodiesFile = join(options.directory, 'slow-bodies.json');
+  writeFileSync(bodiesFile, JSON.stringify({ [first.path]: body }));
+  const bare = await startBaselineServer({ name: 'bare Fastify baseline (slow backend)', bodiesFile, readyPath: first.path, logFile: join(options.directory, 'slow-baseline.log') });
+  try {
+    return await runConstantRate(options.directory, { origin: bare.url, durationS: options.durationS, connections: 64, requests });
+  } finally {
+    await bare.stop();
+  }
 }
 
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
@@ -135,6 +155,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       });
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: { authorization: `Bearer ${key.key}`, 'x-forwarded-for': key.address } }));
       const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests });
+      const floor = await measureFloor(options, gateway.url, catalogRequests);
 
       const row = (label: string, result: RateResult): string[] => [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
       console.log(table([
@@ -142,8 +163,10 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
         row('GetInvoices direct', direct),
         row('gateway /v1/billing/invoices', viaGateway),
         row('gateway /v1/products (warm)', catalog),
+        row('bare Fastify /v1/products', floor),
       ]));
       console.log(`added latency by the gateway: p50 ${ms(viaGateway.p50 - direct.p50)} ms (goal ≤ 1), p99 ${ms(viaGateway.p99 - direct.p99)} ms (goal ≤ 3); warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
+      console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms)`);
     } finally {
       await gateway.stop();
     }
