@@ -9,7 +9,7 @@
  * in one write of a whole turn's commands, the first request waits for the last one's script while
  * the gateway has nothing to do. In smaller batches Redis works on the first while the gateway
  * reads the next requests, on the other core. Measured (`npm run bench`, gateway only, alternating
- * runs): 16 a write gave 27 000–28 500 requests/s, against 18 300–22 700 for a whole turn's in one
+ * runs): 16 a write gave 27 000–28 500 requests/s, against 18 300–22 950 for a whole turn's in one
  * and 21 200–24 500 for one a write (more CPU in both processes); the gateway's CPU per request
  * did not change, and Redis's rose by under 1 µs.
  */
