@@ -9,7 +9,6 @@
  * bare), BASELINE_BATCH. Prints `listening <port>` once it serves.
  */
 import { readFileSync } from 'node:fs';
-import type { Socket } from 'node:net';
 import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import { WriteBatches } from '../src/stores/redis/write-batches.js';
@@ -23,7 +22,7 @@ const redis = redisUrl ? new Redis(redisUrl) : undefined;
 const sha = redis ? String(await redis.script('LOAD', INCR_SCRIPT)) : '';
 
 /** As the gateway's Redis connection does: the commands of one turn in writes of at most 16. */
-const batches = process.env.BASELINE_BATCH === '1' && redis ? new WriteBatches(() => (redis as unknown as { stream?: Socket }).stream) : undefined;
+const batches = process.env.BASELINE_BATCH === '1' && redis ? new WriteBatches(redis) : undefined;
 
 const app = Fastify({ logger: false });
 for (const [path, text] of Object.entries(bodies)) {

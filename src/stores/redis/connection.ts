@@ -2,7 +2,6 @@
  * The one way the Redis stores talk to Redis: key names under a prefix, a deadline on every call,
  * and every failure to reach Redis turned into StoreUnavailableError.
  */
-import type { Socket } from 'node:net';
 import { Cluster, Command, type Redis } from 'ioredis';
 import { StoreUnavailableError } from '../types.js';
 import type { LuaScript } from './lua-script.js';
@@ -31,7 +30,7 @@ export class RedisConnection {
     private readonly deadlineMs: number,
   ) {
     this.needsDeadline = client instanceof Cluster;
-    this.batches = this.needsDeadline ? undefined : new WriteBatches(() => (client as unknown as { stream?: Socket }).stream);
+    this.batches = this.needsDeadline ? undefined : new WriteBatches(client as Redis);
   }
 
   key(name: string): string {

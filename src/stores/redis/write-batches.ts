@@ -21,8 +21,8 @@ export class WriteBatches {
   /** The socket corked for this turn, and the commands held in it. */
   private corked: { stream: Socket; commands: number } | undefined;
 
-  /** `socket` answers the client's current socket (it changes when the client reconnects). */
-  constructor(private readonly socket: () => Socket | undefined) {}
+  /** `client.stream` is read at each turn: an ioredis client replaces its socket when it reconnects. */
+  constructor(private readonly client: { readonly stream?: Socket }) {}
 
   /** Called just before a command is written. */
   beforeCommand(): void {
@@ -37,7 +37,7 @@ export class WriteBatches {
       corked.commands = 1;
       return;
     }
-    const stream = this.socket();
+    const stream = this.client.stream;
     if (!stream?.writable) return;
     this.corked = { stream, commands: 1 };
     stream.cork();
