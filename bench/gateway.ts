@@ -24,7 +24,7 @@ import { startRedisServer } from '../test/helpers/redis.js';
 import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server } from './processes.js';
 import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
 import { megabytes, ms, ratio, table } from './report.js';
-import { clearCounters, DEFAULT_SHAPE, issueKeys, requestsFor, windowFor, type IssuedKey } from './shape.js';
+import { clearCounters, DEFAULT_SHAPE, fetchBody, issueKeys, keyHeaders, requestsFor, windowFor, type IssuedKey } from './shape.js';
 import { runSlowBackend } from './slow-backend.js';
 import { findWrk, runWrk, writeWrkScript, type WrkResult } from './wrk.js';
 
@@ -119,13 +119,6 @@ async function measure(context: Context, label: string, server: Server, path: st
   return { label, path, load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) } };
 }
 
-async function fetchBody(url: string, key: IssuedKey): Promise<string> {
-  const response = await fetch(url, { headers: { authorization: `Bearer ${key.key}`, 'x-forwarded-for': key.address } });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text}`);
-  return text;
-}
-
 async function main(): Promise<void> {
   const cpuList = cpus();
   console.log(`reseller-gateway benchmark: wrk -t1 -c${CONNECTIONS}, ${WARMUP_S} s warm-up + ${DURATION_S} s per target, loopback`);
@@ -192,7 +185,7 @@ async function main(): Promise<void> {
 
     // The baselines answer the gateway's own bytes: take them from a gateway first.
     const first = await startGateway(60_000, 1, undefined, false);
-    const bodies = Object.fromEntries(await Promise.all(PATHS.map(async (path) => [path, await fetchBody(`${first.url}${path}`, keys[0] as IssuedKey)])));
+    const bodies = Object.fromEntries(await Promise.all(PATHS.map(async (path) => [path, await fetchBody(`${first.url}${path}`, keyHeaders(keys[0] as IssuedKey))])));
     await first.stop();
     const bodiesFile = join(directory, 'bodies.json');
     writeFileSync(bodiesFile, JSON.stringify(bodies));
@@ -234,7 +227,7 @@ async function main(): Promise<void> {
           if (products) scaling.push(products);
           // Keys just used (their copies fresh), then the same keys again, counted.
           const probe = async (): Promise<void> => {
-            for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchBody(`${gateway.url}/v1/products`, keys[index] as IssuedKey);
+            for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchBody(`${gateway.url}/v1/products`, keyHeaders(keys[index] as IssuedKey));
           };
           await probe();
           trips = await roundTrips(admin, PROBE_REQUESTS, probe);

@@ -71,9 +71,22 @@ export function windowFor(shape: LoadShape, requestsPerSecond: number, share: nu
   return Math.max(100, Math.floor((share * perWindowAtOneMs * 1000) / requestsPerSecond));
 }
 
+/** A key's request headers: the key, and its address as the trusted proxy forwards it. */
+export function keyHeaders({ key, address }: IssuedKey): Record<string, string> {
+  return { authorization: `Bearer ${key}`, 'x-forwarded-for': address };
+}
+
 /** One request per key, in key order, each from its key's address. */
 export function requestsFor(path: string, keys: readonly IssuedKey[]): WrkRequest[] {
-  return keys.map(({ key, address }) => ({ path, headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': address } }));
+  return keys.map((key) => ({ path, headers: keyHeaders(key) }));
+}
+
+/** The body of a GET that must answer 200. */
+export async function fetchBody(url: string, headers: Record<string, string>): Promise<string> {
+  const response = await fetch(url, { headers });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text}`);
+  return text;
 }
 
 /** Drops every rate-limit counter, so that each run starts from rest. */

@@ -23,7 +23,7 @@ import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { freePort, productionNodeArgs, startBaselineServer, startServer } from './processes.js';
 import { ms, table } from './report.js';
-import { issueKeys, windowFor, type LoadShape } from './shape.js';
+import { fetchBody, issueKeys, keyHeaders, windowFor, type LoadShape } from './shape.js';
 
 const RATE = 500;
 const LATENCY_MS = 200;
@@ -84,9 +84,7 @@ function runOnce(directory: string, input: { origin: string; durationS: number; 
  */
 async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<RateResult> {
   const [first] = requests as [RateRequest];
-  const response = await fetch(`${gatewayUrl}${first.path}`, { headers: first.headers });
-  const body = await response.text();
-  if (response.status !== 200) throw new Error(`GET ${first.path} answered ${response.status}: ${body}`);
+  const body = await fetchBody(`${gatewayUrl}${first.path}`, first.headers);
   const bodiesFile = join(options.directory, 'slow-bodies.json');
   writeFileSync(bodiesFile, JSON.stringify({ [first.path]: body }));
   const bare = await startBaselineServer({ name: 'bare Fastify baseline (slow backend)', bodiesFile, readyPath: first.path, logFile: join(options.directory, 'slow-baseline.log') });
@@ -150,10 +148,10 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
         requests: pages.map((page, index) => ({
           method: 'GET',
           path: `/v1/billing/invoices?page=${page}&per_page=${PER_PAGE}`,
-          headers: { authorization: `Bearer ${keyFor(index).key}`, 'x-forwarded-for': keyFor(index).address },
+          headers: keyHeaders(keyFor(index)),
         })),
       });
-      const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: { authorization: `Bearer ${key.key}`, 'x-forwarded-for': key.address } }));
+      const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
       const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests });
       const floor = await measureFloor(options, gateway.url, catalogRequests);
 
