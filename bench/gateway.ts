@@ -21,6 +21,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
+import { describeGc, gcBetween, gcTally, readMetrics, type GcTally } from './gateway-metrics.js';
 import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server } from './processes.js';
 import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
 import { megabytes, ms, ratio, table } from './report.js';
@@ -96,6 +97,8 @@ interface Measurement {
   /** CPU time of the server's processes per request, µs. */
   cpuUs: number;
   rss: { first: number; last: number; max: number };
+  /** The gateway's garbage collections over the measured run (one process: WORKERS=1). */
+  gc?: GcTally;
 }
 
 interface Context {
@@ -105,18 +108,20 @@ interface Context {
   admin: Redis;
 }
 
-async function measure(context: Context, label: string, server: Server, path: string): Promise<Measurement> {
+async function measure(context: Context, label: string, server: Server & { opsUrl?: string }, path: string): Promise<Measurement> {
   process.stdout.write(`  ${label}: warm-up ${WARMUP_S} s, measuring ${DURATION_S} s…\n`);
   const script = writeWrkScript(context.directory, `${label.replace(/\W+/g, '-')}`, new URL(server.url).host, requestsFor(path, context.keys));
   await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS: WARMUP_S });
   const before = await snapshot(context.admin);
+  const gcBefore = server.opsUrl === undefined ? undefined : gcTally(await readMetrics(server.opsUrl));
   const cpuBefore = treeCpuSeconds(server.pid);
   const rss = sampleRss(server.pid);
   const load = await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS: DURATION_S });
   const samples = rss.stop().map((sample) => sample.rss);
   const cpuUs = ((treeCpuSeconds(server.pid) - cpuBefore) * 1e6) / load.requests;
   const redis = costOf(before, await snapshot(context.admin), load.requests);
-  return { label, path, load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) } };
+  const gc = gcBefore && server.opsUrl !== undefined ? gcBetween(gcBefore, gcTally(await readMetrics(server.opsUrl))) : undefined;
+  return { label, path, load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) }, gc };
 }
 
 async function main(): Promise<void> {
@@ -149,7 +154,7 @@ async function main(): Promise<void> {
     const context: Context = { wrk, directory, keys, admin };
 
     const gatewayPort = await freePort();
-    const startGateway = async (windowMs: number, workers: number, profileDirectory?: string, measured = true): Promise<Server> => {
+    const startGateway = async (windowMs: number, workers: number, profileDirectory?: string, measured = true): Promise<Server & { opsUrl?: string }> => {
       const configFile = join(directory, 'gateway.json');
       writeFileSync(configFile, JSON.stringify({
         host: '127.0.0.1',
@@ -161,7 +166,8 @@ async function main(): Promise<void> {
         audit: { file: join(directory, 'audit.log') },
         upstream: { backend: 'whmcs', whmcs: whmcsSimulatorConfig(simulator) },
       }));
-      return startServer({
+      const opsPort = await freePort();
+      const server = await startServer({
         name: 'gateway',
         args: [
           ...productionNodeArgs(),
@@ -173,7 +179,7 @@ async function main(): Promise<void> {
           CONFIG_FILE: configFile,
           KEY_PEPPER: PEPPER,
           WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY,
-          OPS_PORT: String(await freePort()),
+          OPS_PORT: String(opsPort),
           WORKERS: String(workers),
           NODE_ENV: 'production',
         },
@@ -181,6 +187,8 @@ async function main(): Promise<void> {
         readyPath: '/v1/health',
         logFile: join(directory, 'gateway.log'),
       });
+      // Several workers' collections are their own: counted for one process only.
+      return workers === 1 ? { ...server, opsUrl: `http://127.0.0.1:${opsPort}` } : server;
     };
 
     // The baselines answer the gateway's own bytes: take them from a gateway first.
@@ -290,7 +298,8 @@ function report(results: Measurement[], scaling: Measurement[], trips: Map<strin
   if (products) {
     console.log(`Redis: rate-limit decision ${products.redis.scriptUsPerRequest.toFixed(2)} µs of script time per request (goal ≤ 10), the server's whole CPU ${products.redis.cpuUsPerRequest.toFixed(2)} µs per request (network included)`);
   }
-  console.log(`Gateway RSS (all its processes): ${[...results, ...scaling].filter((m) => m.label.startsWith('gateway')).map((m) => `${m.label} ${megabytes(m.rss.first)} → ${megabytes(m.rss.last)}`).join('; ')}`);
+  for (const m of results) if (m.gc) console.log(`Gateway garbage collection, ${m.label.replace(/^gateway /, '')} (measured run): ${describeGc(m.gc, DURATION_S)}`);
+  console.log(`Gateway RSS (all its processes): ${[...results, ...scaling.slice(1)].filter((m) => m.label.startsWith('gateway')).map((m) => `${m.label} ${megabytes(m.rss.first)} → ${megabytes(m.rss.last)}`).join('; ')}`);
   console.log(`(window ${windowMs} ms; server CPU: user + system time of the server's processes over the measured run / requests)`);
 }
 

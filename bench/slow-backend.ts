@@ -21,6 +21,7 @@ import type { Redis } from 'ioredis';
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
+import { describeGc, gcBetween, gcTally, readMetrics, type GcTally } from './gateway-metrics.js';
 import { freePort, productionNodeArgs, startBaselineServer, startServer } from './processes.js';
 import { ms, table } from './report.js';
 import { fetchBody, issueKeys, keyHeaders, windowFor, type LoadShape } from './shape.js';
@@ -55,10 +56,20 @@ interface RateResult {
 
 type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
-/** Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured run. */
-async function runConstantRate(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
+/**
+ * Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured
+ * run; `opsUrl` (the gateway's ops listener) adds its garbage collections during that run.
+ */
+async function runConstantRate(
+  directory: string,
+  input: { origin: string; durationS: number; connections: number; requests: RateRequest[] },
+  opsUrl?: string,
+): Promise<RateResult & { gc?: GcTally }> {
   await runOnce(directory, { ...input, durationS: WARM_UP_S });
-  return runOnce(directory, input);
+  if (opsUrl === undefined) return runOnce(directory, input);
+  const before = gcTally(await readMetrics(opsUrl));
+  const result = await runOnce(directory, input);
+  return { ...result, gc: gcBetween(before, gcTally(await readMetrics(opsUrl))) };
 }
 
 function runOnce(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
@@ -102,6 +113,8 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
     const stores = await createRedisStores({ url: options.redisUrl });
     const keys = await issueKeys(stores.keys, options.pepper, SHAPE, ['read:products', 'read:billing']).finally(() => stores.close());
     const port = await freePort();
+    const opsPort = await freePort();
+    const opsUrl = `http://127.0.0.1:${opsPort}`;
     const configFile = join(options.directory, 'slow-gateway.json');
     writeFileSync(configFile, JSON.stringify({
       host: '127.0.0.1',
@@ -120,7 +133,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
         CONFIG_FILE: configFile,
         KEY_PEPPER: options.pepper,
         WEBHOOK_ENCRYPTION_KEY: options.webhookKey,
-        OPS_PORT: String(await freePort()),
+        OPS_PORT: String(opsPort),
         WORKERS: '1',
         NODE_ENV: 'production',
       },
@@ -150,9 +163,9 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
           path: `/v1/billing/invoices?page=${page}&per_page=${PER_PAGE}`,
           headers: keyHeaders(keyFor(index)),
         })),
-      });
+      }, opsUrl);
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
-      const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests });
+      const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests }, opsUrl);
       const floor = await measureFloor(options, gateway.url, catalogRequests);
 
       const row = (label: string, result: RateResult): string[] => [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
@@ -164,6 +177,8 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
         row('bare Fastify /v1/products', floor),
       ]));
       console.log(`added latency by the gateway: p50 ${ms(viaGateway.p50 - direct.p50)} ms (goal ≤ 1), p99 ${ms(viaGateway.p99 - direct.p99)} ms (goal ≤ 3); warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
+      if (viaGateway.gc) console.log(`the gateway's garbage collection, invoices: ${describeGc(viaGateway.gc, options.durationS)}`);
+      if (catalog.gc) console.log(`the gateway's garbage collection, warm catalog: ${describeGc(catalog.gc, options.durationS)}`);
       console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms)`);
     } finally {
       await gateway.stop();

@@ -17,6 +17,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
+import { describeGc, gcBetween, gcTally, metricValue, readMetrics, type GcTally } from './gateway-metrics.js';
 import { ensureBuilt, freePort, productionNodeArgs, startServer, treeRss } from './processes.js';
 import { megabytes, slope, table } from './report.js';
 import { issueKeys, requestsFor, windowFor, type LoadShape } from './shape.js';
@@ -58,9 +59,20 @@ interface Sample {
   heapUsed: number;
 }
 
-async function heapUsed(opsUrl: string): Promise<number> {
-  const text = await fetch(`${opsUrl}/metrics`).then((response) => response.text(), () => '');
-  return Number(/^gateway_nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? Number.NaN);
+const SERVED = 'gateway_http_requests_total{route="/v1/products",method="GET",status="200"}';
+
+/** Requests are counted by the gateway itself (its /metrics), so that samples taken during the run have them. */
+async function sample(opsUrl: string, pid: number, started: number): Promise<{ sample: Sample; gc: GcTally }> {
+  const metrics = await readMetrics(opsUrl);
+  return {
+    sample: {
+      atS: (Date.now() - started) / 1000,
+      requests: metricValue(metrics, SERVED) || 0,
+      rss: treeRss(pid),
+      heapUsed: metricValue(metrics, 'gateway_nodejs_heap_size_used_bytes'),
+    },
+    gc: gcTally(metrics),
+  };
 }
 
 async function main(): Promise<void> {
@@ -110,24 +122,21 @@ async function main(): Promise<void> {
     const opsUrl = `http://127.0.0.1:${opsPort}`;
     const script = writeWrkScript(directory, 'soak', `127.0.0.1:${port}`, requestsFor('/v1/products', keys));
 
-    // Requests are counted by the gateway itself (its /metrics), so that samples taken during the run have them.
-    const served = async (): Promise<number> => {
-      const text = await fetch(`${opsUrl}/metrics`).then((response) => response.text(), () => '');
-      return Number(/^gateway_http_requests_total\{route="\/v1\/products",method="GET",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
-    };
     const samples: Sample[] = [];
     const started = Date.now();
+    const first = await sample(opsUrl, gateway.pid, started);
     const load = runWrk(wrk, { url: gateway.url, script, connections: Number(flags.connections), durationS: DURATION_S });
     let done = false;
     void load.finally(() => (done = true));
     while (!done) {
-      samples.push({ atS: (Date.now() - started) / 1000, requests: await served(), rss: treeRss(gateway.pid), heapUsed: await heapUsed(opsUrl) });
+      samples.push((await sample(opsUrl, gateway.pid, started)).sample);
       process.stdout.write(`  ${samples.at(-1)?.atS.toFixed(0).padStart(4)} s: ${megabytes(samples.at(-1)?.rss ?? 0)} resident, ${(samples.at(-1)?.requests ?? 0).toLocaleString('en')} requests\n`);
       for (let waited = 0; waited < INTERVAL_S * 10 && !done; waited += 1) await sleep(100);
     }
     const result = await load;
     await sleep(1_000);
-    samples.push({ atS: (Date.now() - started) / 1000, requests: await served(), rss: treeRss(gateway.pid), heapUsed: await heapUsed(opsUrl) });
+    const last = await sample(opsUrl, gateway.pid, started);
+    samples.push(last.sample);
 
     console.log(`\n${table([
       ['at (s)', 'requests', 'resident', 'V8 heap used'],
@@ -139,6 +148,7 @@ async function main(): Promise<void> {
     const heapSlope = slope(steady.map((s) => ({ x: s.atS / 60, y: s.heapUsed / 1024 / 1024 })));
     console.log(`${result.requests.toLocaleString('en')} requests in ${DURATION_S} s (${result.requestsPerSecond.toFixed(0)}/s), ${result.errors} errors, ${result.non2xx} 4xx/5xx`);
     console.log(`resident after 1 M requests: ${afterMillion ? megabytes(afterMillion.rss) : 'not reached'} (goal ≤ 150 MB); at the end ${megabytes(samples.at(-1)?.rss ?? 0)}`);
+    console.log(`garbage collection over the run: ${describeGc(gcBetween(first.gc, last.gc), last.sample.atS - first.sample.atS)}`);
     console.log(`slope after the first ${Math.min(WARM_UP_S, DURATION_S / 2)} s: resident ${rssSlope.toFixed(2)} MB/min (goal ≤ 1), V8 heap used ${heapSlope.toFixed(2)} MB/min`);
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((error: unknown) => console.error('cleanup failed:', error));

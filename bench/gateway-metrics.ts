@@ -1,0 +1,67 @@
+/**
+ * The gateway's own counters, read from its ops listener's /metrics by the benches: requests
+ * served, heap in use, and its garbage collections (prom-client's `nodejs_gc_duration_seconds`).
+ */
+
+/** The text of the gateway's /metrics; empty when it does not answer (a sample is then missing, not fatal). */
+export function readMetrics(opsUrl: string): Promise<string> {
+  return fetch(`${opsUrl}/metrics`).then(
+    (response) => response.text(),
+    () => '',
+  );
+}
+
+/** One sample's value, named with its labels as the exposition writes them (`name{label="v"}`); NaN when absent. */
+export function metricValue(text: string, sample: string): number {
+  const lines = `\n${text}`;
+  const at = lines.indexOf(`\n${sample} `);
+  if (at === -1) return Number.NaN;
+  const start = at + sample.length + 2;
+  const end = lines.indexOf('\n', start);
+  return Number(lines.slice(start, end === -1 ? undefined : end));
+}
+
+/** Collections of one kind: how many, and their pauses in all (s). */
+interface Collections {
+  count: number;
+  seconds: number;
+}
+
+/**
+ * V8's collections as Node reports them: `minor` the young generation's (scavenges), `major` the
+ * whole heap's (mark-compact, its last pause), `incremental` the steps of its marking.
+ */
+export interface GcTally {
+  minor: Collections;
+  major: Collections;
+  incremental: Collections;
+}
+
+const KINDS = ['minor', 'major', 'incremental'] as const;
+
+export function gcTally(text: string): GcTally {
+  const of = (kind: (typeof KINDS)[number]): Collections => ({
+    count: metricValue(text, `gateway_nodejs_gc_duration_seconds_count{kind="${kind}"}`) || 0,
+    seconds: metricValue(text, `gateway_nodejs_gc_duration_seconds_sum{kind="${kind}"}`) || 0,
+  });
+  return { minor: of('minor'), major: of('major'), incremental: of('incremental') };
+}
+
+/** What happened between two readings. */
+export function gcBetween(before: GcTally, after: GcTally): GcTally {
+  const minus = (kind: (typeof KINDS)[number]): Collections => ({
+    count: after[kind].count - before[kind].count,
+    seconds: after[kind].seconds - before[kind].seconds,
+  });
+  return { minor: minus('minor'), major: minus('major'), incremental: minus('incremental') };
+}
+
+export function describeGc(tally: GcTally, durationS: number): string {
+  const mean = (kind: Collections): string => (kind.count === 0 ? '' : `, ${((kind.seconds * 1000) / kind.count).toFixed(1)} ms each`);
+  const every = tally.minor.count === 0 ? '' : `, one every ${Math.round((durationS * 1000) / tally.minor.count)} ms`;
+  const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+  return (
+    `${plural(tally.minor.count, 'young collection')}${every}${mean(tally.minor)}; ` +
+    `${plural(tally.major.count, 'full collection')}${mean(tally.major)}, ${plural(tally.incremental.count, 'incremental marking pause')}${mean(tally.incremental)}`
+  );
+}
