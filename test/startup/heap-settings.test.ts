@@ -1,9 +1,14 @@
 /**
  * The heap settings take effect when applied at run time (src/startup/heap.ts), which V8 does not
- * promise for every flag: a child process keeps 40 MB alive and churns objects that survive a young
- * collection (a 1 MB young generation promotes them), and counts its full collections and its
- * largest heap. Applied, the old generation is collected when it has grown by HEAP_GROWING_PERCENT
- * (or V8's 8 MB minimum) instead of about twice: many more full collections, a much smaller heap.
+ * promise for every flag. Child processes, each with a 1 MB young generation:
+ * - one keeps 40 MB alive and churns objects that survive a young collection (the small young
+ *   generation promotes them), and counts its full collections and its largest heap. Applied, the
+ *   old generation is collected when it has grown by HEAP_GROWING_PERCENT (or V8's 8 MB minimum)
+ *   instead of about twice: many more full collections, a much smaller heap;
+ * - one keeps every object one literal makes (2 M), and counts its young collections. With
+ *   pretenuring, V8 soon allocates that literal's objects in the old generation and the young
+ *   collections stop (about 12); applied, every object passes through the young generation (about
+ *   190 collections).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -30,15 +35,34 @@ await new Promise((resolve) => setTimeout(resolve, 100));
 process.stdout.write(JSON.stringify({ full, largestMb: largest / 2 ** 20, live: live.length }));
 `;
 
-function run(apply: boolean, nodeArgs: string[] = []): { full: number; largestMb: number } {
-  const result = spawnSync(process.execPath, ['--max-semi-space-size=1', ...nodeArgs, '--import', 'tsx', '--input-type=module', '-e', CHILD], {
+const PRETENURING_CHILD = `
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { applyHeapSettings } from './src/startup/heap.ts';
+if (process.env.APPLY === '1') applyHeapSettings();
+let young = 0;
+new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MINOR) young += 1; }).observe({ entryTypes: ['gc'] });
+const make = (i) => ({ i, next: null, text: 'k' });
+const kept = [];
+for (let round = 0; round < 20; round += 1) {
+  for (let i = 0; i < 100_000; i += 1) kept.push(make(i));
+  await new Promise((resolve) => setImmediate(resolve));
+}
+await new Promise((resolve) => setTimeout(resolve, 50));
+process.stdout.write(JSON.stringify({ young, kept: kept.length }));
+`;
+
+function runChild<T>(source: string, apply: boolean, nodeArgs: string[] = []): T {
+  const result = spawnSync(process.execPath, ['--max-semi-space-size=1', ...nodeArgs, '--import', 'tsx', '--input-type=module', '-e', source], {
     env: { ...process.env, APPLY: apply ? '1' : '0' },
     encoding: 'utf8',
     timeout: 60_000,
   });
   assert.equal(result.status, 0, result.stderr);
-  return JSON.parse(result.stdout) as { full: number; largestMb: number };
+  return JSON.parse(result.stdout) as T;
 }
+
+const run = (apply: boolean, nodeArgs: string[] = []) => runChild<{ full: number; largestMb: number }>(CHILD, apply, nodeArgs);
+const runPretenuring = (apply: boolean, nodeArgs: string[] = []) => runChild<{ young: number }>(PRETENURING_CHILD, apply, nodeArgs);
 
 t.test('applied at run time, the old generation is collected before it doubles', async () => {
   const without = run(false);
@@ -52,4 +76,17 @@ t.test("a value on node's command line wins", async () => {
   const given = run(true, ['--heap-growing-percent=300']);
   const applied = run(true);
   assert.ok(given.largestMb > applied.largestMb * 1.5, `largest heap: ${given.largestMb} MB given 300 %, ${applied.largestMb} MB applied`);
+});
+
+t.test('applied at run time, no allocation site is pretenured: long-lived objects pass through the young generation', async () => {
+  const without = runPretenuring(false);
+  const applied = runPretenuring(true);
+  t.comment(`young collections: ${without.young} without, ${applied.young} applied`);
+  assert.ok(applied.young >= 5 * without.young, `young collections: ${applied.young} applied, ${without.young} without`);
+});
+
+t.test("pretenuring given on node's command line wins", async () => {
+  const given = runPretenuring(true, ['--allocation-site-pretenuring']);
+  const applied = runPretenuring(true);
+  assert.ok(applied.young >= 5 * given.young, `young collections: ${given.young} given, ${applied.young} applied`);
 });
