@@ -37,10 +37,10 @@ export interface GcTally {
   incremental: Collections;
 }
 
-const KINDS = ['minor', 'major', 'incremental'] as const;
+type Kind = keyof GcTally;
 
 export function gcTally(text: string): GcTally {
-  const of = (kind: (typeof KINDS)[number]): Collections => ({
+  const of = (kind: Kind): Collections => ({
     count: metricValue(text, `gateway_nodejs_gc_duration_seconds_count{kind="${kind}"}`) || 0,
     seconds: metricValue(text, `gateway_nodejs_gc_duration_seconds_sum{kind="${kind}"}`) || 0,
   });
@@ -49,11 +49,17 @@ export function gcTally(text: string): GcTally {
 
 /** What happened between two readings. */
 export function gcBetween(before: GcTally, after: GcTally): GcTally {
-  const minus = (kind: (typeof KINDS)[number]): Collections => ({
+  const minus = (kind: Kind): Collections => ({
     count: after[kind].count - before[kind].count,
     seconds: after[kind].seconds - before[kind].seconds,
   });
   return { minor: minus('minor'), major: minus('major'), incremental: minus('incremental') };
+}
+
+/** Counts the gateway's collections from now until `stop()` (as sampleRss samples its memory). */
+export async function countGc(opsUrl: string): Promise<{ stop(): Promise<GcTally> }> {
+  const before = gcTally(await readMetrics(opsUrl));
+  return { stop: async () => gcBetween(before, gcTally(await readMetrics(opsUrl))) };
 }
 
 export function describeGc(tally: GcTally, durationS: number): string {

@@ -21,7 +21,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { describeGc, gcBetween, gcTally, readMetrics, type GcTally } from './gateway-metrics.js';
+import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
 import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server } from './processes.js';
 import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
 import { megabytes, ms, ratio, table } from './report.js';
@@ -113,14 +113,14 @@ async function measure(context: Context, label: string, server: Server & { opsUr
   const script = writeWrkScript(context.directory, `${label.replace(/\W+/g, '-')}`, new URL(server.url).host, requestsFor(path, context.keys));
   await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS: WARMUP_S });
   const before = await snapshot(context.admin);
-  const gcBefore = server.opsUrl === undefined ? undefined : gcTally(await readMetrics(server.opsUrl));
+  const gcCount = server.opsUrl === undefined ? undefined : await countGc(server.opsUrl);
   const cpuBefore = treeCpuSeconds(server.pid);
   const rss = sampleRss(server.pid);
   const load = await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS: DURATION_S });
   const samples = rss.stop().map((sample) => sample.rss);
   const cpuUs = ((treeCpuSeconds(server.pid) - cpuBefore) * 1e6) / load.requests;
   const redis = costOf(before, await snapshot(context.admin), load.requests);
-  const gc = gcBefore && server.opsUrl !== undefined ? gcBetween(gcBefore, gcTally(await readMetrics(server.opsUrl))) : undefined;
+  const gc = await gcCount?.stop();
   return { label, path, load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) }, gc };
 }
 

@@ -21,7 +21,7 @@ import type { Redis } from 'ioredis';
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
-import { describeGc, gcBetween, gcTally, readMetrics, type GcTally } from './gateway-metrics.js';
+import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
 import { freePort, productionNodeArgs, startBaselineServer, startServer } from './processes.js';
 import { ms, table } from './report.js';
 import { fetchBody, issueKeys, keyHeaders, windowFor, type LoadShape } from './shape.js';
@@ -67,9 +67,9 @@ async function runConstantRate(
 ): Promise<RateResult & { gc?: GcTally }> {
   await runOnce(directory, { ...input, durationS: WARM_UP_S });
   if (opsUrl === undefined) return runOnce(directory, input);
-  const before = gcTally(await readMetrics(opsUrl));
+  const gc = await countGc(opsUrl);
   const result = await runOnce(directory, input);
-  return { ...result, gc: gcBetween(before, gcTally(await readMetrics(opsUrl))) };
+  return { ...result, gc: await gc.stop() };
 }
 
 function runOnce(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
