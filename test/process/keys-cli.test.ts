@@ -40,22 +40,22 @@ t.test('reseller-keys', async (t) => {
     // -h is the same option as --help: checked on two commands, --help on all.
     const runs = commands.flatMap((command) => (command.length === 0 || command[0] === 'issue' ? ['--help', '-h'] : ['--help']).map((flag) => [...command, flag]));
     // Four processes at a time: each spends most of its second loading modules, not on a core.
-    const results = new Map<string[], Run>();
-    const queue = [...runs];
+    const results: Run[] = [];
+    let next = 0;
     await Promise.all(
       Array.from({ length: 4 }, async () => {
-        for (let args = queue.shift(); args !== undefined; args = queue.shift()) results.set(args, await cli(...args));
+        for (let index = next++; index < runs.length; index = next++) results[index] = await cli(...(runs[index] as string[]));
       }),
     );
-    for (const args of runs) {
-      const run = results.get(args) as Run;
+    for (const [index, args] of runs.entries()) {
+      const run = results[index] as Run;
       const command = args.slice(0, -1);
       const where = `${command.join(' ') || '(none)'} ${args.at(-1)}`;
       assert.equal(run.code, 0, `${where}: ${run.stderr}`);
       assert.match(run.stdout, new RegExp(`^usage: reseller-keys ${command.join(' ')}`), where);
       assert.match(run.stdout, /exit codes:\n {2}0 {3}done/, where);
     }
-    assert.match((results.get(runs.find((args) => args[0] === 'issue') as string[]) as Run).stdout, /--scopes .*read:products/);
+    assert.match((results[runs.findIndex((args) => args[0] === 'issue')] as Run).stdout, /--scopes .*read:products/);
   });
 
   t.test('unknown options and commands are usage errors (64) with the help, not a stack trace', async () => {

@@ -64,9 +64,13 @@ function runChild<T>(source: string, apply: boolean, nodeArgs: string[] = []): T
 const run = (apply: boolean, nodeArgs: string[] = []) => runChild<{ full: number; largestMb: number }>(CHILD, apply, nodeArgs);
 const runPretenuring = (apply: boolean, nodeArgs: string[] = []) => runChild<{ young: number }>(PRETENURING_CHILD, apply, nodeArgs);
 
-/** The run with the settings applied, made once: both tests compare against it. */
-let appliedRun: { full: number; largestMb: number } | undefined;
-const runApplied = () => (appliedRun ??= run(true));
+/** A child's run with the settings applied, made once: two tests compare against each. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+const runApplied = once(() => run(true));
+const runPretenuringApplied = once(() => runPretenuring(true));
 
 t.test('applied at run time, the old generation is collected before it doubles', async () => {
   const without = run(false);
@@ -84,13 +88,13 @@ t.test("a value on node's command line wins", async () => {
 
 t.test('applied at run time, no allocation site is pretenured: long-lived objects pass through the young generation', async () => {
   const without = runPretenuring(false);
-  const applied = runPretenuring(true);
+  const applied = runPretenuringApplied();
   t.comment(`young collections: ${without.young} without, ${applied.young} applied`);
   assert.ok(applied.young >= 5 * without.young, `young collections: ${applied.young} applied, ${without.young} without`);
 });
 
 t.test("pretenuring given on node's command line wins", async () => {
   const given = runPretenuring(true, ['--allocation-site-pretenuring']);
-  const applied = runPretenuring(true);
+  const applied = runPretenuringApplied();
   assert.ok(applied.young >= 5 * given.young, `young collections: ${given.young} given, ${applied.young} applied`);
 });
