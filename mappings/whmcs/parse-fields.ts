@@ -8,62 +8,147 @@ import { decodeEntities } from './text.js';
 import { type LocalDateTime, parseLocalDateTime } from './time.js';
 
 // ---- primitives -----------------------------------------------------------------------------
+//
+// Each field type is written twice: as plain zod (`plain` below: what it accepts, what it gives, and
+// its issues when it refuses), and as one step (`oneStep`) that reads the common forms itself and
+// hands anything else to the plain type. A list answer holds hundreds of fields, and plain zod's
+// unions, pipes and transforms allocate about 1 KB and take 0.1-0.6 µs for each; one step is 4-11
+// times cheaper (`npm run bench:parsing`: a page of 25 invoices went from 372 KB and 174 µs to
+// 109 KB and 38 µs). A test holds every fast path to its plain type over a table of values
+// (test/mappings/whmcs/parse-fields.test.ts).
 
 /** Legacy WHMCS code returns numbers as strings, Eloquent code as numbers: accept both. */
-const Int = z
+const PlainInt = z
   .union([z.number(), z.string().regex(/^\s*-?\d{1,16}\s*$/).transform(Number)])
   .pipe(z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER));
 
-export const Count = Int.pipe(z.number().min(0));
-
-/** A record id: positive; v1 ids are strings. */
-export const Id = Int.pipe(z.number().min(1)).transform(String);
-
-/** A reference that WHMCS writes as 0, "0", "" or null when there is none; the field must be there. */
-export const OptionalId = z
-  .union([z.null(), z.literal(''), Int.pipe(z.number().min(0))])
-  .transform((value) => (typeof value === 'number' && value > 0 ? String(value) : null));
-
 /** Two decimals at least, no trailing zeros beyond (so "0.000", 0 and "0.00" read alike). */
 function padDecimals(decimal: string): string {
+  // Already so (the usual form): exactly two decimals.
+  if (decimal.length > 3 && decimal.indexOf('.') === decimal.length - 3) return decimal;
   const [whole, fraction = ''] = decimal.split('.');
   return `${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
 }
 
-/** Money is a decimal string ("9.99", "-1.00"), sometimes a JSON number; never a float on our side. */
-export const Decimal = z
-  .union([z.number().transform(String), z.string().trim()])
-  .pipe(z.string().regex(/^-?\d{1,15}(\.\d{1,8})?$/, 'not a decimal amount'))
-  .transform(padDecimals);
+const DECIMAL = /^-?\d{1,15}(\.\d{1,8})?$/;
+
+/** LocalDateTime, or null for WHMCS's "none"; undefined when the text is not a date. */
+function readLocalTime(value: string): LocalDateTime | null | undefined {
+  if (value === '' || value.startsWith('0000-00-00')) return null;
+  return parseLocalDateTime(value.trim()) ?? undefined;
+}
 
 /** Free text: decoded once, since WHMCS stores every input HTML-encoded. */
-export const Text = z.union([z.string(), z.number()]).transform((value) => decodeEntities(String(value)));
-/** Text whose "none" is "" (null counts as none); the field itself must be there. */
-export const TextOrNone = z.union([Text, z.null()]).transform((value) => value ?? '');
+const PlainText = z.union([z.string(), z.number()]).transform((value) => decodeEntities(String(value)));
 
-/** Kept byte for byte (credentials, addresses): decoding could corrupt a secret. null is "". */
-export const RawText = z.union([z.string(), z.number(), z.null()]).transform((value) => (value === null ? '' : String(value)));
+/** The field types as plain zod: the reference for each one-step reader below. */
+export const plain = {
+  Int: PlainInt,
+  Count: PlainInt.pipe(z.number().min(0)),
+  /** A record id: positive; v1 ids are strings. */
+  Id: PlainInt.pipe(z.number().min(1)).transform(String),
+  /** A reference that WHMCS writes as 0, "0", "" or null when there is none; the field must be there. */
+  OptionalId: z
+    .union([z.null(), z.literal(''), PlainInt.pipe(z.number().min(0))])
+    .transform((value) => (typeof value === 'number' && value > 0 ? String(value) : null)),
+  /** Money is a decimal string ("9.99", "-1.00"), sometimes a JSON number; never a float on our side. */
+  Decimal: z
+    .union([z.number().transform(String), z.string().trim()])
+    .pipe(z.string().regex(DECIMAL, 'not a decimal amount'))
+    .transform(padDecimals),
+  Text: PlainText,
+  /** Text whose "none" is "" (null counts as none); the field itself must be there. */
+  TextOrNone: z.union([PlainText, z.null()]).transform((value) => value ?? ''),
+  /** Kept byte for byte (credentials, addresses): decoding could corrupt a secret. null is "". */
+  RawText: z.union([z.string(), z.number(), z.null()]).transform((value) => (value === null ? '' : String(value))),
+  /** "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS"; "0000-00-00…", "" and null mean none; the field must be there. */
+  LocalTime: z.union([z.string(), z.null()]).transform((value, ctx): LocalDateTime | null => {
+    if (value === null) return null;
+    const parsed = readLocalTime(value);
+    if (parsed === undefined) ctx.issues.push({ code: 'custom', message: 'not a date', input: value });
+    return parsed ?? null;
+  }),
+  /** PHP truthiness as WHMCS writes flags: 1/0, "1"/"0", "on"/"", true/false; null is false. */
+  Flag: z
+    .union([z.boolean(), z.number(), z.string(), z.null()])
+    .transform((value) => value === true || value === 1 || value === '1' || value === 'on' || value === 'true'),
+};
+
+/** What a fast path returns for a form it leaves to the plain type. */
+const UNREAD = Symbol('unread');
+
+/** `read` for the common forms, the plain type (and its issues) for the rest. */
+function oneStep<T extends z.ZodType>(plainType: T, read: (value: unknown) => z.output<T> | typeof UNREAD) {
+  return z.transform((value: unknown, ctx): z.output<T> => {
+    const fast = read(value);
+    if (fast !== UNREAD) return fast;
+    const result = plainType.safeParse(value);
+    if (result.success) return result.data;
+    for (const issue of result.error.issues) ctx.issues.push({ ...issue, input: undefined });
+    return z.NEVER;
+  });
+}
+
+/** A whole number within the safe range, as a number or as digits (the plain type also trims). */
+function readInt(value: unknown): number | typeof UNREAD {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? value : UNREAD;
+  // Up to 15 digits is always within the safe range.
+  return typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : UNREAD;
+}
+
+function readText(value: unknown): string | typeof UNREAD {
+  if (typeof value === 'string') return decodeEntities(value);
+  return typeof value === 'number' && Number.isFinite(value) ? decodeEntities(String(value)) : UNREAD;
+}
+
+export const Count = oneStep(plain.Count, (value) => {
+  const int = readInt(value);
+  return int !== UNREAD && int >= 0 ? int : UNREAD;
+});
+
+export const Id = oneStep(plain.Id, (value) => {
+  const int = readInt(value);
+  return int !== UNREAD && int >= 1 ? String(int) : UNREAD;
+});
+
+export const OptionalId = oneStep(plain.OptionalId, (value) => {
+  if (value === null || value === '') return null;
+  const int = readInt(value);
+  if (int === UNREAD || int < 0) return UNREAD;
+  return int > 0 ? String(int) : null;
+});
+
+export const Decimal = oneStep(plain.Decimal, (value) => {
+  const text = typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+  return text !== undefined && DECIMAL.test(text) ? padDecimals(text) : UNREAD;
+});
+
+export const Text = oneStep(plain.Text, readText);
+
+export const TextOrNone = oneStep(plain.TextOrNone, (value) => (value === null ? '' : readText(value)));
+
+export const RawText = oneStep(plain.RawText, (value) => {
+  if (typeof value === 'string') return value;
+  if (value === null) return '';
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : UNREAD;
+});
+
+export const LocalTime = oneStep(plain.LocalTime, (value) => {
+  if (value === null) return null;
+  const parsed = typeof value === 'string' ? readLocalTime(value) : undefined;
+  return parsed === undefined ? UNREAD : parsed;
+});
+
+export const Flag = oneStep(plain.Flag, (value) => {
+  const readable = typeof value === 'boolean' || typeof value === 'string' || value === null || (typeof value === 'number' && Number.isFinite(value));
+  return readable ? value === true || value === 1 || value === '1' || value === 'on' || value === 'true' : UNREAD;
+});
 
 /** A field only some requests read: absent (or null) stays `undefined`, and those requests refuse it. */
 export const Lazy = <T extends z.ZodType>(schema: T) =>
   schema
     .optional()
     .transform((value: z.output<T> | undefined) => (value === null ? undefined : value) as Exclude<z.output<T>, null> | undefined);
-
-/** "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS"; "0000-00-00…", "" and null mean none; the field must be there. */
-export const LocalTime = z
-  .union([z.string(), z.null()])
-  .transform((value, ctx): LocalDateTime | null => {
-    if (value === null || value === '' || value.startsWith('0000-00-00')) return null;
-    const parsed = parseLocalDateTime(value.trim());
-    if (!parsed) ctx.issues.push({ code: 'custom', message: 'not a date', input: value });
-    return parsed;
-  });
-
-/** PHP truthiness as WHMCS writes flags: 1/0, "1"/"0", "on"/"", true/false; null is false. */
-export const Flag = z
-  .union([z.boolean(), z.number(), z.string(), z.null()])
-  .transform((value) => value === true || value === 1 || value === '1' || value === 'on' || value === 'true');
 
 /**
  * A WHMCS collection `{ <item>: [...] }`. When empty, WHMCS sends "" (GetClientsProducts), [] (GetInvoices),

@@ -33,7 +33,8 @@ function decodeEntity(match: string, body: string): string {
 
 /** Decodes entities in one pass: `&amp;lt;` becomes `&lt;`, never `<`. Unknown entities stay as they are. */
 export function decodeEntities(text: string): string {
-  return text.replace(ENTITY, decodeEntity);
+  // Most text holds none: no pass over it.
+  return text.includes('&') ? text.replace(ENTITY, decodeEntity) : text;
 }
 
 const BLOCK_END = /<\s*(br\s*\/?|\/\s*(p|div|li|h[1-6]|tr|ul|ol))\s*>/gi;

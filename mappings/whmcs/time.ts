@@ -16,27 +16,24 @@ export interface LocalDateTime {
 
 const LOCAL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}))?$/;
 
-/** Parses "YYYY-MM-DD[ HH:MM:SS]"; null when it is not a real date and time. */
+/** Parses "YYYY-MM-DD[ HH:MM:SS]"; null when it is not a real date and time (or before 1970). */
 export function parseLocalDateTime(text: string): LocalDateTime | null {
   const match = LOCAL_DATE_TIME.exec(text);
   if (!match) return null;
-  const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? '0')) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  const asUtc = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-  const roundTrips =
-    asUtc.getUTCFullYear() === year &&
-    asUtc.getUTCMonth() === month - 1 &&
-    asUtc.getUTCDate() === day &&
-    asUtc.getUTCHours() === hour &&
-    asUtc.getUTCMinutes() === minute &&
-    asUtc.getUTCSeconds() === second;
-  return roundTrips && year >= 1970 ? { year, month, day, hour, minute, second } : null;
+  const year = Number(match[1]);
+  const month = Number(match[2]);
+  const day = Number(match[3]);
+  const hour = match[4] === undefined ? 0 : Number(match[4]);
+  const minute = match[5] === undefined ? 0 : Number(match[5]);
+  const second = match[6] === undefined ? 0 : Number(match[6]);
+  // The proleptic Gregorian calendar, as Date's; no leap seconds, as Date has none.
+  const real = year >= 1970 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour <= 23 && minute <= 59 && second <= 59;
+  return real ? { year, month, day, hour, minute, second } : null;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /**
