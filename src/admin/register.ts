@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Idempotency } from '../http/idempotency.js';
 import { readRequestInput, type RequestInput } from '../http/validation.js';
+import { compiled } from '../http/compiled-schema.js';
 import { problemDocument } from '../errors.js';
 import type { StoredResponse } from '../stores/types.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
@@ -98,7 +99,7 @@ export function registerAdminEndpoint(scope: FastifyInstance, endpoint: AdminEnd
       }
       const spec = endpoint.responses[result.status];
       if (!spec) throw new Error(`${endpoint.operationId} answered ${result.status}, which it does not document`);
-      const body = JSON.stringify(spec.schema.parse(result.body));
+      const body = JSON.stringify(compiled(spec.schema).parse(result.body));
       return { status: result.status, headers: { 'content-type': JSON_TYPE, ...result.headers }, body: endpoint.idempotent ? ctx.box.seal(body) : body };
     };
 

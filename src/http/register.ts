@@ -8,6 +8,7 @@
  * the one Redis round trip of an authenticated read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { compiled } from './compiled-schema.js';
 import { ApiError, problemDocument } from '../errors.js';
 import { bearerKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
@@ -114,12 +115,12 @@ function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, W
   const raw = result.body;
   if (spec.contentType === PDF_TYPE) return { stored: toStored(result.status, result.headers, PDF_TYPE, serialise(raw)) };
   if (typeof raw !== 'object' || raw === null || !Object.isFrozen(raw)) {
-    return { stored: toStored(result.status, result.headers, JSON_TYPE, serialise(spec.schema ? spec.schema.parse(raw) : raw)) };
+    return { stored: toStored(result.status, result.headers, JSON_TYPE, serialise(spec.schema ? compiled(spec.schema).parse(raw) : raw)) };
   }
   let seen = memo.get(result.status);
   let output = seen?.get(raw);
   if (output === undefined) {
-    const body = serialise(spec.schema ? spec.schema.parse(raw) : raw);
+    const body = serialise(spec.schema ? compiled(spec.schema).parse(raw) : raw);
     output = { body, bytes: Buffer.from(body) };
     if (!seen) memo.set(result.status, (seen = new WeakMap()));
     seen.set(raw, output);

@@ -1,6 +1,7 @@
 /** Input validation with the endpoint's zod schemas; failures become 400 invalid_request with pointers. */
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { compiled } from './compiled-schema.js';
 import { ApiError, type FieldError } from '../errors.js';
 import { readIdempotencyKey } from './idempotency.js';
 
@@ -29,7 +30,7 @@ function fieldErrors(part: InputPart, error: z.ZodError): FieldError[] {
 }
 
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, part: InputPart): z.infer<T> {
-  const result = schema.safeParse(value);
+  const result = compiled(schema).safeParse(value);
   if (result.success) return result.data;
   const errors = fieldErrors(part, result.error);
   const where = part === 'body' ? 'request body' : part === 'query' ? 'query string' : 'path';
