@@ -5,17 +5,56 @@
  * Only the fields used are declared; everything else is ignored.
  */
 import { z } from 'zod';
+import { oneStep, UNREAD } from '../../src/backend/one-step-field.js';
 
-/** A number or a numeric string, as a string of digits. */
-const Id = z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,18}$/)]).transform(String);
-/** A number or a decimal string (FOSSBilling mixes both). */
-const Amount = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)]).transform((value) => String(value));
-const OptionalText = z.string().nullish().transform((value) => value ?? null);
-/** "YYYY-MM-DD HH:MM:SS" or null; the placeholder 0000-00-00 counts as null. */
-const DateTime = z
-  .string()
-  .nullish()
-  .transform((value) => (value && !value.startsWith('0000-00-00') ? value : null));
+const ID = /^\d{1,18}$/;
+const AMOUNT = /^-?\d+(\.\d+)?$/;
+
+/**
+ * The unions as plain zod: the reference for their one-step forms below (src/backend/one-step-field.ts),
+ * which read the usual forms without zod's per-branch work; a test holds the two alike.
+ */
+export const plain = {
+  /** A number or a numeric string, as a string of digits. */
+  Id: z.union([z.number().int().nonnegative(), z.string().regex(ID)]).transform(String),
+  /** A number or a decimal string (FOSSBilling mixes both). */
+  Amount: z.union([z.number(), z.string().regex(AMOUNT)]).transform((value) => String(value)),
+  /** Text, or null for none (absent too). */
+  OptionalText: z.string().nullish().transform((value) => value ?? null),
+  /** "YYYY-MM-DD HH:MM:SS" or null; the placeholder 0000-00-00 counts as null. */
+  DateTime: z
+    .string()
+    .nullish()
+    .transform((value) => (value && !value.startsWith('0000-00-00') ? value : null)),
+  /** PHP truthiness as FOSSBilling's flags come: true, 1 or "1". */
+  Flag: z.union([z.boolean(), z.number(), z.string()]).transform((value) => value === true || value === 1 || value === '1'),
+};
+
+export const Id = oneStep(plain.Id, (value) => {
+  if (typeof value === 'string') return ID.test(value) ? value : UNREAD;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : UNREAD;
+});
+
+export const Amount = oneStep(plain.Amount, (value) => {
+  if (typeof value === 'string') return AMOUNT.test(value) ? value : UNREAD;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : UNREAD;
+});
+
+export const OptionalText = oneStep(plain.OptionalText, (value) => {
+  if (typeof value === 'string') return value;
+  return value === null || value === undefined ? null : UNREAD;
+});
+
+export const DateTime = oneStep(plain.DateTime, (value) => {
+  if (typeof value === 'string') return value && !value.startsWith('0000-00-00') ? value : null;
+  return value === null || value === undefined ? null : UNREAD;
+});
+
+export const Flag = oneStep(plain.Flag, (value) => {
+  const readable = typeof value === 'boolean' || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+  return readable ? value === true || value === 1 || value === '1' : UNREAD;
+});
+
 
 export const PaginatedShape = <T extends z.ZodType>(item: T) =>
   z.object({ list: z.array(item), total: z.union([z.number(), z.string().regex(/^\d+$/)]).transform(Number) });
@@ -23,7 +62,7 @@ export const PaginatedShape = <T extends z.ZodType>(item: T) =>
 const Period = z.object({
   price: Amount.nullish(),
   setup: Amount.nullish(),
-  enabled: z.union([z.boolean(), z.number(), z.string()]).transform((value) => value === true || value === 1 || value === '1'),
+  enabled: Flag,
 });
 
 export const ProductAnswer = z.object({
@@ -32,7 +71,7 @@ export const ProductAnswer = z.object({
   title: z.string().nullish().transform((value) => value ?? ''),
   description: z.string().nullish().transform((value) => value ?? ''),
   status: z.string().optional(),
-  hidden: z.union([z.boolean(), z.number(), z.string()]).optional().transform((value) => value === true || value === 1 || value === '1'),
+  hidden: Flag.optional().transform((value) => value === true),
   // Domain products carry a list of TLD prices instead (getDomainPricingArray): never offered through v1.
   pricing: z.union([
     z
@@ -98,7 +137,7 @@ export const HostingServiceAnswer = z
 const InvoiceLine = z.object({
   title: z.string().nullish().transform((value) => value ?? ''),
   total: Amount.nullish(),
-  taxed: z.union([z.boolean(), z.number(), z.string()]).optional().transform((value) => value === true || value === 1 || value === '1'),
+  taxed: Flag.optional().transform((value) => value === true),
 });
 
 export const InvoiceAnswer = z.object({

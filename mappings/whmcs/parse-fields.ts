@@ -4,14 +4,15 @@
  * local times, and the check that a list answer did not drop rows.
  */
 import { z } from 'zod';
+import { oneStep, UNREAD } from '../../src/backend/one-step-field.js';
 import { decodeEntities } from './text.js';
 import { type LocalDateTime, parseLocalDateTime } from './time.js';
 
 // ---- primitives -----------------------------------------------------------------------------
 //
 // Each field type is written twice: as plain zod (`plain` below: what it accepts, what it gives, and
-// its issues when it refuses), and as one step (`oneStep`) that reads the common forms itself and
-// hands anything else to the plain type. A list answer holds hundreds of fields, and plain zod's
+// its issues when it refuses), and as one step (src/backend/one-step-field.ts) that reads the common
+// forms itself and hands anything else to the plain type. A list answer holds hundreds of fields, and plain zod's
 // unions, pipes and transforms allocate about 1 KB and take 0.1-0.6 µs for each; one step is 4-11
 // times cheaper (`npm run bench:parsing`: a page of 25 invoices went from 372 KB and 174 µs to
 // 109 KB and 38 µs). A test holds every fast path to its plain type over a table of values
@@ -73,21 +74,6 @@ export const plain = {
     .union([z.boolean(), z.number(), z.string(), z.null()])
     .transform((value) => value === true || value === 1 || value === '1' || value === 'on' || value === 'true'),
 };
-
-/** What a fast path returns for a form it leaves to the plain type. */
-const UNREAD = Symbol('unread');
-
-/** `read` for the common forms, the plain type (and its issues) for the rest. */
-function oneStep<T extends z.ZodType>(plainType: T, read: (value: unknown) => z.output<T> | typeof UNREAD) {
-  return z.transform((value: unknown, ctx): z.output<T> => {
-    const fast = read(value);
-    if (fast !== UNREAD) return fast;
-    const result = plainType.safeParse(value);
-    if (result.success) return result.data;
-    for (const issue of result.error.issues) ctx.issues.push({ ...issue, input: undefined });
-    return z.NEVER;
-  });
-}
 
 /** A whole number within the safe range, as a number or as digits (the plain type also trims). */
 function readInt(value: unknown): number | typeof UNREAD {

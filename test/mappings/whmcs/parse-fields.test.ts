@@ -1,99 +1,33 @@
 /**
  * The WHMCS field types read their common forms in one step and leave the rest to the same type
  * written as plain zod (mappings/whmcs/parse-fields.ts). Here every one-step type is held to its plain
- * twin over a table of values: the same acceptance, the same output, the same issues (as the
- * operator log shows them), alone and as a field of an object (present, absent, and as a list).
+ * twin over a table of values (test/helpers/one-step-fields.ts), and the shared readers to what
+ * they must give.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { z } from 'zod';
 import * as fields from '../../../mappings/whmcs/parse-fields.js';
 import { describeIssues, plain } from '../../../mappings/whmcs/parse-fields.js';
 import { parseLocalDateTime } from '../../../mappings/whmcs/time.js';
+import { FIELD_VALUES, holdToPlainTwins } from '../../helpers/one-step-fields.js';
 
-const NUMBERS = [0, -0, 1, -1, 2, 7, 1.5, -2.25, 0.1, 1e-7, 15.95, 99.999, 1e21, 1e300, -1e300, 123456789012345, 1234567890123456, 2 ** 53 - 1, 2 ** 53, -(2 ** 53 - 1), -(2 ** 53), 0.30000000000000004];
-const STRINGS = [
-  '', ' ', '0', '1', '2', '007', '-1', '-0', ' 12 ', '\t3\n', '12a', '1.5', '1e3', '0x10', '+1', '١٢',
-  '123456789012345', '1234567890123456', '12345678901234567', '9007199254740991', '9007199254740992', '-9007199254740993',
-  '15.95', '15.9', '15', '15.000', '15.10', '15.50', '-1.00', '0.00', '0.000', '.5', '5.', '1.123456789', '1.12345678',
-  ' 15.95 ', '1,000.00', '123456789012345.12', '1234567890123456.1', '-0.00',
-  'abc', 'A &amp; B', '&lt;b&gt;', '&#039;x&#039;', 'Unpaid', 'on', 'true', 'false', 'off', 'null', 'yes',
-  '2016-01-01', '2016-01-01 12:34:56', '2016-01-01T12:34:56', ' 2016-01-01 ', '2016-02-29', '2015-02-29', '2000-02-29',
-  '2100-02-29', '2016-04-31', '2016-04-30', '2016-13-01', '2016-00-10', '2016-01-00', '2016-01-32', '1969-12-31',
-  '1970-01-01 00:00:00', '2016-01-01 24:00:00', '2016-01-01 23:59:59', '2016-01-01 23:60:00', '2016-01-01 23:59:60',
-  '0000-00-00', '0000-00-00 00:00:00', '0000-00-00x', '2016-1-1', '2016-01-01 1:2:3', '9999-12-31 23:59:59',
-];
-const OTHERS: unknown[] = [null, undefined, true, false, {}, [], [1], { a: 1 }];
-const VALUES: unknown[] = [...NUMBERS, ...STRINGS, ...OTHERS];
 
-const ONE_STEP = {
-  Count: fields.Count,
-  Id: fields.Id,
-  OptionalId: fields.OptionalId,
-  Decimal: fields.Decimal,
-  Text: fields.Text,
-  TextOrNone: fields.TextOrNone,
-  RawText: fields.RawText,
-  LocalTime: fields.LocalTime,
-  Flag: fields.Flag,
-} satisfies Partial<Record<keyof typeof plain, z.ZodType>>;
+holdToPlainTwins(t, {
+  Count: [fields.Count, plain.Count],
+  Id: [fields.Id, plain.Id],
+  OptionalId: [fields.OptionalId, plain.OptionalId],
+  Decimal: [fields.Decimal, plain.Decimal],
+  Text: [fields.Text, plain.Text],
+  TextOrNone: [fields.TextOrNone, plain.TextOrNone],
+  RawText: [fields.RawText, plain.RawText],
+  LocalTime: [fields.LocalTime, plain.LocalTime],
+  Flag: [fields.Flag, plain.Flag],
+}, FIELD_VALUES);
 
-/** What a parse shows: its output, or its issues as the log and the code see them. */
-function outcome(schema: z.ZodType, value: unknown) {
-  const result = schema.safeParse(value);
-  if (result.success) return { success: true, data: result.data };
-  return {
-    success: false,
-    described: describeIssues(result.error.issues, 20),
-    issues: result.error.issues.map(({ code, path, message }) => ({ code, path, message })),
-  };
-}
-
-const show = (value: unknown): string => (value === undefined ? 'undefined' : Object.is(value, -0) ? '-0' : JSON.stringify(value));
-
-/** Same outcome, with -0 told apart from 0 (assert's deepEqual would let it pass). */
-function assertSame(actual: ReturnType<typeof outcome>, expected: ReturnType<typeof outcome>, label: string): void {
-  assert.deepStrictEqual(actual, expected, label);
-  if (actual.success && typeof actual.data === 'number') assert.ok(Object.is(actual.data, (expected as { data: unknown }).data), `${label}: -0`);
-}
-
-t.test('each one-step field type agrees with its plain twin on every value', async (t) => {
-  for (const [name, oneStep] of Object.entries(ONE_STEP)) {
-    t.test(name, async () => {
-      const twin = plain[name as keyof typeof ONE_STEP];
-      let accepted = 0;
-      for (const value of VALUES) {
-        const expected = outcome(twin, value);
-        if (expected.success) accepted += 1;
-        assertSame(outcome(oneStep, value), expected, `${name}(${show(value)})`);
-      }
-      // The table reaches both sides of each type.
-      assert.ok(accepted > 0 && accepted < VALUES.length, `${name} accepts ${accepted} of ${VALUES.length}`);
-    });
-  }
-});
-
-t.test('as fields of an object: present, absent, optional, and in a list', async (t) => {
-  for (const [name, oneStep] of Object.entries(ONE_STEP)) {
-    t.test(name, async () => {
-      const twin = plain[name as keyof typeof ONE_STEP];
-      const shapes: Array<[string, (type: z.ZodType) => z.ZodType]> = [
-        ['required', (type) => z.object({ field: type, other: z.string() })],
-        ['optional', (type) => z.object({ field: type.optional() })],
-        ['listed', (type) => z.object({ rows: z.array(z.object({ field: type })) })],
-      ];
-      for (const [shapeName, shape] of shapes) {
-        const mine = shape(oneStep);
-        const reference = shape(twin);
-        for (const value of VALUES) {
-          const input = shapeName === 'listed' ? { rows: [{ field: 1 }, { field: value }] } : { field: value, other: 'x' };
-          assertSame(outcome(mine, input), outcome(reference, input), `${name} ${shapeName} (${show(value)})`);
-        }
-        const absent = shapeName === 'listed' ? { rows: [{}] } : { other: 'x' };
-        assertSame(outcome(mine, absent), outcome(reference, absent), `${name} ${shapeName}, absent`);
-      }
-    });
-  }
+t.test('the log describes a refusal as before: the first branch of a union', async () => {
+  assert.equal(describeIssues(fields.Id.safeParse('abc').error?.issues ?? []), '(root): Invalid input: expected number, received string');
+  assert.equal(describeIssues(fields.Decimal.safeParse('1e400').error?.issues ?? []), '(root): not a decimal amount');
+  assert.equal(describeIssues(fields.LocalTime.safeParse('2016-02-30').error?.issues ?? []), '(root): not a date');
 });
 
 t.test('what the shared readers give: decimals with two places at least, local times, ids as text', async () => {
