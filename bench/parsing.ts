@@ -43,6 +43,11 @@ if (flags.help) {
 `);
   process.exit(0);
 }
+const ROUNDS = Number(flags.rounds);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
+  process.stderr.write(`--rounds must be a positive integer, not ${flags.rounds}\n`);
+  process.exit(2);
+}
 
 // The measuring process needs a young generation that holds a whole batch, and gc().
 if (!process.execArgv.includes('--expose-gc')) {
@@ -72,7 +77,7 @@ async function measure(run: () => unknown): Promise<Figure> {
   const batch = Math.max(20, Math.round(warmed / 10));
   let us = Infinity;
   let kb = Number.NaN;
-  for (let round = 0; round < Number(flags.rounds); round += 1) {
+  for (let round = 0; round < ROUNDS; round += 1) {
     gc();
     await settle();
     const from = performance.now();
@@ -197,7 +202,7 @@ async function fieldsTable(): Promise<void> {
   console.log(table(rows));
 }
 
-console.log(`Node ${process.version}, zod ${(await import('zod/package.json', { with: { type: 'json' } })).default.version}; µs: the fastest of ${flags.rounds} batches; KB: allocated per call\n`);
+console.log(`Node ${process.version}, zod ${(await import('zod/package.json', { with: { type: 'json' } })).default.version}; µs: the fastest of ${ROUNDS} batches; KB: allocated per call\n`);
 await answersTable();
 console.log('');
 await fieldsTable();
