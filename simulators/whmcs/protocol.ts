@@ -128,15 +128,17 @@ function unicodeEscape(codeUnit: number): string {
   return `\\u${codeUnit.toString(16).padStart(4, '0')}`;
 }
 
-/** PHP escapes every non-ASCII UTF-16 unit (no JSON_UNESCAPED_UNICODE in flags 79). */
+/** What PHP escapes: the JSON_HEX_* characters, controls, and every non-ASCII UTF-16 unit. */
+const ESCAPED = /[<>&'"\\\u0000-\u001f\u0080-\uffff]/g;
+
+/**
+ * PHP escapes every non-ASCII UTF-16 unit (no JSON_UNESCAPED_UNICODE in flags 79). One pass of a
+ * regular expression, and none for the usual plain text: a page of 25 invoices is about 700 strings.
+ */
 function encodeJsonString(text: string): string {
-  let encoded = '"';
-  for (let index = 0; index < text.length; index += 1) {
-    const char = text.charAt(index);
-    const codeUnit = text.charCodeAt(index);
-    encoded += JSON_HEX_ESCAPES[char] ?? (codeUnit < 0x20 || codeUnit > 0x7f ? unicodeEscape(codeUnit) : char);
-  }
-  return `${encoded}"`;
+  ESCAPED.lastIndex = 0;
+  if (!ESCAPED.test(text)) return `"${text}"`;
+  return `"${text.replace(ESCAPED, (char) => JSON_HEX_ESCAPES[char] ?? unicodeEscape(char.charCodeAt(0)))}"`;
 }
 
 /** `json_encode($value, 79)`, as WHMCS's JsonResponse writes it. */
