@@ -4,9 +4,11 @@
  *
  * Each run is preceded by 3 s of the same load, not measured (connections, key copies, JIT).
  *
- * - added latency: `GET /v1/billing/invoices?page=N` (one GetInvoices call each, every page a
- *   different call, so nothing is coalesced) against the same GetInvoices calls sent to the
- *   simulator directly, with the same rate and schedule;
+ * - added latency: `GET /v1/billing/invoices?page=N&per_page=M`, one GetInvoices call each, against
+ *   the same GetInvoices calls sent to the simulator directly, with the same rate and schedule;
+ *   no call is repeated while its twin is in flight (nothing is coalesced). Twice: pages past the
+ *   last row (the gateway's own path, what earlier rounds measured), then pages of 20-29 rows (the
+ *   simulator's two customers hold 250 invoices each; 160 different calls in turn);
  * - the catalog once warm: `GET /v1/products` (served from the mapping's cache, refreshed in the
  *   background when stale);
  * - the floor: the same catalog requests against bare Fastify answering the catalog's bytes.
@@ -18,6 +20,8 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
+import { createSeedState } from '../simulators/whmcs/fixtures.js';
+import type { SimulatorState } from '../simulators/whmcs/server.js';
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
@@ -29,8 +33,11 @@ import { fetchBody, issueKeys, keyHeaders, windowFor, type LoadShape } from './s
 const RATE = 500;
 const LATENCY_MS = 200;
 const SHAPE: LoadShape = { idPrefix: 'slow', keys: 200, accounts: 20, sourceAddresses: 20 };
-const PAGES = 10_000;
-const PER_PAGE = 25;
+/** Invoices per customer, and the pages read: page × per page × customer, 160 different calls. */
+const INVOICES_PER_CUSTOMER = 250;
+const PAGES = 8;
+const PER_PAGE_FROM = 20;
+const PER_PAGE_SIZES = 10;
 const WARM_UP_S = 3;
 
 export interface SlowBackendOptions {
@@ -106,9 +113,46 @@ async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, req
   }
 }
 
+/** The simulator's seed, its two customers' invoices copied to INVOICES_PER_CUSTOMER each. */
+function seedWithInvoices(): SimulatorState {
+  const state = createSeedState();
+  const invoices = [];
+  let id = 0;
+  for (const clientId of [1, 2]) {
+    const own = state.invoices.filter((invoice) => invoice.clientId === clientId);
+    for (let index = 0; index < INVOICES_PER_CUSTOMER; index += 1) {
+      id += 1;
+      invoices.push({ ...structuredClone(own[index % own.length] as (typeof own)[number]), id, invoicenum: `B${id}` });
+    }
+  }
+  return { ...state, invoices };
+}
+
+type PageCall = { page: number; perPage: number };
+
+/** The calls in turn with rows: every page and page size, each for both customers (keys alternate between them). */
+function pagesWithRows(): PageCall[] {
+  const calls = [];
+  for (let size = 0; size < PER_PAGE_SIZES; size += 1) {
+    for (let page = 1; page <= PAGES; page += 1) calls.push({ page, perPage: PER_PAGE_FROM + size }, { page, perPage: PER_PAGE_FROM + size });
+  }
+  return calls;
+}
+
+/** Pages past the last row (25 a page), each once in a run: an empty list each. */
+function pagesPastTheEnd(): PageCall[] {
+  const first = Math.ceil(INVOICES_PER_CUSTOMER / 25) + 1;
+  return Array.from({ length: 10_000 }, (_, index) => ({ page: first + index, perPage: 25 }));
+}
+
+interface InvoiceRuns {
+  direct: RateResult;
+  viaGateway: RateResult & { gc?: GcTally };
+}
+
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
   console.log(`\nSlow backend: the simulator answers after ${LATENCY_MS} ms; ${RATE} requests/s, constant rate, ${options.durationS} s each`);
-  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', latencyMs: LATENCY_MS });
+  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', latencyMs: LATENCY_MS, seed: seedWithInvoices });
   try {
     const stores = await createRedisStores({ url: options.redisUrl });
     const keys = await issueKeys(stores.keys, options.pepper, SHAPE, ['read:products', 'read:billing']).finally(() => stores.close());
@@ -143,27 +187,28 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
     });
     try {
       const { identifier, secret } = simulator;
-      const form = (page: number): string =>
-        new URLSearchParams({ action: 'GetInvoices', userid: '1', limitstart: String((page - 1) * PER_PAGE), limitnum: String(PER_PAGE), orderby: 'id', order: 'desc', responsetype: 'json', identifier, secret }).toString();
-      const pages = Array.from({ length: PAGES }, (_, index) => index + 1);
+      const form = (customer: string, { page, perPage }: PageCall): string =>
+        new URLSearchParams({ action: 'GetInvoices', userid: customer, limitstart: String((page - 1) * perPage), limitnum: String(perPage), orderby: 'id', order: 'desc', responsetype: 'json', identifier, secret }).toString();
+      // Request i goes out with key i, whose account maps to customer 1 or 2 (shape.ts: by account index).
       const keyFor = (index: number) => keys[index % keys.length] as (typeof keys)[number];
+      const customerOf = (index: number) => String((Number(keyFor(index).accountId.split('-').at(-1)) % 2) + 1);
       const connections = 256;
-      const direct = await runConstantRate(options.directory, {
-        origin: simulator.url,
-        durationS: options.durationS,
-        connections,
-        requests: pages.map((page) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(page) })),
+      const invoiceRuns = async (pages: PageCall[]): Promise<InvoiceRuns> => ({
+        direct: await runConstantRate(options.directory, {
+          origin: simulator.url,
+          durationS: options.durationS,
+          connections,
+          requests: pages.map((call, index) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(customerOf(index), call) })),
+        }),
+        viaGateway: await runConstantRate(options.directory, {
+          origin: gateway.url,
+          durationS: options.durationS,
+          connections,
+          requests: pages.map(({ page, perPage }, index) => ({ method: 'GET', path: `/v1/billing/invoices?page=${page}&per_page=${perPage}`, headers: keyHeaders(keyFor(index)) })),
+        }, opsUrl),
       });
-      const viaGateway = await runConstantRate(options.directory, {
-        origin: gateway.url,
-        durationS: options.durationS,
-        connections,
-        requests: pages.map((page, index) => ({
-          method: 'GET',
-          path: `/v1/billing/invoices?page=${page}&per_page=${PER_PAGE}`,
-          headers: keyHeaders(keyFor(index)),
-        })),
-      }, opsUrl);
+      const empty = await invoiceRuns(pagesPastTheEnd());
+      const rows = await invoiceRuns(pagesWithRows());
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
       const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests }, opsUrl);
       const floor = await measureFloor(options, gateway.url, catalogRequests);
@@ -171,13 +216,18 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       const row = (label: string, result: RateResult): string[] => [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
       console.log(table([
         ['target (ms)', 'requests', 'errors/non-2xx', 'p50', 'p90', 'p99', 'max'],
-        row('GetInvoices direct', direct),
-        row('gateway /v1/billing/invoices', viaGateway),
+        row('GetInvoices direct, past the last row', empty.direct),
+        row('gateway /v1/billing/invoices, past the last row', empty.viaGateway),
+        row('GetInvoices direct, 20-29 rows', rows.direct),
+        row('gateway /v1/billing/invoices, 20-29 rows', rows.viaGateway),
         row('gateway /v1/products (warm)', catalog),
         row('bare Fastify /v1/products', floor),
       ]));
-      console.log(`added latency by the gateway: p50 ${ms(viaGateway.p50 - direct.p50)} ms (goal ≤ 1), p99 ${ms(viaGateway.p99 - direct.p99)} ms (goal ≤ 3); warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
-      if (viaGateway.gc) console.log(`the gateway's garbage collection, invoices: ${describeGc(viaGateway.gc, options.durationS)}`);
+      for (const [label, runs] of [['past the last row', empty], ['20-29 rows', rows]] as const) {
+        console.log(`added latency by the gateway, pages ${label}: p50 ${ms(runs.viaGateway.p50 - runs.direct.p50)} ms (goal ≤ 1), p99 ${ms(runs.viaGateway.p99 - runs.direct.p99)} ms (goal ≤ 3)`);
+        if (runs.viaGateway.gc) console.log(`  the gateway's garbage collection: ${describeGc(runs.viaGateway.gc, options.durationS)}`);
+      }
+      console.log(`warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
       if (catalog.gc) console.log(`the gateway's garbage collection, warm catalog: ${describeGc(catalog.gc, options.durationS)}`);
       console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms)`);
     } finally {
