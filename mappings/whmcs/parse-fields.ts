@@ -4,7 +4,7 @@
  * local times, and the check that a list answer did not drop rows.
  */
 import { z } from 'zod';
-import { oneStep, UNREAD } from '../../src/backend/one-step-field.js';
+import { oneStep, UNREAD, withReader } from '../../src/backend/one-step-field.js';
 import { decodeEntities } from './text.js';
 import { type LocalDateTime, parseLocalDateTime } from './time.js';
 
@@ -104,10 +104,13 @@ export const OptionalId = oneStep(plain.OptionalId, (value) => {
   return int > 0 ? String(int) : null;
 });
 
-export const Decimal = oneStep(plain.Decimal, (value) => {
+/** A decimal in its usual forms (Decimal's reader). */
+export function readDecimal(value: unknown): string | typeof UNREAD {
   const text = typeof value === 'string' ? value : typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
   return text !== undefined && DECIMAL.test(text) ? padDecimals(text) : UNREAD;
-});
+}
+
+export const Decimal = oneStep(plain.Decimal, readDecimal);
 
 export const Text = oneStep(plain.Text, readText);
 
@@ -158,13 +161,14 @@ export function presentCollection<K extends string, T extends z.ZodType>(key: K,
 
 /** Upstream enum → v1 enum through a table, compared case- and punctuation-insensitively. */
 export function mapped<T>(table: Readonly<Record<string, T>>, fallback?: T) {
-  return z.string().transform((value, ctx): T => {
-    const found = table[value.toLowerCase().replace(/[^a-z0-9]/g, '')];
+  const lookup = (value: string): T | undefined => table[value.toLowerCase().replace(/[^a-z0-9]/g, '')] ?? fallback;
+  const type = z.string().transform((value, ctx): T => {
+    const found = lookup(value);
     if (found !== undefined) return found;
-    if (fallback !== undefined) return fallback;
     ctx.issues.push({ code: 'custom', message: 'unknown value', input: value });
     return z.NEVER;
   });
+  return withReader(type, (value) => (typeof value === 'string' ? ((lookup(value) as z.output<typeof type> | undefined) ?? UNREAD) : UNREAD));
 }
 
 /**

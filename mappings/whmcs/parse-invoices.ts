@@ -3,7 +3,8 @@
  * defaults of `tax`, `tax2` and `taxrate`: see parse.ts).
  */
 import { z } from 'zod';
-import { collection, Count, Decimal, Flag, Id, LocalTime, mapped, rowsDue, StartNumber, TextOrNone } from './parse-fields.js';
+import { oneStepObject, UNREAD, withReader } from '../../src/backend/one-step-field.js';
+import { collection, Count, Decimal, Flag, Id, LocalTime, mapped, readDecimal, rowsDue, StartNumber, TextOrNone } from './parse-fields.js';
 
 const INVOICE_STATUS = {
   draft: 'draft',
@@ -20,10 +21,13 @@ const INVOICE_STATUS = {
 const InvoiceStatus = mapped(INVOICE_STATUS, 'other');
 
 /** A tax level: absent or null is 0.00 (see the defaults at the top). */
-const Tax = z
-  .union([Decimal, z.null()])
-  .optional()
-  .transform((value) => value ?? '0.00');
+const Tax = withReader(
+  z
+    .union([Decimal, z.null()])
+    .optional()
+    .transform((value) => value ?? '0.00'),
+  (value) => (value === undefined || value === null ? '0.00' : readDecimal(value)),
+);
 
 /** The dates and amounts GetInvoices rows and GetInvoice share. */
 const INVOICE_FIGURES = {
@@ -37,15 +41,25 @@ const INVOICE_FIGURES = {
   total: Decimal,
 };
 
-const Invoice = z.object({
+const CURRENCY = /^[A-Z]{3}$/;
+
+/** Only in newer versions; otherwise (or when odd) the invoice is in the client's currency. */
+const InvoiceCurrency = withReader(z.string().regex(CURRENCY).optional().catch(undefined), (value) =>
+  typeof value === 'string' && CURRENCY.test(value) ? value : value === undefined ? undefined : UNREAD,
+);
+
+/** A GetInvoices row's fields. */
+export const INVOICE_ROW = {
   id: Id,
   userid: Id,
   invoicenum: TextOrNone,
   ...INVOICE_FIGURES,
   status: InvoiceStatus,
-  // Only in newer versions; otherwise the invoice is in the client's currency.
-  currencycode: z.string().regex(/^[A-Z]{3}$/).optional().catch(undefined),
-});
+  currencycode: InvoiceCurrency,
+};
+
+/** A GetInvoices row, read in one step when every field is in its usual form (src/backend/one-step-field.ts). */
+export const Invoice = oneStepObject(INVOICE_ROW);
 export type RawInvoice = z.output<typeof Invoice>;
 
 /** GetInvoices: `invoices` is [] when there are none. */

@@ -71,3 +71,26 @@ export function holdToPlainTwins(t: Test, pairs: Record<string, [oneStep: z.ZodT
     }
   });
 }
+
+/**
+ * Holds `oneStepObject(shape)` to `z.object(shape)`: on `row` as it is, without each field, with
+ * each field set to every value, and with a key outside the shape.
+ */
+export function holdObjectToZod(t: Test, name: string, mine: z.ZodType, shape: z.core.$ZodLooseShape, row: Record<string, unknown>, values: readonly unknown[]): void {
+  t.test(`${name}: read in one step as z.object reads it`, async () => {
+    const reference = z.object(shape);
+    const variants: Array<[string, unknown]> = [['as it is', row], ['with a key outside the shape', { ...row, extra: 'x' }], ['not an object', [row]]];
+    for (const key of Object.keys(shape)) {
+      const { [key]: _left, ...without } = row;
+      variants.push([`without ${key}`, without]);
+      for (const value of values) variants.push([`${key} = ${show(value)}`, { ...row, [key]: value }]);
+    }
+    let fast = 0;
+    for (const [label, variant] of variants) {
+      const expected = outcome(reference, variant);
+      if (expected.success) fast += 1;
+      assertSame(outcome(mine, variant), expected, `${name} ${label}`);
+    }
+    assert.ok(fast > Object.keys(shape).length, `${name}: ${fast} variants accepted`);
+  });
+}
