@@ -4,7 +4,7 @@
  * local times, and the check that a list answer did not drop rows.
  */
 import { z } from 'zod';
-import { oneStep, UNREAD, withReader } from '../../src/backend/one-step-field.js';
+import { oneStep, readerOf, UNREAD, withReader } from '../../src/backend/one-step-field.js';
 import { decodeEntities } from './text.js';
 import { type LocalDateTime, parseLocalDateTime } from './time.js';
 
@@ -134,10 +134,24 @@ export const Flag = oneStep(plain.Flag, (value) => {
 });
 
 /** A field only some requests read: absent (or null) stays `undefined`, and those requests refuse it. */
-export const Lazy = <T extends z.ZodType>(schema: T) =>
-  schema
+export const Lazy = <T extends z.ZodType>(schema: T) => {
+  const type = schema
     .optional()
     .transform((value: z.output<T> | undefined) => (value === null ? undefined : value) as Exclude<z.output<T>, null> | undefined);
+  const read = readerOf(schema);
+  if (!read) return type;
+  return withReader(type, (value) => {
+    if (value === undefined) return undefined;
+    const inner = read(value);
+    return inner === null ? undefined : (inner as z.output<typeof type> | typeof UNREAD);
+  });
+};
+
+/** Text whose "none" is "" whether null or absent. */
+export const TextOrEmpty = withReader(
+  TextOrNone.optional().transform((value) => value ?? ''),
+  (value) => (value === undefined ? '' : value === null ? '' : readText(value)),
+);
 
 /**
  * A WHMCS collection `{ <item>: [...] }`. When empty, WHMCS sends "" (GetClientsProducts), [] (GetInvoices),
@@ -145,18 +159,36 @@ export const Lazy = <T extends z.ZodType>(schema: T) =>
  * empty, and the answers where that could hide rows check it against a count (`paged`).
  */
 export function collection<K extends string, T extends z.ZodType>(key: K, item: T) {
-  return presentCollection(key, item).optional().transform((value) => value ?? []);
+  const present = presentCollection(key, item);
+  const type = present.optional().transform((value) => value ?? []);
+  const read = readerOf(present);
+  return read ? withReader(type, (value) => (value === undefined ? [] : read(value))) : type;
 }
 
 /** A collection whose key WHMCS always sends; its empty forms are still "", [] and null. */
 export function presentCollection<K extends string, T extends z.ZodType>(key: K, item: T) {
   const wrapper = z.object({ [key]: z.array(item) } as { [P in K]: z.ZodArray<T> });
-  return z
+  const type = z
     .union([wrapper, z.literal(''), z.null(), z.array(z.never()).max(0)])
     .transform((value): Array<z.output<T>> => {
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
       return (value as Record<K, Array<z.output<T>>>)[key];
     });
+  const readItem = readerOf(item);
+  if (!readItem) return type;
+  return withReader(type, (value) => {
+    if (value === '' || value === null) return [];
+    if (Array.isArray(value)) return value.length === 0 ? [] : UNREAD;
+    const rows = typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+    if (!Array.isArray(rows)) return UNREAD;
+    const output: Array<z.output<T>> = new Array(rows.length);
+    for (let index = 0; index < rows.length; index += 1) {
+      const row = readItem(rows[index]);
+      if (row === UNREAD) return UNREAD;
+      output[index] = row;
+    }
+    return output;
+  });
 }
 
 /** Upstream enum → v1 enum through a table, compared case- and punctuation-insensitively. */

@@ -20,6 +20,7 @@
  * The field types are in parse-fields.ts, the invoice answers in parse-invoices.ts.
  */
 import { z } from 'zod';
+import { oneStepObject } from '../../src/backend/one-step-field.js';
 import type { BillingCycle, ServiceStatus } from '../../src/v1/schemas.js';
 import {
   collection,
@@ -36,6 +37,7 @@ import {
   rowsDue,
   StartNumber,
   Text,
+  TextOrEmpty,
   TextOrNone,
 } from './parse-fields.js';
 import type { LocalDateTime } from './time.js';
@@ -210,14 +212,11 @@ export const OrdersAnswer = z
 // ---- GetClientsProducts ---------------------------------------------------------------------
 
 /** Read by order reconciliation only; absent parts read as "" (never as a match). */
-const ServiceCustomField = z.object({
-  id: Id,
-  name: TextOrNone.optional().transform((value) => value ?? ''),
-  value: TextOrNone.optional().transform((value) => value ?? ''),
-});
-const ServiceConfigOption = z.object({ option: TextOrNone, value: TextOrNone });
+const ServiceCustomField = oneStepObject({ id: Id, name: TextOrEmpty, value: TextOrEmpty });
+const ServiceConfigOption = oneStepObject({ option: TextOrNone, value: TextOrNone });
 
-const Service = z.object({
+/** A GetClientsProducts row's fields. */
+export const SERVICE_ROW = {
   id: Id,
   clientid: Id,
   orderid: OptionalId,
@@ -237,7 +236,10 @@ const Service = z.object({
   recurringamount: Decimal,
   customfields: collection('customfield', ServiceCustomField),
   configoptions: presentCollection('configoption', ServiceConfigOption),
-});
+};
+
+/** A GetClientsProducts row, read in one step when every field is in its usual form (src/backend/one-step-field.ts). */
+export const Service = oneStepObject(SERVICE_ROW);
 export type RawService = z.output<typeof Service>;
 
 /** GetClientsProducts: `products` is "" when there are none. */

@@ -31,6 +31,11 @@ export function oneStep<T extends z.ZodType>(plainType: T, read: Reader<T>) {
   return type;
 }
 
+/** The reader of a zod type, if it has one. */
+export function readerOf<T extends z.ZodType>(type: T): Reader<T> | undefined {
+  return readers.get(type) as Reader<T> | undefined;
+}
+
 /** Gives `type` a reader for its usual forms, for the objects made of it; `type` is unchanged. */
 export function withReader<T extends z.ZodType>(type: T, read: Reader<T>): T {
   readers.set(type, read);
