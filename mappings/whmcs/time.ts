@@ -14,18 +14,41 @@ export interface LocalDateTime {
   second: number;
 }
 
-const LOCAL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}))?$/;
+/** The number of `length` ASCII digits at `at`, or -1 when one of them is not a digit. */
+function digits(text: string, at: number, length: number): number {
+  let value = 0;
+  for (let index = at; index < at + length; index += 1) {
+    const code = text.charCodeAt(index) - 48;
+    if (code < 0 || code > 9) return -1;
+    value = value * 10 + code;
+  }
+  return value;
+}
 
-/** Parses "YYYY-MM-DD[ HH:MM:SS]"; null when it is not a real date and time (or before 1970). */
+/**
+ * Parses "YYYY-MM-DD[ HH:MM:SS]" (or a T between); null when it is not one, or not a real date and
+ * time, or before 1970. Read by character codes: a list answer holds three of these a row, and a
+ * regular expression's match allocates an array and six strings each time.
+ */
 export function parseLocalDateTime(text: string): LocalDateTime | null {
-  const match = LOCAL_DATE_TIME.exec(text);
-  if (!match) return null;
-  const year = Number(match[1]);
-  const month = Number(match[2]);
-  const day = Number(match[3]);
-  const hour = match[4] === undefined ? 0 : Number(match[4]);
-  const minute = match[5] === undefined ? 0 : Number(match[5]);
-  const second = match[6] === undefined ? 0 : Number(match[6]);
+  const DASH = 45;
+  if ((text.length !== 10 && text.length !== 19) || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return null;
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  let hour = 0;
+  let minute = 0;
+  let second = 0;
+  if (text.length === 19) {
+    const between = text.charCodeAt(10);
+    const COLON = 58;
+    // A space or a T.
+    if ((between !== 32 && between !== 84) || text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON) return null;
+    hour = digits(text, 11, 2);
+    minute = digits(text, 14, 2);
+    second = digits(text, 17, 2);
+  }
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
   // The proleptic Gregorian calendar, as Date's; no leap seconds, as Date has none.
   const real = year >= 1970 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour <= 23 && minute <= 59 && second <= 59;
   return real ? { year, month, day, hour, minute, second } : null;

@@ -45,13 +45,37 @@ t.test('what the shared readers give: decimals with two places at least, local t
   assert.equal(fields.RawText.parse('p&amp;ss'), 'p&amp;ss');
 });
 
+/** Whether Date round-trips these parts (a real date and time), from 1970. */
+function viaDate(year: number, month: number, day: number, hour: number, minute: number, second: number): boolean {
+  const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  const roundTrips = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+    && date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+  return roundTrips && year >= 1970;
+}
+
+t.test('a local date-time is read as the pattern YYYY-MM-DD[( |T)HH:MM:SS] reads it', async () => {
+  const PATTERN = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2}):(\d{2}))?$/;
+  const byPattern = (text: string): number[] | null => PATTERN.exec(text)?.slice(1).map((part) => Number(part ?? '0')) ?? null;
+  const parts = (parsed: ReturnType<typeof parseLocalDateTime>) => (parsed ? [parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second] : null);
+  const swaps = ['0', '9', '-', ' ', 'T', 't', ':', '/', 'a', '\u0663', '+', '.'];
+  let checked = 0;
+  for (const base of ['2016-02-29 12:34:56', '2024-12-31T23:59:59', '2000-01-01']) {
+    const variants = [base, base.slice(1), `${base}0`, `${base} `, ` ${base}`, base.slice(0, 16)];
+    for (let at = 0; at < base.length; at += 1) for (const swap of swaps) variants.push(base.slice(0, at) + swap + base.slice(at + 1));
+    for (const text of variants) {
+      const expected = byPattern(text);
+      const parsed = parts(parseLocalDateTime(text));
+      // The pattern decides the form, Date the calendar.
+      const [year, month, day, hour, minute, second] = expected ?? [];
+      const real = expected !== null && viaDate(year as number, month as number, day as number, hour as number, minute as number, second as number);
+      assert.deepEqual(parsed, real ? expected : null, text);
+      checked += 1;
+    }
+  }
+  assert.ok(checked > 500);
+});
+
 t.test('a local date-time is real exactly when Date round-trips it (from 1970)', async () => {
-  const viaDate = (year: number, month: number, day: number, hour: number, minute: number, second: number): boolean => {
-    const date = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
-    const roundTrips = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
-      && date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
-    return roundTrips && year >= 1970;
-  };
   const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
   let checked = 0;
   for (const year of [0, 99, 1900, 1968, 1969, 1970, 1971, 1999, 2000, 2001, 2004, 2023, 2024, 2100, 2400, 9999]) {
