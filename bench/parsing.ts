@@ -1,8 +1,8 @@
 /**
  * `npm run bench:parsing`: what reading an upstream answer and shaping a v1 answer cost, per answer,
  * in CPU time and bytes allocated (the young generation's load, which sets how often the gateway
- * collects). The answers are pages built from the WHMCS documentation's example rows (the recorded
- * answers of the mapping's tests), 25 rows where the endpoint pages.
+ * collects). The answers are pages built from the example rows of WHMCS's documentation and of
+ * FOSSBilling's source (the recorded answers of the mappings' tests), 25 rows where the endpoint pages.
  *
  * Per answer, against baselines doing the same work in the same run:
  * - JSON.parse of the answer's bytes: the floor, what reading the answer at all costs;
@@ -33,6 +33,9 @@ import listServices from '../src/routes/v1/services/list.js';
 import listProducts from '../src/routes/v1/products/list.js';
 import { AccountSchema } from '../src/v1/schemas.js';
 import * as answers from '../test/mappings/whmcs/fixtures/answers.js';
+import * as fossAnswers from '../test/mappings/fossbilling/fixtures/answers.js';
+import { mapInvoice as mapFossInvoice, mapService as mapFossService } from '../mappings/fossbilling/map.js';
+import { InvoiceListAnswer, OrderListAnswer } from '../mappings/fossbilling/parse.js';
 import { ratio, table } from './report.js';
 
 const YOUNG_MB = 256;
@@ -132,6 +135,20 @@ const CASES: Case[] = [
     schema: ProductsAnswer,
     toV1: (parsed) => ({ data: (parsed as z.output<typeof ProductsAnswer>).map(mapProduct) }),
     v1Schema: responseSchema(listProducts),
+  },
+  {
+    name: 'FOSSBilling invoice/get_list, 25 rows → InvoicePage',
+    bytes: JSON.stringify(fossAnswers.page(page(fossAnswers.invoice, 25, (row, index) => ({ ...row, id: index + 1 })), 60, 25)),
+    schema: InvoiceListAnswer,
+    toV1: (parsed) => paginate('/v1/billing/invoices', QUERY, (parsed as z.output<typeof InvoiceListAnswer>).list.map((row) => mapFossInvoice(row, 'USD', 'UTC')), 60).body,
+    v1Schema: responseSchema(listInvoices),
+  },
+  {
+    name: 'FOSSBilling order/get_list, 25 rows → ServicePage',
+    bytes: JSON.stringify(fossAnswers.page(page(fossAnswers.orderRow, 25, (row, index) => ({ ...row, id: String(index + 1) })), 60, 25)),
+    schema: OrderListAnswer,
+    toV1: (parsed) => paginate('/v1/services', QUERY, (parsed as z.output<typeof OrderListAnswer>).list.map((row) => mapFossService(row, 'USD')), 60).body,
+    v1Schema: responseSchema(listServices),
   },
   {
     name: 'GetClientsDetails → Account',
