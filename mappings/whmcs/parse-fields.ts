@@ -44,7 +44,6 @@ const PlainText = z.union([z.string(), z.number()]).transform((value) => decodeE
 
 /** The field types as plain zod: the reference for each one-step reader below. */
 export const plain = {
-  Int: PlainInt,
   Count: PlainInt.pipe(z.number().min(0)),
   /** A record id: positive; v1 ids are strings. */
   Id: PlainInt.pipe(z.number().min(1)).transform(String),
@@ -114,7 +113,11 @@ export const Decimal = oneStep(plain.Decimal, readDecimal);
 
 export const Text = oneStep(plain.Text, readText);
 
-export const TextOrNone = oneStep(plain.TextOrNone, (value) => (value === null ? '' : readText(value)));
+function readTextOrNone(value: unknown): string | typeof UNREAD {
+  return value === null ? '' : readText(value);
+}
+
+export const TextOrNone = oneStep(plain.TextOrNone, readTextOrNone);
 
 export const RawText = oneStep(plain.RawText, (value) => {
   if (typeof value === 'string') return value;
@@ -150,7 +153,7 @@ export const Lazy = <T extends z.ZodType>(schema: T) => {
 /** Text whose "none" is "" whether null or absent. */
 export const TextOrEmpty = withReader(
   TextOrNone.optional().transform((value) => value ?? ''),
-  (value) => (value === undefined ? '' : value === null ? '' : readText(value)),
+  (value) => (value === undefined ? '' : readTextOrNone(value)),
 );
 
 /**

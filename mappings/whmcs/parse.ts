@@ -151,7 +151,7 @@ const ProductConfigOption = z
 export type RawProductConfigOption = z.output<typeof ProductConfigOption>;
 
 /** Only read to find the order-key field: one without a name is simply not that field. */
-const ProductCustomField = z.object({ id: Id, name: TextOrNone.optional().transform((value) => value ?? '') });
+const ProductCustomField = z.object({ id: Id, name: TextOrEmpty });
 
 const Product = z.object({
   pid: Id,

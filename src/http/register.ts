@@ -114,13 +114,14 @@ function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, W
   if (!spec) throw new Error(`${endpoint.operationId} answered ${result.status}, which it does not document`);
   const raw = result.body;
   if (spec.contentType === PDF_TYPE) return { stored: toStored(result.status, result.headers, PDF_TYPE, serialise(raw)) };
+  const shaped = (): string => serialise(spec.schema ? compiled(spec.schema).parse(raw) : raw);
   if (typeof raw !== 'object' || raw === null || !Object.isFrozen(raw)) {
-    return { stored: toStored(result.status, result.headers, JSON_TYPE, serialise(spec.schema ? compiled(spec.schema).parse(raw) : raw)) };
+    return { stored: toStored(result.status, result.headers, JSON_TYPE, shaped()) };
   }
   let seen = memo.get(result.status);
   let output = seen?.get(raw);
   if (output === undefined) {
-    const body = serialise(spec.schema ? compiled(spec.schema).parse(raw) : raw);
+    const body = shaped();
     output = { body, bytes: Buffer.from(body) };
     if (!seen) memo.set(result.status, (seen = new WeakMap()));
     seen.set(raw, output);
