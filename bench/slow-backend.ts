@@ -2,7 +2,11 @@
  * The gateway in front of a slow upstream (the WHMCS simulator answering after 200 ms), at a
  * constant 500 requests per second (bench/constant-rate.ts, open loop):
  *
- * Each run is preceded by 3 s of the same load, not measured (connections, key copies, JIT).
+ * Each run is preceded by 3 s of the same load, not measured (connections, key copies). Before the
+ * first, the gateway and the simulator get JIT_WARM_UP_S of every kind of request measured here, in
+ * turn: at 500 requests/s V8 is still optimizing functions for the first 10-15 s (about 400
+ * functions were first optimized during a measured run that followed 3 s of warm-up, a few dozen
+ * after 20 s), and that compilation, on the same two cores, is not what a gateway in service pays.
  *
  * - added latency: `GET /v1/billing/invoices?page=N&per_page=M`, one GetInvoices call each, against
  *   the same GetInvoices calls sent to the simulator directly, with the same rate and schedule;
@@ -39,6 +43,7 @@ const PAGES = 8;
 const PER_PAGE_FROM = 20;
 const PER_PAGE_SIZES = 10;
 const WARM_UP_S = 3;
+const JIT_WARM_UP_S = 15;
 
 export interface SlowBackendOptions {
   directory: string;
@@ -130,6 +135,12 @@ function seedWithInvoices(): SimulatorState {
 
 type PageCall = { page: number; perPage: number };
 
+/** One of each list in turn, as long as the shortest. */
+function interleave<T>(lists: T[][]): T[] {
+  const length = Math.min(...lists.map((list) => list.length));
+  return Array.from({ length: length * lists.length }, (_, index) => (lists[index % lists.length] as T[])[Math.floor(index / lists.length)] as T);
+}
+
 /** The calls in turn with rows: every page and page size, each for both customers (keys alternate between them). */
 function pagesWithRows(): PageCall[] {
   const calls = [];
@@ -151,7 +162,7 @@ interface InvoiceRuns {
 }
 
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
-  console.log(`\nSlow backend: the simulator answers after ${LATENCY_MS} ms; ${RATE} requests/s, constant rate, ${options.durationS} s each`);
+  console.log(`\nSlow backend: the simulator answers after ${LATENCY_MS} ms; ${RATE} requests/s, constant rate, ${options.durationS} s each, after ${JIT_WARM_UP_S} s of JIT warm-up`);
   const simulator = await startWhmcsSimulator({ host: '127.0.0.1', latencyMs: LATENCY_MS, seed: seedWithInvoices });
   try {
     const stores = await createRedisStores({ url: options.redisUrl });
@@ -193,6 +204,8 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       const keyFor = (index: number) => keys[index % keys.length] as (typeof keys)[number];
       const customerOf = (index: number) => String((Number(keyFor(index).accountId.split('-').at(-1)) % 2) + 1);
       const connections = 256;
+      const gatewayPages = (pages: PageCall[]): RateRequest[] =>
+        pages.map(({ page, perPage }, index) => ({ method: 'GET', path: `/v1/billing/invoices?page=${page}&per_page=${perPage}`, headers: keyHeaders(keyFor(index)) }));
       const invoiceRuns = async (pages: PageCall[]): Promise<InvoiceRuns> => ({
         direct: await runConstantRate(options.directory, {
           origin: simulator.url,
@@ -204,12 +217,13 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
           origin: gateway.url,
           durationS: options.durationS,
           connections,
-          requests: pages.map(({ page, perPage }, index) => ({ method: 'GET', path: `/v1/billing/invoices?page=${page}&per_page=${perPage}`, headers: keyHeaders(keyFor(index)) })),
+          requests: gatewayPages(pages),
         }, opsUrl),
       });
+      const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
+      await runOnce(options.directory, { origin: gateway.url, durationS: JIT_WARM_UP_S, connections, requests: interleave([gatewayPages(pagesPastTheEnd().slice(0, 160)), gatewayPages(pagesWithRows()), catalogRequests.slice(0, 160)]) });
       const empty = await invoiceRuns(pagesPastTheEnd());
       const rows = await invoiceRuns(pagesWithRows());
-      const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
       const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests }, opsUrl);
       const floor = await measureFloor(options, gateway.url, catalogRequests);
 
