@@ -26,25 +26,11 @@ import type {
   RawService,
 } from './parse.js';
 import type { RawInvoice, RawInvoiceDocument } from './parse-invoices.js';
+import { addDecimals } from './decimal.js';
 import { displayName, htmlToText } from './text.js';
 import { localDate, localToUtc } from './time.js';
 
 const money = (amount: string, currency: string): Money => ({ amount, currency });
-
-/** Sum of two decimal strings, exact (money is never a float). */
-function addDecimals(left: string, right: string): string {
-  const scale = Math.max(left.split('.')[1]?.length ?? 0, right.split('.')[1]?.length ?? 0);
-  const units = (decimal: string): bigint => {
-    const [whole = '0', fraction = ''] = decimal.split('.');
-    const negative = whole.startsWith('-');
-    const magnitude = BigInt(whole.replace('-', '') + fraction.padEnd(scale, '0'));
-    return negative ? -magnitude : magnitude;
-  };
-  const sum = units(left) + units(right);
-  const digits = (sum < 0n ? -sum : sum).toString().padStart(scale + 1, '0');
-  const sign = sum < 0n ? '-' : '';
-  return scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
-}
 
 // ---- account --------------------------------------------------------------------------------
 
