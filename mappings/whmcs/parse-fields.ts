@@ -61,6 +61,8 @@ export const plain = {
   TextOrNone: z.union([PlainText, z.null()]).transform((value) => value ?? ''),
   /** Kept byte for byte (credentials, addresses): decoding could corrupt a secret. null is "". */
   RawText: z.union([z.string(), z.number(), z.null()]).transform((value) => (value === null ? '' : String(value))),
+  /** A string only, as it is (a kind, a type name). */
+  AnyString: z.string(),
   /** "YYYY-MM-DD" or "YYYY-MM-DD HH:MM:SS"; "0000-00-00…", "" and null mean none; the field must be there. */
   LocalTime: z.union([z.string(), z.null()]).transform((value, ctx): LocalDateTime | null => {
     if (value === null) return null;
@@ -124,6 +126,8 @@ export const RawText = oneStep(plain.RawText, (value) => {
   if (value === null) return '';
   return typeof value === 'number' && Number.isFinite(value) ? String(value) : UNREAD;
 });
+
+export const AnyString = oneStep(plain.AnyString, (value) => (typeof value === 'string' ? value : UNREAD));
 
 export const LocalTime = oneStep(plain.LocalTime, (value) => {
   if (value === null) return null;

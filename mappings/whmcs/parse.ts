@@ -20,9 +20,10 @@
  * The field types are in parse-fields.ts, the invoice answers in parse-invoices.ts.
  */
 import { z } from 'zod';
-import { oneStepObject } from '../../src/backend/one-step-field.js';
+import { oneStepObject, requiredReader, UNREAD, withReader } from '../../src/backend/one-step-field.js';
 import type { BillingCycle, ServiceStatus } from '../../src/v1/schemas.js';
 import {
+  AnyString,
   collection,
   Count,
   Decimal,
@@ -186,22 +187,38 @@ const IdList = z
 /** `serviceids` is a comma-separated string; `invoiceid` is absent with noinvoice. */
 export const AddOrderAnswer = z.object({ orderid: Id, serviceids: IdList, invoiceid: OptionalId.optional() });
 
-const OrderLineItem = z.object({ type: z.string(), relid: OptionalId });
+/** The parts of a GetOrders line item that reconciliation reads. */
+export const ORDER_LINE_ITEM = { type: AnyString, relid: OptionalId };
+export const OrderLineItem = oneStepObject(ORDER_LINE_ITEM);
 
-const Order = z.object({
+const readLocalTime = requiredReader(LocalTime);
+const PaymentStatus = mapped(PAYMENT_STATUS, 'other');
+const readPaymentStatus = requiredReader(PaymentStatus);
+
+/** A GetOrders row's fields. */
+export const ORDER_ROW = {
   id: Id,
   userid: Id,
-  date: LocalTime.pipe(z.custom<LocalDateTime>((value) => value !== null, 'order without a date')),
+  date: withReader(LocalTime.pipe(z.custom<LocalDateTime>((value) => value !== null, 'order without a date')), (value) => {
+    const date = readLocalTime(value);
+    return date === null ? UNREAD : date;
+  }),
   amount: Decimal,
   invoiceid: OptionalId,
   // Admins can add custom order statuses; they become `other`.
   status: mapped(ORDER_STATUS, 'other'),
-  paymentstatus: z
-    .union([z.string(), z.null()])
-    .transform((value) => (value ? value : null))
-    .pipe(mapped(PAYMENT_STATUS, 'other').nullable()),
+  paymentstatus: withReader(
+    z
+      .union([z.string(), z.null()])
+      .transform((value) => (value ? value : null))
+      .pipe(PaymentStatus.nullable()),
+    (value) => (value === null || value === '' ? null : readPaymentStatus(value)),
+  ),
   lineitems: presentCollection('lineitem', OrderLineItem),
-});
+};
+
+/** A GetOrders row, read in one step when every field is in its usual form (src/backend/one-step-field.ts). */
+export const Order = oneStepObject(ORDER_ROW);
 export type RawOrder = z.output<typeof Order>;
 
 /** GetOrders: `orders` is absent when there are no rows; `totalresults` is only read to check that. */

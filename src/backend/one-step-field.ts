@@ -36,6 +36,13 @@ export function readerOf<T extends z.ZodType>(type: T): Reader<T> | undefined {
   return readers.get(type) as Reader<T> | undefined;
 }
 
+/** The reader of a type that must have one: made by oneStep or given one by withReader. */
+export function requiredReader<T extends z.ZodType>(type: T): Reader<T> {
+  const read = readerOf(type);
+  if (read === undefined) throw new Error('a type without a reader (oneStep or withReader)');
+  return read;
+}
+
 /** Gives `type` a reader for its usual forms, for the objects made of it; `type` is unchanged. */
 export function withReader<T extends z.ZodType>(type: T, read: Reader<T>): T {
   readers.set(type, read);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { z } from 'zod';
-import { oneStep, oneStepObject, readerOf, UNREAD, withReader } from '../../src/backend/one-step-field.js';
+import { oneStep, oneStepObject, readerOf, requiredReader, UNREAD, withReader } from '../../src/backend/one-step-field.js';
 
 const Digits = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
 let read = 0;
@@ -39,4 +39,6 @@ t.test('an object of one-step fields is read at once, and falls back to z.object
   assert.deepStrictEqual(readerOf(Row)?.({ id: 1, extra: true }), { id: 1 });
   assert.equal(readerOf(Row)?.({ id: 'x' }), UNREAD);
   assert.throws(() => oneStepObject({ id: FastDigits, plain: z.string() }), /field plain has no reader/);
+  assert.equal(requiredReader(Row), readerOf(Row));
+  assert.throws(() => requiredReader(z.string()), /without a reader/);
 });

@@ -20,6 +20,7 @@ holdToPlainTwins(t, {
   Text: [fields.Text, plain.Text],
   TextOrNone: [fields.TextOrNone, plain.TextOrNone],
   RawText: [fields.RawText, plain.RawText],
+  AnyString: [fields.AnyString, plain.AnyString],
   LocalTime: [fields.LocalTime, plain.LocalTime],
   Flag: [fields.Flag, plain.Flag],
 }, FIELD_VALUES);
