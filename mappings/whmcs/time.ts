@@ -72,8 +72,10 @@ export function localToUtc(local: LocalDateTime, timeZone: string): string {
   return new Date(utcMs).toISOString().replace('.000Z', 'Z');
 }
 
-/** The date part, "YYYY-MM-DD". */
+/**
+ * The date part, "YYYY-MM-DD" (a LocalDateTime's year has four digits: parseLocalDateTime's), built
+ * as one string: a list row has two of these.
+ */
 export function localDate(local: LocalDateTime): string {
-  const pad = (value: number, width: number): string => String(value).padStart(width, '0');
-  return `${pad(local.year, 4)}-${pad(local.month, 2)}-${pad(local.day, 2)}`;
+  return `${local.year}-${local.month < 10 ? '0' : ''}${local.month}-${local.day < 10 ? '0' : ''}${local.day}`;
 }

@@ -3,7 +3,7 @@ import t from 'tap';
 import { WhmcsConfigSchema } from '../../../mappings/whmcs/config.js';
 import { encodePhpArray, phpSerializeArray } from '../../../mappings/whmcs/php-serialize.js';
 import { decodeEntities, displayName, htmlToText } from '../../../mappings/whmcs/text.js';
-import { localToUtc, parseLocalDateTime } from '../../../mappings/whmcs/time.js';
+import { localDate, localToUtc, parseLocalDateTime } from '../../../mappings/whmcs/time.js';
 
 t.test('PHP serialize for configoptions/customfields', async (t) => {
   t.test('serializes {5: 12, 7: 3} exactly as WHMCS unserializes it, then base64', async () => {
@@ -60,6 +60,15 @@ t.test('WHMCS local times', async (t) => {
     assert.equal(parseLocalDateTime('2024-02-30'), null);
     assert.equal(parseLocalDateTime('2024-01-01 24:00:00'), null);
     assert.equal(parseLocalDateTime('yesterday'), null);
+  });
+
+  t.test('gives the date part as the text had it, every day from 1970 to 2100', async () => {
+    for (let day = Date.UTC(1970, 0, 1); day < Date.UTC(2101, 0, 1); day += 86_400_000) {
+      const text = new Date(day).toISOString().slice(0, 10);
+      const local = parseLocalDateTime(`${text} 23:59:59`);
+      assert.ok(local);
+      assert.equal(localDate(local), text);
+    }
   });
 });
 
