@@ -36,13 +36,59 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
-/** Milliseconds the zone's wall clock is ahead of UTC at the instant `utcMs` (whole seconds). */
+/**
+ * Milliseconds the zone's wall clock is ahead of UTC at the instant `utcMs` (whole seconds). The
+ * wall clock is read from the formatter's text ("3/15/2024, 11:20:30") by character codes: half
+ * the time of formatToParts and its dozen part objects, and a list row can hold a time or two.
+ * Any other text (another ICU's layout) is left to formatToParts.
+ */
 export function zoneOffsetMs(utcMs: number, timeZone: string): number {
   if (UTC_NAMES.has(timeZone)) return 0;
+  const formatter = formatterFor(timeZone);
+  const fromText = wallClockAsUtc(formatter.format(utcMs));
+  const wallAsUtc = Number.isNaN(fromText) ? wallClockFromParts(formatter, utcMs) : fromText;
+  return wallAsUtc - Math.floor(utcMs / 1000) * 1000;
+}
+
+function wallClockFromParts(formatter: Intl.DateTimeFormat, utcMs: number): number {
   const parts: Record<string, number> = {};
-  for (const part of formatterFor(timeZone).formatToParts(utcMs)) {
+  for (const part of formatter.formatToParts(utcMs)) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
   }
-  const wallAsUtc = Date.UTC(parts.year ?? 0, (parts.month ?? 1) - 1, parts.day ?? 1, parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0);
-  return wallAsUtc - Math.floor(utcMs / 1000) * 1000;
+  return Date.UTC(parts.year ?? 0, (parts.month ?? 1) - 1, parts.day ?? 1, parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0);
+}
+
+/** "M/D/YYYY, HH:MM:SS" read as a UTC instant; NaN for any other text. */
+export function wallClockAsUtc(text: string): number {
+  const firstSlash = text.indexOf('/');
+  const secondSlash = text.indexOf('/', firstSlash + 1);
+  // ", HH:MM:SS" ends the text. A part missing or out of place leaves an empty or a wrong range,
+  // which digits() refuses.
+  const comma = text.length - 10;
+  const COMMA = 44;
+  const SPACE = 32;
+  const COLON = 58;
+  if (text.charCodeAt(comma) !== COMMA || text.charCodeAt(comma + 1) !== SPACE || text.charCodeAt(comma + 4) !== COLON || text.charCodeAt(comma + 7) !== COLON) {
+    return Number.NaN;
+  }
+  const month = digits(text, 0, firstSlash);
+  const day = digits(text, firstSlash + 1, secondSlash);
+  const year = digits(text, secondSlash + 1, comma);
+  const hour = digits(text, comma + 2, comma + 4);
+  const minute = digits(text, comma + 5, comma + 7);
+  const second = digits(text, comma + 8, comma + 10);
+  if (month < 0 || day < 0 || year < 0 || hour < 0 || minute < 0 || second < 0) return Number.NaN;
+  return Date.UTC(year, month - 1, day, hour, minute, second);
+}
+
+/** The decimal digits from `from` to `to` (at least one, at most 4); -1 otherwise. */
+function digits(text: string, from: number, to: number): number {
+  if (to <= from || to - from > 4) return -1;
+  let value = 0;
+  for (let index = from; index < to; index += 1) {
+    const code = text.charCodeAt(index) - 48;
+    if (code < 0 || code > 9) return -1;
+    value = value * 10 + code;
+  }
+  return value;
 }

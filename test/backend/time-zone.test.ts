@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { isTimeZone, zoneOffsetMs } from '../../src/backend/time-zone.js';
+import { isTimeZone, wallClockAsUtc, zoneOffsetMs } from '../../src/backend/time-zone.js';
 
 const HOUR_MS = 3_600_000;
 const WINTER = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -42,6 +42,41 @@ t.test('time zones', async (t) => {
     assert.equal(zoneOffsetMs(SUMMER, 'Asia/Kolkata'), 5.5 * HOUR_MS);
     for (const zone of ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe']) {
       for (const at of [WINTER, SUMMER]) assert.equal(zoneOffsetMs(at, zone), intlOffsetMs(at, zone), `${zone} at ${at}`);
+    }
+  });
+
+  t.test('every zone Intl knows: the offset read from the formatted text is formatToParts\' own', async () => {
+    const from = Date.UTC(1970, 0, 1);
+    const span = Date.UTC(2100, 0, 1) - from;
+    for (const zone of Intl.supportedValuesOf('timeZone')) {
+      for (let step = 0; step < 40; step += 1) {
+        // Spread over the years, at odd seconds, both sides of the hour.
+        const at = from + Math.floor((span * step) / 40) + step * 7_919_000 + 1_000 * step;
+        assert.equal(zoneOffsetMs(at, zone), intlOffsetMs(at, zone), `${zone} at ${new Date(at).toISOString()}`);
+      }
+    }
+  });
+
+  t.test('the text is read without formatToParts', async (t) => {
+    const formatToParts = Intl.DateTimeFormat.prototype.formatToParts;
+    let calls = 0;
+    Intl.DateTimeFormat.prototype.formatToParts = function (this: Intl.DateTimeFormat, date?: Date | number) {
+      calls += 1;
+      return formatToParts.call(this, date);
+    };
+    t.teardown(() => {
+      Intl.DateTimeFormat.prototype.formatToParts = formatToParts;
+    });
+    assert.equal(zoneOffsetMs(SUMMER, 'Europe/Berlin'), 2 * HOUR_MS);
+    assert.equal(zoneOffsetMs(WINTER, 'Asia/Kathmandu'), 5.75 * HOUR_MS);
+    assert.equal(calls, 0);
+  });
+
+  t.test('a formatted text of another layout is not read (formatToParts decides then)', async () => {
+    assert.equal(wallClockAsUtc('3/15/2024, 11:20:30'), Date.UTC(2024, 2, 15, 11, 20, 30));
+    assert.equal(wallClockAsUtc('12/31/1969, 23:15:30'), Date.UTC(1969, 11, 31, 23, 15, 30));
+    for (const text of ['', '3/15/2024 11:20:30', '3/15/2024, 11:20', '3/15/2024, 1:20:30 PM', '15.3.2024, 11:20:30', '2024-03-15, 11:20:30', '3/15/20245, 11:20:30', '3//2024, 11:20:30', '/15/2024, 11:20:30', '3/15/, 11:20:30', '3/15/2024, 11-20-30', '3/15/2024, 11:20-30', '1/2/3, 4', '//, 11:20:30', '3/15/2024, 1a:20:30', '3/15/2024; 11:20:30', '٣/15/2024, 11:20:30']) {
+      assert.ok(Number.isNaN(wallClockAsUtc(text)), JSON.stringify(text));
     }
   });
 });
