@@ -45,7 +45,8 @@ function safeUnits(decimal: string, scale: number): number {
   return negative ? -units : units;
 }
 
-function addLongDecimals(left: string, right: string): string {
+/** The sum through BigInt, whatever the length (what every sum did before the integer path). */
+export function addLongDecimals(left: string, right: string): string {
   const scale = Math.max(left.split('.')[1]?.length ?? 0, right.split('.')[1]?.length ?? 0);
   const units = (decimal: string): bigint => {
     const [whole = '0', fraction = ''] = decimal.split('.');

@@ -1,26 +1,12 @@
 /**
  * The invoice's v1 tax is WHMCS's two tax levels summed (mappings/whmcs/decimal.ts). The sum reads
  * common amounts as integers by character codes; here it is held to the BigInt sum every amount
- * went through before, on edge cases, malformed strings and random amounts on both sides of 2^53.
+ * went through before (which still takes the long ones), on edge cases, malformed strings and random
+ * amounts on both sides of 2^53, and both to explicit sums.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { addDecimals } from '../../../mappings/whmcs/decimal.js';
-
-/** The previous implementation, verbatim: every amount through BigInt. */
-function bigIntSum(left: string, right: string): string {
-  const scale = Math.max(left.split('.')[1]?.length ?? 0, right.split('.')[1]?.length ?? 0);
-  const units = (decimal: string): bigint => {
-    const [whole = '0', fraction = ''] = decimal.split('.');
-    const negative = whole.startsWith('-');
-    const magnitude = BigInt(whole.replace('-', '') + fraction.padEnd(scale, '0'));
-    return negative ? -magnitude : magnitude;
-  };
-  const sum = units(left) + units(right);
-  const digits = (sum < 0n ? -sum : sum).toString().padStart(scale + 1, '0');
-  const sign = sum < 0n ? '-' : '';
-  return scale === 0 ? `${sign}${digits}` : `${sign}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
-}
+import { addDecimals, addLongDecimals } from '../../../mappings/whmcs/decimal.js';
 
 /** The result, or the error's class and message: both sides must agree on either. */
 function outcome(sum: (left: string, right: string) => string, left: string, right: string): string {
@@ -32,7 +18,7 @@ function outcome(sum: (left: string, right: string) => string, left: string, rig
 }
 
 function holdToBigInt(left: string, right: string): void {
-  assert.equal(outcome(addDecimals, left, right), outcome(bigIntSum, left, right), `${JSON.stringify(left)} + ${JSON.stringify(right)}`);
+  assert.equal(outcome(addDecimals, left, right), outcome(addLongDecimals, left, right), `${JSON.stringify(left)} + ${JSON.stringify(right)}`);
 }
 
 const EDGES = [
@@ -57,6 +43,11 @@ t.test('the common case: WHMCS amounts with two decimals', async () => {
   assert.equal(addDecimals('-1.10', '0.25'), '-0.85');
   assert.equal(addDecimals('9007199254740991', '1'), '9007199254740992');
   assert.equal(addDecimals('999999999999999.99999999', '0.00000001'), '1000000000000000.00000000');
+  assert.equal(addDecimals('-999999999999999.99999999', '0.5'), '-999999999999999.49999999');
+  assert.equal(addDecimals('123456789012345.12345678', '-123456789012345.12345678'), '0.00000000');
+  assert.equal(addLongDecimals('1.10', '0.25'), '1.35');
+  assert.equal(addLongDecimals('-0.00', '0'), '0.00');
+  assert.throws(() => addLongDecimals('abc', '1'), SyntaxError);
 });
 
 t.test('amounts below 2^53 are summed without BigInt', async () => {
