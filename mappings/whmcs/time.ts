@@ -2,7 +2,7 @@
  * WHMCS stores "YYYY-MM-DD HH:MM:SS" in its server's local time, without a zone. v1 timestamps are
  * RFC 3339 in UTC, so the zone of that clock comes from config.
  */
-import { zoneOffsetMs } from '../../src/backend/time-zone.js';
+import { isUtc, zoneOffsetMs } from '../../src/backend/time-zone.js';
 
 /** A WHMCS local date-time, already checked to be a real calendar time. */
 export interface LocalDateTime {
@@ -66,6 +66,8 @@ function daysInMonth(year: number, month: number): number {
  * skipped time moves back by it and a repeated one takes its first occurrence.
  */
 export function localToUtc(local: LocalDateTime, timeZone: string): string {
+  // A real calendar time (parseLocalDateTime's) on a UTC clock is already the answer.
+  if (isUtc(timeZone)) return `${localDate(local)}T${twoDigits(local.hour)}:${twoDigits(local.minute)}:${twoDigits(local.second)}Z`;
   const wallAsUtc = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second);
   const firstGuess = wallAsUtc - zoneOffsetMs(wallAsUtc, timeZone);
   const utcMs = wallAsUtc - zoneOffsetMs(firstGuess, timeZone);
@@ -78,4 +80,8 @@ export function localToUtc(local: LocalDateTime, timeZone: string): string {
  */
 export function localDate(local: LocalDateTime): string {
   return `${local.year}-${local.month < 10 ? '0' : ''}${local.month}-${local.day < 10 ? '0' : ''}${local.day}`;
+}
+
+function twoDigits(value: number): string {
+  return value < 10 ? `0${value}` : String(value);
 }

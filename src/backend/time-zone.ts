@@ -5,6 +5,11 @@
  */
 const UTC_NAMES = new Set(['UTC', 'Etc/UTC']);
 
+/** True for the zone whose wall clock is UTC's. */
+export function isUtc(zone: string): boolean {
+  return UTC_NAMES.has(zone);
+}
+
 /** True for a zone Intl accepts (IANA names and their aliases). */
 export function isTimeZone(zone: string): boolean {
   if (UTC_NAMES.has(zone)) return true;

@@ -62,6 +62,19 @@ t.test('WHMCS local times', async (t) => {
     assert.equal(parseLocalDateTime('yesterday'), null);
   });
 
+  t.test('on a UTC clock, gives the time as Date writes it, every day from 1970 to 2100', async () => {
+    let second = 0;
+    for (let day = Date.UTC(1970, 0, 1); day < Date.UTC(2101, 0, 1); day += 86_400_000) {
+      second = (second + 7_919) % 86_400;
+      const at = day + second * 1000;
+      const local = parseLocalDateTime(new Date(at).toISOString().slice(0, 19).replace('T', ' '));
+      assert.ok(local);
+      const expected = new Date(at).toISOString().replace('.000Z', 'Z');
+      assert.equal(localToUtc(local, 'UTC'), expected);
+      assert.equal(localToUtc(local, 'Etc/UTC'), expected);
+    }
+  });
+
   t.test('gives the date part as the text had it, every day from 1970 to 2100', async () => {
     for (let day = Date.UTC(1970, 0, 1); day < Date.UTC(2101, 0, 1); day += 86_400_000) {
       const text = new Date(day).toISOString().slice(0, 10);
