@@ -10,10 +10,17 @@ const HOUR_MS = 3_600_000;
 const WINTER = Date.UTC(2026, 0, 15, 12, 0, 0);
 const SUMMER = Date.UTC(2026, 6, 15, 12, 0, 0);
 
+const referenceFormatters = new Map<string, Intl.DateTimeFormat>();
+
 /** The offset as Intl computes it, for comparison with the shortcut. */
 function intlOffsetMs(utcMs: number, timeZone: string): number {
+  let formatter = referenceFormatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    referenceFormatters.set(timeZone, formatter);
+  }
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
+    formatter
       .formatToParts(utcMs)
       .filter((part) => part.type !== 'literal')
       .map((part) => [part.type, Number(part.value)]),
