@@ -79,6 +79,24 @@ t.test('time zones', async (t) => {
     assert.equal(calls, 0);
   });
 
+  t.test('a formatter whose text has another layout: formatToParts gives the offset', async (t) => {
+    // `format` is a getter that gives a bound function.
+    const prototype = Intl.DateTimeFormat.prototype;
+    const descriptor = Object.getOwnPropertyDescriptor(prototype, 'format') as PropertyDescriptor;
+    Object.defineProperty(prototype, 'format', {
+      configurable: true,
+      get(this: Intl.DateTimeFormat) {
+        const format = (descriptor.get as () => (date?: Date | number) => string).call(this);
+        return (date?: Date | number) => `${format(date)} (another layout)`;
+      },
+    });
+    t.teardown(() => {
+      Object.defineProperty(prototype, 'format', descriptor);
+    });
+    assert.equal(zoneOffsetMs(SUMMER, 'Europe/Berlin'), 2 * HOUR_MS);
+    assert.equal(zoneOffsetMs(WINTER, 'America/St_Johns'), -3.5 * HOUR_MS);
+  });
+
   t.test('a formatted text of another layout is not read (formatToParts decides then)', async () => {
     assert.equal(wallClockAsUtc('3/15/2024, 11:20:30'), Date.UTC(2024, 2, 15, 11, 20, 30));
     assert.equal(wallClockAsUtc('12/31/1969, 23:15:30'), Date.UTC(1969, 11, 31, 23, 15, 30));
