@@ -2,7 +2,7 @@
  * WHMCS stores "YYYY-MM-DD HH:MM:SS" in its server's local time, without a zone. v1 timestamps are
  * RFC 3339 in UTC, so the zone of that clock comes from config.
  */
-import { isUtc, zoneOffsetMs } from '../../src/backend/time-zone.js';
+import { isUtc, readDigits, zoneOffsetMs } from '../../src/backend/time-zone.js';
 
 /** A WHMCS local date-time, already checked to be a real calendar time. */
 export interface LocalDateTime {
@@ -14,17 +14,6 @@ export interface LocalDateTime {
   second: number;
 }
 
-/** The number of `length` ASCII digits at `at`, or -1 when one of them is not a digit. */
-function digits(text: string, at: number, length: number): number {
-  let value = 0;
-  for (let index = at; index < at + length; index += 1) {
-    const code = text.charCodeAt(index) - 48;
-    if (code < 0 || code > 9) return -1;
-    value = value * 10 + code;
-  }
-  return value;
-}
-
 /**
  * Parses "YYYY-MM-DD[ HH:MM:SS]" (or a T between); null when it is not one, or not a real date and
  * time, or before 1970. Read by character codes: a list answer holds three of these a row, and a
@@ -33,9 +22,9 @@ function digits(text: string, at: number, length: number): number {
 export function parseLocalDateTime(text: string): LocalDateTime | null {
   const DASH = 45;
   if ((text.length !== 10 && text.length !== 19) || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return null;
-  const year = digits(text, 0, 4);
-  const month = digits(text, 5, 2);
-  const day = digits(text, 8, 2);
+  const year = readDigits(text, 0, 4);
+  const month = readDigits(text, 5, 7);
+  const day = readDigits(text, 8, 10);
   let hour = 0;
   let minute = 0;
   let second = 0;
@@ -44,9 +33,9 @@ export function parseLocalDateTime(text: string): LocalDateTime | null {
     const COLON = 58;
     // A space or a T.
     if ((between !== 32 && between !== 84) || text.charCodeAt(13) !== COLON || text.charCodeAt(16) !== COLON) return null;
-    hour = digits(text, 11, 2);
-    minute = digits(text, 14, 2);
-    second = digits(text, 17, 2);
+    hour = readDigits(text, 11, 13);
+    minute = readDigits(text, 14, 16);
+    second = readDigits(text, 17, 19);
   }
   if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
   // The proleptic Gregorian calendar, as Date's; no leap seconds, as Date has none.
@@ -79,7 +68,7 @@ export function localToUtc(local: LocalDateTime, timeZone: string): string {
  * as one string: a list row has two of these.
  */
 export function localDate(local: LocalDateTime): string {
-  return `${local.year}-${local.month < 10 ? '0' : ''}${local.month}-${local.day < 10 ? '0' : ''}${local.day}`;
+  return `${local.year}-${twoDigits(local.month)}-${twoDigits(local.day)}`;
 }
 
 function twoDigits(value: number): string {

@@ -12,7 +12,7 @@ export function isUtc(zone: string): boolean {
 
 /** True for a zone Intl accepts (IANA names and their aliases). */
 export function isTimeZone(zone: string): boolean {
-  if (UTC_NAMES.has(zone)) return true;
+  if (isUtc(zone)) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
     return true;
@@ -48,7 +48,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
  * Any other text (another ICU's layout) is left to formatToParts.
  */
 export function zoneOffsetMs(utcMs: number, timeZone: string): number {
-  if (UTC_NAMES.has(timeZone)) return 0;
+  if (isUtc(timeZone)) return 0;
   const formatter = formatterFor(timeZone);
   const fromText = wallClockAsUtc(formatter.format(utcMs));
   const wallAsUtc = Number.isNaN(fromText) ? wallClockFromParts(formatter, utcMs) : fromText;
@@ -68,7 +68,7 @@ export function wallClockAsUtc(text: string): number {
   const firstSlash = text.indexOf('/');
   const secondSlash = text.indexOf('/', firstSlash + 1);
   // ", HH:MM:SS" ends the text. A part missing or out of place leaves an empty or a wrong range,
-  // which digits() refuses.
+  // which readDigits() refuses.
   const comma = text.length - 10;
   const COMMA = 44;
   const SPACE = 32;
@@ -76,18 +76,21 @@ export function wallClockAsUtc(text: string): number {
   if (text.charCodeAt(comma) !== COMMA || text.charCodeAt(comma + 1) !== SPACE || text.charCodeAt(comma + 4) !== COLON || text.charCodeAt(comma + 7) !== COLON) {
     return Number.NaN;
   }
-  const month = digits(text, 0, firstSlash);
-  const day = digits(text, firstSlash + 1, secondSlash);
-  const year = digits(text, secondSlash + 1, comma);
-  const hour = digits(text, comma + 2, comma + 4);
-  const minute = digits(text, comma + 5, comma + 7);
-  const second = digits(text, comma + 8, comma + 10);
+  const month = readDigits(text, 0, firstSlash);
+  const day = readDigits(text, firstSlash + 1, secondSlash);
+  const year = readDigits(text, secondSlash + 1, comma);
+  const hour = readDigits(text, comma + 2, comma + 4);
+  const minute = readDigits(text, comma + 5, comma + 7);
+  const second = readDigits(text, comma + 8, comma + 10);
   if (month < 0 || day < 0 || year < 0 || hour < 0 || minute < 0 || second < 0) return Number.NaN;
   return Date.UTC(year, month - 1, day, hour, minute, second);
 }
 
-/** The decimal digits from `from` to `to` (at least one, at most 4); -1 otherwise. */
-function digits(text: string, from: number, to: number): number {
+/**
+ * The number the ASCII digits from `from` to `to` write (at least one, at most 4: a time's parts);
+ * -1 when the range is not that. The mappings read their own date-times with it too.
+ */
+export function readDigits(text: string, from: number, to: number): number {
   if (to <= from || to - from > 4) return -1;
   let value = 0;
   for (let index = from; index < to; index += 1) {
