@@ -8,6 +8,7 @@
  * the one Redis round trip of an authenticated read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, problemDocument } from '../errors.js';
 import { bearerKey } from '../keys/api-key.js';
@@ -92,6 +93,11 @@ function toStored(status: number, headers: Record<string, string> | undefined, c
   return { status, headers: headers ? { 'content-type': contentType, ...headers } : { 'content-type': contentType }, body };
 }
 
+/** The JSON of `body` as its documented schema outputs it (undocumented fields stripped). */
+function shapedJson(schema: z.ZodType | undefined, body: unknown): string {
+  return serialise(schema ? compiled(schema).parse(body) : body);
+}
+
 /** The response to store and send; `bytes`, for a memoised body, is its JSON encoded once. */
 interface Output {
   stored: StoredResponse;
@@ -114,14 +120,13 @@ function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, W
   if (!spec) throw new Error(`${endpoint.operationId} answered ${result.status}, which it does not document`);
   const raw = result.body;
   if (spec.contentType === PDF_TYPE) return { stored: toStored(result.status, result.headers, PDF_TYPE, serialise(raw)) };
-  const shaped = (): string => serialise(spec.schema ? compiled(spec.schema).parse(raw) : raw);
   if (typeof raw !== 'object' || raw === null || !Object.isFrozen(raw)) {
-    return { stored: toStored(result.status, result.headers, JSON_TYPE, shaped()) };
+    return { stored: toStored(result.status, result.headers, JSON_TYPE, shapedJson(spec.schema, raw)) };
   }
   let seen = memo.get(result.status);
   let output = seen?.get(raw);
   if (output === undefined) {
-    const body = shaped();
+    const body = shapedJson(spec.schema, raw);
     output = { body, bytes: Buffer.from(body) };
     if (!seen) memo.set(result.status, (seen = new WeakMap()));
     seen.set(raw, output);
