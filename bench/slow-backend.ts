@@ -4,9 +4,10 @@
  *
  * Each run is preceded by 3 s of the same load, not measured (connections, key copies). Before the
  * first, the gateway and the simulator get JIT_WARM_UP_S of every kind of request measured here, in
- * turn: at 500 requests/s V8 is still optimizing functions for the first 10-15 s (about 400
- * functions were first optimized during a measured run that followed 3 s of warm-up, a few dozen
- * after 20 s), and that compilation, on the same two cores, is not what a gateway in service pays.
+ * turn: at 500 requests/s V8 is still optimizing functions for the first 10-15 s (about 430
+ * functions were first optimized during a measured run that followed 3 s of warm-up, about 110 in
+ * the first phase after this warm-up, `--node-args=--trace-opt`), and that compilation, on the same
+ * two cores, is not what a gateway in service pays.
  *
  * - added latency: `GET /v1/billing/invoices?page=N&per_page=M`, one GetInvoices call each, against
  *   the same GetInvoices calls sent to the simulator directly, with the same rate and schedule;
