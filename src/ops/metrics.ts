@@ -28,6 +28,7 @@ export const UNMATCHED_ROUTE = 'unmatched';
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const HTTP_LABELS = ['route', 'method', 'status'];
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
+type CacheLookupResult = Parameters<UpstreamObserver['cacheLookup']>[1];
 
 export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, WebhookObserver {
   readonly registry = new Registry();
@@ -35,13 +36,14 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   // Counted on every request: tallies (tallies.ts), their cells kept in the maps below.
   private readonly httpRequests = new CounterTally(`${METRIC_PREFIX}http_requests_total`, 'HTTP requests answered, by route template, method and status.', HTTP_LABELS, this.registry);
   private readonly httpDuration = new HistogramTally(`${METRIC_PREFIX}http_request_duration_seconds`, 'Time to answer an HTTP request, by route template, method and status.', HTTP_LABELS, LATENCY_BUCKETS, this.registry);
+  // A cached read (the catalog of every /v1/products) counts one.
+  private readonly cacheLookups = new CounterTally(`${METRIC_PREFIX}upstream_cache_lookups_total`, 'Lookups of cacheable upstream reads: hit (fresh), stale (served while one refresh runs), miss.', ['backend', 'action', 'result'], this.registry);
   private readonly rateLimitDecisions = new CounterTally(`${METRIC_PREFIX}rate_limit_decisions_total`, 'Rate-limit policy checks, by policy and outcome (allowed, limited).', ['policy', 'outcome'], this.registry);
   private readonly idempotencyRequests = this.counter('idempotency_requests_total', 'Idempotent requests by claim outcome.', ['outcome']);
   private readonly upstreamRequests = this.counter('upstream_requests_total', 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome']);
   private readonly upstreamDuration = this.histogram('upstream_request_duration_seconds', 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action']);
   private readonly breakerState = this.gauge('upstream_circuit_breaker_state', 'Circuit breaker state per backend: 1 for the current state, 0 for the others.', ['backend', 'state']);
   private readonly breakerTransitions = this.counter('upstream_circuit_breaker_transitions_total', 'Circuit breaker state changes, by backend and new state.', ['backend', 'state']);
-  private readonly cacheLookups = this.counter('upstream_cache_lookups_total', 'Lookups of cacheable upstream reads: hit (fresh), stale (served while one refresh runs), miss.', ['backend', 'action', 'result']);
   private readonly coalescedCalls = this.counter('upstream_coalesced_calls_total', 'Upstream reads that joined an identical call in flight instead of sending their own.', ['backend', 'action']);
   private readonly storeErrors = this.counter('store_errors_total', 'Store calls that failed because the store was unreachable, by store.', ['store']);
   private readonly storeFallbacks = this.counter('store_fallbacks_total', 'Requests served without the store, by store and fallback (memory, stale).', ['store', 'fallback']);
@@ -145,12 +147,24 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   /** The observer for one backend's upstream client (the `backend` label). */
   upstream(backend: string): UpstreamObserver {
     this.setBreakerState(backend, 'closed');
+    /** action → its cache lookups' cells by result. */
+    const lookupCells = new Map<string, Record<CacheLookupResult, CounterCell>>();
+    const lookupCellsOf = (action: string): Record<CacheLookupResult, CounterCell> => {
+      let cells = lookupCells.get(action);
+      if (!cells) {
+        const cell = (result: CacheLookupResult) => this.cacheLookups.cell({ backend, action, result });
+        lookupCells.set(action, (cells = { hit: cell('hit'), stale: cell('stale'), miss: cell('miss') }));
+      }
+      return cells;
+    };
     return {
       called: (action: string, outcome: UpstreamOutcome, seconds: number) => {
         this.upstreamRequests.inc({ backend, action, outcome });
         if (outcome !== 'circuit_open') this.upstreamDuration.observe({ backend, action }, seconds);
       },
-      cacheLookup: (action, result) => this.cacheLookups.inc({ backend, action, result }),
+      cacheLookup: (action, result) => {
+        lookupCellsOf(action)[result].value += 1;
+      },
       coalesced: (action) => this.coalescedCalls.inc({ backend, action }),
       breakerState: (state) => {
         this.setBreakerState(backend, state);

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
+import { GatewayMetrics } from '../../src/ops/metrics.js';
 import { buildOpsApp } from '../../src/ops/server.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
@@ -160,6 +161,26 @@ t.test('metrics on the ops listener', async (t) => {
   t.test('counts cache lookups of the cached catalog', async () => {
     const lookups = ['hit', 'stale', 'miss'].map((result) => sample(text, 'gateway_upstream_cache_lookups_total', { backend: 'whmcs', action: 'GetProducts', result }) ?? 0);
     assert.ok(lookups.reduce((a, b) => a + b, 0) >= 1, text);
+  });
+
+  t.test('counts each cache lookup once, by backend, action and result', async () => {
+    const metrics = new GatewayMetrics();
+    const whmcs = metrics.upstream('whmcs');
+    const other = metrics.upstream('fossbilling');
+    whmcs.cacheLookup('GetProducts', 'hit');
+    whmcs.cacheLookup('GetProducts', 'hit');
+    whmcs.cacheLookup('GetProducts', 'miss');
+    whmcs.cacheLookup('GetCurrencies', 'stale');
+    other.cacheLookup('GetProducts', 'hit');
+    const exposed = await metrics.registry.metrics();
+    const count = (backend: string, action: string, result: string) =>
+      sample(exposed, 'gateway_upstream_cache_lookups_total', { backend, action, result });
+    assert.equal(count('whmcs', 'GetProducts', 'hit'), 2);
+    assert.equal(count('whmcs', 'GetProducts', 'miss'), 1);
+    assert.equal(count('whmcs', 'GetProducts', 'stale'), 0);
+    assert.equal(count('whmcs', 'GetCurrencies', 'stale'), 1);
+    assert.equal(count('fossbilling', 'GetProducts', 'hit'), 1);
+    assert.equal(count('fossbilling', 'GetCurrencies', 'hit'), undefined);
   });
 
   t.test('counts audit writes by outcome', async () => {
