@@ -78,16 +78,14 @@ export class RateLimiter {
 
   private decide(groups: PolicyGroup[]): Promise<RateDecision> {
     // One promise on the way (every request decides): no async frames around the store's.
-    return this.options.store.hit(groups).then(
-      (decision) => this.observed(decision),
-      (error: unknown) => this.decideWithout(error, groups).then((decision) => this.observed(decision)),
-    );
+    return this.options.store.hit(groups).then(this.observed, (error: unknown) => this.decideWithout(error, groups).then(this.observed));
   }
 
-  private observed(decision: RateDecision): RateDecision {
+  /** Made once: every decision passes through it. */
+  private readonly observed = (decision: RateDecision): RateDecision => {
     this.options.observer?.decided(decision);
     return decision;
-  }
+  };
 
   /** The shared store failed: fail closed (503), or open on the per-instance fallback. */
   private async decideWithout(error: unknown, groups: PolicyGroup[]): Promise<RateDecision> {

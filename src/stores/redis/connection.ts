@@ -104,15 +104,24 @@ export class RedisConnection {
   evalScriptBuffer(script: LuaScript, keyCount: number, keysAndArgs: ReadonlyArray<string | Buffer>): Promise<Buffer> {
     // ioredis defines the Buffer variants of its commands but does not declare them.
     const client = this.client as unknown as BufferScripting;
-    const evalsha = this.needsDeadline
-      ? () => client.evalshaBuffer(script.sha, keyCount, ...keysAndArgs)
-      : () => (this.client as Redis).sendCommand(new EncodedCommand(this.encodedCall(script.sha, keyCount, keysAndArgs))) as Promise<Buffer>;
-    return this.run(() =>
-      evalsha().catch((error: unknown) => {
-        if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
-        return client.evalBuffer(script.source, keyCount, ...keysAndArgs);
-      }),
-    );
+    const withSource = () => client.evalBuffer(script.source, keyCount, ...keysAndArgs);
+    if (this.needsDeadline) {
+      return this.run(() =>
+        client.evalshaBuffer(script.sha, keyCount, ...keysAndArgs).catch((error: unknown) => {
+          if (!isNoScript(error)) throw error;
+          return withSource();
+        }),
+      );
+    }
+    // Standalone, every rate-limit decision: one promise on top of the command's, for its failures.
+    this.batches?.beforeCommand();
+    let sent: Promise<Buffer>;
+    try {
+      sent = (this.client as Redis).sendCommand(new EncodedCommand(this.encodedCall(script.sha, keyCount, keysAndArgs))) as Promise<Buffer>;
+    } catch (error) {
+      return Promise.reject(toStoreError(error));
+    }
+    return sent.then(undefined, (error: unknown) => (isNoScript(error) ? this.run(withSource) : rethrowAsStoreError(error)));
   }
 
   /**
@@ -134,7 +143,7 @@ export class RedisConnection {
       try {
         return await client.evalsha(script.sha, keys.length, ...keys, ...args);
       } catch (error) {
-        if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error;
+        if (!isNoScript(error)) throw error;
         return client.eval(script.source, keys.length, ...keys, ...args);
       }
     });
@@ -179,6 +188,11 @@ export function encodeEvalsha(sha: string, keyCount: number, keysAndArgs: Readon
     text += `$${bytes.length}\r\n${bytes}\r\n`;
   }
   return Buffer.from(text, 'latin1');
+}
+
+/** The server does not hold the script (after a restart or failover): send its source. */
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
 function rethrowAsStoreError(error: unknown): never {

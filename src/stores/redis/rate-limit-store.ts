@@ -75,9 +75,11 @@ export class RedisRateLimitStore implements RateLimitStore {
       // A group the script cannot take: refused as the promise, like any other failure.
       return Promise.reject(error);
     }
-    return this.run(plan).then((outcomes) =>
-      toDecision(outcomes.length === plan.checks.length ? plan.checks : plan.checks.slice(0, outcomes.length), outcomes),
-    );
+    // One promise on the way from the reply to the decision (every authenticated request decides).
+    return this.send(plan).then((reply) => {
+      const outcomes = readReply(reply, plan);
+      return toDecision(outcomes.length === plan.checks.length ? plan.checks : plan.checks.slice(0, outcomes.length), outcomes);
+    });
   }
 
   private async hitGroupByGroup(groups: readonly PolicyGroup[]): Promise<RateDecision> {
@@ -93,7 +95,11 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   /** One script call; the outcomes of the policies it checked (fewer than given after a refusal). */
   private run(plan: CallPlan): Promise<RuleOutcome[]> {
-    return this.redis.evalScriptBuffer(this.script, plan.keyCount, plan.keysAndArgs).then((reply) => readReply(reply, plan));
+    return this.send(plan).then((reply) => readReply(reply, plan));
+  }
+
+  private send(plan: CallPlan): Promise<Buffer> {
+    return this.redis.evalScriptBuffer(this.script, plan.keyCount, plan.keysAndArgs);
   }
 
   /**
@@ -226,6 +232,9 @@ function groupShape(group: PolicyGroup): GroupShape {
   return shape;
 }
 
+/** One group's readings, filled by readReply for each group in turn (synchronously: never shared). */
+const READINGS: RuleReading[] = [];
+
 /**
  * The reply is `now`, then per group checked its readings (see the script): gcra, day, then log;
  * groups after a refused one are absent.
@@ -236,23 +245,26 @@ function readReply(reply: Buffer, plan: CallPlan): RuleOutcome[] {
   const now = reply.readDoubleBE(0);
   let at = 1;
   const outcomes: RuleOutcome[] = [];
-  for (const [index, group] of plan.groups.entries()) {
-    if (at === values) break;
+  // Plain loops and reused readings: this runs on every authenticated request.
+  for (let index = 0; index < plan.groups.length && at !== values; index += 1) {
+    const group = plan.groups[index] as PolicyGroup;
     const encoded = plan.encoded[index] as EncodedGroup;
     const size = encoded.replyLength - 1;
     if (at + size > values) throw new Error(`rate-limit script reply ends inside a group (${values} values)`);
-    const readings = group.map((check, position): RuleReading => {
+    let allowed = true;
+    for (let position = 0; position < group.length; position += 1) {
       const start = (at + (encoded.readingAt[position] as number)) * 8;
-      const isLog = check.rule.kind === 'log';
-      return {
-        level: reply.readDoubleBE(start),
-        newest: isLog ? reply.readDoubleBE(start + 8) : 0,
-        leaving: isLog ? reply.readDoubleBE(start + 16) : 0,
-      };
-    });
+      const isLog = (group[position] as PolicyCheck).rule.kind === 'log';
+      const reading = (READINGS[position] ??= { level: 0, newest: 0, leaving: 0 });
+      reading.level = reply.readDoubleBE(start);
+      reading.newest = isLog ? reply.readDoubleBE(start + 8) : 0;
+      reading.leaving = isLog ? reply.readDoubleBE(start + 16) : 0;
+      if (!ruleAllows((group[position] as PolicyCheck).rule, reading)) allowed = false;
+    }
     at += size;
-    const allowed = group.every((check: PolicyCheck, position) => ruleAllows(check.rule, readings[position] as RuleReading));
-    group.forEach((check, position) => outcomes.push(ruleOutcome(check.rule, readings[position] as RuleReading, allowed, now)));
+    for (let position = 0; position < group.length; position += 1) {
+      outcomes.push(ruleOutcome((group[position] as PolicyCheck).rule, READINGS[position] as RuleReading, allowed, now));
+    }
     if (!allowed) break;
   }
   if (at !== values) throw new Error(`rate-limit script reply has ${values - at} values too many`);
