@@ -1,14 +1,13 @@
 /**
  * RedisConnection.run turns every failure to reach Redis into StoreUnavailableError, whether the
  * command rejects or throws before it returns a promise, and leaves a bug's own error alone; its own
- * EVALSHA encoding sends the bytes ioredis would, encoded once per array of KEYS and ARGV; the commands of one turn leave in a few writes.
+ * EVALSHA encoding sends the bytes ioredis would; the commands of one turn leave in a few writes.
  */
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { Command, Redis } from 'ioredis';
 import t from 'tap';
 import { encodeEvalsha, RedisConnection, type RedisClient } from '../../src/stores/redis/connection.js';
-import type { LuaScript } from '../../src/stores/redis/lua-script.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 
@@ -46,32 +45,6 @@ t.test('an EVALSHA encoded here is byte for byte what ioredis encodes', async ()
     const expected = Buffer.from(ioredis.toWritable({}) as string | Buffer);
     assert.deepEqual(encodeEvalsha(sha, keyCount, keysAndArgs), expected);
   }
-});
-
-t.test('a KEYS and ARGV array given again is sent as the bytes encoded for it the first time, and only for the same script', async () => {
-  const sent: Buffer[] = [];
-  const client = {
-    sendCommand(command: Command) {
-      sent.push(command.toWritable({} as Socket) as Buffer);
-      return Promise.resolve(Buffer.alloc(8));
-    },
-  };
-  const stored = new RedisConnection(client as unknown as RedisClient, 'rg:', 1000);
-  const script = (source: string) => ({ source, sha: source.padEnd(40, '0') }) as unknown as LuaScript;
-  const [first, second] = [script('a'), script('b')];
-  const plan = Object.freeze(['rg:{ip:10.0.0.1}:w', Buffer.from([1, 2, 3]), '>d']);
-  const sameContent = Object.freeze([...plan]);
-  await stored.evalScriptBuffer(first, 1, plan);
-  await stored.evalScriptBuffer(first, 1, plan);
-  await stored.evalScriptBuffer(first, 1, sameContent);
-  await stored.evalScriptBuffer(second, 1, plan);
-  await stored.evalScriptBuffer(second, 2, plan);
-  assert.equal(sent.length, 5);
-  assert.equal(sent[1], sent[0], 'the same array: the same bytes, not encoded again');
-  assert.notEqual(sent[2], sent[0], 'another array is encoded for itself');
-  assert.deepEqual(sent[2], sent[0]);
-  const expected: Array<[LuaScript, number]> = [[first, 1], [first, 1], [first, 1], [second, 1], [second, 2]];
-  expected.forEach(([{ sha }, keyCount], index) => assert.deepEqual(sent[index], encodeEvalsha(sha, keyCount, plan), `call ${index}`));
 });
 
 t.test('the commands of one turn leave in writes of at most 16, those of the next turn apart', async () => {

@@ -22,8 +22,6 @@ export class RedisConnection {
   private readonly needsDeadline: boolean;
   /** Standalone: the commands of one turn leave together (see write-batches.ts). */
   private readonly batches: WriteBatches | undefined;
-  /** EVALSHA bytes by the KEYS and ARGV array they encode (evalScriptBuffer). */
-  private readonly encodedCalls = new WeakMap<ReadonlyArray<string | Buffer>, { sha: string; keyCount: number; bytes: Buffer }>();
 
   constructor(
     readonly client: RedisClient,
@@ -98,8 +96,7 @@ export class RedisConnection {
 
   /**
    * As evalScript, for a script that answers one binary string (the reply as a Buffer); its KEYS
-   * and ARGV in one array, the first `keyCount` being KEYS. An array given again is sent as the
-   * bytes encoded the first time (see encodedCall): the caller must never change one it has given.
+   * and ARGV in one array, the first `keyCount` being KEYS.
    */
   evalScriptBuffer(script: LuaScript, keyCount: number, keysAndArgs: ReadonlyArray<string | Buffer>): Promise<Buffer> {
     // ioredis defines the Buffer variants of its commands but does not declare them.
@@ -117,25 +114,11 @@ export class RedisConnection {
     this.batches?.beforeCommand();
     let sent: Promise<Buffer>;
     try {
-      sent = (this.client as Redis).sendCommand(new EncodedCommand(this.encodedCall(script.sha, keyCount, keysAndArgs))) as Promise<Buffer>;
+      sent = (this.client as Redis).sendCommand(new EncodedCommand(encodeEvalsha(script.sha, keyCount, keysAndArgs))) as Promise<Buffer>;
     } catch (error) {
       return Promise.reject(toStoreError(error));
     }
     return sent.then(undefined, (error: unknown) => (isNoScript(error) ? this.run(withSource) : rethrowAsStoreError(error)));
-  }
-
-  /**
-   * The EVALSHA's bytes, encoded once per array of KEYS and ARGV: the rate-limit store sends the
-   * same call plan (a key's, with its source address) for every request of that key, and encoding
-   * it cost about a twentieth of a request's CPU and a tenth of its allocation (a text the size of
-   * the command, then its bytes). Held as long as the array is.
-   */
-  private encodedCall(sha: string, keyCount: number, keysAndArgs: ReadonlyArray<string | Buffer>): Buffer {
-    const held = this.encodedCalls.get(keysAndArgs);
-    if (held !== undefined && held.sha === sha && held.keyCount === keyCount) return held.bytes;
-    const bytes = encodeEvalsha(sha, keyCount, keysAndArgs);
-    this.encodedCalls.set(keysAndArgs, { sha, keyCount, bytes });
-    return bytes;
   }
 
   evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {

@@ -33,8 +33,6 @@ interface EncodedGroup {
    * source address's: a key is mostly used from one address, so its call is mostly the same).
    */
   after?: { first: PolicyGroup; plan: CallPlan };
-  /** The call for this group alone (a source address's without a key held, a key's after it). */
-  alone?: CallPlan;
 }
 
 /** One script call, ready to send (see plan). */
@@ -104,14 +102,9 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   /**
    * The call for these groups. Each group's part is encoded once (encode), and the specs of two
-   * groups are joined once (join); a key's group keeps its call with the address it came from last,
-   * and every group its call alone.
+   * groups are joined once (join); a key's group keeps its call with the address it came from last.
    */
   private plan(groups: readonly PolicyGroup[]): CallPlan {
-    if (groups.length === 1) {
-      const encoded = this.encode(groups[0] as PolicyGroup);
-      return (encoded.alone ??= this.assemble(groups));
-    }
     if (groups.length === 2) {
       const [first, second] = groups as [PolicyGroup, PolicyGroup];
       const encoded = this.encode(second);
@@ -137,8 +130,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     keysAndArgs.push(...this.argv(spec as Buffer, replyLength));
     // Copies of their exact length: a pair's plan is kept as long as its key's group (push and flat
     // leave room for 17 elements, in each of thousands of plans).
-    // Frozen: the connection sends a plan's call as the bytes it encoded the first time.
-    return { groups, encoded: encodings.slice(), checks: groups.flat().slice(), keyCount, keysAndArgs: Object.freeze(keysAndArgs.slice()) };
+    return { groups, encoded: encodings.slice(), checks: groups.flat().slice(), keyCount, keysAndArgs: keysAndArgs.slice() };
   }
 
   /** ARGV: the spec and the struct formats of the spec and of the reply. */
