@@ -10,10 +10,10 @@ import { ALL_ACTIONS, type Product } from '../../src/v1/schemas.js';
 import type { ActionTable } from './actions.js';
 import { createWhmcsBilling, type WhmcsBilling } from './backend-billing.js';
 import { createWhmcsCalls, notFound, type WhmcsCalls } from './backend-calls.js';
-import { createWhmcsCatalog } from './backend-catalog.js';
+import { createWhmcsCatalog, type WhmcsCatalog } from './backend-catalog.js';
 import { createWhmcsOrders, type WhmcsOrders } from './backend-orders.js';
 import { createWhmcsServices, type WhmcsServices } from './backend-services.js';
-import { createWhmcsClient, type WhmcsLogger } from './client.js';
+import { createWhmcsClient, type WhmcsClient, type WhmcsLogger } from './client.js';
 import type { WhmcsConfig } from './config.js';
 import { diagnoseWhmcs } from './doctor.js';
 import { mapAccount } from './map.js';
@@ -50,10 +50,50 @@ function longestWriteOperationMs(actions: ActionTable, acceptsOrders: boolean, b
 }
 
 interface WhmcsModules {
-  calls: WhmcsCalls;
-  services: WhmcsServices;
-  orders: WhmcsOrders;
-  billing: WhmcsBilling;
+  readonly calls: WhmcsCalls;
+  readonly services: WhmcsServices;
+  readonly orders: WhmcsOrders;
+  readonly billing: WhmcsBilling;
+}
+
+/** What every call's modules are made over: the backend's client, catalog and config. */
+interface ModuleParts {
+  client: WhmcsClient;
+  catalog: WhmcsCatalog;
+  config: WhmcsConfig;
+  logger: WhmcsLogger | undefined;
+}
+
+/**
+ * The modules of one Backend call, each made when the call first asks for it: `/v1/me` needs only
+ * the calls, and making all four (each an object of closures) was about 2 KB a request.
+ */
+class CallModules implements WhmcsModules {
+  private madeCalls: WhmcsCalls | undefined;
+  private madeServices: WhmcsServices | undefined;
+  private madeOrders: WhmcsOrders | undefined;
+  private madeBilling: WhmcsBilling | undefined;
+
+  constructor(
+    private readonly parts: ModuleParts,
+    private readonly context: CallContext,
+  ) {}
+
+  get calls(): WhmcsCalls {
+    return (this.madeCalls ??= createWhmcsCalls(this.parts.client, this.context));
+  }
+
+  get services(): WhmcsServices {
+    return (this.madeServices ??= createWhmcsServices(this.calls, this.parts.catalog, this.parts.config));
+  }
+
+  get orders(): WhmcsOrders {
+    return (this.madeOrders ??= createWhmcsOrders(this.calls, this.parts.catalog, this.services, this.parts.config, this.parts.logger));
+  }
+
+  get billing(): WhmcsBilling {
+    return (this.madeBilling ??= createWhmcsBilling(this.calls, this.parts.config));
+  }
 }
 
 export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOptions = {}): Backend {
@@ -64,13 +104,10 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
   /**
    * The modules serving one Backend call, their upstream calls made with its context (the trace
    * of the request). They hold no state of their own (the catalog, which caches, is shared), so
-   * making them per call costs a few closures next to an upstream round trip.
+   * making those a call needs costs a few closures next to an upstream round trip.
    */
-  function modules(context: CallContext): WhmcsModules {
-    const calls = createWhmcsCalls(client, context);
-    const services = createWhmcsServices(calls, catalog, config);
-    return { calls, services, orders: createWhmcsOrders(calls, catalog, services, config, options.logger), billing: createWhmcsBilling(calls, config) };
-  }
+  const parts: ModuleParts = { client, catalog, config, logger: options.logger };
+  const modules = (context: CallContext): WhmcsModules => new CallModules(parts, context);
 
   /**
    * A customer's Backend method, served by the modules of its call (every such method takes the
