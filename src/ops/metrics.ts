@@ -36,12 +36,12 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   // Counted on every request: tallies (tallies.ts), their cells kept in the maps below.
   private readonly httpRequests = new CounterTally(`${METRIC_PREFIX}http_requests_total`, 'HTTP requests answered, by route template, method and status.', HTTP_LABELS, this.registry);
   private readonly httpDuration = new HistogramTally(`${METRIC_PREFIX}http_request_duration_seconds`, 'Time to answer an HTTP request, by route template, method and status.', HTTP_LABELS, LATENCY_BUCKETS, this.registry);
-  // A cached read (the catalog of every /v1/products) counts one.
+  // Every upstream call counts and times itself; a cached read (the catalog of every /v1/products) counts one lookup.
+  private readonly upstreamRequests = new CounterTally(`${METRIC_PREFIX}upstream_requests_total`, 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome'], this.registry);
+  private readonly upstreamDuration = new HistogramTally(`${METRIC_PREFIX}upstream_request_duration_seconds`, 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action'], LATENCY_BUCKETS, this.registry);
   private readonly cacheLookups = new CounterTally(`${METRIC_PREFIX}upstream_cache_lookups_total`, 'Lookups of cacheable upstream reads: hit (fresh), stale (served while one refresh runs), miss.', ['backend', 'action', 'result'], this.registry);
   private readonly rateLimitDecisions = new CounterTally(`${METRIC_PREFIX}rate_limit_decisions_total`, 'Rate-limit policy checks, by policy and outcome (allowed, limited).', ['policy', 'outcome'], this.registry);
   private readonly idempotencyRequests = this.counter('idempotency_requests_total', 'Idempotent requests by claim outcome.', ['outcome']);
-  private readonly upstreamRequests = this.counter('upstream_requests_total', 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome']);
-  private readonly upstreamDuration = this.histogram('upstream_request_duration_seconds', 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action']);
   private readonly breakerState = this.gauge('upstream_circuit_breaker_state', 'Circuit breaker state per backend: 1 for the current state, 0 for the others.', ['backend', 'state']);
   private readonly breakerTransitions = this.counter('upstream_circuit_breaker_transitions_total', 'Circuit breaker state changes, by backend and new state.', ['backend', 'state']);
   private readonly coalescedCalls = this.counter('upstream_coalesced_calls_total', 'Upstream reads that joined an identical call in flight instead of sending their own.', ['backend', 'action']);
@@ -157,10 +157,17 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
       }
       return cells;
     };
+    /** action → its calls' cells: one count per outcome, and the duration. */
+    const callCells = new Map<string, { requests: Map<UpstreamOutcome, CounterCell>; duration: HistogramCell | undefined }>();
     return {
       called: (action: string, outcome: UpstreamOutcome, seconds: number) => {
-        this.upstreamRequests.inc({ backend, action, outcome });
-        if (outcome !== 'circuit_open') this.upstreamDuration.observe({ backend, action }, seconds);
+        let cells = callCells.get(action);
+        if (!cells) callCells.set(action, (cells = { requests: new Map(), duration: undefined }));
+        let requests = cells.requests.get(outcome);
+        if (!requests) cells.requests.set(outcome, (requests = this.upstreamRequests.cell({ backend, action, outcome })));
+        requests.value += 1;
+        if (outcome === 'circuit_open') return;
+        this.upstreamDuration.observe((cells.duration ??= this.upstreamDuration.cell({ backend, action })), seconds);
       },
       cacheLookup: (action, result) => {
         lookupCellsOf(action)[result].value += 1;
