@@ -149,20 +149,20 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   const headers: Record<string, string> = {};
   // One pass (this runs on every request): the key policy that binds, and the fields of each reported.
   let closest: PolicyState | undefined;
-  let policy = '';
   let state = '';
+  let reported = 0;
+  let stated = lastStated.text !== '';
   for (const p of decision.policies) {
     if (p.name === 'key_minute' || p.name === 'key_day') {
       // Fewest remaining; on a tie, the one that takes longer to recover is the one that binds.
       if (closest === undefined || p.remaining < closest.remaining || (p.remaining === closest.remaining && p.resetMs > closest.resetMs)) closest = p;
     }
-    // The source-IP policy is reported only when it refused: it is not the key's, and the fields
-    // should stay the same across a key's responses.
-    if (p.name === 'ip_minute' && !decision.violated.includes('ip_minute')) continue;
-    const separator = policy === '' ? '' : ', ';
-    policy += `${separator}"${p.name}";q=${p.quota};w=${p.windowSeconds}${p.burst === undefined ? '' : `;rg-burst=${p.burst}`}`;
-    state += `${separator}"${p.name}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`;
+    if (!isReported(p, decision)) continue;
+    state += `${reported === 0 ? '' : ', '}"${p.name}";r=${Math.max(0, p.remaining)};t=${seconds(p.resetMs)}`;
+    if (stated && !statesAlike(lastStated.policies[reported], p)) stated = false;
+    reported += 1;
   }
+  const policy = stated && reported === lastStated.policies.length ? lastStated.text : policyText(decision);
   if (closest) {
     headers['x-ratelimit-limit'] = String(closest.limit);
     headers['x-ratelimit-remaining'] = String(Math.max(0, closest.remaining));
@@ -173,6 +173,41 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
     headers['ratelimit'] = state;
   }
   return headers;
+}
+
+/**
+ * The source-IP policy is reported only when it refused: it is not the key's, and the fields should
+ * stay the same across a key's responses.
+ */
+function isReported(p: PolicyState, decision: RateDecision): boolean {
+  return p.name !== 'ip_minute' || decision.violated.includes('ip_minute');
+}
+
+/** What RateLimit-Policy states of a policy: the rule, which the decisions of most requests share. */
+type StatedPolicy = Pick<PolicyState, 'name' | 'quota' | 'windowSeconds' | 'burst'>;
+
+/**
+ * The RateLimit-Policy text made last, and the policies it states: the next decision that reports
+ * the same rules reuses it (one flat string) instead of making the same text again.
+ */
+const lastStated: { policies: StatedPolicy[]; text: string } = { policies: [], text: '' };
+
+function statesAlike(stated: StatedPolicy | undefined, p: PolicyState): boolean {
+  return stated !== undefined && stated.name === p.name && stated.quota === p.quota && stated.windowSeconds === p.windowSeconds && stated.burst === p.burst;
+}
+
+/** The RateLimit-Policy text of the decision's reported policies; remembered as `lastStated`. */
+function policyText(decision: RateDecision): string {
+  const policies: StatedPolicy[] = [];
+  let text = '';
+  for (const p of decision.policies) {
+    if (!isReported(p, decision)) continue;
+    text += `${text === '' ? '' : ', '}"${p.name}";q=${p.quota};w=${p.windowSeconds}${p.burst === undefined ? '' : `;rg-burst=${p.burst}`}`;
+    policies.push({ name: p.name, quota: p.quota, windowSeconds: p.windowSeconds, burst: p.burst });
+  }
+  lastStated.policies = policies;
+  lastStated.text = text;
+  return text;
 }
 
 export function rateLimitedError(decision: RateDecision, headers: Record<string, string>): ApiError {
