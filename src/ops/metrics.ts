@@ -4,7 +4,7 @@
  * counters); every label is from a closed set: route templates, never ids, keys or raw URLs.
  * The parts of the gateway see only the observer interfaces (observers.ts, src/upstream/client.ts).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CircuitState } from '../upstream/breaker.js';
 import { CounterTally, HistogramTally, type CounterCell, type HistogramCell } from './tallies.js';
 import type { UpstreamObserver, UpstreamOutcome } from '../upstream/client.js';
@@ -188,10 +188,6 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
 
   private counter<N extends string>(name: string, help: string, labelNames: N[]): Counter<N> {
     return new Counter({ name: METRIC_PREFIX + name, help, labelNames, registers: [this.registry] });
-  }
-
-  private histogram<N extends string>(name: string, help: string, labelNames: N[]): Histogram<N> {
-    return new Histogram({ name: METRIC_PREFIX + name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   }
 
   private gauge<N extends string>(name: string, help: string, labelNames: N[], collect?: (gauge: Gauge<N>) => Promise<void>): Gauge<N> {
