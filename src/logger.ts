@@ -113,6 +113,17 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
   } as FastifyServerOptions['logger'];
 }
 
+/** Text JSON.stringify writes as it is, between quotes: printable ASCII but `"` and `\`. */
+const PLAIN_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * `JSON.stringify(text)`, without the call for text that needs no escape: ids, methods, most URLs
+ * and addresses, the access line's fields on every request.
+ */
+export function jsonText(text: string): string {
+  return PLAIN_TEXT.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
 /** The app's logger is pino's, which can tell whether a level is written. */
 type AccessLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean };
 
@@ -140,16 +151,17 @@ export class AccessLogController extends LogController {
     const bindings = root[pino.symbols.chindingsSym] as string;
     const stream = root[pino.symbols.streamSym] as pino.DestinationStream;
     // Built as JSON.stringify would build the object {request_id, trace_id, req, res, responseTime}
-    // (absent values left out), without making the object: this runs on every request.
+    // (absent values left out), without making the object: this runs on every request. Its numbers
+    // are finite (a status, a duration), whose text JSON's is.
     const traceId = request.trace?.traceId;
     const clientRequestId = request.headers['x-request-id'];
     stream.write(
-      `{"level":${INFO},"time":${Date.now()}${bindings},"request_id":${JSON.stringify(request.id)}` +
-        (traceId === undefined ? '' : `,"trace_id":${JSON.stringify(traceId)}`) +
-        `,"req":{"method":${JSON.stringify(request.method)},"url":${JSON.stringify(redactUrl(request.url))}` +
-        `,"remote_address":${JSON.stringify(sourceAddress(request))}` +
+      `{"level":${INFO},"time":${Date.now()}${bindings},"request_id":${jsonText(request.id)}` +
+        (traceId === undefined ? '' : `,"trace_id":${jsonText(traceId)}`) +
+        `,"req":{"method":${jsonText(request.method)},"url":${jsonText(redactUrl(request.url))}` +
+        `,"remote_address":${jsonText(sourceAddress(request))}` +
         (clientRequestId === undefined ? '' : `,"client_request_id":${JSON.stringify(clientRequestId)}`) +
-        `},"res":{"statusCode":${reply.statusCode}},"responseTime":${JSON.stringify(reply.elapsedTime)},"msg":"request completed"}\n`,
+        `},"res":{"statusCode":${reply.statusCode}},"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,
     );
   }
 }

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
+import { jsonText } from '../../src/logger.js';
 import { bearer, buildTestGateway } from '../helpers/gateway.js';
 
 function accessLines(logs: string[]): Array<Record<string, unknown>> {
@@ -73,4 +74,15 @@ t.test('the line stays valid JSON whatever the client sends, and leaves out what
   } finally {
     await gw.close();
   }
+});
+
+t.test("the access line's text fields are written as JSON.stringify writes them", async () => {
+  const texts: string[] = ['', 'GET', '/v1/products?page=2&per_page=[redacted]', '203.0.113.9', '2001:db8::1/64'];
+  // Every UTF-16 code unit alone, lone surrogates included, and inside plain text.
+  for (let unit = 0; unit <= 0xffff; unit += 1) {
+    const char = String.fromCharCode(unit);
+    texts.push(char, `/v1/services/${char}`, `${char}"${char}\\`);
+  }
+  texts.push('😀', '/v1/é/😀', '\ud83d', 'a\u2028b', 'tab\there', '"quoted"', 'back\\slash', '~'.repeat(5_000));
+  for (const text of texts) assert.equal(jsonText(text), JSON.stringify(text), JSON.stringify(text));
 });
