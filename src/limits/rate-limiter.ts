@@ -151,7 +151,7 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   let closest: PolicyState | undefined;
   let state = '';
   let reported = 0;
-  let stated = lastStated.text !== '';
+  let stated = true;
   for (const p of decision.policies) {
     if (p.name === 'key_minute' || p.name === 'key_day') {
       // Fewest remaining; on a tie, the one that takes longer to recover is the one that binds.
