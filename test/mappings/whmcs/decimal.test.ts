@@ -35,16 +35,19 @@ t.test('edge cases: the same sum, or the same error, as the BigInt sum', async (
 });
 
 t.test('the common case: WHMCS amounts with two decimals', async () => {
-  assert.equal(addDecimals('1.10', '0.25'), '1.35');
-  assert.equal(addDecimals('4.00', '0.00'), '4.00');
-  assert.equal(addDecimals('-0.00', '0.00'), '0.00');
-  assert.equal(addDecimals('1.5', '0.25'), '1.75');
-  assert.equal(addDecimals('0.1', '0.2'), '0.3');
-  assert.equal(addDecimals('-1.10', '0.25'), '-0.85');
-  assert.equal(addDecimals('9007199254740991', '1'), '9007199254740992');
-  assert.equal(addDecimals('999999999999999.99999999', '0.00000001'), '1000000000000000.00000000');
-  assert.equal(addDecimals('-999999999999999.99999999', '0.5'), '-999999999999999.49999999');
-  assert.equal(addDecimals('123456789012345.12345678', '-123456789012345.12345678'), '0.00000000');
+  const sums: Array<[string, string, string]> = [
+    ['1.10', '0.25', '1.35'],
+    ['4.00', '0.00', '4.00'],
+    ['-0.00', '0.00', '0.00'],
+    ['1.5', '0.25', '1.75'],
+    ['0.1', '0.2', '0.3'],
+    ['-1.10', '0.25', '-0.85'],
+    ['9007199254740991', '1', '9007199254740992'],
+    ['999999999999999.99999999', '0.00000001', '1000000000000000.00000000'],
+    ['-999999999999999.99999999', '0.5', '-999999999999999.49999999'],
+    ['123456789012345.12345678', '-123456789012345.12345678', '0.00000000'],
+  ];
+  for (const [left, right, sum] of sums) assert.equal(addDecimals(left, right), sum, `${left} + ${right}`);
   assert.equal(addLongDecimals('1.10', '0.25'), '1.35');
   assert.equal(addLongDecimals('-0.00', '0'), '0.00');
   assert.throws(() => addLongDecimals('abc', '1'), SyntaxError);
