@@ -25,6 +25,7 @@ const { values: flags } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     share: { type: 'string', default: '0.6' },
     instructions: { type: 'boolean', default: false },
+    random: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -33,6 +34,8 @@ if (flags.help) {
   --decisions N    decisions measured (default 200000; 5000 with --instructions)
   --concurrency N  decisions in flight (default 64)
   --share F        the share of the tightest limit the windows are sized to hold (default 0.6)
+  --random         each decision's key drawn at random (each source address's and account's requests
+                   then arrive at uneven intervals, as in real traffic) instead of round-robin
   --instructions   count Redis's CPU instructions per decision instead (valgrind's callgrind; about
                    two minutes), against the same commands without the script's logic and an
                    EVALSHA of an empty script, on the same keys: the neighbours' load does not
@@ -47,6 +50,8 @@ const DECISIONS = flags.decisions === undefined ? (INSTRUCTIONS ? 5_000 : 200_00
 const FILL = INSTRUCTIONS ? 30_000 : Math.min(DECISIONS, 50_000);
 const CONCURRENCY = Number(flags.concurrency);
 const SHARE = Number(flags.share);
+/** The index of the n-th decision's key among `count`: round-robin, or drawn at random. */
+const pick: (n: number, count: number) => number = flags.random ? (_n, count) => Math.floor(Math.random() * count) : (n, count) => n % count;
 
 function groupsFor(windowMs: number): PolicyGroup[][] {
   const shape = DEFAULT_SHAPE;
@@ -70,7 +75,7 @@ async function drive(store: RateLimitStore, groups: PolicyGroup[][], count: numb
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < count) {
-        const decision = await store.hit(groups[next++ % groups.length] as PolicyGroup[]);
+        const decision = await store.hit(groups[pick(next++, groups.length)] as PolicyGroup[]);
         if (!decision.allowed) refused += 1;
       }
     }),
@@ -135,7 +140,7 @@ async function countInstructions(callgrind: Callgrind, redis: { url: string; pid
         await Promise.all(
           Array.from({ length: CONCURRENCY }, async () => {
             while (next < DECISIONS) {
-              const keys = keysOf(groups[next++ % groups.length] as PolicyGroup[]);
+              const keys = keysOf(groups[pick(next++, groups.length)] as PolicyGroup[]);
               await client.evalsha(sha, keys.length, ...keys);
             }
           }),

@@ -7,6 +7,7 @@ import { MOST_COMMANDS_PER_WRITE } from '../../src/stores/redis/write-batches.js
 import { ipGroup, keyGroup } from '../../src/stores/rate-policies.js';
 import type { PolicyCheck, Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
+import { windowLog } from '../helpers/redis-log.js';
 import type { RedisServer } from '../helpers/redis.js';
 import {
   realClock,
@@ -331,22 +332,10 @@ t.test('redis: specifics', async (t) => {
   t.test('a log in use for weeks moves its origin: its entries are rewritten as offsets from the window, still exact', () =>
     withLayout('rebase', async ({ keyPrefix, stores, inspector }) => {
       const key = `${keyPrefix}{ip:192.0.2.30}:window`;
-      const header = (origin: number, written: number) => {
-        const bytes = Buffer.alloc(13);
-        bytes.writeUInt8(2, 0);
-        bytes.writeDoubleBE(origin, 1);
-        bytes.writeUInt32BE(written, 9);
-        return bytes;
-      };
-      const entry = (offset: number) => {
-        const bytes = Buffer.alloc(4);
-        bytes.writeUInt32BE(offset, 0);
-        return bytes;
-      };
       const now = Date.now();
       // An origin 2^31 ms (25 days) back, last rewritten a minute ago; two requests in the window.
       const origin = now - 2 ** 31 - 1_000;
-      await inspector.set(key, Buffer.concat([header(origin, now - 60_000 - origin), entry(now - 5_000 - origin), entry(now - 3_000 - origin)]), 'PX', 60_000);
+      await inspector.set(key, windowLog(origin, now - 60_000 - origin, [now - 5_000 - origin, now - 3_000 - origin]), 'PX', 60_000);
       const policy = { limit: 3, windowMs: 10_000 };
       assert.equal((await hitIp(stores.rateLimits, '192.0.2.30', policy)).policies[0]?.remaining, 0);
       const stored = (await inspector.getBuffer(key)) as Buffer;

@@ -90,25 +90,41 @@ while at <= last do
       version, origin, written, oldest = sunpack('>BdI4I4', value)
       if version == LOG_VERSION then
         n = (#value - 13) / 4
-        -- Entry i (at byte 10 + 4 i) counts while its offset is above edge.
+        -- Entry i (at byte 10 + 4 i) counts while its offset is above edge; lo is the first that does.
         local edge = now - window - origin
+        local last = sunpack('>I4', value, 10 + 4 * n)
         local lo = 1
-        if oldest <= edge then
-          -- Galloping from the oldest: usually only a few entries left since the last request.
-          local hi, step = 2, 1
-          while hi <= n and sunpack('>I4', value, 10 + 4 * hi) <= edge do
-            lo, step = hi, step * 2
-            hi = hi + step
+        if last <= edge then
+          lo = n + 1
+        elseif oldest <= edge then
+          -- e(below) <= edge < e(above). Requests spread over the window put the edge about where
+          -- it falls between the oldest and the newest time: the search starts there and gallops
+          -- out, usually two probes (a gallop from the oldest crossed every entry kept since the
+          -- last rewrite, up to limit / 8 + 9); at worst about twice a binary search.
+          local below, above, step = 1, n, 1
+          local guess = 1 + floor((edge - oldest) * (n - 1) / (last - oldest))
+          if guess >= n then guess = n - 1 end
+          if sunpack('>I4', value, 10 + 4 * guess) <= edge then
+            below = guess
+            while below + step < above and sunpack('>I4', value, 10 + 4 * (below + step)) <= edge do
+              below, step = below + step, step * 2
+            end
+            if below + step < above then above = below + step end
+          else
+            above = guess
+            while above - step > below and sunpack('>I4', value, 10 + 4 * (above - step)) > edge do
+              above, step = above - step, step * 2
+            end
+            if above - step > below then below = above - step end
           end
-          if hi > n + 1 then hi = n + 1 end
-          lo = lo + 1
-          while lo < hi do
-            local mid = floor((lo + hi) / 2)
-            if sunpack('>I4', value, 10 + 4 * mid) > edge then hi = mid else lo = mid + 1 end
+          while above - below > 1 do
+            local mid = floor((below + above) / 2)
+            if sunpack('>I4', value, 10 + 4 * mid) > edge then above = mid else below = mid end
           end
+          lo = above
         end
         count = n - lo + 1
-        if count > 0 then newest = origin + sunpack('>I4', value, 10 + 4 * n) - now end
+        if count > 0 then newest = origin + last - now end
         if count >= log_limit then
           leaving = origin + sunpack('>I4', value, 10 + 4 * (lo + count - log_limit)) - now
           allowed = false
