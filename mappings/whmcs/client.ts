@@ -71,14 +71,16 @@ function isList(value: FormScalar | readonly FormScalar[]): value is readonly Fo
 
 /** application/x-www-form-urlencoded with PHP array syntax (`pid[0]=1`); repeated keys would keep only the last. */
 export function encodeForm(params: FormParams): string {
-  const pairs: string[] = [];
-  for (const [key, value] of Object.entries(params)) {
-    if (value === undefined) continue;
+  // Built as one string, not pairs joined: every upstream call encodes its form (twice for a read).
+  let form = '';
+  for (const key in params) {
+    const value = params[key];
+    if (value === undefined || !Object.hasOwn(params, key)) continue;
     const name = encodeURIComponent(key);
-    if (isList(value)) value.forEach((item, index) => pairs.push(`${name}[${index}]=${encodeURIComponent(formScalar(item))}`));
-    else pairs.push(`${name}=${encodeURIComponent(formScalar(value))}`);
+    if (!isList(value)) form += `${form === '' ? '' : '&'}${name}=${encodeURIComponent(formScalar(value))}`;
+    else for (let index = 0; index < value.length; index++) form += `${form === '' ? '' : '&'}${name}[${index}]=${encodeURIComponent(formScalar(value[index] as FormScalar))}`;
   }
-  return pairs.join('&');
+  return form;
 }
 
 // ---- the client -----------------------------------------------------------------------------

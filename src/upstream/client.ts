@@ -13,7 +13,7 @@ import { traceHeaders, type TraceContext } from '../ops/trace.js';
 import { createAnswerCache } from './answer-cache.js';
 import { DETAIL, type Redact } from './answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
-import { describeError, type Exchange, ExchangeFailure, exchange, ResponseTooLarge } from './exchange.js';
+import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
 import type { ActionTable, UpstreamAction } from './policy.js';
 
 export interface UpstreamRequest {
@@ -162,19 +162,24 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     }
   }
 
-  /** The protocol's headers win: a trace header never replaces what the upstream needs. */
-  function withTraceHeaders<R extends { headers: Record<string, string> }>(request: R, trace: TraceContext | undefined): R {
-    return trace === undefined ? request : { ...request, headers: { ...traceHeaders(trace), ...request.headers } };
+  /** The exchange for one call: the protocol's request, its deadline, and the trace's headers. */
+  function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): ExchangeRequest {
+    const { method, path, headers, body } = protocol.request(action, params);
+    return {
+      origin: options.origin,
+      method,
+      path,
+      // The protocol's headers win: a trace header never replaces what the upstream needs.
+      headers: trace === undefined ? headers : Object.assign(traceHeaders(trace), headers),
+      body,
+      deadline: Date.now() + action.timeoutMs,
+      maxResponseBytes: options.maxResponseBytes,
+    };
   }
 
   /** One call (with its retry), without the breaker. */
   async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
-    const request = withTraceHeaders({
-      origin: options.origin,
-      ...protocol.request(action, params),
-      deadline: Date.now() + action.timeoutMs,
-      maxResponseBytes: options.maxResponseBytes,
-    }, trace);
+    const request = exchangeRequest(action, params, trace);
     try {
       return read(action, await exchange(dispatcher, request));
     } catch (error) {

@@ -129,7 +129,7 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest): Prom
           path: request.path,
           method: request.method,
           headers: request.headers,
-          ...(request.body === undefined ? {} : { body: request.body }),
+          body: request.body,
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         },
