@@ -71,16 +71,16 @@ function isList(value: FormScalar | readonly FormScalar[]): value is readonly Fo
 
 /** application/x-www-form-urlencoded with PHP array syntax (`pid[0]=1`); repeated keys would keep only the last. */
 export function encodeForm(params: FormParams): string {
-  // Built as one string, not pairs joined: every upstream call encodes its form (twice for a read).
-  let form = '';
+  // Joined once, so the text is flat: a coalesced call's key and its body stay held while it waits.
+  const pairs: string[] = [];
   for (const key in params) {
     const value = params[key];
     if (value === undefined || !Object.hasOwn(params, key)) continue;
     const name = encodeURIComponent(key);
-    if (!isList(value)) form += `${form === '' ? '' : '&'}${name}=${encodeURIComponent(formScalar(value))}`;
-    else for (let index = 0; index < value.length; index++) form += `${form === '' ? '' : '&'}${name}[${index}]=${encodeURIComponent(formScalar(value[index] as FormScalar))}`;
+    if (!isList(value)) pairs.push(`${name}=${encodeURIComponent(formScalar(value))}`);
+    else for (let index = 0; index < value.length; index++) pairs.push(`${name}[${index}]=${encodeURIComponent(formScalar(value[index] as FormScalar))}`);
   }
-  return form;
+  return pairs.join('&');
 }
 
 // ---- the client -----------------------------------------------------------------------------

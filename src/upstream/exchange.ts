@@ -72,56 +72,8 @@ export class ExchangeFailure extends Error {
  */
 export function exchange(dispatcher: Dispatcher, request: ExchangeRequest): Promise<Exchange> {
   return new Promise((resolve, reject) => {
-    let sent = false;
-    let settled = false;
-    let controller: Dispatcher.DispatchController | undefined;
-    let statusCode = 0;
-    let responseHeaders: Exchange['headers'] = {};
-    let size = 0;
-    const chunks: Buffer[] = [];
-    const tooLarge = (): ResponseTooLarge => new ResponseTooLarge(request.maxResponseBytes);
-
-    const fail = (reason: unknown): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new ExchangeFailure(sent, reason));
-    };
     const timeoutMs = Math.max(1, request.deadline - Date.now());
-    const timer = setTimeout(() => {
-      const current = controller;
-      fail(new DeadlineExceeded());
-      current?.abort(new DeadlineExceeded());
-    }, timeoutMs);
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(started) {
-        controller = started;
-        // Gave up while it was queued: make sure it is never written.
-        if (settled) started.abort(new DeadlineExceeded());
-        else sent = true;
-      },
-      onResponseStart(started, status, headers) {
-        statusCode = status;
-        responseHeaders = headers;
-        if (Number(headers['content-length'] ?? 0) > request.maxResponseBytes) started.abort(tooLarge());
-      },
-      onResponseData(started, chunk) {
-        size += chunk.length;
-        if (size > request.maxResponseBytes) started.abort(tooLarge());
-        else chunks.push(chunk);
-      },
-      onResponseEnd() {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve({ statusCode, headers: responseHeaders, body: Buffer.concat(chunks) });
-      },
-      onResponseError(_controller, error) {
-        fail(error);
-      },
-    };
-
+    const pending = new PendingExchange(request.maxResponseBytes, timeoutMs, resolve, reject);
     try {
       dispatcher.dispatch(
         {
@@ -133,10 +85,82 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest): Prom
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
         },
-        handler,
+        pending,
       );
     } catch (error) {
-      fail(error);
+      pending.fail(error);
     }
   });
+}
+
+/**
+ * One exchange in flight, as undici's handler: its state in one object (an upstream waiting long
+ * holds it for as long, through every young collection meanwhile), its steps as methods.
+ */
+class PendingExchange implements Dispatcher.DispatchHandler {
+  private sent = false;
+  private settled = false;
+  private controller: Dispatcher.DispatchController | undefined;
+  private statusCode = 0;
+  private headers: Exchange['headers'] = {};
+  private size = 0;
+  private readonly chunks: Buffer[] = [];
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly maxResponseBytes: number,
+    timeoutMs: number,
+    private readonly resolve: (exchange: Exchange) => void,
+    private readonly reject: (failure: ExchangeFailure) => void,
+  ) {
+    this.timer = setTimeout(expire, timeoutMs, this);
+  }
+
+  /** The deadline passed: the caller is answered now, and the request abandoned wherever it is. */
+  expire(): void {
+    const current = this.controller;
+    this.fail(new DeadlineExceeded());
+    current?.abort(new DeadlineExceeded());
+  }
+
+  fail(reason: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.reject(new ExchangeFailure(this.sent, reason));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    // Gave up while it was queued: make sure it is never written.
+    if (this.settled) controller.abort(new DeadlineExceeded());
+    else this.sent = true;
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Exchange['headers']): void {
+    this.statusCode = statusCode;
+    this.headers = headers;
+    if (Number(headers['content-length'] ?? 0) > this.maxResponseBytes) controller.abort(new ResponseTooLarge(this.maxResponseBytes));
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size > this.maxResponseBytes) controller.abort(new ResponseTooLarge(this.maxResponseBytes));
+    else this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve({ statusCode: this.statusCode, headers: this.headers, body: Buffer.concat(this.chunks) });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+}
+
+function expire(pending: PendingExchange): void {
+  pending.expire();
 }
