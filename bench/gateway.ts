@@ -22,7 +22,7 @@ import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
 import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
-import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server } from './processes.js';
+import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server, writeGatewayConfig } from './processes.js';
 import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
 import { megabytes, ms, ratio, table } from './report.js';
 import { clearCounters, DEFAULT_SHAPE, fetchBody, issueKeys, keyHeaders, requestsFor, windowFor, type IssuedKey } from './shape.js';
@@ -155,17 +155,14 @@ async function main(): Promise<void> {
 
     const gatewayPort = await freePort();
     const startGateway = async (windowMs: number, workers: number, profileDirectory?: string, measured = true): Promise<Server & { opsUrl?: string }> => {
-      const configFile = join(directory, 'gateway.json');
-      writeFileSync(configFile, JSON.stringify({
-        host: '127.0.0.1',
+      const configFile = writeGatewayConfig(join(directory, 'gateway.json'), {
         port: gatewayPort,
         logLevel: flags['log-level'],
         redisUrl: redis.url,
-        trustedProxies: ['127.0.0.1'],
-        rateLimits: { windowMs },
-        audit: { file: join(directory, 'audit.log') },
-        upstream: { backend: 'whmcs', whmcs: whmcsSimulatorConfig(simulator) },
-      }));
+        windowMs,
+        auditFile: join(directory, 'audit.log'),
+        whmcs: whmcsSimulatorConfig(simulator),
+      });
       const opsPort = await freePort();
       const server = await startServer({
         name: 'gateway',

@@ -11,7 +11,7 @@
  * what the waiting requests hold. Counted, not timed: the host's speed does not move it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,7 +20,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { ensureBuilt, freePort, productionNodeArgs, startServer } from './processes.js';
+import { ensureBuilt, freePort, productionNodeArgs, startServer, writeGatewayConfig } from './processes.js';
 import { issueKeys, keyHeaders } from './shape.js';
 
 const { values: flags } = parseArgs({
@@ -94,16 +94,12 @@ async function main(): Promise<void> {
     const stores = await createRedisStores({ url: redis.url });
     const keys = await issueKeys(stores.keys, pepper, { idPrefix: 'flight', keys: 200, accounts: 20, sourceAddresses: 20 }, ['read:billing']).finally(() => stores.close());
     const port = await freePort();
-    const configFile = join(directory, 'gateway.json');
-    writeFileSync(configFile, JSON.stringify({
-      host: '127.0.0.1',
+    const configFile = writeGatewayConfig(join(directory, 'gateway.json'), {
       port,
-      logLevel: 'info',
       redisUrl: redis.url,
-      trustedProxies: ['127.0.0.1'],
-      audit: { file: join(directory, 'audit.log') },
-      upstream: { backend: 'whmcs', whmcs: { ...whmcsSimulatorConfig(simulator), connections: REQUESTS + 50 } },
-    }));
+      auditFile: join(directory, 'audit.log'),
+      whmcs: { ...whmcsSimulatorConfig(simulator), connections: REQUESTS + 50 },
+    });
     const gateway = await startServer({
       name: 'gateway',
       args: [...productionNodeArgs(), '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${directory}`, 'dist/bin/gateway.js'],

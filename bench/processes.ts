@@ -42,6 +42,31 @@ export function productionNodeArgs(): string[] {
   return args.slice(1, -1);
 }
 
+/**
+ * The gateway's config file for a bench run, in production shape: Redis stores, the loader's address
+ * trusted for X-Forwarded-For, an audit file, the WHMCS simulator as its upstream.
+ */
+export function writeGatewayConfig(file: string, options: {
+  port: number;
+  redisUrl: string;
+  auditFile: string;
+  whmcs: object;
+  windowMs?: number;
+  logLevel?: string;
+}): string {
+  writeFileSync(file, JSON.stringify({
+    host: '127.0.0.1',
+    port: options.port,
+    logLevel: options.logLevel ?? 'info',
+    redisUrl: options.redisUrl,
+    trustedProxies: ['127.0.0.1'],
+    ...(options.windowMs === undefined ? {} : { rateLimits: { windowMs: options.windowMs } }),
+    audit: { file: options.auditFile },
+    upstream: { backend: 'whmcs', whmcs: options.whmcs },
+  }));
+  return file;
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();

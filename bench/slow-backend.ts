@@ -31,7 +31,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
-import { freePort, productionNodeArgs, startBaselineServer, startServer } from './processes.js';
+import { freePort, productionNodeArgs, startBaselineServer, startServer, writeGatewayConfig } from './processes.js';
 import { ms, table } from './report.js';
 import { fetchBody, issueKeys, keyHeaders, windowFor, type LoadShape } from './shape.js';
 
@@ -171,17 +171,13 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
     const port = await freePort();
     const opsPort = await freePort();
     const opsUrl = `http://127.0.0.1:${opsPort}`;
-    const configFile = join(options.directory, 'slow-gateway.json');
-    writeFileSync(configFile, JSON.stringify({
-      host: '127.0.0.1',
+    const configFile = writeGatewayConfig(join(options.directory, 'slow-gateway.json'), {
       port,
-      logLevel: 'info',
       redisUrl: options.redisUrl,
-      trustedProxies: ['127.0.0.1'],
-      rateLimits: { windowMs: windowFor(SHAPE, RATE, 0.5) },
-      audit: { file: join(options.directory, 'slow-audit.log') },
-      upstream: { backend: 'whmcs', whmcs: { ...whmcsSimulatorConfig(simulator), connections: 256 } },
-    }));
+      windowMs: windowFor(SHAPE, RATE, 0.5),
+      auditFile: join(options.directory, 'slow-audit.log'),
+      whmcs: { ...whmcsSimulatorConfig(simulator), connections: 256 },
+    });
     const gateway = await startServer({
       name: 'gateway (slow backend)',
       args: [...productionNodeArgs(), ...options.nodeArgs, 'dist/bin/gateway.js'],

@@ -8,7 +8,7 @@
  *
  * Goals (README "Benchmark"): resident memory ≤ 150 MB after 1 M requests, slope ≤ 1 MB/min.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,7 +18,7 @@ import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
 import { describeGc, gcBetween, gcTally, metricValue, readMetrics, type GcTally } from './gateway-metrics.js';
-import { ensureBuilt, freePort, productionNodeArgs, startServer, treeRss } from './processes.js';
+import { ensureBuilt, freePort, productionNodeArgs, startServer, treeRss, writeGatewayConfig } from './processes.js';
 import { megabytes, slope, table } from './report.js';
 import { issueKeys, requestsFor, windowFor, type LoadShape } from './shape.js';
 import { findWrk, runWrk, writeWrkScript } from './wrk.js';
@@ -92,17 +92,13 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     const opsPort = await freePort();
-    const configFile = join(directory, 'gateway.json');
-    writeFileSync(configFile, JSON.stringify({
-      host: '127.0.0.1',
+    const configFile = writeGatewayConfig(join(directory, 'gateway.json'), {
       port,
-      logLevel: 'info',
       redisUrl: redis.url,
-      trustedProxies: ['127.0.0.1'],
-      rateLimits: { windowMs: windowFor(SHAPE, SIZED_FOR_RPS, 0.6) },
-      audit: { file: join(directory, 'audit.log') },
-      upstream: { backend: 'whmcs', whmcs: whmcsSimulatorConfig(simulator) },
-    }));
+      windowMs: windowFor(SHAPE, SIZED_FOR_RPS, 0.6),
+      auditFile: join(directory, 'audit.log'),
+      whmcs: whmcsSimulatorConfig(simulator),
+    });
     const gateway = await startServer({
       name: 'gateway',
       args: [...productionNodeArgs(), ...flags['node-args'].split(' ').filter(Boolean), 'dist/bin/gateway.js'],
