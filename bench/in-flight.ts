@@ -11,7 +11,7 @@
  * what the waiting requests hold. Counted, not timed: the host's speed does not move it.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -68,6 +68,18 @@ function tallyOf(file: string): Map<string, Tally> {
   return tally;
 }
 
+function lastBytes(file: string, count: number): string {
+  const descriptor = openSync(file, 'r');
+  try {
+    const size = fstatSync(descriptor).size;
+    const bytes = Buffer.alloc(Math.min(count, size));
+    readSync(descriptor, bytes, 0, bytes.length, size - bytes.length);
+    return bytes.toString('latin1');
+  } finally {
+    closeSync(descriptor);
+  }
+}
+
 /** Signals the gateway to write a heap snapshot into `directory` and waits until it is whole. */
 async function heapSnapshot(pid: number, directory: string): Promise<string> {
   const before = new Set(readdirSync(directory));
@@ -78,8 +90,8 @@ async function heapSnapshot(pid: number, directory: string): Promise<string> {
     const written = readdirSync(directory).find((name) => name.endsWith('.heapsnapshot') && !before.has(name));
     if (written === undefined) continue;
     const file = join(directory, written);
-    // Written in one pass: whole once it ends the JSON document.
-    if (readFileSync(file, 'utf8').trimEnd().endsWith('}')) return file;
+    // Written in one pass: whole once it ends the JSON document (its last bytes read, not all of it).
+    if (lastBytes(file, 16).trimEnd().endsWith('}')) return file;
   }
   throw new Error(`the gateway wrote no heap snapshot within 60 s (pid ${pid})`);
 }

@@ -27,7 +27,7 @@ t.teardown(async () => {
   await server.stop();
 });
 
-/** Ages in ms before now, oldest first; `expired` of them older than the window. */
+/** A log to count: its entries' ages in ms before now, oldest first. */
 interface Shape {
   name: string;
   ages: number[];
@@ -94,10 +94,7 @@ t.test('the window log counts exactly the entries inside the window, whatever it
     const origin = now - 100_000;
     const times = shape.ages.map((age) => Math.round(now - age));
     const inWindow = times.filter((time) => time > now - WINDOW_MS);
-    const store = async (): Promise<void> => {
-      await inspector.set(`${keyPrefix}{ip:${ip}}:window`, windowLog(origin, now - origin - 1_000, times.map((time) => time - origin)), 'PX', 120_000);
-    };
-    await store();
+    await inspector.set(`${keyPrefix}{ip:${ip}}:window`, windowLog(origin, now - origin - 1_000, times.map((time) => time - origin)), 'PX', 120_000);
     const count = inWindow.length;
 
     // Full (nothing written): room again when the entry `limit` places from the newest leaves.
