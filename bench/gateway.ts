@@ -138,7 +138,7 @@ async function main(): Promise<void> {
   try {
     const redis = await startRedisServer();
     cleanups.unshift(() => redis.stop());
-    const simulator = await startWhmcsSimulator({ host: '127.0.0.1' });
+    const simulator = await startWhmcsSimulator({ host: '127.0.0.1', recordCalls: false });
     cleanups.unshift(() => simulator.close());
     const admin = new Redis(redis.url);
     cleanups.unshift(async () => admin.disconnect());

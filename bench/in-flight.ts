@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   ensureBuilt();
   const directory = mkdtempSync(join(tmpdir(), 'rg-in-flight-'));
   const redis = await startRedisServer();
-  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', latencyMs: LATENCY_MS, seed: createSeedState });
+  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', latencyMs: LATENCY_MS, seed: createSeedState, recordCalls: false });
   try {
     const pepper = randomBytes(32).toString('hex');
     const stores = await createRedisStores({ url: redis.url });

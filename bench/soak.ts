@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   try {
     const redis = await startRedisServer();
     cleanups.unshift(() => redis.stop());
-    const simulator = await startWhmcsSimulator({ host: '127.0.0.1' });
+    const simulator = await startWhmcsSimulator({ host: '127.0.0.1', recordCalls: false });
     cleanups.unshift(() => simulator.close());
     const stores = await createRedisStores({ url: redis.url });
     const keys = await issueKeys(stores.keys, PEPPER, SHAPE, ['read:products']).finally(() => stores.close());

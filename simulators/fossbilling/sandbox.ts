@@ -7,7 +7,7 @@ import { type FossbillingConfig, FossbillingConfigSchema } from '../../mappings/
 import { startFossbillingSimulator } from './server.js';
 
 export async function startFossbillingSandbox(options: SandboxOptions = {}): Promise<SandboxUpstream<FossbillingConfig>> {
-  const simulator = await startFossbillingSimulator({ latencyMs: options.latencyMs ?? 0, progress: { afterMs: 5_000 } });
+  const simulator = await startFossbillingSimulator({ latencyMs: options.latencyMs ?? 0, progress: { afterMs: 5_000 }, recordCalls: false });
   return {
     config: FossbillingConfigSchema.parse({ url: simulator.url, apiToken: simulator.apiToken }),
     customerIds: ['1', '2'],

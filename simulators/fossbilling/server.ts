@@ -28,6 +28,8 @@ export interface FossbillingSimulatorOptions {
   apiToken?: string;
   /** Added to every call. */
   latencyMs?: number;
+  /** Keep every call received in `calls` (default true, for tests); the sandbox turns it off, as the list would grow with every call. */
+  recordCalls?: boolean;
   /** Methods the token's staff member lacks the permission for (error 403, HTTP 403). */
   deniedMethods?: string[];
   /** The data to start from (cloned), or a factory; default `createFossbillingSeed()`. */
@@ -46,6 +48,7 @@ export interface FossbillingSimulator {
   readonly url: string;
   readonly apiToken: string;
   readonly state: FossbillingState;
+  /** Every call received, in order (none when `recordCalls` is false). */
   readonly calls: RecordedCall[];
   inject(fault: FossbillingFault): void;
   clearFaults(): void;
@@ -129,6 +132,7 @@ function perform(state: FossbillingState, method: string, params: Record<string,
 interface Runtime {
   state: FossbillingState;
   calls: RecordedCall[];
+  recordCalls: boolean;
   faults: FaultPlan;
   apiToken: string;
   deniedMethods: ReadonlySet<string>;
@@ -156,7 +160,7 @@ async function handle(runtime: Runtime, request: IncomingMessage, response: Serv
   } catch (error) {
     return send(response, errorReply(`Malformed JSON input: ${(error as Error).message}`, 400));
   }
-  runtime.calls.push({ method, params });
+  if (runtime.recordCalls) runtime.calls.push({ method, params });
   const { delayMs, outcome } = runtime.faults.takeFor(method);
   if (outcome?.kind === 'reset') return void request.socket.destroy();
   await pause(runtime.latencyMs + delayMs, runtime.shutdown);
@@ -180,6 +184,7 @@ export async function startFossbillingSimulator(options: FossbillingSimulatorOpt
   const runtime: Runtime = {
     state: seed === undefined ? createFossbillingSeed() : typeof seed === 'function' ? seed() : structuredClone(seed),
     calls: [],
+    recordCalls: options.recordCalls ?? true,
     faults: new FaultPlan(),
     apiToken: options.apiToken ?? randomBytes(16).toString('hex'),
     deniedMethods: new Set(options.deniedMethods ?? []),

@@ -20,7 +20,7 @@ export function whmcsSimulatorConfig(simulator: WhmcsSimulator) {
 
 export async function startWhmcsSandbox(options: SandboxOptions): Promise<SandboxUpstream<WhmcsConfig>> {
   // Orders and invoices move on their own (after about 5 s), so webhook events flow in the sandbox.
-  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', port: 0, latencyMs: options.latencyMs ?? 0, progress: { afterMs: 5_000 } });
+  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', port: 0, latencyMs: options.latencyMs ?? 0, progress: { afterMs: 5_000 }, recordCalls: false });
   return {
     config: WhmcsConfigSchema.parse(whmcsSimulatorConfig(simulator)),
     // Seed clients 1 and 2 hold the demo services, orders and invoices.

@@ -48,6 +48,11 @@ export interface WhmcsSimulatorOptions {
   accessKey?: string;
   /** Added to every call before it is processed. */
   latencyMs?: number;
+  /**
+   * Keep every call received in `calls` (default true, for tests). The sandbox and the benches turn
+   * it off: they serve for as long as they run, and the list would grow with every call.
+   */
+  recordCalls?: boolean;
   /** The data to start from (cloned), or a factory for it; default `createSeedState()`. */
   seed?: SimulatorState | (() => SimulatorState);
   /** Ban the caller's IP after this many failed authentications; off by default so tests cannot lock themselves out. */
@@ -80,7 +85,7 @@ export interface WhmcsSimulator {
   readonly secret: string;
   /** The live data, for assertions and for arranging test cases. */
   readonly state: SimulatorState;
-  /** Every call received, in order. */
+  /** Every call received, in order (none when `recordCalls` is false). */
   readonly calls: RecordedCall[];
   /** Answer variants in force; assign to switch them while the simulator runs. */
   readonly quirks: SimulatorQuirks;
@@ -98,6 +103,7 @@ interface Reply {
 interface Runtime {
   state: SimulatorState;
   calls: RecordedCall[];
+  recordCalls: boolean;
   faults: FaultPlan;
   access: AccessControl;
   latencyMs: number;
@@ -199,7 +205,7 @@ async function handleRequest(runtime: Runtime, request: IncomingMessage, respons
   const params = parsePhpForm(body, parsePhpForm(url.search.slice(1)));
   const action = normalizeActionName(scalarParam(params, 'action') ?? '');
   const { traceparent } = request.headers;
-  runtime.calls.push(typeof traceparent === 'string' ? { action, params, traceparent } : { action, params });
+  if (runtime.recordCalls) runtime.calls.push(typeof traceparent === 'string' ? { action, params, traceparent } : { action, params });
 
   const { delayMs, outcome } = runtime.faults.takeFor(action);
   if (outcome?.kind === 'reset') return void request.socket.destroy();
@@ -241,6 +247,7 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
   const runtime: Runtime = {
     state: initialState(options.seed),
     calls: [],
+    recordCalls: options.recordCalls ?? true,
     faults: new FaultPlan(),
     access: new AccessControl({ ...options, identifier, secret }),
     latencyMs: options.latencyMs ?? 0,

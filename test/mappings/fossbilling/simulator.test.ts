@@ -28,6 +28,20 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     sim.calls.length = 0;
   });
 
+  t.test('records no call when told not to (the sandbox serves for as long as it runs)', async () => {
+    const quiet = await startFossbillingSimulator({ seed: createFossbillingSeed, recordCalls: false });
+    const quietBackend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: quiet.url, apiToken: quiet.apiToken }));
+    try {
+      assert.ok((await quietBackend.listProducts(CTX)).length > 0);
+      assert.deepEqual(quiet.calls, []);
+    } finally {
+      await quietBackend.close();
+      await quiet.close();
+    }
+    assert.ok((await backend.listProducts(CTX)).length > 0);
+    assert.ok(sim.calls.length > 0);
+  });
+
   t.test('serves every read endpoint in v1 shapes', async () => {
     AccountSchema.omit({ id: true }).parse(await backend.getAccount(CUSTOMER, CTX));
     const products = await backend.listProducts(CTX);

@@ -67,6 +67,19 @@ t.test('WHMCS simulator', async (t) => {
       });
     });
 
+    t.test('records every call unless told not to (the sandbox serves for as long as it runs)', async () => {
+      await withSimulator({}, async (sim) => {
+        await call(sim, 'GetProducts');
+        await call(sim, 'GetClientsDetails', { clientid: '1' });
+        assert.deepEqual(sim.calls.map((entry) => entry.action), ['getproducts', 'getclientsdetails']);
+      });
+      await withSimulator({ recordCalls: false }, async (sim) => {
+        assert.equal((await call(sim, 'GetProducts')).body.result, 'success');
+        assert.equal((await call(sim, 'GetClientsDetails', { clientid: '1' })).body.result, 'success');
+        assert.deepEqual(sim.calls, []);
+      });
+    });
+
     t.test('answers 403 for missing or wrong credentials, and accepts username/password', async () => {
       await withSimulator({ identifier: 'id-1', secret: 'secret-1' }, async (sim) => {
         const missing = await call(sim, 'GetCurrencies', {}, { credentials: false });
