@@ -31,7 +31,8 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
-import { freePort, productionNodeArgs, startBaselineServer, startServer, writeGatewayConfig } from './processes.js';
+import { startReplayUpstream } from './replay-upstream.js';
+import { freePort, productionNodeArgs, startBaselineServer, startServer, treeCpuSeconds, writeGatewayConfig } from './processes.js';
 import { ms, table } from './report.js';
 import { fetchBody, issueKeys, keyHeaders, windowFor, type LoadShape } from './shape.js';
 
@@ -71,18 +72,20 @@ type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<strin
 
 /**
  * Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured
- * run; `opsUrl` (the gateway's ops listener) adds its garbage collections during that run.
+ * run; a server process given adds its CPU time over that run, its ops listener (`opsUrl`) its garbage collections.
  */
 async function runConstantRate(
   directory: string,
   input: { origin: string; durationS: number; connections: number; requests: RateRequest[] },
-  opsUrl?: string,
-): Promise<RateResult & { gc?: GcTally }> {
+  server?: { pid: number; opsUrl?: string },
+): Promise<RateResult & { gc?: GcTally; cpuUs?: number }> {
   await runOnce(directory, { ...input, durationS: WARM_UP_S });
-  if (opsUrl === undefined) return runOnce(directory, input);
-  const gc = await countGc(opsUrl);
+  if (server === undefined) return runOnce(directory, input);
+  const gc = server.opsUrl === undefined ? undefined : await countGc(server.opsUrl);
+  const cpuBefore = treeCpuSeconds(server.pid);
   const result = await runOnce(directory, input);
-  return { ...result, gc: await gc.stop() };
+  const cpuUs = ((treeCpuSeconds(server.pid) - cpuBefore) * 1e6) / result.requests;
+  return gc === undefined ? { ...result, cpuUs } : { ...result, gc: await gc.stop(), cpuUs };
 }
 
 function runOnce(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
@@ -106,14 +109,14 @@ function runOnce(directory: string, input: { origin: string; durationS: number; 
  * The same catalog requests, loader and schedule against bare Fastify answering the catalog's
  * bytes: what the loader and the machine add to any server's latency at this rate.
  */
-async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<RateResult> {
+async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<RateResult & { cpuUs?: number }> {
   const [first] = requests as [RateRequest];
   const body = await fetchBody(`${gatewayUrl}${first.path}`, first.headers);
   const bodiesFile = join(options.directory, 'slow-bodies.json');
   writeFileSync(bodiesFile, JSON.stringify({ [first.path]: body }));
   const bare = await startBaselineServer({ name: 'bare Fastify baseline (slow backend)', bodiesFile, readyPath: first.path, logFile: join(options.directory, 'slow-baseline.log') });
   try {
-    return await runConstantRate(options.directory, { origin: bare.url, durationS: options.durationS, connections: 64, requests });
+    return await runConstantRate(options.directory, { origin: bare.url, durationS: options.durationS, connections: 64, requests }, { pid: bare.pid });
   } finally {
     await bare.stop();
   }
@@ -157,14 +160,21 @@ function pagesPastTheEnd(): PageCall[] {
   return Array.from({ length: 10_000 }, (_, index) => ({ page: first + index, perPage: 25 }));
 }
 
+/** The gateway's CPU time per request over a run, and the share of one core it kept busy. */
+function cpuOf({ cpuUs: us = Number.NaN }: { cpuUs?: number }): string {
+  return `${us.toFixed(0)} µs a request (${((us * RATE) / 1e4).toFixed(0)} % of a core)`;
+}
+
 interface InvoiceRuns {
   direct: RateResult;
-  viaGateway: RateResult & { gc?: GcTally };
+  viaGateway: RateResult & { gc?: GcTally; cpuUs?: number };
 }
 
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
   console.log(`\nSlow backend: the simulator answers after ${LATENCY_MS} ms; ${RATE} requests/s, constant rate, ${options.durationS} s each, after ${JIT_WARM_UP_S} s of JIT warm-up`);
-  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', latencyMs: LATENCY_MS, seed: seedWithInvoices });
+  const simulator = await startWhmcsSimulator({ host: '127.0.0.1', seed: seedWithInvoices, recordCalls: false });
+  // The latency is the replay's, which answers the invoice lists from recordings (replay-upstream.ts).
+  const upstream = await startReplayUpstream({ simulatorUrl: simulator.url, latencyMs: LATENCY_MS, replays: (action) => action === 'GetInvoices' });
   try {
     const stores = await createRedisStores({ url: options.redisUrl });
     const keys = await issueKeys(stores.keys, options.pepper, SHAPE, ['read:products', 'read:billing']).finally(() => stores.close());
@@ -176,7 +186,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       redisUrl: options.redisUrl,
       windowMs: windowFor(SHAPE, RATE, 0.5),
       auditFile: join(options.directory, 'slow-audit.log'),
-      whmcs: { ...whmcsSimulatorConfig(simulator), connections: 256 },
+      whmcs: { ...whmcsSimulatorConfig(simulator), url: upstream.url, connections: 256 },
     });
     const gateway = await startServer({
       name: 'gateway (slow backend)',
@@ -201,11 +211,12 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       const keyFor = (index: number) => keys[index % keys.length] as (typeof keys)[number];
       const customerOf = (index: number) => String((Number(keyFor(index).accountId.split('-').at(-1)) % 2) + 1);
       const connections = 256;
+      const measured = { opsUrl, pid: gateway.pid };
       const gatewayPages = (pages: PageCall[]): RateRequest[] =>
         pages.map(({ page, perPage }, index) => ({ method: 'GET', path: `/v1/billing/invoices?page=${page}&per_page=${perPage}`, headers: keyHeaders(keyFor(index)) }));
       const invoiceRuns = async (pages: PageCall[]): Promise<InvoiceRuns> => ({
         direct: await runConstantRate(options.directory, {
-          origin: simulator.url,
+          origin: upstream.url,
           durationS: options.durationS,
           connections,
           requests: pages.map((call, index) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(customerOf(index), call) })),
@@ -215,13 +226,13 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
           durationS: options.durationS,
           connections,
           requests: gatewayPages(pages),
-        }, opsUrl),
+        }, measured),
       });
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
       await runOnce(options.directory, { origin: gateway.url, durationS: JIT_WARM_UP_S, connections, requests: interleave([gatewayPages(pagesPastTheEnd().slice(0, 160)), gatewayPages(pagesWithRows()), catalogRequests.slice(0, 160)]) });
       const empty = await invoiceRuns(pagesPastTheEnd());
       const rows = await invoiceRuns(pagesWithRows());
-      const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests }, opsUrl);
+      const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests }, measured);
       const floor = await measureFloor(options, gateway.url, catalogRequests);
 
       const row = (label: string, result: RateResult): string[] => [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
@@ -236,15 +247,16 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       ]));
       for (const [label, runs] of [['past the last row', empty], ['20-29 rows', rows]] as const) {
         console.log(`added latency by the gateway, pages ${label}: p50 ${ms(runs.viaGateway.p50 - runs.direct.p50)} ms (goal ≤ 1), p99 ${ms(runs.viaGateway.p99 - runs.direct.p99)} ms (goal ≤ 3)`);
-        if (runs.viaGateway.gc) console.log(`  the gateway's garbage collection: ${describeGc(runs.viaGateway.gc, options.durationS)}`);
+        console.log(`  the gateway's CPU: ${cpuOf(runs.viaGateway)}; its garbage collection: ${describeGc(runs.viaGateway.gc as GcTally, options.durationS)}`);
       }
       console.log(`warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
-      if (catalog.gc) console.log(`the gateway's garbage collection, warm catalog: ${describeGc(catalog.gc, options.durationS)}`);
-      console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms)`);
+      console.log(`the gateway's CPU, warm catalog: ${cpuOf(catalog)}; its garbage collection: ${describeGc(catalog.gc as GcTally, options.durationS)}`);
+      console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms; its CPU ${cpuOf(floor)})`);
     } finally {
       await gateway.stop();
     }
   } finally {
+    await upstream.close();
     await simulator.close();
   }
 }
