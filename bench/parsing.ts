@@ -15,7 +15,8 @@
  *   gateway runs it compiled: src/http/compiled-schema.ts), and JSON.stringify of its output, which
  *   follows it.
  * And per WHMCS field type, its plain zod form against the one-step form the schemas use, as fields
- * of an object parsed by zod's own parser, as the answers are.
+ * of an object parsed by zod's own parser, as the answers are; and a zone's offset at an instant,
+ * through Intl against the hours the gateway remembers (src/backend/time-zone.ts).
  *
  * Allocation is read from the heap with no collection in between (the script runs itself with a
  * young generation large enough for a batch, and drops a batch a collection fell into).
@@ -29,6 +30,7 @@ import { mapInvoice, mapService, mapAccount, mapProduct } from '../mappings/whmc
 import { ClientDetailsAnswer, ProductsAnswer, ServicesAnswer } from '../mappings/whmcs/parse.js';
 import { InvoicesAnswer } from '../mappings/whmcs/parse-invoices.js';
 import * as fields from '../mappings/whmcs/parse-fields.js';
+import { wallClockOffsetMs, zoneOffsetMs } from '../src/backend/time-zone.js';
 import { paginate } from '../src/http/pagination.js';
 import listInvoices from '../src/routes/v1/billing/invoices.js';
 import listServices from '../src/routes/v1/services/list.js';
@@ -102,6 +104,7 @@ async function measure(run: () => unknown): Promise<Figure> {
 const page = <T>(row: T, count: number, vary: (row: T, index: number) => T): T[] => Array.from({ length: count }, (_, index) => vary(row, index));
 
 const QUERY = { page: 1, per_page: 25 };
+const HOUR_MS = 3_600_000;
 const invoiceRows = page(answers.invoiceRow, 25, (row, index) => ({ ...row, id: index + 1, invoicenum: `INV-${index + 1}` }));
 /** Paid, each on its own day: paid_at is the one invoice time converted from the server's clock. */
 const paidInvoiceRows = invoiceRows.map((row, index) => ({ ...row, status: 'Paid', datepaid: `2016-0${1 + (index % 9)}-${10 + (index % 18)} 14:06:34`, tax2: '0.50' }));
@@ -232,7 +235,29 @@ async function fieldsTable(): Promise<void> {
   console.log(table(rows));
 }
 
+/**
+ * A zone's offset at an instant, as the mappings read it for each time of a non-UTC clock (two per
+ * time): through Intl every time, as before the hours were remembered; an hour read before; and an
+ * hour never read, one hour later at every call (its first and last second formatted).
+ */
+async function zoneTable(): Promise<void> {
+  const zone = 'Europe/Berlin';
+  const at = Date.UTC(2016, 0, 8, 13, 6, 34);
+  let unseen = Date.UTC(1990, 0, 1, 12, 0, 0);
+  const intl = await measure(() => wallClockOffsetMs(at, zone));
+  const seen = await measure(() => zoneOffsetMs(at, zone));
+  const notSeen = await measure(() => zoneOffsetMs((unseen += HOUR_MS), zone));
+  console.log(table([
+    [`zone offset, ${zone} (per instant)`, 'µs', 'KB', 'Intl / this'],
+    ['  Intl at each instant (before)', ...fmt(intl), ''],
+    ['  an hour read before', ...fmt(seen), ratio(intl.us, seen.us)],
+    ['  an hour never read', ...fmt(notSeen), ratio(intl.us, notSeen.us)],
+  ]));
+}
+
 console.log(`Node ${process.version}, zod ${(await import('zod/package.json', { with: { type: 'json' } })).default.version}; µs: the fastest of ${ROUNDS} batches; KB: allocated per call\n`);
 await answersTable();
 console.log('');
 await fieldsTable();
+console.log('');
+await zoneTable();

@@ -1,10 +1,11 @@
 /**
  * The mappings' time zones: UTC answered without Intl (whose zone data costs memory), every other
- * zone through Intl, with the same answers either way.
+ * zone through Intl, with the same answers either way; an hour's offset remembered only when it held
+ * all hour long.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { isTimeZone, wallClockAsUtc, zoneOffsetMs } from '../../src/backend/time-zone.js';
+import { isTimeZone, wallClockAsUtc, wallClockOffsetMs, zoneOffsetMs } from '../../src/backend/time-zone.js';
 
 const HOUR_MS = 3_600_000;
 const WINTER = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -74,8 +75,8 @@ t.test('time zones', async (t) => {
     t.teardown(() => {
       Intl.DateTimeFormat.prototype.formatToParts = formatToParts;
     });
-    assert.equal(zoneOffsetMs(SUMMER, 'Europe/Berlin'), 2 * HOUR_MS);
-    assert.equal(zoneOffsetMs(WINTER, 'Asia/Kathmandu'), 5.75 * HOUR_MS);
+    assert.equal(wallClockOffsetMs(SUMMER, 'Europe/Berlin'), 2 * HOUR_MS);
+    assert.equal(wallClockOffsetMs(WINTER, 'Asia/Kathmandu'), 5.75 * HOUR_MS);
     assert.equal(calls, 0);
   });
 
@@ -93,8 +94,92 @@ t.test('time zones', async (t) => {
     t.teardown(() => {
       Object.defineProperty(prototype, 'format', descriptor);
     });
-    assert.equal(zoneOffsetMs(SUMMER, 'Europe/Berlin'), 2 * HOUR_MS);
-    assert.equal(zoneOffsetMs(WINTER, 'America/St_Johns'), -3.5 * HOUR_MS);
+    assert.equal(wallClockOffsetMs(SUMMER, 'Europe/Berlin'), 2 * HOUR_MS);
+    assert.equal(wallClockOffsetMs(WINTER, 'America/St_Johns'), -3.5 * HOUR_MS);
+  });
+
+  t.test('around every transition of zones with odd ones, each minute and second has its own offset, first time and again', async () => {
+    // Daylight saving both ways; half-hour shifts (Lord Howe); a quarter-hour zone made (Kathmandu
+    // 1986); offsets of whole seconds (Amsterdam until 1937); a day skipped (Apia 2011); changes at
+    // odd times (Caracas 2007, 2016); Ramadan suspensions (Casablanca); +0/+2 (Troll).
+    const cases: Array<[string, number]> = [
+      ['Europe/Berlin', 2026], ['America/New_York', 2026], ['Australia/Lord_Howe', 2026], ['Asia/Kathmandu', 1986],
+      ['Europe/Amsterdam', 1937], ['Pacific/Apia', 2011], ['America/Caracas', 2007], ['America/Caracas', 2016],
+      ['Africa/Casablanca', 2026], ['Antarctica/Troll', 2026],
+    ];
+    const DAY_MS = 24 * HOUR_MS;
+    let transitions = 0;
+    for (const [zone, year] of cases) {
+      for (let day = Date.UTC(year, 0, 1); day < Date.UTC(year + 1, 0, 1); day += DAY_MS) {
+        if (intlOffsetMs(day, zone) === intlOffsetMs(day + DAY_MS, zone)) continue;
+        // The transition's second, by halving the day.
+        let [before, after] = [day, day + DAY_MS];
+        while (after - before > 1000) {
+          const middle = before + Math.floor((after - before) / 2000) * 1000;
+          if (intlOffsetMs(middle, zone) === intlOffsetMs(day, zone)) before = middle;
+          else after = middle;
+        }
+        transitions += 1;
+        const hour = Math.floor(after / HOUR_MS) * HOUR_MS;
+        const instants = [after - 1000, after, after + 1000];
+        for (let at = hour - HOUR_MS; at < hour + 2 * HOUR_MS; at += 60_000) instants.push(at, at + 59_000);
+        // Twice: the first call reads the hour, the second may take what the first remembered.
+        for (const round of [1, 2]) {
+          for (const at of instants) assert.equal(zoneOffsetMs(at, zone), intlOffsetMs(at, zone), `${zone} at ${new Date(at).toISOString()}, round ${round}`);
+        }
+      }
+    }
+    assert.ok(transitions >= 16, `${transitions} transitions found`);
+  });
+
+  t.test('an hour read once is not formatted again; an hour with a transition is, at each instant', async (t) => {
+    const format = Object.getOwnPropertyDescriptor(Intl.DateTimeFormat.prototype, 'format') as PropertyDescriptor;
+    let formats = 0;
+    Object.defineProperty(Intl.DateTimeFormat.prototype, 'format', {
+      configurable: true,
+      get(this: Intl.DateTimeFormat) {
+        const bound = (format.get as () => (date?: Date | number) => string).call(this);
+        return (date?: Date | number) => {
+          formats += 1;
+          return bound(date);
+        };
+      },
+    });
+    t.teardown(() => {
+      Object.defineProperty(Intl.DateTimeFormat.prototype, 'format', format);
+    });
+    const counted = (at: number, zone: string): [number, number] => {
+      const before = formats;
+      const offset = zoneOffsetMs(at, zone);
+      return [offset, formats - before];
+    };
+    // An hour of Chatham's (+12:45) never read: its first and last second, then nothing.
+    const quiet = Date.UTC(2031, 4, 6, 7, 0, 0);
+    assert.deepEqual(counted(quiet + 1_234_000, 'Pacific/Chatham'), [12.75 * HOUR_MS, 2]);
+    assert.deepEqual(counted(quiet + 3_599_000, 'Pacific/Chatham'), [12.75 * HOUR_MS, 0]);
+    assert.deepEqual(counted(quiet, 'Pacific/Chatham'), [12.75 * HOUR_MS, 0]);
+    // Berlin's clocks go back at 01:00 UTC on 31 October 2027 (a year no test here read before): the
+    // hour before is whole, and so is the hour from it. Lord Howe's clocks go forward half an hour at
+    // 15:30 UTC on 3 October 2026, inside an hour, which is read at each instant, every time.
+    assert.deepEqual(counted(Date.UTC(2027, 9, 31, 0, 59, 59), 'Europe/Berlin'), [2 * HOUR_MS, 2]);
+    assert.deepEqual(counted(Date.UTC(2027, 9, 31, 1, 0, 0), 'Europe/Berlin'), [HOUR_MS, 2]);
+    assert.deepEqual(counted(Date.UTC(2027, 9, 31, 1, 30, 0), 'Europe/Berlin'), [HOUR_MS, 0]);
+    const inside = Date.UTC(2026, 9, 3, 15, 0, 0);
+    for (const round of [1, 2]) {
+      assert.deepEqual(counted(inside + 10 * 60_000, 'Australia/Lord_Howe'), [10.5 * HOUR_MS, 3], `round ${round}`);
+      assert.deepEqual(counted(inside + 40 * 60_000, 'Australia/Lord_Howe'), [11 * HOUR_MS, 3], `round ${round}`);
+    }
+  });
+
+  t.test('hours far apart that share a slot each keep their own offset', async () => {
+    // More consecutive hours than are remembered, twice over: each hour evicts the one a slot-count earlier.
+    const from = Date.UTC(2025, 0, 1, 0, 30);
+    for (const round of [1, 2]) {
+      for (let hour = 0; hour < 3_000; hour += 1) {
+        const at = from + hour * HOUR_MS;
+        assert.equal(zoneOffsetMs(at, 'America/New_York'), intlOffsetMs(at, 'America/New_York'), `round ${round}, ${new Date(at).toISOString()}`);
+      }
+    }
   });
 
   t.test('a formatted text of another layout is not read (formatToParts decides then)', async () => {
