@@ -1,6 +1,7 @@
 /**
- * The gateway in front of a slow upstream (the WHMCS simulator answering after 200 ms), at a
- * constant 500 requests per second (bench/constant-rate.ts, open loop):
+ * The gateway in front of a slow upstream (the WHMCS simulator behind bench/replay-upstream.ts,
+ * which answers after 200 ms, the invoice lists from recordings), at a constant 500 requests per
+ * second (bench/constant-rate.ts, open loop):
  *
  * Each run is preceded by 3 s of the same load, not measured (connections, key copies). Before the
  * first, the gateway and the simulator get JIT_WARM_UP_S of every kind of request measured here, in
@@ -10,7 +11,7 @@
  * two cores, is not what a gateway in service pays.
  *
  * - added latency: `GET /v1/billing/invoices?page=N&per_page=M`, one GetInvoices call each, against
- *   the same GetInvoices calls sent to the simulator directly, with the same rate and schedule;
+ *   the same GetInvoices calls sent to the upstream directly, with the same rate and schedule;
  *   no call is repeated while its twin is in flight (nothing is coalesced). Twice: pages past the
  *   last row (the gateway's own path, what earlier rounds measured), then pages of 20-29 rows (the
  *   simulator's two customers hold 250 invoices each; 160 different calls in turn);
@@ -171,7 +172,7 @@ interface InvoiceRuns {
 }
 
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
-  console.log(`\nSlow backend: the simulator answers after ${LATENCY_MS} ms; ${RATE} requests/s, constant rate, ${options.durationS} s each, after ${JIT_WARM_UP_S} s of JIT warm-up`);
+  console.log(`\nSlow backend: the upstream answers after ${LATENCY_MS} ms (invoice lists from recordings: bench/replay-upstream.ts); ${RATE} requests/s, constant rate, ${options.durationS} s each, after ${JIT_WARM_UP_S} s of JIT warm-up`);
   const simulator = await startWhmcsSimulator({ host: '127.0.0.1', seed: seedWithInvoices, recordCalls: false });
   // The latency is the replay's, which answers the invoice lists from recordings (replay-upstream.ts).
   const upstream = await startReplayUpstream({ simulatorUrl: simulator.url, latencyMs: LATENCY_MS, replays: (action) => action === 'GetInvoices' });
