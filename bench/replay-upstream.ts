@@ -30,7 +30,7 @@ export interface ReplayUpstream {
 }
 
 /** The call a form names, credentials left out, its parameters in order: the same for every caller. */
-export function callKey(form: string): string {
+function callKey(form: string): string {
   const params = [...new URLSearchParams(form)].filter(([name]) => !CREDENTIALS.has(name.toLowerCase()));
   params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return new URLSearchParams(params).toString();
