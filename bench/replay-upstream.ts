@@ -11,6 +11,7 @@
 import { request as httpRequest, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setMaxListeners } from 'node:events';
+import { buffer } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Parameters that name the caller, not the call: two callers of one call share its answer. */
@@ -36,21 +37,12 @@ function callKey(form: string): string {
   return new URLSearchParams(params).toString();
 }
 
-function readAll(request: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.once('end', () => resolve(Buffer.concat(chunks)));
-    request.once('error', reject);
-  });
-}
-
 function forward(origin: URL, request: IncomingMessage, body: Buffer): Promise<Recorded> {
   return new Promise((resolve, reject) => {
     const upstream = httpRequest(
       { host: origin.hostname, port: origin.port, method: request.method, path: request.url, headers: { ...request.headers, host: origin.host } },
       (response) => {
-        readAll(response).then((answer) => resolve({ status: response.statusCode ?? 502, contentType: String(response.headers['content-type'] ?? ''), body: answer }), reject);
+        buffer(response).then((answer) => resolve({ status: response.statusCode ?? 502, contentType: String(response.headers['content-type'] ?? ''), body: answer }), reject);
       },
     );
     upstream.once('error', reject);
@@ -76,7 +68,7 @@ export async function startReplayUpstream(options: { simulatorUrl: string; laten
   setMaxListeners(0, shutdown.signal);
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const body = await readAll(request);
+    const body = await buffer(request);
     const form = body.toString();
     const action = new URLSearchParams(form).get('action') ?? '';
     const key = options.replays(action) ? callKey(form) : undefined;

@@ -161,7 +161,7 @@ function pagesPastTheEnd(): PageCall[] {
   return Array.from({ length: 10_000 }, (_, index) => ({ page: first + index, perPage: 25 }));
 }
 
-/** The gateway's CPU time per request over a run, and the share of one core it kept busy. */
+/** A server's CPU time per request over a run, and the share of one core it kept busy. */
 function cpuOf({ cpuUs: us = Number.NaN }: { cpuUs?: number }): string {
   return `${us.toFixed(0)} µs a request (${((us * RATE) / 1e4).toFixed(0)} % of a core)`;
 }
@@ -253,6 +253,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       console.log(`warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
       console.log(`the gateway's CPU, warm catalog: ${cpuOf(catalog)}; its garbage collection: ${describeGc(catalog.gc as GcTally, options.durationS)}`);
       console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms; its CPU ${cpuOf(floor)})`);
+      console.log(`(the upstream: ${upstream.counts.replayed} calls answered from recordings, ${upstream.counts.forwarded} forwarded to the simulator)`);
     } finally {
       await gateway.stop();
     }
