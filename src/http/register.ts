@@ -191,25 +191,20 @@ export function registerEndpoint(
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const input = request.v1Input as NonNullable<FastifyRequest['v1Input']>;
-    let last: Output | undefined;
-    const execute = async (attempt?: IdempotentAttempt): Promise<StoredResponse> => {
-      const context = {
-        params: input.params,
-        query: input.query,
-        body: input.body,
-        requestId: request.id,
-        call: { requestId: request.id, trace: request.trace },
-        caller: request.caller as Caller,
-        idempotencyKey: input.idempotencyKey,
-        attempt,
-        log: request.log,
-      };
-      last = outputOf(endpoint, await answer(context, reply), outputMemo);
-      return last.stored;
-    };
+    const context = (attempt?: IdempotentAttempt): EndpointInput => ({
+      params: input.params,
+      query: input.query,
+      body: input.body,
+      requestId: request.id,
+      call: { requestId: request.id, trace: request.trace },
+      caller: request.caller as Caller,
+      idempotencyKey: input.idempotencyKey,
+      attempt,
+      log: request.log,
+    });
 
-    let response: StoredResponse;
     if (endpoint.idempotent && request.caller && input.idempotencyKey !== undefined) {
+      let last: Output | undefined;
       const outcome = await ctx.idempotency.run(
         {
           accountId: request.caller.account.id,
@@ -218,7 +213,7 @@ export function registerEndpoint(
           route: endpoint.url,
           params: input.params,
           body: input.body,
-          execute,
+          execute: async (attempt) => (last = outputOf(endpoint, await answer(context(attempt), reply), outputMemo)).stored,
           render: (error) => ({
             status: error.status,
             headers: { 'content-type': 'application/problem+json; charset=utf-8', ...error.headers },
@@ -228,14 +223,26 @@ export function registerEndpoint(
         toApiError,
         request.log,
       );
-      response = outcome.response;
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-    } else {
-      response = await execute();
+      if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, outcome.response);
+      return send(reply, outcome.response, outcome.response === last?.stored ? last.bytes : undefined);
     }
-    if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, response);
+    // Computed here, after the upstream wait, and held by nothing made before it. Whatever a request
+    // made before a long wait (this handler's closures and promises) has been moved to the old
+    // generation by then under a slow backend's load, and what that still points to survives every
+    // young collection until the next full one: this output, held there, would be moved too.
+    const output = outputOf(endpoint, await answer(context(), reply), outputMemo);
+    if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, output.stored);
+    return send(reply, output.stored, output.bytes);
+  };
+
+  /**
+   * The response sent as bytes: a memoised body's own, else its JSON encoded here (given text, the
+   * HTTP layer joins its header and the text, copying the text twice more).
+   */
+  const send = (reply: FastifyReply, response: StoredResponse, bytes: Buffer | undefined): FastifyReply => {
     const isPdf = response.headers['content-type'] === PDF_TYPE;
-    const payload = isPdf ? Buffer.from(response.body, 'base64') : response === last?.stored && last.bytes ? last.bytes : response.body;
+    const payload = isPdf ? Buffer.from(response.body, 'base64') : (bytes ?? Buffer.from(response.body));
     return reply.code(response.status).headers(response.headers).send(payload);
   };
 
