@@ -27,18 +27,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { createSeedState } from '../simulators/whmcs/fixtures.js';
-import type { SimulatorState } from '../simulators/whmcs/server.js';
+import type { SimulatorState, WhmcsSimulator } from '../simulators/whmcs/server.js';
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
 import { startReplayUpstream } from './replay-upstream.js';
-import { freePort, productionNodeArgs, startBaselineServer, startServer, treeCpuSeconds, writeGatewayConfig } from './processes.js';
+import { freePort, productionNodeArgs, startBaselineServer, startServer, treeCpuSeconds, writeGatewayConfig, type Server } from './processes.js';
 import { ms, table } from './report.js';
-import { fetchBody, issueKeys, keyHeaders, windowFor, type LoadShape } from './shape.js';
+import { fetchBody, issueKeys, keyHeaders, windowFor, type IssuedKey, type LoadShape } from './shape.js';
 
-const RATE = 500;
-const LATENCY_MS = 200;
+export const RATE = 500;
+export const LATENCY_MS = 200;
 const SHAPE: LoadShape = { idPrefix: 'slow', keys: 200, accounts: 20, sourceAddresses: 20 };
 /** Invoices per customer, and the pages read: page × per page × customer, 160 different calls. */
 const INVOICES_PER_CUSTOMER = 250;
@@ -69,7 +69,7 @@ interface RateResult {
   max: number;
 }
 
-type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
+export type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
 /**
  * Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured
@@ -89,7 +89,7 @@ async function runConstantRate(
   return gc === undefined ? { ...result, cpuUs } : { ...result, gc: await gc.stop(), cpuUs };
 }
 
-function runOnce(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
+export function runOnce(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
   const file = join(directory, 'constant-rate.json');
   writeFileSync(file, JSON.stringify({ ...input, rate: RATE }));
   return new Promise((resolve, reject) => {
@@ -124,7 +124,7 @@ async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, req
 }
 
 /** The simulator's seed, its two customers' invoices copied to INVOICES_PER_CUSTOMER each. */
-function seedWithInvoices(): SimulatorState {
+export function seedWithInvoices(): SimulatorState {
   const state = createSeedState();
   const invoices = [];
   let id = 0;
@@ -138,7 +138,7 @@ function seedWithInvoices(): SimulatorState {
   return { ...state, invoices };
 }
 
-type PageCall = { page: number; perPage: number };
+export type PageCall = { page: number; perPage: number };
 
 /** One of each list in turn, as long as the shortest. */
 function interleave<T>(lists: T[][]): T[] {
@@ -147,7 +147,7 @@ function interleave<T>(lists: T[][]): T[] {
 }
 
 /** The calls in turn with rows: every page and page size, each for both customers (keys alternate between them). */
-function pagesWithRows(): PageCall[] {
+export function pagesWithRows(): PageCall[] {
   const calls = [];
   for (let size = 0; size < PER_PAGE_SIZES; size += 1) {
     for (let page = 1; page <= PAGES; page += 1) calls.push({ page, perPage: PER_PAGE_FROM + size }, { page, perPage: PER_PAGE_FROM + size });
@@ -156,7 +156,7 @@ function pagesWithRows(): PageCall[] {
 }
 
 /** Pages past the last row (25 a page), each once in a run: an empty list each. */
-function pagesPastTheEnd(): PageCall[] {
+export function pagesPastTheEnd(): PageCall[] {
   const first = Math.ceil(INVOICES_PER_CUSTOMER / 25) + 1;
   return Array.from({ length: 10_000 }, (_, index) => ({ page: first + index, perPage: 25 }));
 }
@@ -164,6 +164,53 @@ function pagesPastTheEnd(): PageCall[] {
 /** A server's CPU time per request over a run, and the share of one core it kept busy. */
 function cpuOf({ cpuUs: us = Number.NaN }: { cpuUs?: number }): string {
   return `${us.toFixed(0)} µs a request (${((us * RATE) / 1e4).toFixed(0)} % of a core)`;
+}
+
+const keyFor = (keys: IssuedKey[], index: number): IssuedKey => keys[index % keys.length] as IssuedKey;
+
+/** The gateway's invoice pages for these calls, request i with key i. */
+export function invoicePages(keys: IssuedKey[], pages: PageCall[]): RateRequest[] {
+  return pages.map(({ page, perPage }, index) => ({ method: 'GET', path: `/v1/billing/invoices?page=${page}&per_page=${perPage}`, headers: keyHeaders(keyFor(keys, index)) }));
+}
+
+/**
+ * The gateway as in production (dist/, the Dockerfile's node options and `nodeArgs`, Redis stores)
+ * in front of `upstreamUrl`, its pool sized for the load, and the keys issued for it.
+ */
+export async function startInvoiceGateway(
+  options: Pick<SlowBackendOptions, 'directory' | 'pepper' | 'webhookKey' | 'redisUrl'>,
+  simulator: WhmcsSimulator,
+  upstreamUrl: string,
+  nodeArgs: string[],
+): Promise<{ gateway: Server; keys: IssuedKey[]; opsUrl: string }> {
+  const stores = await createRedisStores({ url: options.redisUrl });
+  const keys = await issueKeys(stores.keys, options.pepper, SHAPE, ['read:products', 'read:billing']).finally(() => stores.close());
+  const port = await freePort();
+  const opsPort = await freePort();
+  const opsUrl = `http://127.0.0.1:${opsPort}`;
+  const configFile = writeGatewayConfig(join(options.directory, 'slow-gateway.json'), {
+    port,
+    redisUrl: options.redisUrl,
+    windowMs: windowFor(SHAPE, RATE, 0.5),
+    auditFile: join(options.directory, 'slow-audit.log'),
+    whmcs: { ...whmcsSimulatorConfig(simulator), url: upstreamUrl, connections: 256 },
+  });
+  const gateway = await startServer({
+    name: 'gateway (slow backend)',
+    args: [...productionNodeArgs(), ...nodeArgs, 'dist/bin/gateway.js'],
+    env: {
+      CONFIG_FILE: configFile,
+      KEY_PEPPER: options.pepper,
+      WEBHOOK_ENCRYPTION_KEY: options.webhookKey,
+      OPS_PORT: String(opsPort),
+      WORKERS: '1',
+      NODE_ENV: 'production',
+    },
+    port,
+    readyPath: '/v1/health',
+    logFile: join(options.directory, 'slow-gateway.log'),
+  });
+  return { gateway, keys, opsUrl };
 }
 
 interface InvoiceRuns {
@@ -177,44 +224,16 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
   // The latency is the replay's, which answers the invoice lists from recordings (replay-upstream.ts).
   const upstream = await startReplayUpstream({ simulatorUrl: simulator.url, latencyMs: LATENCY_MS, replays: (action) => action === 'GetInvoices' });
   try {
-    const stores = await createRedisStores({ url: options.redisUrl });
-    const keys = await issueKeys(stores.keys, options.pepper, SHAPE, ['read:products', 'read:billing']).finally(() => stores.close());
-    const port = await freePort();
-    const opsPort = await freePort();
-    const opsUrl = `http://127.0.0.1:${opsPort}`;
-    const configFile = writeGatewayConfig(join(options.directory, 'slow-gateway.json'), {
-      port,
-      redisUrl: options.redisUrl,
-      windowMs: windowFor(SHAPE, RATE, 0.5),
-      auditFile: join(options.directory, 'slow-audit.log'),
-      whmcs: { ...whmcsSimulatorConfig(simulator), url: upstream.url, connections: 256 },
-    });
-    const gateway = await startServer({
-      name: 'gateway (slow backend)',
-      args: [...productionNodeArgs(), ...options.nodeArgs, 'dist/bin/gateway.js'],
-      env: {
-        CONFIG_FILE: configFile,
-        KEY_PEPPER: options.pepper,
-        WEBHOOK_ENCRYPTION_KEY: options.webhookKey,
-        OPS_PORT: String(opsPort),
-        WORKERS: '1',
-        NODE_ENV: 'production',
-      },
-      port,
-      readyPath: '/v1/health',
-      logFile: join(options.directory, 'slow-gateway.log'),
-    });
+    const { gateway, keys, opsUrl } = await startInvoiceGateway(options, simulator, upstream.url, options.nodeArgs);
     try {
       const { identifier, secret } = simulator;
       const form = (customer: string, { page, perPage }: PageCall): string =>
         new URLSearchParams({ action: 'GetInvoices', userid: customer, limitstart: String((page - 1) * perPage), limitnum: String(perPage), orderby: 'id', order: 'desc', responsetype: 'json', identifier, secret }).toString();
       // Request i goes out with key i, whose account maps to customer 1 or 2 (shape.ts: by account index).
-      const keyFor = (index: number) => keys[index % keys.length] as (typeof keys)[number];
-      const customerOf = (index: number) => String((Number(keyFor(index).accountId.split('-').at(-1)) % 2) + 1);
+      const customerOf = (index: number) => String((Number(keyFor(keys, index).accountId.split('-').at(-1)) % 2) + 1);
       const connections = 256;
       const measured = { opsUrl, pid: gateway.pid };
-      const gatewayPages = (pages: PageCall[]): RateRequest[] =>
-        pages.map(({ page, perPage }, index) => ({ method: 'GET', path: `/v1/billing/invoices?page=${page}&per_page=${perPage}`, headers: keyHeaders(keyFor(index)) }));
+      const gatewayPages = (pages: PageCall[]) => invoicePages(keys, pages);
       const invoiceRuns = async (pages: PageCall[]): Promise<InvoiceRuns> => ({
         direct: await runConstantRate(options.directory, {
           origin: upstream.url,
