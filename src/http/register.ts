@@ -236,13 +236,10 @@ export function registerEndpoint(
     return send(reply, output.stored, output.bytes);
   };
 
-  /**
-   * The response sent as bytes: a memoised body's own, else its JSON encoded here (given text, the
-   * HTTP layer joins its header and the text, copying the text twice more).
-   */
+  /** The response sent: a PDF as its bytes, a memoised body as its encoded JSON, anything else as text. */
   const send = (reply: FastifyReply, response: StoredResponse, bytes: Buffer | undefined): FastifyReply => {
     const isPdf = response.headers['content-type'] === PDF_TYPE;
-    const payload = isPdf ? Buffer.from(response.body, 'base64') : (bytes ?? Buffer.from(response.body));
+    const payload = isPdf ? Buffer.from(response.body, 'base64') : (bytes ?? response.body);
     return reply.code(response.status).headers(response.headers).send(payload);
   };
 
