@@ -191,7 +191,7 @@ export function registerEndpoint(
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const input = request.v1Input as NonNullable<FastifyRequest['v1Input']>;
-    const context = (attempt?: IdempotentAttempt): EndpointInput => ({
+    const inputFor = (attempt?: IdempotentAttempt): EndpointInput => ({
       params: input.params,
       query: input.query,
       body: input.body,
@@ -213,7 +213,7 @@ export function registerEndpoint(
           route: endpoint.url,
           params: input.params,
           body: input.body,
-          execute: async (attempt) => (last = outputOf(endpoint, await answer(context(attempt), reply), outputMemo)).stored,
+          execute: async (attempt) => (last = outputOf(endpoint, await answer(inputFor(attempt), reply), outputMemo)).stored,
           render: (error) => ({
             status: error.status,
             headers: { 'content-type': 'application/problem+json; charset=utf-8', ...error.headers },
@@ -227,11 +227,12 @@ export function registerEndpoint(
       if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, outcome.response);
       return send(reply, outcome.response, outcome.response === last?.stored ? last.bytes : undefined);
     }
-    // Computed here, after the upstream wait, and held by nothing made before it. Whatever a request
-    // made before a long wait (this handler's closures and promises) has been moved to the old
-    // generation by then under a slow backend's load, and what that still points to survives every
-    // young collection until the next full one: this output, held there, would be moved too.
-    const output = outputOf(endpoint, await answer(context(), reply), outputMemo);
+    // Computed here, after the upstream wait, and held by nothing made before it (but this frame while
+    // an audited route writes its record). Whatever a request made before a long wait (this handler's
+    // closures and promises) has been moved to the old generation by then under a slow backend's
+    // load, and what that still points to survives every young collection until the next full one:
+    // this output, held there, would be moved too (npm run bench:promotion).
+    const output = outputOf(endpoint, await answer(inputFor(), reply), outputMemo);
     if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, output.stored);
     return send(reply, output.stored, output.bytes);
   };
