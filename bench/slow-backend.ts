@@ -75,9 +75,14 @@ export type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Recor
  * Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured
  * run; a server process given adds its CPU time over that run, its ops listener (`opsUrl`) its garbage collections.
  */
+type RateInput = { origin: string; durationS: number; connections: number; requests: RateRequest[] };
+type WithCpu = RateResult & { cpuUs: number };
+async function runConstantRate(directory: string, input: RateInput): Promise<RateResult>;
+async function runConstantRate(directory: string, input: RateInput, server: { pid: number; opsUrl: string }): Promise<WithCpu & { gc: GcTally }>;
+async function runConstantRate(directory: string, input: RateInput, server: { pid: number }): Promise<WithCpu>;
 async function runConstantRate(
   directory: string,
-  input: { origin: string; durationS: number; connections: number; requests: RateRequest[] },
+  input: RateInput,
   server?: { pid: number; opsUrl?: string },
 ): Promise<RateResult & { gc?: GcTally; cpuUs?: number }> {
   await runOnce(directory, { ...input, durationS: WARM_UP_S });
@@ -110,7 +115,7 @@ export function runOnce(directory: string, input: { origin: string; durationS: n
  * The same catalog requests, loader and schedule against bare Fastify answering the catalog's
  * bytes: what the loader and the machine add to any server's latency at this rate.
  */
-async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<RateResult & { cpuUs?: number }> {
+async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<WithCpu> {
   const [first] = requests as [RateRequest];
   const body = await fetchBody(`${gatewayUrl}${first.path}`, first.headers);
   const bodiesFile = join(options.directory, 'slow-bodies.json');
@@ -162,7 +167,7 @@ export function pagesPastTheEnd(): PageCall[] {
 }
 
 /** A server's CPU time per request over a run, and the share of one core it kept busy. */
-function cpuOf({ cpuUs: us = Number.NaN }: { cpuUs?: number }): string {
+function cpuOf({ cpuUs: us }: { cpuUs: number }): string {
   return `${us.toFixed(0)} µs a request (${((us * RATE) / 1e4).toFixed(0)} % of a core)`;
 }
 
@@ -215,7 +220,7 @@ export async function startInvoiceGateway(
 
 interface InvoiceRuns {
   direct: RateResult;
-  viaGateway: RateResult & { gc?: GcTally; cpuUs?: number };
+  viaGateway: WithCpu & { gc: GcTally };
 }
 
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
@@ -267,10 +272,10 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       ]));
       for (const [label, runs] of [['past the last row', empty], ['20-29 rows', rows]] as const) {
         console.log(`added latency by the gateway, pages ${label}: p50 ${ms(runs.viaGateway.p50 - runs.direct.p50)} ms (goal ≤ 1), p99 ${ms(runs.viaGateway.p99 - runs.direct.p99)} ms (goal ≤ 3)`);
-        console.log(`  the gateway's CPU: ${cpuOf(runs.viaGateway)}; its garbage collection: ${describeGc(runs.viaGateway.gc as GcTally, options.durationS)}`);
+        console.log(`  the gateway's CPU: ${cpuOf(runs.viaGateway)}; its garbage collection: ${describeGc(runs.viaGateway.gc, options.durationS)}`);
       }
       console.log(`warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
-      console.log(`the gateway's CPU, warm catalog: ${cpuOf(catalog)}; its garbage collection: ${describeGc(catalog.gc as GcTally, options.durationS)}`);
+      console.log(`the gateway's CPU, warm catalog: ${cpuOf(catalog)}; its garbage collection: ${describeGc(catalog.gc, options.durationS)}`);
       console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms; its CPU ${cpuOf(floor)})`);
       console.log(`(the upstream: ${upstream.counts.replayed} calls answered from recordings, ${upstream.counts.forwarded} forwarded to the simulator)`);
     } finally {
