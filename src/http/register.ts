@@ -134,6 +134,21 @@ function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, W
   return { stored: toStored(result.status, result.headers, JSON_TYPE, output.body), bytes: output.bytes };
 }
 
+/** What the endpoint's handler is given for the request (and, idempotent, for this attempt). */
+function endpointInput(request: FastifyRequest, input: RequestInput, attempt?: IdempotentAttempt): EndpointInput {
+  return {
+    params: input.params,
+    query: input.query,
+    body: input.body,
+    requestId: request.id,
+    call: { requestId: request.id, trace: request.trace },
+    caller: request.caller as Caller,
+    idempotencyKey: input.idempotencyKey,
+    attempt,
+    log: request.log,
+  };
+}
+
 /** The source-IP limit on its own: 429 when refused. */
 export async function enforceIpLimit(rateLimiter: RateLimiter, ip: string): Promise<void> {
   const decision = await rateLimiter.hitIp(ip);
@@ -190,58 +205,53 @@ export function registerEndpoint(
   };
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    const input = request.v1Input as NonNullable<FastifyRequest['v1Input']>;
-    const inputFor = (attempt?: IdempotentAttempt): EndpointInput => ({
-      params: input.params,
-      query: input.query,
-      body: input.body,
-      requestId: request.id,
-      call: { requestId: request.id, trace: request.trace },
-      caller: request.caller as Caller,
-      idempotencyKey: input.idempotencyKey,
-      attempt,
-      log: request.log,
-    });
-
-    if (endpoint.idempotent && request.caller && input.idempotencyKey !== undefined) {
-      let last: Output | undefined;
-      const outcome = await ctx.idempotency.run(
-        {
-          accountId: request.caller.account.id,
-          key: input.idempotencyKey,
-          method: endpoint.method,
-          route: endpoint.url,
-          params: input.params,
-          body: input.body,
-          execute: async (attempt) => (last = outputOf(endpoint, await answer(inputFor(attempt), reply), outputMemo)).stored,
-          render: (error) => ({
-            status: error.status,
-            headers: { 'content-type': 'application/problem+json; charset=utf-8', ...error.headers },
-            body: JSON.stringify(problemDocument(error, request.id, ctx.typeBase)),
-          }),
-        },
-        toApiError,
-        request.log,
-      );
-      if (outcome.replayed) reply.header('idempotent-replayed', 'true');
-      if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, outcome.response);
-      return send(reply, outcome.response, outcome.response === last?.stored ? last.bytes : undefined);
-    }
-    // Computed here, after the upstream wait, and held by nothing made before it (but this frame while
-    // an audited route writes its record). Whatever a request made before a long wait (this handler's
-    // closures and promises) has been moved to the old generation by then under a slow backend's
-    // load, and what that still points to survives every young collection until the next full one:
-    // this output, held there, would be moved too (npm run bench:promotion).
-    const output = outputOf(endpoint, await answer(inputFor(), reply), outputMemo);
+    const input = request.v1Input as RequestInput;
+    // The plain path's output is computed here, after the upstream wait, and held by nothing made
+    // before it (but this frame while an audited route writes its record). Whatever a request made
+    // before a long wait (this handler's closures and promises) has been moved to the old
+    // generation by then under a slow backend's load, and what that still points to survives every
+    // young collection until the next full one: this output, held there, would be moved too (npm
+    // run bench:promotion).
+    const output = endpoint.idempotent && request.caller && input.idempotencyKey !== undefined
+      ? await idempotentOutput(request, reply, input, request.caller, input.idempotencyKey)
+      : outputOf(endpoint, await answer(endpointInput(request, input), reply), outputMemo);
     if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, output.stored);
-    return send(reply, output.stored, output.bytes);
+    // A PDF goes as its bytes, a memoised body as its encoded JSON, anything else as text.
+    const { stored, bytes } = output;
+    const payload = stored.headers['content-type'] === PDF_TYPE ? Buffer.from(stored.body, 'base64') : (bytes ?? stored.body);
+    return reply.code(stored.status).headers(stored.headers).send(payload);
   };
 
-  /** The response sent: a PDF as its bytes, a memoised body as its encoded JSON, anything else as text. */
-  const send = (reply: FastifyReply, response: StoredResponse, bytes: Buffer | undefined): FastifyReply => {
-    const isPdf = response.headers['content-type'] === PDF_TYPE;
-    const payload = isPdf ? Buffer.from(response.body, 'base64') : (bytes ?? response.body);
-    return reply.code(response.status).headers(response.headers).send(payload);
+  /** The stored response of an idempotent request: the outcome of this attempt, or a replay. */
+  const idempotentOutput = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    input: RequestInput,
+    caller: Caller,
+    idempotencyKey: string,
+  ): Promise<Output> => {
+    let last: Output | undefined;
+    const outcome = await ctx.idempotency.run(
+      {
+        accountId: caller.account.id,
+        key: idempotencyKey,
+        method: endpoint.method,
+        route: endpoint.url,
+        params: input.params,
+        body: input.body,
+        execute: async (attempt) => (last = outputOf(endpoint, await answer(endpointInput(request, input, attempt), reply), outputMemo)).stored,
+        render: (error) => ({
+          status: error.status,
+          headers: { 'content-type': 'application/problem+json; charset=utf-8', ...error.headers },
+          body: JSON.stringify(problemDocument(error, request.id, ctx.typeBase)),
+        }),
+      },
+      toApiError,
+      request.log,
+    );
+    if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+    // This attempt's encoded bytes serve only the response it produced, never a replay.
+    return { stored: outcome.response, bytes: outcome.response === last?.stored ? last.bytes : undefined };
   };
 
   mount({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope, audited: endpoint.audited === true }, onRequest, preValidation, handler });
