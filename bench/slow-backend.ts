@@ -71,12 +71,13 @@ interface RateResult {
 
 export type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
+type RateInput = { origin: string; durationS: number; connections: number; requests: RateRequest[] };
+type WithCpu = RateResult & { cpuUs: number };
+
 /**
  * Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured
  * run; a server process given adds its CPU time over that run, its ops listener (`opsUrl`) its garbage collections.
  */
-type RateInput = { origin: string; durationS: number; connections: number; requests: RateRequest[] };
-type WithCpu = RateResult & { cpuUs: number };
 async function runConstantRate(directory: string, input: RateInput): Promise<RateResult>;
 async function runConstantRate(directory: string, input: RateInput, server: { pid: number; opsUrl: string }): Promise<WithCpu & { gc: GcTally }>;
 async function runConstantRate(directory: string, input: RateInput, server: { pid: number }): Promise<WithCpu>;
@@ -94,7 +95,7 @@ async function runConstantRate(
   return gc === undefined ? { ...result, cpuUs } : { ...result, gc: await gc.stop(), cpuUs };
 }
 
-export function runOnce(directory: string, input: { origin: string; durationS: number; connections: number; requests: RateRequest[] }): Promise<RateResult> {
+export function runOnce(directory: string, input: RateInput): Promise<RateResult> {
   const file = join(directory, 'constant-rate.json');
   writeFileSync(file, JSON.stringify({ ...input, rate: RATE }));
   return new Promise((resolve, reject) => {
