@@ -8,7 +8,8 @@
  * collects again, so the promoted garbage piles up to 60+ MB and the resident memory swings with
  * it (README "Benchmark"). Collecting when the heap has grown by 20 % (V8 still waits for at least
  * 8 MB more) keeps it near its live size; in the bench it added no full collection that a GC trace
- * could tell apart, while 10 % (with a 4 MB young generation) nearly doubled the gateway's CPU.
+ * could tell apart, while 10 % (with a 4 MB young generation) nearly doubled the gateway's CPU. On
+ * a small heap the growth is larger, enough for twice the young generation (ROOM_IN_YOUNG_GENERATIONS).
  *
  * Allocation-site pretenuring is off. Once most objects from one allocation site have survived
  * young collections, V8 allocates that site's objects straight in the old generation. Under the
@@ -24,14 +25,23 @@
  * generation's size is fixed when the heap is set up: `--max-semi-space-size` must be on node's
  * command line; the Dockerfile and `npm start` pass it). A value given on node's command line wins.
  */
-import { setFlagsFromString } from 'node:v8';
+import { constants, type NodeGCPerformanceDetail, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 20;
 
-const RUNTIME_FLAGS: ReadonlyArray<{ name: string; setting: string }> = [
-  { name: 'heap-growing-percent', setting: `--heap-growing-percent=${HEAP_GROWING_PERCENT}` },
-  { name: 'allocation-site-pretenuring', setting: '--no-allocation-site-pretenuring' },
-];
+/**
+ * The old generation's room after a full collection, at least, in young generations. V8 starts
+ * marking once the room left under the old generation's limit is no more than the young
+ * generation's capacity. 20 % of a small heap (29 MB live with few keys) is less than V8's
+ * smallest step, 8 MB, so the room was 8 MB from the start, the young generation's capacity at
+ * the image's 8 MB semi-spaces: under a load that promotes (a slow upstream's pages of rows) V8
+ * marked all the time, 26 full collections in 8 s. Twice the capacity leaves room for what a few
+ * young collections promote (README "Benchmark", the ninth round); from 80 MB live on, 20 % is more.
+ */
+const ROOM_IN_YOUNG_GENERATIONS = 2;
+/** About V8's own growth on a small heap: the room never asks for more. */
+const MAX_GROWING_PERCENT = 100;
 
 /** Whether node's command line sets the flag, either way (`--name`, `--no-name`, `--name=…`, dashes or underscores). */
 function givenOnCommandLine(name: string): boolean {
@@ -39,6 +49,45 @@ function givenOnCommandLine(name: string): boolean {
   return process.execArgv.some((arg) => pattern.test(arg));
 }
 
+/** The old generation's growth, in percent: HEAP_GROWING_PERCENT, or what leaves it its room. */
+export function growingPercentFor(oldGenerationBytes: number, youngCapacityBytes: number): number {
+  const forRoom = Math.ceil((100 * ROOM_IN_YOUNG_GENERATIONS * youngCapacityBytes) / Math.max(oldGenerationBytes, 1));
+  return Math.min(MAX_GROWING_PERCENT, Math.max(HEAP_GROWING_PERCENT, forRoom));
+}
+
+/** The growth for what the old generation holds now (the young generation's capacity is one of its two semi-spaces). */
+function growingPercentNow(): number {
+  let oldGeneration = 0;
+  let youngCapacity = 0;
+  for (const space of getHeapSpaceStatistics()) {
+    if (space.space_name === 'new_space') youngCapacity = space.space_size / 2;
+    else if (space.space_name !== 'new_large_object_space') oldGeneration += space.space_used_size;
+  }
+  return growingPercentFor(oldGeneration, youngCapacity);
+}
+
+/** Node gives a 'gc' entry its kind in `detail`, which the entry's type does not name. */
+function isFullCollection(entry: PerformanceEntry): boolean {
+  return (entry as PerformanceEntry & { detail?: NodeGCPerformanceDetail }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+}
+
+/**
+ * Sets the growth now, and again after each full collection from what survived it: V8 computes
+ * the old generation's next limit as it collects, from the flag's value then.
+ */
+function keepOldGenerationRoom(): void {
+  let current = growingPercentNow();
+  setFlagsFromString(`--heap-growing-percent=${current}`);
+  new PerformanceObserver((list) => {
+    if (!list.getEntries().some(isFullCollection)) return;
+    const percent = growingPercentNow();
+    if (percent === current) return;
+    current = percent;
+    setFlagsFromString(`--heap-growing-percent=${percent}`);
+  }).observe({ entryTypes: ['gc'] });
+}
+
 export function applyHeapSettings(): void {
-  for (const flag of RUNTIME_FLAGS) if (!givenOnCommandLine(flag.name)) setFlagsFromString(flag.setting);
+  if (!givenOnCommandLine('heap-growing-percent')) keepOldGenerationRoom();
+  if (!givenOnCommandLine('allocation-site-pretenuring')) setFlagsFromString('--no-allocation-site-pretenuring');
 }

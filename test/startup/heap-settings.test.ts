@@ -8,11 +8,16 @@
  * - one keeps every object one literal makes (2 M), and counts its young collections. With
  *   pretenuring, V8 soon allocates that literal's objects in the old generation and the young
  *   collections stop (about 12); applied, every object passes through the young generation (about
- *   190 collections).
+ *   190 collections);
+ * - one with the image's 8 MB young generation keeps 10 MB alive and promotes 100 KB a turn, which
+ *   dies in the old generation. With a flat 20 % the room under the old generation's limit is V8's
+ *   8 MB step, no more than the young generation, and V8 marks all the time (about 29 full
+ *   collections); applied, the room is twice the young generation (about 17).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
+import { growingPercentFor, HEAP_GROWING_PERCENT } from '../../src/startup/heap.js';
 
 const CHILD = `
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -51,6 +56,24 @@ await new Promise((resolve) => setTimeout(resolve, 50));
 process.stdout.write(JSON.stringify({ young, kept: kept.length }));
 `;
 
+const ROOM_CHILD = `
+import { PerformanceObserver, constants } from 'node:perf_hooks';
+import { applyHeapSettings } from './src/startup/heap.ts';
+if (process.env.APPLY === '1') applyHeapSettings();
+let full = 0;
+new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) full += 1; }).observe({ entryTypes: ['gc'] });
+const live = Array.from({ length: 100_000 }, (_, i) => ({ i, text: 'x' + i }));
+const kept = [];
+const slots = new Array(256);
+for (let turn = 0; turn < 6_000; turn += 1) {
+  for (let j = 0; j < 4_000; j += 1) slots[j & 255] = [j, j + 1, j + 2, turn];
+  kept.push(Array.from({ length: 1_000 }, (_, j) => ({ j, turn })));
+  if (kept.length > 40) kept.shift();
+  await new Promise((resolve) => setImmediate(resolve));
+}
+process.stdout.write(JSON.stringify({ full, live: live.length, slots: slots.length }));
+`;
+
 function runChild<T>(source: string, apply: boolean, nodeArgs: string[] = []): T {
   const result = spawnSync(process.execPath, ['--max-semi-space-size=1', ...nodeArgs, '--import', 'tsx', '--input-type=module', '-e', source], {
     env: { ...process.env, APPLY: apply ? '1' : '0' },
@@ -69,6 +92,7 @@ function once<T>(make: () => T): () => T {
   let made: { value: T } | undefined;
   return () => (made ??= { value: make() }).value;
 }
+const runRoom = (nodeArgs: string[]) => runChild<{ full: number }>(ROOM_CHILD, true, ['--max-semi-space-size=8', ...nodeArgs]);
 const runApplied = once(() => run(true));
 const runPretenuringApplied = once(() => runPretenuring(true));
 
@@ -97,4 +121,22 @@ t.test("pretenuring given on node's command line wins", async () => {
   const given = runPretenuring(true, ['--allocation-site-pretenuring']);
   const applied = runPretenuringApplied();
   assert.ok(applied.young >= 5 * given.young, `young collections: ${given.young} given, ${applied.young} applied`);
+});
+
+t.test('on a small heap, the old generation keeps room for twice the young generation: V8 no longer marks all the time', async () => {
+  const flat = runRoom(['--heap-growing-percent=20']);
+  const applied = runRoom([]);
+  t.comment(`full collections: ${flat.full} at a flat 20 %, ${applied.full} applied`);
+  assert.ok(applied.full <= 0.75 * flat.full, `full collections: ${applied.full} applied, ${flat.full} at a flat 20 %`);
+});
+
+t.test('the growth: 20 %, or what leaves twice the young generation of room, at most 100 %', async () => {
+  const MB = 2 ** 20;
+  assert.equal(growingPercentFor(200 * MB, 8 * MB), HEAP_GROWING_PERCENT);
+  assert.equal(growingPercentFor(80 * MB, 8 * MB), HEAP_GROWING_PERCENT);
+  assert.equal(growingPercentFor(29 * MB, 8 * MB), 56);
+  assert.equal(growingPercentFor(64 * MB, 8 * MB), 25);
+  assert.equal(growingPercentFor(10 * MB, 8 * MB), 100);
+  assert.equal(growingPercentFor(0, 8 * MB), 100);
+  assert.equal(growingPercentFor(40 * MB, 1 * MB), HEAP_GROWING_PERCENT);
 });
