@@ -20,14 +20,16 @@ import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { growingPercentFor, HEAP_GROWING_PERCENT } from '../../src/startup/heap.js';
 
-const CHILD = `
-import { PerformanceObserver } from 'node:perf_hooks';
-import { constants } from 'node:perf_hooks';
+/** How every child starts: the settings applied when APPLY=1, and its collections of one kind counted in `counter`. */
+const prelude = (counter: 'full' | 'young', kind: 'MAJOR' | 'MINOR') => `
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { applyHeapSettings } from './src/startup/heap.ts';
 if (process.env.APPLY === '1') applyHeapSettings();
-let full = 0;
-new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) full += 1; }).observe({ entryTypes: ['gc'] });
-const live = Array.from({ length: 300_000 }, (_, i) => ({ i, text: 'x' + i, list: [i] }));
+let ${counter} = 0;
+new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_${kind}) ${counter} += 1; }).observe({ entryTypes: ['gc'] });
+`;
+
+const CHILD = `${prelude('full', 'MAJOR')}const live = Array.from({ length: 300_000 }, (_, i) => ({ i, text: 'x' + i, list: [i] }));
 const ring = new Array(20_000);
 let largest = 0;
 for (let i = 0; i < 2_000_000; i += 1) {
@@ -41,13 +43,7 @@ await new Promise((resolve) => setTimeout(resolve, 100));
 process.stdout.write(JSON.stringify({ full, largestMb: largest / 2 ** 20, live: live.length }));
 `;
 
-const PRETENURING_CHILD = `
-import { PerformanceObserver, constants } from 'node:perf_hooks';
-import { applyHeapSettings } from './src/startup/heap.ts';
-if (process.env.APPLY === '1') applyHeapSettings();
-let young = 0;
-new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MINOR) young += 1; }).observe({ entryTypes: ['gc'] });
-const make = (i) => ({ i, next: null, text: 'k' });
+const PRETENURING_CHILD = `${prelude('young', 'MINOR')}const make = (i) => ({ i, next: null, text: 'k' });
 const kept = [];
 for (let round = 0; round < 20; round += 1) {
   for (let i = 0; i < 100_000; i += 1) kept.push(make(i));
@@ -57,13 +53,7 @@ await new Promise((resolve) => setTimeout(resolve, 50));
 process.stdout.write(JSON.stringify({ young, kept: kept.length }));
 `;
 
-const ROOM_CHILD = `
-import { PerformanceObserver, constants } from 'node:perf_hooks';
-import { applyHeapSettings } from './src/startup/heap.ts';
-if (process.env.APPLY === '1') applyHeapSettings();
-let full = 0;
-new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) full += 1; }).observe({ entryTypes: ['gc'] });
-const live = Array.from({ length: 300_000 }, (_, i) => ({ i, text: 'x' + i }));
+const ROOM_CHILD = `${prelude('full', 'MAJOR')}const live = Array.from({ length: 300_000 }, (_, i) => ({ i, text: 'x' + i }));
 const kept = [];
 const slots = new Array(256);
 for (let turn = 0; turn < 6_000; turn += 1) {
