@@ -8,7 +8,10 @@
  * metrics on, log level info into a file), the baselines, a private redis-server; the WHMCS
  * simulator runs in this process. Load: wrk, one thread, keep-alive connections on loopback,
  * cycling through one request per key (thousands of keys, hundreds of accounts and source
- * addresses via X-Forwarded-For from the trusted loopback proxy; see shape.ts).
+ * addresses via X-Forwarded-For from the trusted loopback proxy; see shape.ts). Every server stays
+ * up while the targets are measured in rounds, each round every target in turn: a ratio is taken
+ * between runs of one round, seconds apart, and its median over the rounds is reported (see
+ * gateway-report.ts).
  *
  * A benchmark to run by hand, never a timed test: its numbers belong to the machine it ran on.
  */
@@ -21,17 +24,19 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
+import { countGc } from './gateway-metrics.js';
+import { report, type Measurement, type ReportInput, type Target } from './gateway-report.js';
 import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server, writeGatewayConfig } from './processes.js';
-import { costOf, describeCalls, roundTrips, snapshot, type RedisCost } from './redis-stats.js';
-import { megabytes, ms, ratio, table } from './report.js';
+import { costOf, roundTrips, snapshot } from './redis-stats.js';
 import { clearCounters, DEFAULT_SHAPE, fetchBody, issueKeys, keyHeaders, requestsFor, windowFor, type IssuedKey } from './shape.js';
 import { runSlowBackend } from './slow-backend.js';
-import { findWrk, runWrk, writeWrkScript, type WrkResult } from './wrk.js';
+import { findWrk, runWrk, writeWrkScript } from './wrk.js';
 
 const { values: flags } = parseArgs({
   options: {
-    duration: { type: 'string', default: process.env.BENCH_DURATION ?? '8' },
+    rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
+    duration: { type: 'string', default: process.env.BENCH_DURATION ?? '4' },
+    'slow-duration': { type: 'string', default: '8' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '50' },
     workers: { type: 'string', default: '1,2' },
@@ -49,8 +54,11 @@ const { values: flags } = parseArgs({
 });
 if (flags.help) {
   process.stdout.write(`npm run bench [-- options]
-  --duration S      seconds measured per target (default 8; env BENCH_DURATION)
+  --rounds N        rounds of every target in turn (default 3; env BENCH_ROUNDS): figures are the
+                    rounds' medians, ratios the medians of each round's ratios
+  --duration S      seconds measured per target and round (default 4; env BENCH_DURATION)
   --warmup S        seconds of warm-up before each (default 2)
+  --slow-duration S seconds measured per run of the slow-backend part (default 8)
   --connections N   wrk connections (default 50; env BENCH_CONNECTIONS)
   --workers LIST    WORKERS values to run the gateway's /v1/products with (default 1,2)
   --no-slow         skip the slow-backend part
@@ -65,7 +73,9 @@ if (flags.help) {
 `);
   process.exit(0);
 }
+const ROUNDS = positiveInt('rounds', flags.rounds);
 const DURATION_S = positiveInt('duration', flags.duration);
+const SLOW_DURATION_S = positiveInt('slow-duration', flags['slow-duration']);
 const WARMUP_S = positiveInt('warmup', flags.warmup);
 const CONNECTIONS = positiveInt('connections', flags.connections);
 const WORKER_COUNTS = flags.workers.split(',').map((each) => positiveInt('workers', each));
@@ -89,18 +99,6 @@ function positiveInt(name: string, raw: string): number {
   return Number(raw);
 }
 
-interface Measurement {
-  label: string;
-  path: string;
-  load: WrkResult;
-  redis: RedisCost;
-  /** CPU time of the server's processes per request, µs. */
-  cpuUs: number;
-  rss: { first: number; last: number; max: number };
-  /** The gateway's garbage collections over the measured run (one process: WORKERS=1). */
-  gc?: GcTally;
-}
-
 interface Context {
   wrk: string;
   directory: string;
@@ -118,17 +116,26 @@ function warmUpPasses(workers: number): number {
   return workers === 1 ? 1 : Math.ceil(Math.log(0.01) / Math.log(1 - 1 / workers));
 }
 
-async function measure(context: Context, label: string, server: Server & { opsUrl?: string }, path: string, workers = 1): Promise<Measurement> {
-  process.stdout.write(`  ${label}: warm-up ${WARMUP_S} s, measuring ${DURATION_S} s…\n`);
-  const script = writeWrkScript(context.directory, `${label.replace(/\W+/g, '-')}`, new URL(server.url).host, requestsFor(path, context.keys));
+type Served = Server & { opsUrl?: string };
+
+/** A target of the rounds: what it measures and the server it measures (started at its first round). */
+interface Plan extends Target {
+  server: () => Promise<Served>;
+  workers: number;
+}
+
+async function measure(context: Context, plan: Plan, round: string): Promise<Measurement> {
+  const server = await plan.server();
+  process.stdout.write(`  ${round}${plan.label}: warm-up ${WARMUP_S} s, measuring ${DURATION_S} s…\n`);
+  const script = writeWrkScript(context.directory, `${plan.label.replace(/\W+/g, '-')}`, new URL(server.url).host, requestsFor(plan.path, context.keys));
   // Each wrk run starts again at the first key: on a host too slow to go round them all in the
   // warm-up, one more run, at most twice as long as the last (a cold process is slower than it
-  // will be), until one has.
-  const needed = warmUpPasses(workers) * context.keys.length;
+  // will be), until one has. A gateway idle since its last round holds no fresh key: the same.
+  const needed = warmUpPasses(plan.workers) * context.keys.length;
   let durationS = WARMUP_S;
   let warm = await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS });
   while (warm.requests < needed) {
-    if (warm.requests === 0) throw new Error(`${label}: no request answered in the warm-up`);
+    if (warm.requests === 0) throw new Error(`${plan.label}: no request answered in the warm-up`);
     durationS = Math.min(2 * durationS, Math.ceil((1.2 * needed) / warm.requestsPerSecond));
     process.stdout.write(`    (${warm.requests} requests in the last warm-up, ${needed} needed to use every key: ${durationS} s more)\n`);
     warm = await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS });
@@ -142,12 +149,21 @@ async function measure(context: Context, label: string, server: Server & { opsUr
   const cpuUs = ((treeCpuSeconds(server.pid) - cpuBefore) * 1e6) / load.requests;
   const redis = costOf(before, await snapshot(context.admin), load.requests);
   const gc = await gcCount?.stop();
-  return { label, path, load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) }, gc };
+  return { load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) }, gc };
+}
+
+/** Starts a server once, at first use; `started` keeps what to stop. */
+function startedOnce(started: Array<{ name: string; server: Promise<Served> }>, name: string, start: () => Promise<Served>): () => Promise<Served> {
+  let server: Promise<Served> | undefined;
+  return () => {
+    if (!server) started.push({ name, server: (server = start()) });
+    return server;
+  };
 }
 
 async function main(): Promise<void> {
   const cpuList = cpus();
-  console.log(`reseller-gateway benchmark: wrk -t1 -c${CONNECTIONS}, ${WARMUP_S} s warm-up + ${DURATION_S} s per target, loopback`);
+  console.log(`reseller-gateway benchmark: wrk -t1 -c${CONNECTIONS}, ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} of every target in turn, each ${WARMUP_S} s warm-up + ${DURATION_S} s measured, loopback`);
   console.log(`machine: ${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}`);
   console.log('(load generator, servers and Redis share these cores: compare rows and ratios of one run, not absolute numbers)\n');
   ensureBuilt();
@@ -164,9 +180,9 @@ async function main(): Promise<void> {
     const admin = new Redis(redis.url);
     cleanups.unshift(async () => admin.disconnect());
 
-    // The gateway's own key prefix (the stores' default).
+    const slow = { directory, durationS: SLOW_DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin, nodeArgs: flags['node-args'].split(' ').filter(Boolean) };
     if (flags['slow-only']) {
-      await runSlowBackend({ directory, durationS: DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin, nodeArgs: flags['node-args'].split(' ').filter(Boolean) });
+      await runSlowBackend(slow);
       return;
     }
     const stores = await createRedisStores({ url: redis.url });
@@ -174,14 +190,15 @@ async function main(): Promise<void> {
     console.log(`shape: ${DEFAULT_SHAPE.keys} keys over ${DEFAULT_SHAPE.accounts} accounts, from ${DEFAULT_SHAPE.sourceAddresses} source addresses (X-Forwarded-For), round-robin; redis-server on port ${redis.port}`);
     const context: Context = { wrk, directory, keys, admin };
 
-    const gatewayPort = await freePort();
-    const startGateway = async (windowMs: number, workers: number, profileDirectory?: string, measured = true): Promise<Server & { opsUrl?: string }> => {
-      const configFile = writeGatewayConfig(join(directory, 'gateway.json'), {
-        port: gatewayPort,
+    const startGateway = async (windowMs: number, workers: number, profileDirectory?: string, measured = true): Promise<Served> => {
+      const name = `gateway-${workers}`;
+      const port = await freePort();
+      const configFile = writeGatewayConfig(join(directory, `${name}.json`), {
+        port,
         logLevel: flags['log-level'],
         redisUrl: redis.url,
         windowMs,
-        auditFile: join(directory, 'audit.log'),
+        auditFile: join(directory, `${name}-audit.log`),
         whmcs: whmcsSimulatorConfig(simulator),
       });
       const opsPort = await freePort();
@@ -201,9 +218,9 @@ async function main(): Promise<void> {
           WORKERS: String(workers),
           NODE_ENV: 'production',
         },
-        port: gatewayPort,
+        port,
         readyPath: '/v1/health',
-        logFile: join(directory, 'gateway.log'),
+        logFile: join(directory, `${name}.log`),
       });
       // Several workers' collections are their own: counted for one process only.
       return workers === 1 ? { ...server, opsUrl: `http://127.0.0.1:${opsPort}` } : server;
@@ -218,111 +235,92 @@ async function main(): Promise<void> {
     const sizes = Object.entries(bodies).map(([path, body]) => `${path} ${Buffer.byteLength(String(body))} bytes`);
     console.log(`bodies: ${sizes.join(', ')} (the baselines send these bytes, serialised once)\n`);
 
-    const startBaseline = (baseline: Baseline): Promise<Server> =>
-      startBaselineServer({
-        name: `${baseline} baseline`,
-        bodiesFile,
-        redisUrl: baseline === 'bare Fastify' ? undefined : redis.url,
-        batch: baseline === BATCHED,
-        readyPath: PATHS[0] ?? '/v1/products',
-        logFile: join(directory, 'baseline.log'),
-      });
-
-    const results: Measurement[] = [];
-    for (const baseline of flags['no-baselines'] ? [] : BASELINES) {
-      const server = await startBaseline(baseline);
-      for (const path of PATHS) results.push(await measure(context, `${baseline} ${path}`, server, path));
-      await server.stop();
-    }
-
-    const bareRate = results[0]?.load.requestsPerSecond;
-    const windowMs = flags.window ? positiveInt('window', flags.window) : bareRate ? windowFor(DEFAULT_SHAPE, bareRate, LIMIT_SHARE) : 1_000;
-    console.log(
-      `\nlimits: contract defaults per window, the window ${windowMs} ms` +
-        (bareRate && !flags.window ? `: at the bare baseline's rate the load would take ${LIMIT_SHARE * 100}% of every account's limit` : ''),
-    );
-    const scaling: Measurement[] = [];
-    let trips = new Map<string, number>();
-    for (const workers of WORKER_COUNTS) {
-      await clearCounters(admin, KEY_PREFIX);
-      const gateway = await startGateway(windowMs, workers, workers === 1 ? flags['cpu-prof'] : undefined);
-      try {
-        if (workers === WORKER_COUNTS[0]) {
-          for (const path of PATHS) results.push(await measure(context, `gateway ${path}`, gateway, path));
-          const products = results.find((m) => m.label === 'gateway /v1/products');
-          if (products) scaling.push(products);
-          // Keys just used (their copies fresh), then the same keys again, counted.
-          const probe = async (): Promise<void> => {
-            for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchBody(`${gateway.url}/v1/products`, keyHeaders(keys[index] as IssuedKey));
-          };
-          await probe();
-          trips = await roundTrips(admin, PROBE_REQUESTS, probe);
-        } else {
-          scaling.push(await measure(context, `gateway WORKERS=${workers} /v1/products`, gateway, '/v1/products', workers));
-        }
-      } finally {
-        const code = await gateway.stop();
-        if (code !== 0) console.log(`  (gateway WORKERS=${workers} exited ${code} at SIGTERM)`);
+    // Every server stays up through the rounds (an idle one costs nothing measurable).
+    const started: Array<{ name: string; server: Promise<Served> }> = [];
+    const stopServers = async (): Promise<void> => {
+      for (let each = started.pop(); each; each = started.pop()) {
+        const code = await (await each.server).stop();
+        if (code !== 0 && each.name.startsWith('gateway')) console.log(`  (${each.name} exited ${code} at SIGTERM)`);
       }
+    };
+    cleanups.unshift(stopServers);
+    const plans: Plan[] = [];
+    for (const baseline of flags['no-baselines'] ? [] : BASELINES) {
+      const server = startedOnce(started, baseline, () =>
+        startBaselineServer({
+          name: `${baseline} baseline`,
+          bodiesFile,
+          redisUrl: baseline === 'bare Fastify' ? undefined : redis.url,
+          batch: baseline === BATCHED,
+          readyPath: PATHS[0] ?? '/v1/products',
+          logFile: join(directory, 'baseline.log'),
+        }),
+      );
+      for (const path of PATHS) plans.push({ label: `${baseline} ${path}`, path, rounds: [], server, workers: 1 });
     }
 
-    report(results, scaling, trips, windowMs);
-    if (!flags['no-slow']) await runSlowBackend({ directory, durationS: DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin, nodeArgs: flags['node-args'].split(' ').filter(Boolean) });
+    // The limits' window comes from the bare baseline's first round, so the gateways start after it.
+    let windowMs: number | undefined;
+    const windowOnce = async (): Promise<number> => {
+      if (windowMs !== undefined) return windowMs;
+      const bareRate = plans[0]?.rounds[0]?.load.requestsPerSecond;
+      windowMs = flags.window ? positiveInt('window', flags.window) : bareRate ? windowFor(DEFAULT_SHAPE, bareRate, LIMIT_SHARE) : 1_000;
+      console.log(
+        `\nlimits: contract defaults per window, the window ${windowMs} ms` +
+          (bareRate && !flags.window ? `: at the bare baseline's rate the load would take ${LIMIT_SHARE * 100}% of every account's limit` : ''),
+      );
+      await clearCounters(admin, KEY_PREFIX);
+      return windowMs;
+    };
+    const scaling: ReportInput['scaling'][number][] = [];
+    let probed: (() => Promise<Served>) | undefined;
+    for (const workers of WORKER_COUNTS) {
+      const isFirst = workers === WORKER_COUNTS[0];
+      const server = startedOnce(started, `gateway WORKERS=${workers}`, async () => startGateway(await windowOnce(), workers, isFirst && workers === 1 ? flags['cpu-prof'] : undefined));
+      const label = isFirst ? 'gateway' : `gateway WORKERS=${workers}`;
+      for (const path of isFirst ? PATHS : ['/v1/products']) {
+        const plan: Plan = { label: `${label} ${path}`, path, rounds: [], server, workers };
+        plans.push(plan);
+        if (path === '/v1/products') scaling.push({ workers, target: plan });
+      }
+      if (isFirst) probed = server;
+    }
+
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      for (const plan of plans) plan.rounds.push(await measure(context, plan, ROUNDS === 1 ? '' : `[${round}/${ROUNDS}] `));
+    }
+
+    // Keys just used (their copies fresh), then the same keys again, counted.
+    let trips = new Map<string, number>();
+    if (probed) {
+      const gateway = await probed();
+      const probe = async (): Promise<void> => {
+        for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchBody(`${gateway.url}/v1/products`, keyHeaders(keys[index] as IssuedKey));
+      };
+      await probe();
+      trips = await roundTrips(admin, PROBE_REQUESTS, probe);
+    }
+    await stopServers();
+
+    report({
+      targets: plans,
+      scaling,
+      paths: PATHS,
+      baselines: { bare: BASELINES[0], evalsha: BASELINES[1], batched: BATCHED },
+      trips,
+      windowMs: windowMs ?? 0,
+      durationS: DURATION_S,
+      probeRequests: PROBE_REQUESTS,
+    });
+    if (!flags['no-slow']) await runSlowBackend(slow);
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((error: unknown) => console.error('cleanup failed:', error));
   }
 }
 
-function report(results: Measurement[], scaling: Measurement[], trips: Map<string, number>, windowMs: number): void {
-  const rows = [
-    ['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', '4xx/5xx', 'server CPU µs/req', 'Redis script µs/req', 'Redis CPU µs/req', 'RSS max'],
-    ...[...results, ...scaling.slice(1)].map((m) => [
-      m.label,
-      m.load.requestsPerSecond.toFixed(0),
-      ms(m.load.p50Ms),
-      ms(m.load.p99Ms),
-      String(m.load.errors),
-      String(m.load.non2xx),
-      m.cpuUs.toFixed(1),
-      m.redis.scriptUsPerRequest.toFixed(2),
-      m.redis.cpuUsPerRequest.toFixed(2),
-      megabytes(m.rss.max),
-    ]),
-  ];
-  console.log(`\n${table(rows)}\n`);
-
-  const ratioRows = [['ratio (same run)', 'req/s', 'p99', 'target']];
-  for (const path of PATHS) {
-    const gateway = results.find((m) => m.label === `gateway ${path}`);
-    const bare = results.find((m) => m.label === `bare Fastify ${path}`);
-    const evalsha = results.find((m) => m.label === `one EVALSHA ${path}`);
-    const batched = results.find((m) => m.label === `${BATCHED} ${path}`);
-    if (!gateway || !bare || !evalsha || !batched) continue;
-    const goals = path === '/v1/products' ? ['≥ 0.50× req/s', '≥ 0.80× req/s, p99 ≤ 2.00×'] : ['', ''];
-    ratioRows.push([`gateway ${path} / bare Fastify`, ratio(gateway.load.requestsPerSecond, bare.load.requestsPerSecond), ratio(gateway.load.p99Ms, bare.load.p99Ms), goals[0] ?? '']);
-    ratioRows.push([`gateway ${path} / one EVALSHA`, ratio(gateway.load.requestsPerSecond, evalsha.load.requestsPerSecond), ratio(gateway.load.p99Ms, evalsha.load.p99Ms), goals[1] ?? '']);
-    ratioRows.push([`gateway ${path} / ${BATCHED}`, ratio(gateway.load.requestsPerSecond, batched.load.requestsPerSecond), ratio(gateway.load.p99Ms, batched.load.p99Ms), '']);
-  }
-  const single = scaling[0];
-  for (const m of scaling.slice(1)) {
-    if (single) ratioRows.push([`${m.label} / WORKERS=${WORKER_COUNTS[0]}`, ratio(m.load.requestsPerSecond, single.load.requestsPerSecond), ratio(m.load.p99Ms, single.load.p99Ms), '']);
-  }
-  console.log(`${table(ratioRows)}\n`);
-
-  console.log('Redis per request (INFO commandstats over the measured run; a script\'s own commands counted too):');
-  for (const m of results) console.log(`  ${m.label}: ${describeCalls(m.redis.callsPerRequest)}`);
-  console.log(`Redis round trips per authenticated GET /v1/products (MONITOR, ${PROBE_REQUESTS} sequential requests, keys cached): ${describeCalls(trips)} (goal: exactly 1 evalsha)`);
-  const products = results.find((m) => m.label === 'gateway /v1/products');
-  if (products) {
-    console.log(`Redis: rate-limit decision ${products.redis.scriptUsPerRequest.toFixed(2)} µs of script time per request (goal ≤ 10), the server's whole CPU ${products.redis.cpuUsPerRequest.toFixed(2)} µs per request (network included)`);
-  }
-  for (const m of results) if (m.gc) console.log(`Gateway garbage collection, ${m.label.replace(/^gateway /, '')} (measured run): ${describeGc(m.gc, DURATION_S)}`);
-  console.log(`Gateway RSS (all its processes): ${[...results, ...scaling.slice(1)].filter((m) => m.label.startsWith('gateway')).map((m) => `${m.label} ${megabytes(m.rss.first)} → ${megabytes(m.rss.last)}`).join('; ')}`);
-  console.log(`(window ${windowMs} ms; server CPU: user + system time of the server's processes over the measured run / requests)`);
-}
-
 // Bounds the whole run: every target's warm-up and measured run, process starts, the slow backend.
-const budgetMs = (10 + WORKER_COUNTS.length + 4) * (WARMUP_S + DURATION_S + 15) * 1_000 + 180_000;
+const TARGETS = (flags['no-baselines'] ? 0 : BASELINES.length * PATHS.length) + PATHS.length + WORKER_COUNTS.length - 1;
+const budgetMs = (ROUNDS * TARGETS * (WARMUP_S + DURATION_S + 15) + 8 * (SLOW_DURATION_S + 15) + 180) * 1_000;
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${budgetMs / 1_000} s; giving up`);
   process.exit(1);

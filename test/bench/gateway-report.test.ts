@@ -1,0 +1,38 @@
+/**
+ * The benchmark's ratios (bench/gateway-report.ts) pair the runs of one round: a host that slows
+ * between rounds moves both runs of a pair, not the ratio. A ratio of the two targets' medians would
+ * pair runs minutes apart.
+ */
+import t from 'tap';
+import { median, roundRatio, type Measurement, type Target } from '../../bench/gateway-report.js';
+
+function run(requestsPerSecond: number, p99Ms = 1): Measurement {
+  return {
+    load: { requests: requestsPerSecond * 4, requestsPerSecond, p50Ms: 0.5, p90Ms: 0.9, p99Ms, maxMs: 2, errors: 0, non2xx: 0 },
+    redis: { callsPerRequest: new Map(), scriptUsPerRequest: 0, commandUsPerRequest: 0, cpuUsPerRequest: 0 },
+    cpuUs: 10,
+    rss: { first: 0, last: 0, max: 0 },
+  };
+}
+
+const target = (label: string, rates: number[]): Target => ({ label, path: '/v1/products', rounds: rates.map((rate) => run(rate)) });
+const rate = (m: Measurement) => m.load.requestsPerSecond;
+
+t.test('median of odd and even counts', async (t) => {
+  t.equal(median([3, 1, 2]), 2);
+  t.equal(median([4, 1, 3, 2]), 2.5);
+  t.ok(Number.isNaN(median([])));
+});
+
+t.test('a ratio is the median of each round’s own ratio, with their range', async (t) => {
+  // The host halves its speed after the first round: every round's gateway is 0.6× its baseline.
+  t.equal(roundRatio(target('gateway', [30_000, 15_000, 14_400]), target('bare', [50_000, 25_000, 24_000]), rate), '0.60× (0.60–0.60)');
+  // Rounds' ratios 0.4, 0.8, 0.5: their median 0.5, where the medians' ratio (40 / 60) says 0.67.
+  t.equal(roundRatio(target('gateway', [40, 40, 30]), target('bare', [100, 50, 60]), rate), '0.50× (0.40–0.80)');
+});
+
+t.test('one round: a plain ratio; missing or empty rounds are left out', async (t) => {
+  t.equal(roundRatio(target('a', [30]), target('b', [60]), rate), '0.50×');
+  t.equal(roundRatio(target('a', [30, 40]), target('b', [60]), rate), '0.50×');
+  t.equal(roundRatio(target('a', [30]), target('b', [0]), rate), 'n/a');
+});
