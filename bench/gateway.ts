@@ -237,13 +237,18 @@ async function main(): Promise<void> {
 
     // Every server stays up through the rounds (an idle one costs nothing measurable).
     const started: Array<{ name: string; server: Promise<Served> }> = [];
-    const stopServers = async (): Promise<void> => {
-      for (let each = started.pop(); each; each = started.pop()) {
+    /** Stops the servers started, the one named `keep` aside. */
+    const stopServers = async (keep?: string): Promise<void> => {
+      for (const each of started.splice(0).reverse()) {
+        if (each.name === keep) {
+          started.push(each);
+          continue;
+        }
         const code = await (await each.server).stop();
         if (code !== 0 && each.name.startsWith('gateway')) console.log(`  (${each.name} exited ${code} at SIGTERM)`);
       }
     };
-    cleanups.unshift(stopServers);
+    cleanups.unshift(() => stopServers());
     const plans: Plan[] = [];
     for (const baseline of flags['no-baselines'] ? [] : BASELINES) {
       const server = startedOnce(started, baseline, () =>
@@ -273,27 +278,30 @@ async function main(): Promise<void> {
       return windowMs;
     };
     const scaling: ReportInput['scaling'][number][] = [];
-    let probed: (() => Promise<Served>) | undefined;
+    let probed: { name: string; server: () => Promise<Served> } | undefined;
     for (const workers of WORKER_COUNTS) {
       const isFirst = workers === WORKER_COUNTS[0];
-      const server = startedOnce(started, `gateway WORKERS=${workers}`, async () => startGateway(await windowOnce(), workers, isFirst && workers === 1 ? flags['cpu-prof'] : undefined));
+      const name = `gateway WORKERS=${workers}`;
+      const server = startedOnce(started, name, async () => startGateway(await windowOnce(), workers, isFirst && workers === 1 ? flags['cpu-prof'] : undefined));
       const label = isFirst ? 'gateway' : `gateway WORKERS=${workers}`;
       for (const path of isFirst ? PATHS : ['/v1/products']) {
         const plan: Plan = { label: `${label} ${path}`, path, rounds: [], server, workers };
         plans.push(plan);
         if (path === '/v1/products') scaling.push({ workers, target: plan });
       }
-      if (isFirst) probed = server;
+      if (isFirst) probed = { name, server };
     }
 
     for (let round = 1; round <= ROUNDS; round += 1) {
       for (const plan of plans) plan.rounds.push(await measure(context, plan, ROUNDS === 1 ? '' : `[${round}/${ROUNDS}] `));
     }
 
-    // Keys just used (their copies fresh), then the same keys again, counted.
+    // Keys just used (their copies fresh), then the same keys again, counted; the other servers
+    // stopped first (the commands of an idle gateway's background work would be counted too).
     let trips = new Map<string, number>();
     if (probed) {
-      const gateway = await probed();
+      await stopServers(probed.name);
+      const gateway = await probed.server();
       const probe = async (): Promise<void> => {
         for (let index = 0; index < PROBE_REQUESTS; index += 1) await fetchBody(`${gateway.url}/v1/products`, keyHeaders(keys[index] as IssuedKey));
       };
