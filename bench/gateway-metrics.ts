@@ -56,6 +56,15 @@ export function gcBetween(before: GcTally, after: GcTally): GcTally {
   return { minor: minus('minor'), major: minus('major'), incremental: minus('incremental') };
 }
 
+/** The collections of several runs together. */
+export function sumGc(tallies: readonly GcTally[]): GcTally {
+  const sum = (kind: Kind): Collections => ({
+    count: tallies.reduce((total, tally) => total + tally[kind].count, 0),
+    seconds: tallies.reduce((total, tally) => total + tally[kind].seconds, 0),
+  });
+  return { minor: sum('minor'), major: sum('major'), incremental: sum('incremental') };
+}
+
 /** Counts the gateway's collections from now until `stop()` (as sampleRss samples its memory). */
 export async function countGc(opsUrl: string): Promise<{ stop(): Promise<GcTally> }> {
   const before = gcTally(await readMetrics(opsUrl));

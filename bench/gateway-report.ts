@@ -5,9 +5,9 @@
  * move every figure by 10–30 % over minutes, a ratio of two runs minutes apart measured the
  * neighbours as much as the servers; the spread of the rounds' ratios is printed beside each.
  */
-import { describeGc, type GcTally } from './gateway-metrics.js';
+import { describeGc, sumGc, type GcTally } from './gateway-metrics.js';
 import { describeCalls, type RedisCost } from './redis-stats.js';
-import { megabytes, ms, table } from './report.js';
+import { median, medianAndRange, megabytes, ms, table } from './report.js';
 import type { WrkResult } from './wrk.js';
 
 /** One measured run of one target. */
@@ -40,13 +40,6 @@ export interface ReportInput {
   probeRequests: number;
 }
 
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  if (sorted.length === 0) return Number.NaN;
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
 function medianOf(target: Target, read: (m: Measurement) => number): number {
   return median(target.rounds.map(read));
 }
@@ -59,9 +52,7 @@ export function roundRatio(numerator: Target, denominator: Target, read: (m: Mea
       return under === undefined ? Number.NaN : read(m) / read(under);
     })
     .filter((value) => Number.isFinite(value) && value > 0);
-  if (ratios.length === 0) return 'n/a';
-  const text = `${median(ratios).toFixed(2)}×`;
-  return ratios.length === 1 ? text : `${text} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
+  return ratios.length === 0 ? 'n/a' : medianAndRange(ratios, 2, '×');
 }
 
 /**
@@ -82,12 +73,7 @@ const BACKGROUND_CALLS = 0.005;
 
 function gcOf(target: Target): GcTally | undefined {
   const tallies = target.rounds.map((m) => m.gc);
-  if (tallies.some((tally) => tally === undefined)) return undefined;
-  const sum = (kind: keyof GcTally) => ({
-    count: tallies.reduce((total, tally) => total + (tally as GcTally)[kind].count, 0),
-    seconds: tallies.reduce((total, tally) => total + (tally as GcTally)[kind].seconds, 0),
-  });
-  return { minor: sum('minor'), major: sum('major'), incremental: sum('incremental') };
+  return tallies.every((tally) => tally !== undefined) ? sumGc(tallies) : undefined;
 }
 
 const sumOf = (target: Target, read: (m: Measurement) => number): number => target.rounds.reduce((total, m) => total + read(m), 0);

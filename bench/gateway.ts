@@ -36,7 +36,7 @@ const { values: flags } = parseArgs({
   options: {
     rounds: { type: 'string', default: process.env.BENCH_ROUNDS ?? '3' },
     duration: { type: 'string', default: process.env.BENCH_DURATION ?? '4' },
-    'slow-duration': { type: 'string', default: '8' },
+    'slow-duration': { type: 'string', default: '4' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: process.env.BENCH_CONNECTIONS ?? '50' },
     workers: { type: 'string', default: '1,2' },
@@ -54,11 +54,11 @@ const { values: flags } = parseArgs({
 });
 if (flags.help) {
   process.stdout.write(`npm run bench [-- options]
-  --rounds N        rounds of every target in turn (default 3; env BENCH_ROUNDS): figures are the
-                    rounds' medians, ratios the medians of each round's ratios
+  --rounds N        rounds of every target in turn, in both parts (default 3; env BENCH_ROUNDS): figures
+                    are the rounds' medians, ratios and added latencies the medians of each round's own
   --duration S      seconds measured per target and round (default 4; env BENCH_DURATION)
   --warmup S        seconds of warm-up before each (default 2)
-  --slow-duration S seconds measured per run of the slow-backend part (default 8)
+  --slow-duration S seconds measured per run and round of the slow-backend part (default 4)
   --connections N   wrk connections (default 50; env BENCH_CONNECTIONS)
   --workers LIST    WORKERS values to run the gateway's /v1/products with (default 1,2)
   --no-slow         skip the slow-backend part
@@ -180,7 +180,7 @@ async function main(): Promise<void> {
     const admin = new Redis(redis.url);
     cleanups.unshift(async () => admin.disconnect());
 
-    const slow = { directory, durationS: SLOW_DURATION_S, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin, nodeArgs: flags['node-args'].split(' ').filter(Boolean) };
+    const slow = { directory, durationS: SLOW_DURATION_S, rounds: ROUNDS, pepper: PEPPER, webhookKey: WEBHOOK_KEY, redisUrl: redis.url, admin, nodeArgs: flags['node-args'].split(' ').filter(Boolean) };
     if (flags['slow-only']) {
       await runSlowBackend(slow);
       return;
@@ -328,7 +328,8 @@ async function main(): Promise<void> {
 
 // Bounds the whole run: every target's warm-up and measured run, process starts, the slow backend.
 const TARGETS = (flags['no-baselines'] ? 0 : BASELINES.length * PATHS.length) + PATHS.length + WORKER_COUNTS.length - 1;
-const budgetMs = (ROUNDS * TARGETS * (WARMUP_S + DURATION_S + 15) + 8 * (SLOW_DURATION_S + 15) + 180) * 1_000;
+// The slow-backend part: per round six runs, each with its 3 s of warm-up.
+const budgetMs = (ROUNDS * TARGETS * (WARMUP_S + DURATION_S + 15) + ROUNDS * 6 * (SLOW_DURATION_S + 10) + 240) * 1_000;
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${budgetMs / 1_000} s; giving up`);
   process.exit(1);

@@ -11,6 +11,20 @@ export function ratio(numerator: number, denominator: number): string {
   return denominator > 0 && Number.isFinite(numerator) ? `${(numerator / denominator).toFixed(2)}×` : 'n/a';
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** The median of `values` and, when there are several, their range: `0.55 (0.46–0.56)`. */
+export function medianAndRange(values: readonly number[], digits = 2, unit = ''): string {
+  const text = `${median(values).toFixed(digits)}${unit}`;
+  return values.length < 2 ? text : `${text} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
+}
+
 export function megabytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }

@@ -3,7 +3,8 @@
  * which answers after 200 ms, the invoice lists from recordings), at a constant 500 requests per
  * second (bench/constant-rate.ts, open loop):
  *
- * Each run is preceded by 3 s of the same load, not measured (connections, key copies). Before the
+ * Each run is preceded by 3 s of the same load, not measured (connections, key copies; 1 s after
+ * the first round, the JIT and the connections warm, the key copies read again). Before the
  * first, the gateway and the simulator get JIT_WARM_UP_S of every kind of request measured here, in
  * turn: at 500 requests/s V8 is still optimizing functions for the first 10-15 s (about 430
  * functions were first optimized during a measured run that followed 3 s of warm-up, about 110 in
@@ -19,6 +20,10 @@
  *   background when stale);
  * - the floor: the same catalog requests against bare Fastify answering the catalog's bytes.
  *
+ * All six runs in turn, in rounds: a figure is the median of its rounds, an added latency the
+ * median of each round's own difference, between two runs seconds apart (bench/gateway-report.ts
+ * says why).
+ *
  * The gateway's upstream pool is sized for the load (`connections: 256`): at 500 requests per
  * second of 200 ms each, 100 are in flight.
  */
@@ -31,10 +36,10 @@ import type { SimulatorState, WhmcsSimulator } from '../simulators/whmcs/server.
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
-import { countGc, describeGc, type GcTally } from './gateway-metrics.js';
+import { countGc, describeGc, sumGc, type GcTally } from './gateway-metrics.js';
 import { startReplayUpstream } from './replay-upstream.js';
 import { freePort, productionNodeArgs, startBaselineServer, startServer, treeCpuSeconds, writeGatewayConfig, type Server } from './processes.js';
-import { ms, table } from './report.js';
+import { median, medianAndRange, ms, table } from './report.js';
 import { fetchBody, issueKeys, keyHeaders, windowFor, type IssuedKey, type LoadShape } from './shape.js';
 
 export const RATE = 500;
@@ -46,11 +51,15 @@ const PAGES = 8;
 const PER_PAGE_FROM = 20;
 const PER_PAGE_SIZES = 10;
 const WARM_UP_S = 3;
+const LATER_WARM_UP_S = 1;
 const JIT_WARM_UP_S = 15;
 
 export interface SlowBackendOptions {
   directory: string;
+  /** Seconds measured per run and round. */
   durationS: number;
+  /** Rounds of every run in turn (figures: the rounds' medians; added latency: each round's own difference). */
+  rounds: number;
   pepper: string;
   webhookKey: string;
   redisUrl: string;
@@ -71,7 +80,8 @@ interface RateResult {
 
 export type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
-type RateInput = { origin: string; durationS: number; connections: number; requests: RateRequest[] };
+/** A run's load; `warmUpS` of it before the measured run (WARM_UP_S unless given). */
+type RateInput = { origin: string; durationS: number; connections: number; requests: RateRequest[]; warmUpS?: number };
 type WithCpu = RateResult & { cpuUs: number };
 
 /**
@@ -86,7 +96,7 @@ async function runConstantRate(
   input: RateInput,
   server?: { pid: number; opsUrl?: string },
 ): Promise<RateResult & { gc?: GcTally; cpuUs?: number }> {
-  await runOnce(directory, { ...input, durationS: WARM_UP_S });
+  await runOnce(directory, { ...input, durationS: input.warmUpS ?? WARM_UP_S });
   if (server === undefined) return runOnce(directory, input);
   const gc = server.opsUrl === undefined ? undefined : await countGc(server.opsUrl);
   const cpuBefore = treeCpuSeconds(server.pid);
@@ -113,20 +123,15 @@ export function runOnce(directory: string, input: RateInput): Promise<RateResult
 }
 
 /**
- * The same catalog requests, loader and schedule against bare Fastify answering the catalog's
- * bytes: what the loader and the machine add to any server's latency at this rate.
+ * Bare Fastify answering the catalog's bytes: the same catalog requests, loader and schedule
+ * against it measure what the loader and the machine add to any server's latency at this rate.
  */
-async function measureFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<WithCpu> {
+async function startFloor(options: SlowBackendOptions, gatewayUrl: string, requests: RateRequest[]): Promise<Server> {
   const [first] = requests as [RateRequest];
   const body = await fetchBody(`${gatewayUrl}${first.path}`, first.headers);
   const bodiesFile = join(options.directory, 'slow-bodies.json');
   writeFileSync(bodiesFile, JSON.stringify({ [first.path]: body }));
-  const bare = await startBaselineServer({ name: 'bare Fastify baseline (slow backend)', bodiesFile, readyPath: first.path, logFile: join(options.directory, 'slow-baseline.log') });
-  try {
-    return await runConstantRate(options.directory, { origin: bare.url, durationS: options.durationS, connections: 64, requests }, { pid: bare.pid });
-  } finally {
-    await bare.stop();
-  }
+  return startBaselineServer({ name: 'bare Fastify baseline (slow backend)', bodiesFile, readyPath: first.path, logFile: join(options.directory, 'slow-baseline.log') });
 }
 
 /** The simulator's seed, its two customers' invoices copied to INVOICES_PER_CUSTOMER each. */
@@ -219,13 +224,63 @@ export async function startInvoiceGateway(
   return { gateway, keys, opsUrl };
 }
 
-interface InvoiceRuns {
-  direct: RateResult;
-  viaGateway: WithCpu & { gc: GcTally };
+/** One round's runs. */
+interface Round {
+  emptyDirect: RateResult;
+  emptyViaGateway: WithCpu & { gc: GcTally };
+  rowsDirect: RateResult;
+  rowsViaGateway: WithCpu & { gc: GcTally };
+  catalog: WithCpu & { gc: GcTally };
+  floor: WithCpu;
+}
+
+/** A run's figures over the rounds: latencies the rounds' medians, max the highest, counts summed. */
+function overRounds(runs: RateResult[]): RateResult {
+  const sum = (read: (run: RateResult) => number) => runs.reduce((total, run) => total + read(run), 0);
+  return {
+    requests: sum((run) => run.requests),
+    errors: sum((run) => run.errors),
+    non2xx: sum((run) => run.non2xx),
+    p50: median(runs.map((run) => run.p50)),
+    p90: median(runs.map((run) => run.p90)),
+    p99: median(runs.map((run) => run.p99)),
+    max: Math.max(...runs.map((run) => run.max)),
+  };
+}
+
+function report(rounds: Round[], durationS: number): void {
+  const of = <K extends keyof Round>(kind: K): Array<Round[K]> => rounds.map((round) => round[kind]);
+  const row = (label: string, runs: RateResult[]): string[] => {
+    const result = overRounds(runs);
+    return [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
+  };
+  console.log(table([
+    [rounds.length === 1 ? 'target (ms)' : `target (ms; the medians of ${rounds.length} rounds, max the highest)`, 'requests', 'errors/non-2xx', 'p50', 'p90', 'p99', 'max'],
+    row('GetInvoices direct, past the last row', of('emptyDirect')),
+    row('gateway /v1/billing/invoices, past the last row', of('emptyViaGateway')),
+    row('GetInvoices direct, 20-29 rows', of('rowsDirect')),
+    row('gateway /v1/billing/invoices, 20-29 rows', of('rowsViaGateway')),
+    row('gateway /v1/products (warm)', of('catalog')),
+    row('bare Fastify /v1/products', of('floor')),
+  ]));
+  const measuredS = durationS * rounds.length;
+  const cpu = (runs: WithCpu[]) => cpuOf({ cpuUs: median(runs.map((run) => run.cpuUs)) });
+  const gc = (runs: Array<{ gc: GcTally }>) => describeGc(sumGc(runs.map((run) => run.gc)), measuredS);
+  // Each round's difference, taken between its own two runs, seconds apart.
+  const added = (direct: RateResult[], viaGateway: RateResult[], read: (run: RateResult) => number) => medianAndRange(viaGateway.map((run, round) => read(run) - read(direct[round] as RateResult)));
+  for (const [label, direct, viaGateway] of [['past the last row', of('emptyDirect'), of('emptyViaGateway')], ['20-29 rows', of('rowsDirect'), of('rowsViaGateway')]] as const) {
+    console.log(`added latency by the gateway, pages ${label}: p50 ${added(direct, viaGateway, (run) => run.p50)} ms (goal ≤ 1), p99 ${added(direct, viaGateway, (run) => run.p99)} ms (goal ≤ 3)`);
+    console.log(`  the gateway's CPU: ${cpu(viaGateway)}; its garbage collection: ${gc(viaGateway)}`);
+  }
+  console.log(`warm catalog p99 ${medianAndRange(of('catalog').map((run) => run.p99))} ms (goal ≤ 5)`);
+  console.log(`the gateway's CPU, warm catalog: ${cpu(of('catalog'))}; its garbage collection: ${gc(of('catalog'))}`);
+  const floor = overRounds(of('floor'));
+  console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${medianAndRange(of('floor').map((run) => run.p99))} ms; its CPU ${cpu(of('floor'))})`);
 }
 
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
-  console.log(`\nSlow backend: the upstream answers after ${LATENCY_MS} ms (invoice lists from recordings: bench/replay-upstream.ts); ${RATE} requests/s, constant rate, ${options.durationS} s each, after ${JIT_WARM_UP_S} s of JIT warm-up`);
+  const rounds = options.rounds === 1 ? '' : `, in ${options.rounds} rounds of every run in turn`;
+  console.log(`\nSlow backend: the upstream answers after ${LATENCY_MS} ms (invoice lists from recordings: bench/replay-upstream.ts); ${RATE} requests/s, constant rate, ${options.durationS} s each${rounds}, after ${JIT_WARM_UP_S} s of JIT warm-up`);
   const simulator = await startWhmcsSimulator({ host: '127.0.0.1', seed: seedWithInvoices, recordCalls: false });
   // The latency is the replay's, which answers the invoice lists from recordings (replay-upstream.ts).
   const upstream = await startReplayUpstream({ simulatorUrl: simulator.url, latencyMs: LATENCY_MS, replays: (action) => action === 'GetInvoices' });
@@ -240,44 +295,32 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       const connections = 256;
       const measured = { opsUrl, pid: gateway.pid };
       const gatewayPages = (pages: PageCall[]) => invoicePages(keys, pages);
-      const invoiceRuns = async (pages: PageCall[]): Promise<InvoiceRuns> => ({
-        direct: await runConstantRate(options.directory, {
-          origin: upstream.url,
-          durationS: options.durationS,
-          connections,
-          requests: pages.map((call, index) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(customerOf(index), call) })),
-        }),
-        viaGateway: await runConstantRate(options.directory, {
-          origin: gateway.url,
-          durationS: options.durationS,
-          connections,
-          requests: gatewayPages(pages),
-        }, measured),
-      });
+      let warmUpS = WARM_UP_S;
+      const run = (origin: string, requests: RateRequest[]): RateInput => ({ origin, durationS: options.durationS, connections, requests, warmUpS });
+      const direct = (pages: PageCall[]) =>
+        runConstantRate(options.directory, run(upstream.url, pages.map((call, index) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(customerOf(index), call) }))));
+      const viaGateway = (pages: PageCall[]) => runConstantRate(options.directory, run(gateway.url, gatewayPages(pages)), measured);
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
-      await runOnce(options.directory, { origin: gateway.url, durationS: JIT_WARM_UP_S, connections, requests: interleave([gatewayPages(pagesPastTheEnd().slice(0, 160)), gatewayPages(pagesWithRows()), catalogRequests.slice(0, 160)]) });
-      const empty = await invoiceRuns(pagesPastTheEnd());
-      const rows = await invoiceRuns(pagesWithRows());
-      const catalog = await runConstantRate(options.directory, { origin: gateway.url, durationS: options.durationS, connections: 64, requests: catalogRequests }, measured);
-      const floor = await measureFloor(options, gateway.url, catalogRequests);
-
-      const row = (label: string, result: RateResult): string[] => [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
-      console.log(table([
-        ['target (ms)', 'requests', 'errors/non-2xx', 'p50', 'p90', 'p99', 'max'],
-        row('GetInvoices direct, past the last row', empty.direct),
-        row('gateway /v1/billing/invoices, past the last row', empty.viaGateway),
-        row('GetInvoices direct, 20-29 rows', rows.direct),
-        row('gateway /v1/billing/invoices, 20-29 rows', rows.viaGateway),
-        row('gateway /v1/products (warm)', catalog),
-        row('bare Fastify /v1/products', floor),
-      ]));
-      for (const [label, runs] of [['past the last row', empty], ['20-29 rows', rows]] as const) {
-        console.log(`added latency by the gateway, pages ${label}: p50 ${ms(runs.viaGateway.p50 - runs.direct.p50)} ms (goal ≤ 1), p99 ${ms(runs.viaGateway.p99 - runs.direct.p99)} ms (goal ≤ 3)`);
-        console.log(`  the gateway's CPU: ${cpuOf(runs.viaGateway)}; its garbage collection: ${describeGc(runs.viaGateway.gc, options.durationS)}`);
+      const floor = await startFloor(options, gateway.url, catalogRequests);
+      try {
+        await runOnce(options.directory, { origin: gateway.url, durationS: JIT_WARM_UP_S, connections, requests: interleave([gatewayPages(pagesPastTheEnd().slice(0, 160)), gatewayPages(pagesWithRows()), catalogRequests.slice(0, 160)]) });
+        const results: Round[] = [];
+        for (let round = 1; round <= options.rounds; round += 1) {
+          if (options.rounds > 1) process.stdout.write(`  round ${round}/${options.rounds}…\n`);
+          results.push({
+            emptyDirect: await direct(pagesPastTheEnd()),
+            emptyViaGateway: await viaGateway(pagesPastTheEnd()),
+            rowsDirect: await direct(pagesWithRows()),
+            rowsViaGateway: await viaGateway(pagesWithRows()),
+            catalog: await runConstantRate(options.directory, { ...run(gateway.url, catalogRequests), connections: 64 }, measured),
+            floor: await runConstantRate(options.directory, { ...run(floor.url, catalogRequests), connections: 64 }, { pid: floor.pid }),
+          });
+          warmUpS = LATER_WARM_UP_S;
+        }
+        report(results, options.durationS);
+      } finally {
+        await floor.stop();
       }
-      console.log(`warm catalog p99 ${ms(catalog.p99)} ms (goal ≤ 5)`);
-      console.log(`the gateway's CPU, warm catalog: ${cpuOf(catalog)}; its garbage collection: ${describeGc(catalog.gc, options.durationS)}`);
-      console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms; its CPU ${cpuOf(floor)})`);
       console.log(`(the upstream: ${upstream.counts.replayed} calls answered from recordings, ${upstream.counts.forwarded} forwarded to the simulator)`);
     } finally {
       await gateway.stop();

@@ -4,7 +4,8 @@
  * pair runs minutes apart.
  */
 import t from 'tap';
-import { median, roundRatio, type Measurement, type Target } from '../../bench/gateway-report.js';
+import { roundRatio, type Measurement, type Target } from '../../bench/gateway-report.js';
+import { median } from '../../bench/report.js';
 
 function run(requestsPerSecond: number, p99Ms = 1): Measurement {
   return {
