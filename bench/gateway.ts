@@ -92,7 +92,6 @@ const PROBE_REQUESTS = 100;
  */
 const BATCHED = 'one EVALSHA batched';
 const BASELINES = ['bare Fastify', 'one EVALSHA', BATCHED] as const;
-type Baseline = (typeof BASELINES)[number];
 
 function positiveInt(name: string, raw: string): number {
   if (!/^[1-9]\d*$/.test(raw)) throw new Error(`--${name} must be a positive whole number, got "${raw}"`);
