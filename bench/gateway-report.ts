@@ -29,6 +29,7 @@ export interface Target {
 }
 
 export interface ReportInput {
+  /** In the order their rows are printed. */
   targets: readonly Target[];
   /** Gateway `/v1/products` targets by WORKERS value, the first worker count first. */
   scaling: ReadonlyArray<{ workers: number; target: Target }>;
@@ -81,10 +82,9 @@ const sumOf = (target: Target, read: (m: Measurement) => number): number => targ
 export function report(input: ReportInput): void {
   const { targets, scaling } = input;
   const rounds = Math.max(...targets.map((target) => target.rounds.length));
-  const shown = [...targets.filter((target) => !scaling.slice(1).some((each) => each.target === target)), ...scaling.slice(1).map((each) => each.target)];
   const rows = [
     ['target', 'req/s', 'p50 ms', 'p99 ms', 'errors', '4xx/5xx', 'server CPU µs/req', 'Redis script µs/req', 'Redis CPU µs/req', 'RSS max'],
-    ...shown.map((target) => [
+    ...targets.map((target) => [
       target.label,
       medianOf(target, (m) => m.load.requestsPerSecond).toFixed(0),
       ms(medianOf(target, (m) => m.load.p50Ms)),
@@ -134,7 +134,7 @@ export function report(input: ReportInput): void {
     const gc = gcOf(target);
     if (gc) console.log(`Gateway garbage collection, ${target.label.replace(/^gateway /, '')} (measured runs, all rounds): ${describeGc(gc, input.durationS * target.rounds.length)}`);
   }
-  const gateways = shown.filter((target) => target.label.startsWith('gateway'));
+  const gateways = targets.filter((target) => target.label.startsWith('gateway'));
   const rss = (target: Target) => `${target.label} ${megabytes(target.rounds[0]?.rss.first ?? 0)} → ${megabytes(target.rounds.at(-1)?.rss.last ?? 0)}`;
   console.log(`Gateway RSS (all its processes; the first round's start → the last round's end): ${gateways.map(rss).join('; ')}`);
   console.log(`(window ${input.windowMs} ms; server CPU: user + system time of the server's processes over the measured run / requests)`);
