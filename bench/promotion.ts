@@ -4,7 +4,7 @@
  * and stays there until the next full collection; so does anything an old object still points to.
  * Under a slow backend's load, what a request made before its wait (its promises, closures, the
  * HTTP objects) is old by the time the answer arrives, and the answer's data those objects hold
- * is moved to the old generation too: full collections then follow (README "Benchmark").
+ * is moved to the old generation too: full collections then follow (docs/benchmark-rounds.md, the seventh and ninth rounds).
  *
  * The gateway runs as in the slow-backend part of `npm run bench` (dist/, the Dockerfile's node
  * options, Redis stores, the replay upstream answering after 200 ms, 500 requests/s at a constant

@@ -18,7 +18,7 @@
  * and what they pointed to in the young one survived every young collection until the next full one
  * (old-to-young references are roots of a young collection): 500 KB promoted per young collection,
  * a full collection every ~190 ms, 55–71 µs per request against 37–47, for the process's life, in
- * 4 of 14 runs; none in 26 runs with it off (README "Benchmark"). Long-lived objects now pass
+ * 4 of 14 runs; none in 26 runs with it off (docs/benchmark-rounds.md, "the slow mode"). Long-lived objects now pass
  * through the young generation once, as everything else does.
  *
  * V8 reads both flags as it collects, so setting them at run time works (tested; the young
@@ -39,7 +39,7 @@ export const HEAP_GROWING_PERCENT = 20;
  * marked all the time, 26 full collections in 8 s. Half a young generation more lets a few young
  * collections promote before marking starts; from 60 MB live on (the soak's 10 000 keys) 20 % is
  * as much. Twice the capacity, up to 100 %, cost the soak 10 MB of resident memory for good and
- * 166 MB while its keys were first read (README "Benchmark", the ninth round).
+ * 166 MB while its keys were first read (docs/benchmark-rounds.md, the ninth round).
  */
 const ROOM_IN_YOUNG_GENERATIONS = 1.5;
 /** The growth asked for the room, at most: a heap still filling (start-up, keys first read) would otherwise double. */
