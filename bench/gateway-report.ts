@@ -126,7 +126,7 @@ export function report(input: ReportInput): void {
   if (products) {
     const script = products.rounds.map((m) => m.redis.scriptUsPerRequest);
     console.log(
-      `Redis: rate-limit decision ${median(script).toFixed(2)} µs of script time per request (goal ≤ 10; rounds ${Math.min(...script).toFixed(2)}–${Math.max(...script).toFixed(2)}), ` +
+      `Redis: rate-limit decision ${medianAndRange(script, 2, ' µs')} of script time per request (goal ≤ 10), ` +
         `the server's whole CPU ${medianOf(products, (m) => m.redis.cpuUsPerRequest).toFixed(2)} µs per request (network included)`,
     );
   }
