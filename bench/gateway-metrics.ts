@@ -1,6 +1,7 @@
 /**
  * The gateway's own counters, read from its ops listener's /metrics by the benches: requests
- * served, heap in use, and its garbage collections (prom-client's `nodejs_gc_duration_seconds`).
+ * served, heap in use, its garbage collections (prom-client's `nodejs_gc_duration_seconds`) and
+ * how late its event loop ran (`nodejs_eventloop_lag_*`).
  */
 
 /** The text of the gateway's /metrics; empty when it does not answer (a sample is then missing, not fatal). */
@@ -65,10 +66,33 @@ export function sumGc(tallies: readonly GcTally[]): GcTally {
   return { minor: sum('minor'), major: sum('major'), incremental: sum('incremental') };
 }
 
-/** Counts the gateway's collections from now until `stop()` (as sampleRss samples its memory). */
-export async function countGc(opsUrl: string): Promise<{ stop(): Promise<GcTally> }> {
+/** prom-client's event-loop monitor: a timer every 10 ms (its default), each delay measured whole. */
+const LOOP_MONITOR_RESOLUTION_MS = 10;
+
+/** How late the gateway's event loop ran, in ms past the monitor's timer: p99 and the most. */
+export interface LoopDelay {
+  p99: number;
+  max: number;
+}
+
+/** The delays since the read before: prom-client's monitor starts again at each read of /metrics. */
+export function loopDelay(text: string): LoopDelay {
+  const late = (sample: string) => Math.max(0, (metricValue(text, sample) || 0) * 1000 - LOOP_MONITOR_RESOLUTION_MS);
+  return { p99: late('gateway_nodejs_eventloop_lag_p99_seconds'), max: late('gateway_nodejs_eventloop_lag_max_seconds') };
+}
+
+/**
+ * Watches the gateway from now until `stop()` (as sampleRss samples its memory): its collections,
+ * and how late its event loop ran (nothing else may read its /metrics meanwhile).
+ */
+export async function watchGateway(opsUrl: string): Promise<{ stop(): Promise<{ gc: GcTally; loop: LoopDelay }> }> {
   const before = gcTally(await readMetrics(opsUrl));
-  return { stop: async () => gcBetween(before, gcTally(await readMetrics(opsUrl))) };
+  return {
+    stop: async () => {
+      const after = await readMetrics(opsUrl);
+      return { gc: gcBetween(before, gcTally(after)), loop: loopDelay(after) };
+    },
+  };
 }
 
 export function describeGc(tally: GcTally, durationS: number): string {

@@ -24,7 +24,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { startRedisServer } from '../test/helpers/redis.js';
-import { countGc } from './gateway-metrics.js';
+import { watchGateway } from './gateway-metrics.js';
 import { report, type Measurement, type ReportInput, type Target } from './gateway-report.js';
 import { ensureBuilt, freePort, productionNodeArgs, sampleRss, startBaselineServer, startServer, treeCpuSeconds, type Server, writeGatewayConfig } from './processes.js';
 import { costOf, roundTrips, snapshot } from './redis-stats.js';
@@ -140,14 +140,14 @@ async function measure(context: Context, plan: Plan, round: string): Promise<Mea
     warm = await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS });
   }
   const before = await snapshot(context.admin);
-  const gcCount = server.opsUrl === undefined ? undefined : await countGc(server.opsUrl);
+  const watch = server.opsUrl === undefined ? undefined : await watchGateway(server.opsUrl);
   const cpuBefore = treeCpuSeconds(server.pid);
   const rss = sampleRss(server.pid);
   const load = await runWrk(context.wrk, { url: server.url, script, connections: CONNECTIONS, durationS: DURATION_S });
   const samples = rss.stop().map((sample) => sample.rss);
   const cpuUs = ((treeCpuSeconds(server.pid) - cpuBefore) * 1e6) / load.requests;
   const redis = costOf(before, await snapshot(context.admin), load.requests);
-  const gc = await gcCount?.stop();
+  const gc = (await watch?.stop())?.gc;
   return { load, redis, cpuUs, rss: { first: samples[0] ?? 0, last: samples[samples.length - 1] ?? 0, max: Math.max(...samples) }, gc };
 }
 
@@ -327,8 +327,8 @@ async function main(): Promise<void> {
 
 // Bounds the whole run: every target's warm-up and measured run, process starts, the slow backend.
 const TARGETS = (flags['no-baselines'] ? 0 : BASELINES.length * PATHS.length) + PATHS.length + WORKER_COUNTS.length - 1;
-// The slow-backend part: per round six runs, each with its 3 s of warm-up.
-const budgetMs = (ROUNDS * TARGETS * (WARMUP_S + DURATION_S + 15) + ROUNDS * 6 * (SLOW_DURATION_S + 10) + 240) * 1_000;
+// The slow-backend part: per round seven runs, each with its 3 s of warm-up; the JIT's warm-up of the gateway and the relay.
+const budgetMs = (ROUNDS * TARGETS * (WARMUP_S + DURATION_S + 15) + ROUNDS * 7 * (SLOW_DURATION_S + 10) + 2 * 15 + 240) * 1_000;
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${budgetMs / 1_000} s; giving up`);
   process.exit(1);

@@ -16,11 +16,14 @@
  *   no call is repeated while its twin is in flight (nothing is coalesced). Twice: pages past the
  *   last row (the gateway's own path, what earlier rounds measured), then pages of 20-29 rows (the
  *   simulator's two customers hold 250 invoices each; 160 different calls in turn);
+ * - the floor of the rows' added latency: the same 20-29-row calls through bare Fastify relaying
+ *   them to the same upstream (bench/relay-server.ts: undici, JSON.parse, JSON.stringify; given
+ *   the same JIT warm-up and node options as the gateway);
  * - the catalog once warm: `GET /v1/products` (served from the mapping's cache, refreshed in the
  *   background when stale);
  * - the floor: the same catalog requests against bare Fastify answering the catalog's bytes.
  *
- * All six runs in turn, in rounds: a figure is the median of its rounds, an added latency the
+ * All seven runs in turn, in rounds: a figure is the median of its rounds, an added latency the
  * median of each round's own difference, between two runs seconds apart (bench/gateway-report.ts
  * says why).
  *
@@ -36,10 +39,10 @@ import type { SimulatorState, WhmcsSimulator } from '../simulators/whmcs/server.
 import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
-import { countGc, describeGc, sumGc, type GcTally } from './gateway-metrics.js';
+import { watchGateway } from './gateway-metrics.js';
 import { startReplayUpstream } from './replay-upstream.js';
 import { freePort, productionNodeArgs, startBaselineServer, startServer, treeCpuSeconds, writeGatewayConfig, type Server } from './processes.js';
-import { median, medianAndRange, ms, table } from './report.js';
+import { report, type RateResult, type Round, type Watched, type WithCpu } from './slow-backend-report.js';
 import { fetchBody, issueKeys, keyHeaders, windowFor, type IssuedKey, type LoadShape } from './shape.js';
 
 export const RATE = 500;
@@ -68,41 +71,30 @@ export interface SlowBackendOptions {
   nodeArgs: string[];
 }
 
-interface RateResult {
-  requests: number;
-  errors: number;
-  non2xx: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
-
 export type RateRequest = { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string };
 
 /** A run's load; `warmUpS` of it before the measured run (WARM_UP_S unless given). */
 type RateInput = { origin: string; durationS: number; connections: number; requests: RateRequest[]; warmUpS?: number };
-type WithCpu = RateResult & { cpuUs: number };
 
 /**
  * Warm-up (its connections opened, the gateway's key copies read, its JIT done), then the measured
  * run; a server process given adds its CPU time over that run, its ops listener (`opsUrl`) its garbage collections.
  */
 async function runConstantRate(directory: string, input: RateInput): Promise<RateResult>;
-async function runConstantRate(directory: string, input: RateInput, server: { pid: number; opsUrl: string }): Promise<WithCpu & { gc: GcTally }>;
+async function runConstantRate(directory: string, input: RateInput, server: { pid: number; opsUrl: string }): Promise<Watched>;
 async function runConstantRate(directory: string, input: RateInput, server: { pid: number }): Promise<WithCpu>;
 async function runConstantRate(
   directory: string,
   input: RateInput,
   server?: { pid: number; opsUrl?: string },
-): Promise<RateResult & { gc?: GcTally; cpuUs?: number }> {
+): Promise<RateResult | WithCpu | Watched> {
   await runOnce(directory, { ...input, durationS: input.warmUpS ?? WARM_UP_S });
   if (server === undefined) return runOnce(directory, input);
-  const gc = server.opsUrl === undefined ? undefined : await countGc(server.opsUrl);
+  const watch = server.opsUrl === undefined ? undefined : await watchGateway(server.opsUrl);
   const cpuBefore = treeCpuSeconds(server.pid);
   const result = await runOnce(directory, input);
   const cpuUs = ((treeCpuSeconds(server.pid) - cpuBefore) * 1e6) / result.requests;
-  return gc === undefined ? { ...result, cpuUs } : { ...result, gc: await gc.stop(), cpuUs };
+  return watch === undefined ? { ...result, cpuUs } : { ...result, ...(await watch.stop()), cpuUs };
 }
 
 export function runOnce(directory: string, input: RateInput): Promise<RateResult> {
@@ -132,6 +124,29 @@ async function startFloor(options: SlowBackendOptions, gatewayUrl: string, reque
   const bodiesFile = join(options.directory, 'slow-bodies.json');
   writeFileSync(bodiesFile, JSON.stringify({ [first.path]: body }));
   return startBaselineServer({ name: 'bare Fastify baseline (slow backend)', bodiesFile, readyPath: first.path, logFile: join(options.directory, 'slow-baseline.log') });
+}
+
+/**
+ * Bare Fastify relaying the invoice pages to the same upstream (bench/relay-server.ts): the floor
+ * of the rows' added latency. Checked once to answer a page of rows, as the gateway does.
+ */
+async function startRelay(options: SlowBackendOptions, upstreamUrl: string, simulator: WhmcsSimulator): Promise<Server> {
+  const port = await freePort();
+  const relay = await startServer({
+    name: 'bare Fastify relay (slow backend)',
+    // The image's node options, as the gateway's: the same young generation.
+    args: [...productionNodeArgs(), '--import', 'tsx', 'bench/relay-server.ts'],
+    env: { RELAY_PORT: String(port), RELAY_UPSTREAM: upstreamUrl, RELAY_IDENTIFIER: simulator.identifier, RELAY_SECRET: simulator.secret, NODE_ENV: 'production' },
+    port,
+    readyPath: '/ready',
+    logFile: join(options.directory, 'slow-relay.log'),
+  });
+  const page = JSON.parse(await fetchBody(`${relay.url}/invoices?userid=1&page=1&per_page=${PER_PAGE_FROM}`, {})) as { data: unknown[] };
+  if (page.data.length !== PER_PAGE_FROM) {
+    await relay.stop();
+    throw new Error(`the relay answered ${page.data.length} invoices for a page of ${PER_PAGE_FROM}`);
+  }
+  return relay;
 }
 
 /** The simulator's seed, its two customers' invoices copied to INVOICES_PER_CUSTOMER each. */
@@ -170,11 +185,6 @@ export function pagesWithRows(): PageCall[] {
 export function pagesPastTheEnd(): PageCall[] {
   const first = Math.ceil(INVOICES_PER_CUSTOMER / 25) + 1;
   return Array.from({ length: 10_000 }, (_, index) => ({ page: first + index, perPage: 25 }));
-}
-
-/** A server's CPU time per request over a run, and the share of one core it kept busy. */
-function cpuOf({ cpuUs: us }: { cpuUs: number }): string {
-  return `${us.toFixed(0)} µs a request (${((us * RATE) / 1e4).toFixed(0)} % of a core)`;
 }
 
 const keyFor = (keys: IssuedKey[], index: number): IssuedKey => keys[index % keys.length] as IssuedKey;
@@ -224,60 +234,6 @@ export async function startInvoiceGateway(
   return { gateway, keys, opsUrl };
 }
 
-/** One round's runs. */
-interface Round {
-  emptyDirect: RateResult;
-  emptyViaGateway: WithCpu & { gc: GcTally };
-  rowsDirect: RateResult;
-  rowsViaGateway: WithCpu & { gc: GcTally };
-  catalog: WithCpu & { gc: GcTally };
-  floor: WithCpu;
-}
-
-/** A run's figures over the rounds: latencies the rounds' medians, max the highest, counts summed. */
-function overRounds(runs: RateResult[]): RateResult {
-  const sum = (read: (run: RateResult) => number) => runs.reduce((total, run) => total + read(run), 0);
-  return {
-    requests: sum((run) => run.requests),
-    errors: sum((run) => run.errors),
-    non2xx: sum((run) => run.non2xx),
-    p50: median(runs.map((run) => run.p50)),
-    p90: median(runs.map((run) => run.p90)),
-    p99: median(runs.map((run) => run.p99)),
-    max: Math.max(...runs.map((run) => run.max)),
-  };
-}
-
-function report(rounds: Round[], durationS: number): void {
-  const of = <K extends keyof Round>(kind: K): Array<Round[K]> => rounds.map((round) => round[kind]);
-  const row = (label: string, runs: RateResult[]): string[] => {
-    const result = overRounds(runs);
-    return [label, String(result.requests), `${result.errors}/${result.non2xx}`, ms(result.p50), ms(result.p90), ms(result.p99), ms(result.max)];
-  };
-  console.log(table([
-    [rounds.length === 1 ? 'target (ms)' : `target (ms; the medians of ${rounds.length} rounds, max the highest)`, 'requests', 'errors/non-2xx', 'p50', 'p90', 'p99', 'max'],
-    row('GetInvoices direct, past the last row', of('emptyDirect')),
-    row('gateway /v1/billing/invoices, past the last row', of('emptyViaGateway')),
-    row('GetInvoices direct, 20-29 rows', of('rowsDirect')),
-    row('gateway /v1/billing/invoices, 20-29 rows', of('rowsViaGateway')),
-    row('gateway /v1/products (warm)', of('catalog')),
-    row('bare Fastify /v1/products', of('floor')),
-  ]));
-  const measuredS = durationS * rounds.length;
-  const cpu = (runs: WithCpu[]) => cpuOf({ cpuUs: median(runs.map((run) => run.cpuUs)) });
-  const gc = (runs: Array<{ gc: GcTally }>) => describeGc(sumGc(runs.map((run) => run.gc)), measuredS);
-  // Each round's difference, taken between its own two runs, seconds apart.
-  const added = (direct: RateResult[], viaGateway: RateResult[], read: (run: RateResult) => number) => medianAndRange(viaGateway.map((run, round) => read(run) - read(direct[round] as RateResult)));
-  for (const [label, direct, viaGateway] of [['past the last row', of('emptyDirect'), of('emptyViaGateway')], ['20-29 rows', of('rowsDirect'), of('rowsViaGateway')]] as const) {
-    console.log(`added latency by the gateway, pages ${label}: p50 ${added(direct, viaGateway, (run) => run.p50)} ms (goal ≤ 1), p99 ${added(direct, viaGateway, (run) => run.p99)} ms (goal ≤ 3)`);
-    console.log(`  the gateway's CPU: ${cpu(viaGateway)}; its garbage collection: ${gc(viaGateway)}`);
-  }
-  console.log(`warm catalog p99 ${medianAndRange(of('catalog').map((run) => run.p99))} ms (goal ≤ 5)`);
-  console.log(`the gateway's CPU, warm catalog: ${cpu(of('catalog'))}; its garbage collection: ${gc(of('catalog'))}`);
-  const floor = overRounds(of('floor'));
-  console.log(`(bare Fastify answering the catalog's bytes, same loader and schedule: the floor of these figures, p50 ${ms(floor.p50)} ms, p99 ${medianAndRange(of('floor').map((run) => run.p99))} ms; its CPU ${cpu(of('floor'))})`);
-}
-
 export async function runSlowBackend(options: SlowBackendOptions): Promise<void> {
   const rounds = options.rounds === 1 ? '' : `, in ${options.rounds} rounds of every run in turn`;
   console.log(`\nSlow backend: the upstream answers after ${LATENCY_MS} ms (invoice lists from recordings: bench/replay-upstream.ts); ${RATE} requests/s, constant rate, ${options.durationS} s each${rounds}, after ${JIT_WARM_UP_S} s of JIT warm-up`);
@@ -301,9 +257,16 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
         runConstantRate(options.directory, run(upstream.url, pages.map((call, index) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(customerOf(index), call) }))));
       const viaGateway = (pages: PageCall[]) => runConstantRate(options.directory, run(gateway.url, gatewayPages(pages)), measured);
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
+      const relayPages = (pages: PageCall[]): RateRequest[] =>
+        pages.map(({ page, perPage }, index) => ({ method: 'GET', path: `/invoices?userid=${customerOf(index)}&page=${page}&per_page=${perPage}`, headers: {} }));
       const floor = await startFloor(options, gateway.url, catalogRequests);
+      const relay = await startRelay(options, upstream.url, simulator).catch(async (error: unknown) => {
+        await floor.stop();
+        throw error;
+      });
       try {
         await runOnce(options.directory, { origin: gateway.url, durationS: JIT_WARM_UP_S, connections, requests: interleave([gatewayPages(pagesPastTheEnd().slice(0, 160)), gatewayPages(pagesWithRows()), catalogRequests.slice(0, 160)]) });
+        await runOnce(options.directory, { origin: relay.url, durationS: JIT_WARM_UP_S, connections, requests: relayPages(pagesWithRows()) });
         const results: Round[] = [];
         for (let round = 1; round <= options.rounds; round += 1) {
           if (options.rounds > 1) process.stdout.write(`  round ${round}/${options.rounds}…\n`);
@@ -312,14 +275,15 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
             emptyViaGateway: await viaGateway(pagesPastTheEnd()),
             rowsDirect: await direct(pagesWithRows()),
             rowsViaGateway: await viaGateway(pagesWithRows()),
+            rowsViaRelay: await runConstantRate(options.directory, run(relay.url, relayPages(pagesWithRows())), { pid: relay.pid }),
             catalog: await runConstantRate(options.directory, { ...run(gateway.url, catalogRequests), connections: 64 }, measured),
             floor: await runConstantRate(options.directory, { ...run(floor.url, catalogRequests), connections: 64 }, { pid: floor.pid }),
           });
           warmUpS = LATER_WARM_UP_S;
         }
-        report(results, options.durationS);
+        report(results, options.durationS, RATE);
       } finally {
-        await floor.stop();
+        await Promise.all([floor.stop(), relay.stop()]);
       }
       console.log(`(the upstream: ${upstream.counts.replayed} calls answered from recordings, ${upstream.counts.forwarded} forwarded to the simulator)`);
     } finally {

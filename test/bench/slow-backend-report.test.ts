@@ -1,0 +1,58 @@
+/**
+ * The slow-backend report (bench/slow-backend-report.ts): an added latency is each round's own
+ * difference between two runs seconds apart, the relay's floor and the gateway above it included;
+ * the gateway's event-loop delay is read from prom-client's monitor, its 10 ms timer taken off.
+ */
+import t from 'tap';
+import { loopDelay, type GcTally } from '../../bench/gateway-metrics.js';
+import { report, type RateResult, type Round } from '../../bench/slow-backend-report.js';
+
+const NO_GC: GcTally = { minor: { count: 0, seconds: 0 }, major: { count: 0, seconds: 0 }, incremental: { count: 0, seconds: 0 } };
+
+function run(p50: number, p99: number): RateResult {
+  return { requests: 2000, errors: 0, non2xx: 0, p50, p90: p50, p99, max: p99 + 1 };
+}
+
+function round(direct: number, relay: number, gateway: number, loopP99 = 1): Round {
+  const watched = (p99: number) => ({ ...run(201, p99), cpuUs: 900, gc: NO_GC, loop: { p99: loopP99, max: 2 * loopP99 } });
+  return {
+    emptyDirect: run(201, direct),
+    emptyViaGateway: watched(direct + 1),
+    rowsDirect: run(201, direct),
+    rowsViaGateway: watched(gateway),
+    rowsViaRelay: { ...run(202, relay), cpuUs: 800 },
+    catalog: watched(3),
+    floor: { ...run(1, 2), cpuUs: 200 },
+  };
+}
+
+function printed(rounds: Round[]): string {
+  const lines: string[] = [];
+  const log = console.log;
+  console.log = (line: string) => void lines.push(line);
+  try {
+    report(rounds, 4, 500);
+  } finally {
+    console.log = log;
+  }
+  return lines.join('\n');
+}
+
+t.test("the relay's floor and the gateway above it pair the runs of one round", async (t) => {
+  // The host slows in the second round: every run's p99 moves. The medians' differences would say
+  // 50 ms above the direct calls and 40 above the relay; each round's own, 40 and 30.
+  const text = printed([round(210, 220, 250, 3), round(300, 312, 310, 9), round(205, 214, 260, 6)]);
+  t.match(text, /pages 20-29 rows: p50 0\.00 \(0\.00–0\.00\) ms \(goal ≤ 1\), p99 40\.00 \(10\.00–55\.00\) ms/);
+  t.match(text, /the floor of that added latency: p50 1\.00 \(1\.00–1\.00\) ms, p99 10\.00 \(9\.00–12\.00\) ms; its CPU 800 µs a request \(40 % of a core\)/);
+  t.match(text, /the gateway's p99 above the relay's 30\.00 \(-2\.00–46\.00\) ms/);
+  t.match(text, /event loop late by 6\.0 \(3\.0–9\.0\) ms at p99, at most 18\.0 ms/);
+});
+
+t.test("the event loop's delay, its monitor's 10 ms timer taken off", async (t) => {
+  const metrics = ['gateway_nodejs_eventloop_lag_p99_seconds 0.0213', 'gateway_nodejs_eventloop_lag_max_seconds 0.0485', ''].join('\n');
+  const delay = loopDelay(metrics);
+  t.ok(Math.abs(delay.p99 - 11.3) < 1e-9);
+  t.ok(Math.abs(delay.max - 38.5) < 1e-9);
+  // A monitor that saw no delay reads its own period; absent samples read as none.
+  t.same(loopDelay('gateway_nodejs_eventloop_lag_p99_seconds 0.0099\n'), { p99: 0, max: 0 });
+});
