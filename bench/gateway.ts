@@ -327,8 +327,8 @@ async function main(): Promise<void> {
 
 // Bounds the whole run: every target's warm-up and measured run, process starts, the slow backend.
 const TARGETS = (flags['no-baselines'] ? 0 : BASELINES.length * PATHS.length) + PATHS.length + WORKER_COUNTS.length - 1;
-// The slow-backend part: per round seven runs, each with its 3 s of warm-up; the JIT's warm-up of the gateway and the relay.
-const budgetMs = (ROUNDS * TARGETS * (WARMUP_S + DURATION_S + 15) + ROUNDS * 7 * (SLOW_DURATION_S + 10) + 2 * 15 + 240) * 1_000;
+// The slow-backend part: per round eight runs, each with its 3 s of warm-up; the JIT's warm-up of the gateway and the relay.
+const budgetMs = (ROUNDS * TARGETS * (WARMUP_S + DURATION_S + 15) + ROUNDS * 8 * (SLOW_DURATION_S + 10) + 2 * 15 + 240) * 1_000;
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${budgetMs / 1_000} s; giving up`);
   process.exit(1);

@@ -16,14 +16,14 @@
  *   no call is repeated while its twin is in flight (nothing is coalesced). Twice: pages past the
  *   last row (the gateway's own path, what earlier rounds measured), then pages of 20-29 rows (the
  *   simulator's two customers hold 250 invoices each; 160 different calls in turn);
- * - the floor of the rows' added latency: the same 20-29-row calls through bare Fastify relaying
- *   them to the same upstream (bench/relay-server.ts: undici, JSON.parse, JSON.stringify; given
- *   the same JIT warm-up and node options as the gateway);
+ * - the floor of each added latency: the same calls through bare Fastify relaying them to the same
+ *   upstream (bench/relay-server.ts: undici, JSON.parse, JSON.stringify; given the same JIT
+ *   warm-up and node options as the gateway), each right after the gateway's run;
  * - the catalog once warm: `GET /v1/products` (served from the mapping's cache, refreshed in the
  *   background when stale);
  * - the floor: the same catalog requests against bare Fastify answering the catalog's bytes.
  *
- * All seven runs in turn, in rounds: a figure is the median of its rounds, an added latency the
+ * All eight runs in turn, in rounds: a figure is the median of its rounds, an added latency the
  * median of each round's own difference, between two runs seconds apart (bench/gateway-report.ts
  * says why).
  *
@@ -264,18 +264,20 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
         await floor.stop();
         throw error;
       });
+      const viaRelay = (pages: PageCall[]) => runConstantRate(options.directory, run(relay.url, relayPages(pages)), { pid: relay.pid });
       try {
         await runOnce(options.directory, { origin: gateway.url, durationS: JIT_WARM_UP_S, connections, requests: interleave([gatewayPages(pagesPastTheEnd().slice(0, 160)), gatewayPages(pagesWithRows()), catalogRequests.slice(0, 160)]) });
-        await runOnce(options.directory, { origin: relay.url, durationS: JIT_WARM_UP_S, connections, requests: relayPages(pagesWithRows()) });
+        await runOnce(options.directory, { origin: relay.url, durationS: JIT_WARM_UP_S, connections, requests: interleave([relayPages(pagesPastTheEnd().slice(0, 160)), relayPages(pagesWithRows())]) });
         const results: Round[] = [];
         for (let round = 1; round <= options.rounds; round += 1) {
           if (options.rounds > 1) process.stdout.write(`  round ${round}/${options.rounds}…\n`);
           results.push({
             emptyDirect: await direct(pagesPastTheEnd()),
             emptyViaGateway: await viaGateway(pagesPastTheEnd()),
+            emptyViaRelay: await viaRelay(pagesPastTheEnd()),
             rowsDirect: await direct(pagesWithRows()),
             rowsViaGateway: await viaGateway(pagesWithRows()),
-            rowsViaRelay: await runConstantRate(options.directory, run(relay.url, relayPages(pagesWithRows())), { pid: relay.pid }),
+            rowsViaRelay: await viaRelay(pagesWithRows()),
             catalog: await runConstantRate(options.directory, { ...run(gateway.url, catalogRequests), connections: 64 }, measured),
             floor: await runConstantRate(options.directory, { ...run(floor.url, catalogRequests), connections: 64 }, { pid: floor.pid }),
           });

@@ -18,6 +18,7 @@ function round(direct: number, relay: number, gateway: number, loopP99 = 1): Rou
   return {
     emptyDirect: run(201, direct),
     emptyViaGateway: watched(direct + 1),
+    emptyViaRelay: { ...run(201, direct + 0.5), cpuUs: 700 },
     rowsDirect: run(201, direct),
     rowsViaGateway: watched(gateway),
     rowsViaRelay: { ...run(202, relay), cpuUs: 800 },
@@ -46,6 +47,8 @@ t.test("the relay's floor and the gateway above it pair the runs of one round", 
   t.match(text, /the floor of that added latency: p50 1\.00 \(1\.00–1\.00\) ms, p99 10\.00 \(9\.00–12\.00\) ms; its CPU 800 µs a request \(40 % of a core\)/);
   t.match(text, /the gateway's p99 above the relay's 30\.00 \(-2\.00–46\.00\) ms/);
   t.match(text, /event loop late by 6\.0 \(3\.0–9\.0\) ms at p99, at most 18\.0 ms/);
+  // Pages past the last row have their own floor, printed under their added latency.
+  t.match(text, /pages past the last row: p50 0\.00 \(0\.00–0\.00\) ms \(goal ≤ 1\), p99 1\.00 \(1\.00–1\.00\) ms \(goal ≤ 3\)\n.*\n {2}\(bare Fastify relaying the same calls.*p99 0\.50 \(0\.50–0\.50\) ms; its CPU 700 µs a request \(35 % of a core\); the gateway's p99 above the relay's 0\.50 \(0\.50–0\.50\) ms\)/);
 });
 
 t.test("the event loop's delay, its monitor's 10 ms timer taken off", async (t) => {
