@@ -1,6 +1,6 @@
 /**
- * The slow-backend part's floor for pages of rows, in its own process like the gateway: bare
- * Fastify relaying each invoice page to the same upstream as one GetInvoices call (an undici
+ * The slow-backend part's floor for its invoice pages, in its own process like the gateway: bare
+ * Fastify relaying each page to the same upstream as the same GetInvoices call (an undici
  * Pool sized as the gateway's), its answer read with JSON.parse and the rows sent back with
  * JSON.stringify. No key, no limit, no validation, no mapping: what any Node server relaying these
  * pages adds on this machine at the same rate, against which the gateway's own addition is read.
@@ -10,10 +10,10 @@
  */
 import Fastify from 'fastify';
 import { Pool } from 'undici';
+import { FORM_TYPE, GET_INVOICES_PATH, getInvoicesForm } from './get-invoices.js';
 
 const upstream = String(process.env.RELAY_UPSTREAM);
-const identifier = String(process.env.RELAY_IDENTIFIER);
-const secret = String(process.env.RELAY_SECRET);
+const credentials = { identifier: String(process.env.RELAY_IDENTIFIER), secret: String(process.env.RELAY_SECRET) };
 const pool = new Pool(upstream, { connections: 256, pipelining: 1 });
 
 const app = Fastify({ logger: false });
@@ -22,18 +22,8 @@ app.get('/ready', (_request, reply) => {
 });
 app.get<{ Querystring: { userid: string; page: string; per_page: string } }>('/invoices', async (request, reply) => {
   const { userid, page, per_page: perPage } = request.query;
-  const form = new URLSearchParams({
-    action: 'GetInvoices',
-    userid,
-    limitstart: String((Number(page) - 1) * Number(perPage)),
-    limitnum: perPage,
-    orderby: 'id',
-    order: 'desc',
-    responsetype: 'json',
-    identifier,
-    secret,
-  }).toString();
-  const answer = await pool.request({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+  const form = getInvoicesForm(credentials, userid, Number(page), Number(perPage));
+  const answer = await pool.request({ method: 'POST', path: GET_INVOICES_PATH, headers: { 'content-type': FORM_TYPE }, body: form });
   const parsed = (await answer.body.json()) as { totalresults?: unknown; invoices?: { invoice?: unknown[] } };
   return reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify({ data: parsed.invoices?.invoice ?? [], total: parsed.totalresults }));
 });

@@ -40,6 +40,7 @@ import { startWhmcsSimulator } from '../simulators/whmcs/server.js';
 import { whmcsSimulatorConfig } from '../simulators/whmcs/sandbox.js';
 import { createRedisStores } from '../src/stores/redis/index.js';
 import { watchGateway } from './gateway-metrics.js';
+import { FORM_TYPE, GET_INVOICES_PATH, getInvoicesForm } from './get-invoices.js';
 import { startReplayUpstream } from './replay-upstream.js';
 import { freePort, productionNodeArgs, startBaselineServer, startServer, treeCpuSeconds, writeGatewayConfig, type Server } from './processes.js';
 import { report, type RateResult, type Round, type Watched, type WithCpu } from './slow-backend-report.js';
@@ -128,7 +129,7 @@ async function startFloor(options: SlowBackendOptions, gatewayUrl: string, reque
 
 /**
  * Bare Fastify relaying the invoice pages to the same upstream (bench/relay-server.ts): the floor
- * of the rows' added latency. Checked once to answer a page of rows, as the gateway does.
+ * of each added latency. Checked once to answer a page of rows, as the gateway does.
  */
 async function startRelay(options: SlowBackendOptions, upstreamUrl: string, simulator: WhmcsSimulator): Promise<Server> {
   const port = await freePort();
@@ -243,9 +244,6 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
   try {
     const { gateway, keys, opsUrl } = await startInvoiceGateway(options, simulator, upstream.url, options.nodeArgs);
     try {
-      const { identifier, secret } = simulator;
-      const form = (customer: string, { page, perPage }: PageCall): string =>
-        new URLSearchParams({ action: 'GetInvoices', userid: customer, limitstart: String((page - 1) * perPage), limitnum: String(perPage), orderby: 'id', order: 'desc', responsetype: 'json', identifier, secret }).toString();
       // Request i goes out with key i, whose account maps to customer 1 or 2 (shape.ts: by account index).
       const customerOf = (index: number) => String((Number(keyFor(keys, index).accountId.split('-').at(-1)) % 2) + 1);
       const connections = 256;
@@ -254,7 +252,7 @@ export async function runSlowBackend(options: SlowBackendOptions): Promise<void>
       let warmUpS = WARM_UP_S;
       const run = (origin: string, requests: RateRequest[]): RateInput => ({ origin, durationS: options.durationS, connections, requests, warmUpS });
       const direct = (pages: PageCall[]) =>
-        runConstantRate(options.directory, run(upstream.url, pages.map((call, index) => ({ method: 'POST', path: '/includes/api.php', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(customerOf(index), call) }))));
+        runConstantRate(options.directory, run(upstream.url, pages.map(({ page, perPage }, index) => ({ method: 'POST', path: GET_INVOICES_PATH, headers: { 'content-type': FORM_TYPE }, body: getInvoicesForm(simulator, customerOf(index), page, perPage) }))));
       const viaGateway = (pages: PageCall[]) => runConstantRate(options.directory, run(gateway.url, gatewayPages(pages)), measured);
       const catalogRequests = keys.map((key) => ({ method: 'GET' as const, path: '/v1/products', headers: keyHeaders(key) }));
       const relayPages = (pages: PageCall[]): RateRequest[] =>
