@@ -57,6 +57,16 @@ export function roundRatio(numerator: Target, denominator: Target, read: (m: Mea
 }
 
 /**
+ * The baseline's server CPU a request over the gateway's, paired per round as `roundRatio`: the
+ * throughput ratio the two would have if each had a core to itself. Both kinds of server keep
+ * their core busy under wrk, and a process's CPU time moves less with its neighbours than its
+ * rate does; the README calls it the steadiest figure on a shared machine.
+ */
+export function cpuRatio(gateway: Target, baseline: Target): string {
+  return roundRatio(baseline, gateway, (m) => m.cpuUs);
+}
+
+/**
  * Redis commands per request over all rounds (each round weighted by its requests), those under
  * 0.005 a request left out: the background work of the servers that wait for their turn (a
  * gateway's webhook worker polls its stream), which no request sends.
@@ -103,19 +113,19 @@ export function report(input: ReportInput): void {
   const find = (label: string): Target | undefined => targets.find((target) => target.label === label);
   const throughput = (m: Measurement) => m.load.requestsPerSecond;
   const tail = (m: Measurement) => m.load.p99Ms;
-  const ratioRows = [[rounds === 1 ? 'ratio (same run)' : `ratio (median of the ${rounds} rounds' ratios, and their range)`, 'req/s', 'p99', 'target']];
+  const ratioRows = [[rounds === 1 ? 'ratio (same run)' : `ratio (median of the ${rounds} rounds' ratios, and their range)`, 'req/s', 'p99', 'server CPU a request: baseline / gateway', 'target']];
   for (const path of input.paths) {
     const gateway = find(`gateway ${path}`);
     if (!gateway) continue;
     const goals: Record<string, string> = path === '/v1/products' ? { bare: '≥ 0.50× req/s', evalsha: '≥ 0.80× req/s, p99 ≤ 2.00×' } : {};
     for (const kind of ['bare', 'evalsha', 'batched'] as const) {
       const baseline = find(`${input.baselines[kind]} ${path}`);
-      if (baseline) ratioRows.push([`gateway ${path} / ${input.baselines[kind]}`, roundRatio(gateway, baseline, throughput), roundRatio(gateway, baseline, tail), goals[kind] ?? '']);
+      if (baseline) ratioRows.push([`gateway ${path} / ${input.baselines[kind]}`, roundRatio(gateway, baseline, throughput), roundRatio(gateway, baseline, tail), cpuRatio(gateway, baseline), goals[kind] ?? '']);
     }
   }
   const [single, ...more] = scaling;
   for (const { workers, target } of more) {
-    if (single) ratioRows.push([`gateway WORKERS=${workers} /v1/products / WORKERS=${single.workers}`, roundRatio(target, single.target, throughput), roundRatio(target, single.target, tail), '']);
+    if (single) ratioRows.push([`gateway WORKERS=${workers} /v1/products / WORKERS=${single.workers}`, roundRatio(target, single.target, throughput), roundRatio(target, single.target, tail), '', '']);
   }
   console.log(`${table(ratioRows)}\n`);
 

@@ -4,7 +4,7 @@
  * pair runs minutes apart.
  */
 import t from 'tap';
-import { roundRatio, type Measurement, type Target } from '../../bench/gateway-report.js';
+import { cpuRatio, roundRatio, type Measurement, type Target } from '../../bench/gateway-report.js';
 import { median } from '../../bench/report.js';
 
 function run(requestsPerSecond: number, p99Ms = 1): Measurement {
@@ -36,4 +36,11 @@ t.test('one round: a plain ratio; missing or empty rounds are left out', async (
   t.equal(roundRatio(target('a', [30]), target('b', [60]), rate), '0.50×');
   t.equal(roundRatio(target('a', [30, 40]), target('b', [60]), rate), '0.50×');
   t.equal(roundRatio(target('a', [30]), target('b', [0]), rate), 'n/a');
+});
+
+t.test('the CPU ratio is the baseline’s CPU a request over the gateway’s, paired per round', async (t) => {
+  const withCpu = (label: string, cpu: number[]): Target => ({ label, path: '/v1/products', rounds: cpu.map((cpuUs) => ({ ...run(1_000), cpuUs })) });
+  // Rounds' ratios 25 / 50, 40 / 50, 30 / 100: 0.5, 0.8, 0.3. The medians' ratio (30 / 50) would say 0.60.
+  t.equal(cpuRatio(withCpu('gateway', [50, 50, 100]), withCpu('bare', [25, 40, 30])), '0.50× (0.30–0.80)');
+  t.equal(cpuRatio(withCpu('gateway', [40]), withCpu('bare', [20])), '0.50×', 'a gateway that costs twice the baseline is 0.50×, not 2.00×');
 });
