@@ -58,9 +58,9 @@ export function roundRatio(numerator: Target, denominator: Target, read: (m: Mea
 
 /**
  * The baseline's server CPU a request over the gateway's, paired per round as `roundRatio`: the
- * throughput ratio the two would have if each had a core to itself. Both kinds of server keep
- * their core busy under wrk, and a process's CPU time moves less with its neighbours than its
- * rate does; the README calls it the steadiest figure on a shared machine.
+ * throughput ratio the two would have if each had a core to itself (both kinds of server keep
+ * their core busy under wrk): a second reading of the rates' ratio, from the figure the README
+ * calls the steadiest on a shared machine.
  */
 export function cpuRatio(gateway: Target, baseline: Target): string {
   return roundRatio(baseline, gateway, (m) => m.cpuUs);
