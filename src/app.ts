@@ -27,6 +27,7 @@ import { publicBaseUrl } from './openapi/server-url.js';
 import { endpoints } from './routes/v1/index.js';
 import { openApiEndpoint } from './routes/v1/openapi.js';
 import { createUpstream, linkOf, type Upstream } from './backend/factory.js';
+import { timedBackend } from './backend/wait.js';
 import type { BackendRegistry } from './backend/registry.js';
 import { DoctorMonitor } from './doctor/monitor.js';
 import { PROFILE_ACTIONS } from './v1/schemas.js';
@@ -210,7 +211,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
 function registerEndpoints(app: FastifyInstance, endpoints: Endpoint[], ctx: RegisterContext, upstream: Upstream): void {
   if (upstream.kind === 'maps') {
     // One bag per app (health keys its last check by it).
-    const deps: EndpointDeps = { ...ctx.deps, backend: upstream.backend };
+    const deps: EndpointDeps = { ...ctx.deps, backend: timedBackend(upstream.backend) };
     // The input is made for this one call (register.ts): it takes the deps rather than being copied.
     for (const endpoint of endpoints) registerEndpoint(app, endpoint, ctx, (input) => endpoint.handler(Object.assign(input, { deps })));
     return;

@@ -3,6 +3,7 @@
  * implements it; routes see nothing else of the upstream.
  */
 import type { TraceContext } from '../ops/trace.js';
+import type { BackendWait } from './wait.js';
 import type {
   Account,
   ActionResult,
@@ -61,6 +62,8 @@ export interface CallContext {
   requestId: string;
   /** The request's W3C trace: sent upstream with its calls, named in the lines logged about them. */
   trace?: TraceContext | undefined;
+  /** Where the request's calls of the backend are timed (metrics: the gateway's own share of its time). */
+  wait?: BackendWait | undefined;
   /** Present on the idempotent POSTs: lets the backend tag the upstream record for reconciliation. */
   idempotencyKey?: string;
 }

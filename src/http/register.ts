@@ -22,6 +22,7 @@ import { readRequestInput, type RequestInput } from './validation.js';
 import { auditAnswer } from './audited.js';
 import { toApiError } from './problems.js';
 import { sourceAddress } from './source-address.js';
+import { BackendWait } from '../backend/wait.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -141,7 +142,7 @@ function endpointInput(request: FastifyRequest, input: RequestInput, attempt?: I
     query: input.query,
     body: input.body,
     requestId: request.id,
-    call: { requestId: request.id, trace: request.trace },
+    call: { requestId: request.id, trace: request.trace, wait: (request.backendWait ??= new BackendWait()) },
     caller: request.caller as Caller,
     idempotencyKey: input.idempotencyKey,
     attempt,

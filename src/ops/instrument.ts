@@ -7,11 +7,14 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type GatewayMetrics, UNMATCHED_ROUTE } from './metrics.js';
 import { type TraceContext, traceFromHeaders } from './trace.js';
+import type { BackendWait } from '../backend/wait.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The W3C trace this request belongs to. */
     trace: TraceContext;
+    /** Its wait on the backend, made when its handler first runs; undefined for a request answered before. */
+    backendWait: BackendWait | undefined;
   }
 }
 
@@ -105,8 +108,12 @@ export function installTracing(app: FastifyInstance): void {
 }
 
 export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
+  app.decorateRequest('backendWait', undefined);
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.httpRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    const ms = reply.elapsedTime;
+    // The gateway's own share: what the request did not spend waiting on the backend.
+    const ownMs = request.backendWait === undefined ? ms : Math.max(0, ms - request.backendWait.ms());
+    metrics.httpRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, reply.statusCode, ms / 1000, ownMs / 1000);
     done();
   });
 }

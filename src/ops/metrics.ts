@@ -26,6 +26,8 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /** Seconds; from a cached read (sub-millisecond) to the slowest upstream deadline. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds; the gateway's own share of an answer, from a cached read's fraction of a ms to a long stall. */
+const OWN_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const HTTP_LABELS = ['route', 'method', 'status'];
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
 type CacheLookupResult = Parameters<UpstreamObserver['cacheLookup']>[1];
@@ -36,6 +38,13 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   // Counted on every request: tallies (tallies.ts), their cells kept in the maps below.
   private readonly httpRequests = new CounterTally(`${METRIC_PREFIX}http_requests_total`, 'HTTP requests answered, by route template, method and status.', HTTP_LABELS, this.registry);
   private readonly httpDuration = new HistogramTally(`${METRIC_PREFIX}http_request_duration_seconds`, 'Time to answer an HTTP request, by route template, method and status.', HTTP_LABELS, LATENCY_BUCKETS, this.registry);
+  private readonly httpOwnDuration = new HistogramTally(
+    `${METRIC_PREFIX}http_request_own_duration_seconds`,
+    "Time to answer an HTTP request minus the time it waited on the backend, its mapping and upstream calls (the gateway's own share), by route template, method and status.",
+    HTTP_LABELS,
+    OWN_BUCKETS,
+    this.registry,
+  );
   // Every upstream call counts and times itself; a cached read (the catalog of every /v1/products) counts one lookup.
   private readonly upstreamRequests = new CounterTally(`${METRIC_PREFIX}upstream_requests_total`, 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome'], this.registry);
   private readonly upstreamDuration = new HistogramTally(`${METRIC_PREFIX}upstream_request_duration_seconds`, 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action'], LATENCY_BUCKETS, this.registry);
@@ -53,7 +62,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private outboxRead: Promise<OutboxState | undefined> | undefined;
 
   /** route → method → status → the request's cells. */
-  private readonly httpCells = new Map<string, Map<string, Map<number, { requests: CounterCell; duration: HistogramCell }>>>();
+  private readonly httpCells = new Map<string, Map<string, Map<number, { requests: CounterCell; duration: HistogramCell; own: HistogramCell }>>>();
   /** policy → its cells by outcome (several decisions per request). */
   private readonly policyCells = new Map<PolicyName, Record<'allowed' | 'limited', CounterCell>>();
 
@@ -76,7 +85,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
 
   // ---- HTTP --------------------------------------------------------------------------------
 
-  httpRequest(route: string, method: string, status: number, seconds: number): void {
+  httpRequest(route: string, method: string, status: number, seconds: number, ownSeconds: number): void {
     let byMethod = this.httpCells.get(route);
     if (!byMethod) this.httpCells.set(route, (byMethod = new Map()));
     let byStatus = byMethod.get(method);
@@ -84,10 +93,11 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
     let cells = byStatus.get(status);
     if (!cells) {
       const labels = { route, method, status };
-      byStatus.set(status, (cells = { requests: this.httpRequests.cell(labels), duration: this.httpDuration.cell(labels) }));
+      byStatus.set(status, (cells = { requests: this.httpRequests.cell(labels), duration: this.httpDuration.cell(labels), own: this.httpOwnDuration.cell(labels) }));
     }
     cells.requests.value += 1;
     this.httpDuration.observe(cells.duration, seconds);
+    this.httpOwnDuration.observe(cells.own, ownSeconds);
   }
 
   // ---- rate limits, idempotency, stores, audit, webhooks ------------------------------------

@@ -89,6 +89,7 @@ t.test('metrics on the ops listener', async (t) => {
     for (const family of [
       'gateway_http_requests_total',
       'gateway_http_request_duration_seconds',
+      'gateway_http_request_own_duration_seconds',
       'gateway_rate_limit_decisions_total',
       'gateway_idempotency_requests_total',
       'gateway_upstream_requests_total',
