@@ -37,7 +37,7 @@ t.test('overlapping calls count once, from the first start to the last end', asy
   second.resolve('b');
   await settled();
   now = 2_000;
-  assert.equal(wait.ms(), 80, 'not 120 (40 + 80): the calls overlapped');
+  assert.equal(wait.ms(), 80, 'not 120 (50 + 70): the calls overlapped');
 });
 
 t.test('calls one after the other add up; a failed call ends its wait too', async () => {
