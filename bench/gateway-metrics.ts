@@ -1,7 +1,8 @@
 /**
  * The gateway's own counters, read from its ops listener's /metrics by the benches: requests
- * served, heap in use, its garbage collections (prom-client's `nodejs_gc_duration_seconds`) and
- * how late its event loop ran (`nodejs_eventloop_lag_*`).
+ * served, heap in use, its garbage collections (prom-client's `nodejs_gc_duration_seconds`), how
+ * late its event loop ran (`nodejs_eventloop_lag_*`) and its own share of each answer's time
+ * (`http_request_own_duration_seconds`).
  */
 
 /** The text of the gateway's /metrics; empty when it does not answer (a sample is then missing, not fatal). */
@@ -81,16 +82,42 @@ export function loopDelay(text: string): LoopDelay {
   return { p99: late('gateway_nodejs_eventloop_lag_p99_seconds'), max: late('gateway_nodejs_eventloop_lag_max_seconds') };
 }
 
+/** The own-duration histogram's answers (every route and status), by bucket bound in seconds: cumulative counts. */
+export function ownDurationBuckets(text: string): Map<number, number> {
+  const buckets = new Map<number, number>();
+  for (const match of text.matchAll(/^gateway_http_request_own_duration_seconds_bucket\{le="([^"]+)"[^}]*\} (\S+)$/gm)) {
+    const bound = match[1] === '+Inf' ? Infinity : Number(match[1]);
+    buckets.set(bound, (buckets.get(bound) ?? 0) + Number(match[2]));
+  }
+  return buckets;
+}
+
+/**
+ * The bound of the bucket that holds the quantile `q` of the answers between two reads, in ms:
+ * the gateway's own view of its share, as precise as its buckets (Infinity: above the last one;
+ * NaN: no answer).
+ */
+export function ownQuantileMs(before: Map<number, number>, after: Map<number, number>, q: number): number {
+  const bounds = [...after.keys()].sort((a, b) => a - b);
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  if (total <= 0) return Number.NaN;
+  const bound = bounds.find((each) => (after.get(each) ?? 0) - (before.get(each) ?? 0) >= q * total);
+  return bound === undefined ? Infinity : bound * 1000;
+}
+
 /**
  * Watches the gateway from now until `stop()` (as sampleRss samples its memory): its collections,
- * and how late its event loop ran (nothing else may read its /metrics meanwhile).
+ * how late its event loop ran, and the p99 of its own share of the answers, by its metric (nothing
+ * else may read its /metrics meanwhile).
  */
-export async function watchGateway(opsUrl: string): Promise<{ stop(): Promise<{ gc: GcTally; loop: LoopDelay }> }> {
-  const before = gcTally(await readMetrics(opsUrl));
+export async function watchGateway(opsUrl: string): Promise<{ stop(): Promise<{ gc: GcTally; loop: LoopDelay; ownP99Ms: number }> }> {
+  const text = await readMetrics(opsUrl);
+  const before = gcTally(text);
+  const ownBefore = ownDurationBuckets(text);
   return {
     stop: async () => {
       const after = await readMetrics(opsUrl);
-      return { gc: gcBetween(before, gcTally(after)), loop: loopDelay(after) };
+      return { gc: gcBetween(before, gcTally(after)), loop: loopDelay(after), ownP99Ms: ownQuantileMs(ownBefore, ownDurationBuckets(after), 0.99) };
     },
   };
 }

@@ -4,7 +4,7 @@
  * the gateway's event-loop delay is read from prom-client's monitor, its 10 ms timer taken off.
  */
 import t from 'tap';
-import { loopDelay, type GcTally } from '../../bench/gateway-metrics.js';
+import { loopDelay, ownDurationBuckets, ownQuantileMs, type GcTally } from '../../bench/gateway-metrics.js';
 import { report, type RateResult, type Round } from '../../bench/slow-backend-report.js';
 
 const NO_GC: GcTally = { minor: { count: 0, seconds: 0 }, major: { count: 0, seconds: 0 }, incremental: { count: 0, seconds: 0 } };
@@ -14,7 +14,7 @@ function run(p50: number, p99: number): RateResult {
 }
 
 function round(direct: number, relay: number, gateway: number, loopP99 = 1): Round {
-  const watched = (p99: number) => ({ ...run(201, p99), cpuUs: 900, gc: NO_GC, loop: { p99: loopP99, max: 2 * loopP99 } });
+  const watched = (p99: number) => ({ ...run(201, p99), cpuUs: 900, gc: NO_GC, loop: { p99: loopP99, max: 2 * loopP99 }, ownP99Ms: 25 });
   return {
     emptyDirect: run(201, direct),
     emptyViaGateway: watched(direct + 1),
@@ -48,7 +48,7 @@ t.test("the relay's floor and the gateway above it pair the runs of one round", 
   t.match(text, /the gateway's p99 above the relay's 30\.00 \(-2\.00–46\.00\) ms/);
   t.match(text, /event loop late by 6\.0 \(3\.0–9\.0\) ms at p99, at most 18\.0 ms/);
   // Pages past the last row have their own floor, printed under their added latency.
-  t.match(text, /pages past the last row: p50 0\.00 \(0\.00–0\.00\) ms \(goal ≤ 1\), p99 1\.00 \(1\.00–1\.00\) ms \(goal ≤ 3\)\n.*\n {2}\(bare Fastify relaying the same calls.*p99 0\.50 \(0\.50–0\.50\) ms; its CPU 700 µs a request \(35 % of a core\); the gateway's p99 above the relay's 0\.50 \(0\.50–0\.50\) ms\)/);
+  t.match(text, /pages past the last row: p50 0\.00 \(0\.00–0\.00\) ms \(goal ≤ 1\), p99 1\.00 \(1\.00–1\.00\) ms \(goal ≤ 3\)\n.*\n.*\n {2}\(bare Fastify relaying the same calls.*p99 0\.50 \(0\.50–0\.50\) ms; its CPU 700 µs a request \(35 % of a core\); the gateway's p99 above the relay's 0\.50 \(0\.50–0\.50\) ms\)/);
 });
 
 t.test("the event loop's delay, its monitor's 10 ms timer taken off", async (t) => {
@@ -58,4 +58,25 @@ t.test("the event loop's delay, its monitor's 10 ms timer taken off", async (t) 
   t.ok(Math.abs(delay.max - 38.5) < 1e-9);
   // A monitor that saw no delay reads its own period; absent samples read as none.
   t.same(loopDelay('gateway_nodejs_eventloop_lag_p99_seconds 0.0099\n'), { p99: 0, max: 0 });
+});
+
+t.test("the gateway's own share at p99: the bound of the bucket that holds it, over the answers between two reads", async (t) => {
+  const exposition = (counts: number[]) =>
+    [0.001, 0.005, 0.025, Infinity]
+      .flatMap((le, index) => [
+        `gateway_http_request_own_duration_seconds_bucket{le="${le === Infinity ? '+Inf' : le}",route="/v1/billing/invoices",method="GET",status="200"} ${counts[index]}`,
+        // Another route's answers count too (only the measured one is loaded during a run).
+        `gateway_http_request_own_duration_seconds_bucket{le="${le === Infinity ? '+Inf' : le}",route="/v1/me",method="GET",status="200"} 1`,
+      ])
+      .join('\n');
+  const before = ownDurationBuckets(exposition([10, 10, 10, 10]));
+  t.equal(before.get(0.005), 11);
+  t.equal(before.get(Infinity), 11);
+  // 100 answers between the reads: 90 within 1 ms, 8 more within 5 ms, 2 more within 25 ms.
+  const after = ownDurationBuckets(exposition([100, 108, 110, 110]));
+  t.equal(ownQuantileMs(before, after, 0.99), 25, 'the 99th answer is in the 25 ms bucket');
+  t.equal(ownQuantileMs(before, after, 0.9), 1);
+  t.equal(ownQuantileMs(before, ownDurationBuckets(exposition([100, 108, 108, 110])), 0.99), Infinity, 'two of 100 beyond the last finite bound');
+  t.ok(Number.isNaN(ownQuantileMs(before, before, 0.99)), 'no answer: no figure');
+  t.match(printed([round(210, 212, 230)]), /its own share of each answer at p99, by its metric \(gateway_http_request_own_duration_seconds\): ≤ 25 ms/);
 });
