@@ -81,7 +81,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     if (attempt) await attempt.beforeWrite();
     const started = performance.now();
     try {
-      const captured = capture(
+      const answer = await capture(
         reply,
         url,
         {
@@ -96,7 +96,6 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
         },
         { deadlineMs: write ? config.writeTimeoutMs : config.timeoutMs, maxBytes: config.maxResponseBytes },
       );
-      const answer = await (call.call.wait === undefined ? captured : call.call.wait.on(captured));
       const result = readAnswer({ endpoint, write, base }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;

@@ -1,6 +1,7 @@
 /**
  * How long a request waited on its backend: its calls of the `Backend` (the mapping and the
- * upstream calls it makes, cached and coalesced reads included) or of a forwarder. What separates
+ * upstream calls it makes, cached and coalesced reads included) or of a forwarder, both timed
+ * where the routes call them (timedBackend below, src/http/forwarding.ts). What separates
  * the gateway's own share of an answer's time from the backend's
  * (`gateway_http_request_own_duration_seconds`). Calls in flight together count once: the wait
  * runs from the first one's start to the last one's end.
@@ -53,8 +54,7 @@ export function timedBackend(backend: Backend): Backend {
     const method = backend[name] as RequestMethod;
     timed[name] = (...args) => {
       const answer = method.apply(backend, args);
-      const wait = (args.at(-1) as CallContext | undefined)?.wait;
-      return wait === undefined ? answer : wait.on(answer);
+      return (args.at(-1) as CallContext | undefined)?.wait?.on(answer) ?? answer;
     };
   }
   return timed as unknown as Backend;

@@ -38,7 +38,9 @@ export function forwardedAnswer(forwarder: Forwarder, endpoint: Endpoint, deps: 
   return async (input, reply) => {
     const ctx = { ...input, deps };
     passthrough?.refuse?.(ctx);
-    const answer = await forwarder.forward({ ...input, endpoint }, reply);
+    const forwarded = forwarder.forward({ ...input, endpoint }, reply);
+    // Timed at the same edge as a Backend's calls (timedBackend): the forwarder's work counts as the backend's.
+    const answer = await (input.call.wait?.on(forwarded) ?? forwarded);
     return passthrough?.answer ? passthrough.answer(answer, ctx) : answer;
   };
 }

@@ -184,6 +184,23 @@ t.test('v1 passthrough: what is forwarded', async (t) => {
     assert.match(text, /gateway_upstream_request_duration_seconds_count\{backend="v1",action="getService"\} [1-9]/);
   });
 
+  t.test("the own-duration metric leaves out the wait on the upstream: 200 ms an answer here", async () => {
+    const service = json(200, SERVICE);
+    gw.upstream.answer((request, response, socket) => void setTimeout(() => service(request, response, socket), 200));
+    const read = async (name: string, suffix: 'sum' | 'count') => {
+      const text = await gw.app.metrics.registry.metrics();
+      const line = text.split('\n').find((each) => each.startsWith(`${name}_${suffix}{`) && each.includes('route="/v1/services/:id"') && each.includes('status="200"'));
+      return Number(line?.split(' ').at(-1) ?? 0);
+    };
+    const before = { total: await read('gateway_http_request_duration_seconds', 'sum'), own: await read('gateway_http_request_own_duration_seconds', 'sum'), count: await read('gateway_http_request_own_duration_seconds', 'count') };
+    for (let i = 0; i < 2; i++) assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:all']) })).statusCode, 200);
+    const total = (await read('gateway_http_request_duration_seconds', 'sum')) - before.total;
+    const own = (await read('gateway_http_request_own_duration_seconds', 'sum')) - before.own;
+    assert.equal((await read('gateway_http_request_own_duration_seconds', 'count')) - before.count, 2);
+    assert.ok(total >= 2 * 0.2, `answered in ${total} s`);
+    assert.ok(own >= 0 && own <= total - 2 * 0.2, `own ${own} s of ${total} s: the 2 × 200 ms forwarded are not the gateway's`);
+  });
+
   t.test('health and readiness ask the upstream\'s /v1/health', async () => {
     gw.upstream.answer(json(200, { status: 'ok' }));
     assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/health' })).statusCode, 200);
