@@ -15,8 +15,10 @@ export interface RateResult {
 
 /** A run with the server's CPU time per request (µs). */
 export type WithCpu = RateResult & { cpuUs: number };
-/** A run of the gateway, watched through its /metrics. */
-/** `ownP99Ms`: the bucket bound that holds the p99 of the gateway's own share of its answers, by its metric. */
+/**
+ * A run of the gateway, watched through its /metrics; `ownP99Ms`: the bucket bound that holds the
+ * p99 of the gateway's own share of its answers, by its metric.
+ */
 export type Watched = WithCpu & { gc: GcTally; loop: LoopDelay; ownP99Ms: number };
 
 /** One round's runs. */

@@ -22,11 +22,15 @@ function run(command, args) {
   return result;
 }
 
+function noReport(tool, result) {
+  return new Error(`${tool} gave no JSON report (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+}
+
 function parseJson(tool, result, text = result.stdout) {
   try {
     return JSON.parse(text);
   } catch {
-    throw new Error(`${tool} gave no JSON report (exit ${result.status}):\n${result.stdout}\n${result.stderr}`);
+    throw noReport(tool, result);
   }
 }
 
@@ -62,7 +66,7 @@ try {
 
   const redoclyRun = run(bin('redocly'), ['lint', '--config', 'redocly.yaml', '--format=json', ...files]);
   const redocly = splitReports(redoclyRun.stdout).map((text) => parseJson('redocly', redoclyRun, text));
-  if (redocly.length !== files.length) parseJson('redocly', redoclyRun, '');
+  if (redocly.length !== files.length) throw noReport('redocly', redoclyRun);
 
   const report = join(dir, 'spectral.json');
   const spectralRun = run(bin('spectral'), ['lint', '--ruleset', '.spectral.yaml', '--format=json', '--output', report, ...files]);
