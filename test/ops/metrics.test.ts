@@ -127,6 +127,18 @@ t.test('metrics on the ops listener', async (t) => {
     assert.deepEqual([...routes].sort(), ['/v1/me', '/v1/orders', '/v1/services/:id', '/v1/services/:id/credentials', 'unmatched']);
   });
 
+  t.test("the gateway's own share has a bucket at each added-latency goal (1 and 3 ms): the share within it is one bucket's count", async () => {
+    const me = { method: 'GET', route: '/v1/me', status: '200' };
+    const bucket = (le: string) => sample(text, 'gateway_http_request_own_duration_seconds_bucket', { ...me, le });
+    const answers = sample(text, 'gateway_http_request_own_duration_seconds_count', me);
+    assert.equal(answers, 4);
+    for (const goal of ['0.001', '0.003']) {
+      const within = bucket(goal);
+      assert.ok(within !== undefined && within <= (answers as number), `le="${goal}" missing`);
+    }
+    assert.ok((bucket('0.001') as number) <= (bucket('0.003') as number), 'cumulative');
+  });
+
   t.test('counts rate-limit decisions by policy and outcome', async () => {
     assert.equal(sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'limited' }), 1);
     assert.ok((sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'allowed' }) ?? 0) >= 10);
