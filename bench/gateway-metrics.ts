@@ -106,18 +106,45 @@ export function ownQuantileMs(before: Map<number, number>, after: Map<number, nu
 }
 
 /**
- * Watches the gateway from now until `stop()` (as sampleRss samples its memory): its collections,
- * how late its event loop ran, and the p99 of its own share of the answers, by its metric (nothing
- * else may read its /metrics meanwhile).
+ * The share of the answers between two reads whose own share was within `ms`, one of the
+ * histogram's bounds (the added-latency goals, 1 and 3 ms, are): NaN without answers or without
+ * that bound.
  */
-export async function watchGateway(opsUrl: string): Promise<{ stop(): Promise<{ gc: GcTally; loop: LoopDelay; ownP99Ms: number }> }> {
+export function ownShareWithin(before: Map<number, number>, after: Map<number, number>, ms: number): number {
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  const within = after.get(ms / 1000);
+  if (total <= 0 || within === undefined) return Number.NaN;
+  return (within - (before.get(ms / 1000) ?? 0)) / total;
+}
+
+/** The gateway's own share of its answers between two reads, by its metric. */
+export interface OwnShare {
+  /** The bound of the bucket that holds the p99 (ownQuantileMs). */
+  p99Ms: number;
+  /** The share of answers within 1 ms and within 3 ms, the goals' bounds for p50 and p99 (ownShareWithin). */
+  within1Ms: number;
+  within3Ms: number;
+}
+
+/**
+ * Watches the gateway from now until `stop()` (as sampleRss samples its memory): its collections,
+ * how late its event loop ran, and its own share of the answers, by its metric (nothing else may
+ * read its /metrics meanwhile).
+ */
+export async function watchGateway(opsUrl: string): Promise<{ stop(): Promise<{ gc: GcTally; loop: LoopDelay; own: OwnShare }> }> {
   const text = await readMetrics(opsUrl);
   const before = gcTally(text);
   const ownBefore = ownDurationBuckets(text);
   return {
     stop: async () => {
       const after = await readMetrics(opsUrl);
-      return { gc: gcBetween(before, gcTally(after)), loop: loopDelay(after), ownP99Ms: ownQuantileMs(ownBefore, ownDurationBuckets(after), 0.99) };
+      const ownAfter = ownDurationBuckets(after);
+      const own = {
+        p99Ms: ownQuantileMs(ownBefore, ownAfter, 0.99),
+        within1Ms: ownShareWithin(ownBefore, ownAfter, 1),
+        within3Ms: ownShareWithin(ownBefore, ownAfter, 3),
+      };
+      return { gc: gcBetween(before, gcTally(after)), loop: loopDelay(after), own };
     },
   };
 }
