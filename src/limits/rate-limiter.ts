@@ -78,14 +78,15 @@ export class RateLimiter {
 
   private decide(groups: PolicyGroup[]): Promise<RateDecision> {
     // One promise on the way (every request decides): no async frames around the store's.
-    return this.options.store.hit(groups).then(this.observed, (error: unknown) => this.decideWithout(error, groups).then(this.observed));
+    const { observer } = this.options;
+    if (observer === undefined) return this.options.store.hit(groups).catch((error: unknown) => this.decideWithout(error, groups));
+    const started = performance.now();
+    const observed = (decision: RateDecision): RateDecision => {
+      observer.decided(decision, (performance.now() - started) / 1000);
+      return decision;
+    };
+    return this.options.store.hit(groups).then(observed, (error: unknown) => this.decideWithout(error, groups).then(observed));
   }
-
-  /** Made once: every decision passes through it. */
-  private readonly observed = (decision: RateDecision): RateDecision => {
-    this.options.observer?.decided(decision);
-    return decision;
-  };
 
   /** The shared store failed: fail closed (503), or open on the per-instance fallback. */
   private async decideWithout(error: unknown, groups: PolicyGroup[]): Promise<RateDecision> {

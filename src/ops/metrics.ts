@@ -53,6 +53,14 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private readonly upstreamRequests = new CounterTally(`${METRIC_PREFIX}upstream_requests_total`, 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome'], this.registry);
   private readonly upstreamDuration = new HistogramTally(`${METRIC_PREFIX}upstream_request_duration_seconds`, 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action'], LATENCY_BUCKETS, this.registry);
   private readonly cacheLookups = new CounterTally(`${METRIC_PREFIX}upstream_cache_lookups_total`, 'Lookups of cacheable upstream reads: hit (fresh), stale (served while one refresh runs), miss.', ['backend', 'action', 'result'], this.registry);
+  private readonly rateLimitDecisionDuration = new HistogramTally(
+    `${METRIC_PREFIX}rate_limit_decision_duration_seconds`,
+    "Time from asking the rate-limit store for a decision to its answer: a Redis round trip, the part of every request's own share that waits on Redis.",
+    [],
+    OWN_BUCKETS,
+    this.registry,
+  );
+  private readonly rateLimitDecisionCell = this.rateLimitDecisionDuration.cell({});
   private readonly rateLimitDecisions = new CounterTally(`${METRIC_PREFIX}rate_limit_decisions_total`, 'Rate-limit policy checks, by policy and outcome (allowed, limited).', ['policy', 'outcome'], this.registry);
   private readonly idempotencyRequests = this.counter('idempotency_requests_total', 'Idempotent requests by claim outcome.', ['outcome']);
   private readonly breakerState = this.gauge('upstream_circuit_breaker_state', 'Circuit breaker state per backend: 1 for the current state, 0 for the others.', ['backend', 'state']);
@@ -106,7 +114,8 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
 
   // ---- rate limits, idempotency, stores, audit, webhooks ------------------------------------
 
-  decided(decision: RateDecision): void {
+  decided(decision: RateDecision, seconds: number): void {
+    this.rateLimitDecisionDuration.observe(this.rateLimitDecisionCell, seconds);
     for (const policy of decision.policies) {
       this.policyCell(policy.name, decision.violated.length > 0 && decision.violated.includes(policy.name) ? 'limited' : 'allowed').value += 1;
     }

@@ -19,8 +19,11 @@ export interface StoreObserver {
 }
 
 export interface RateLimitObserver extends StoreObserver {
-  /** One decision of the rate limiter, every policy it checked. */
-  decided(decision: RateDecision): void;
+  /**
+   * One decision of the rate limiter, every policy it checked; `seconds` from asking the store to
+   * its answer (a Redis round trip; the per-instance fallback's included when the store failed).
+   */
+  decided(decision: RateDecision, seconds: number): void;
 }
 
 /**

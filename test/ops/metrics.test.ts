@@ -91,6 +91,7 @@ t.test('metrics on the ops listener', async (t) => {
       'gateway_http_request_duration_seconds',
       'gateway_http_request_own_duration_seconds',
       'gateway_rate_limit_decisions_total',
+      'gateway_rate_limit_decision_duration_seconds',
       'gateway_idempotency_requests_total',
       'gateway_upstream_requests_total',
       'gateway_upstream_request_duration_seconds',
@@ -142,6 +143,17 @@ t.test('metrics on the ops listener', async (t) => {
   t.test('counts rate-limit decisions by policy and outcome', async () => {
     assert.equal(sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'limited' }), 1);
     assert.ok((sample(text, 'gateway_rate_limit_decisions_total', { policy: 'key_minute', outcome: 'allowed' }) ?? 0) >= 10);
+  });
+
+  t.test("times each rate-limit decision once: the store's share of every request's own time", async () => {
+    const checked = (policy: string) =>
+      (sample(text, 'gateway_rate_limit_decisions_total', { policy, outcome: 'allowed' }) ?? 0) + (sample(text, 'gateway_rate_limit_decisions_total', { policy, outcome: 'limited' }) ?? 0);
+    const decisions = sample(text, 'gateway_rate_limit_decision_duration_seconds_count') as number;
+    // A decision checks the source IP, a key, or both at once.
+    assert.ok(decisions >= checked('ip_minute') && decisions >= checked('key_minute'), `${decisions} decisions timed`);
+    assert.ok(decisions <= checked('ip_minute') + checked('key_minute'), `${decisions} decisions timed`);
+    assert.ok((sample(text, 'gateway_rate_limit_decision_duration_seconds_sum') as number) > 0);
+    assert.equal(sample(text, 'gateway_rate_limit_decision_duration_seconds_bucket', { le: '+Inf' }), decisions);
   });
 
   t.test('counts idempotency outcomes', async () => {
