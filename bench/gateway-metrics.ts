@@ -1,8 +1,9 @@
 /**
  * The gateway's own counters, read from its ops listener's /metrics by the benches: requests
  * served, heap in use, its garbage collections (prom-client's `nodejs_gc_duration_seconds`), how
- * late its event loop ran (`nodejs_eventloop_lag_*`) and its own share of each answer's time
- * (`http_request_own_duration_seconds`).
+ * late its event loop ran (`nodejs_eventloop_lag_*`), its own share of each answer's time
+ * (`http_request_own_duration_seconds`) and its wait for each rate-limit decision
+ * (`rate_limit_decision_duration_seconds`).
  */
 
 /** The text of the gateway's /metrics; empty when it does not answer (a sample is then missing, not fatal). */
@@ -82,10 +83,15 @@ export function loopDelay(text: string): LoopDelay {
   return { p99: late('gateway_nodejs_eventloop_lag_p99_seconds'), max: late('gateway_nodejs_eventloop_lag_max_seconds') };
 }
 
-/** The own-duration histogram's answers (every route and status), by bucket bound in seconds: cumulative counts. */
-export function ownDurationBuckets(text: string): Map<number, number> {
+/** The gateway's own share of each answer's time (the answer minus its wait on the backend). */
+export const OWN_DURATION = 'gateway_http_request_own_duration_seconds';
+/** Its wait for each rate-limit decision: the Redis round trip inside that own share. */
+export const DECISION_DURATION = 'gateway_rate_limit_decision_duration_seconds';
+
+/** A histogram's observations (every label set summed), by bucket bound in seconds: cumulative counts. */
+export function histogramBuckets(text: string, family: string): Map<number, number> {
   const buckets = new Map<number, number>();
-  for (const match of text.matchAll(/^gateway_http_request_own_duration_seconds_bucket\{le="([^"]+)"[^}]*\} (\S+)$/gm)) {
+  for (const match of text.matchAll(new RegExp(`^${family}_bucket\\{le="([^"]+)"[^}]*\\} (\\S+)$`, 'gm'))) {
     const bound = match[1] === '+Inf' ? Infinity : Number(match[1]);
     buckets.set(bound, (buckets.get(bound) ?? 0) + Number(match[2]));
   }
@@ -93,11 +99,10 @@ export function ownDurationBuckets(text: string): Map<number, number> {
 }
 
 /**
- * The bound of the bucket that holds the quantile `q` of the answers between two reads, in ms:
- * the gateway's own view of its share, as precise as its buckets (Infinity: above the last one;
- * NaN: no answer).
+ * The bound of the bucket that holds the quantile `q` of the observations between two reads, in
+ * ms: as precise as the buckets (Infinity: above the last one; NaN: none).
  */
-export function ownQuantileMs(before: Map<number, number>, after: Map<number, number>, q: number): number {
+export function quantileBoundMs(before: Map<number, number>, after: Map<number, number>, q: number): number {
   const bounds = [...after.keys()].sort((a, b) => a - b);
   const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
   if (total <= 0) return Number.NaN;
@@ -106,45 +111,47 @@ export function ownQuantileMs(before: Map<number, number>, after: Map<number, nu
 }
 
 /**
- * The share of the answers between two reads whose own share was within `ms`, one of the
- * histogram's bounds (the added-latency goals, 1 and 3 ms, are): NaN without answers or without
- * that bound.
+ * The share of the observations between two reads within `ms`, one of the histogram's bounds (the
+ * added-latency goals, 1 and 3 ms, are): NaN without observations or without that bound.
  */
-export function ownShareWithin(before: Map<number, number>, after: Map<number, number>, ms: number): number {
+export function shareWithin(before: Map<number, number>, after: Map<number, number>, ms: number): number {
   const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
   const within = after.get(ms / 1000);
   if (total <= 0 || within === undefined) return Number.NaN;
   return (within - (before.get(ms / 1000) ?? 0)) / total;
 }
 
-/** The gateway's own share of its answers between two reads, by its metric. */
-export interface OwnShare {
-  /** The bound of the bucket that holds the p99 (ownQuantileMs). */
+/** A latency histogram between two reads, as the goals read it. */
+export interface Latency {
+  /** The bound of the bucket that holds the p99 (quantileBoundMs). */
   p99Ms: number;
-  /** The share of answers within 1 ms and within 3 ms, the goals' bounds for p50 and p99 (ownShareWithin). */
+  /** The share within 1 ms and within 3 ms, the goals' bounds for p50 and p99 (shareWithin). */
   within1Ms: number;
   within3Ms: number;
 }
 
+export function latencyBetween(before: Map<number, number>, after: Map<number, number>): Latency {
+  return { p99Ms: quantileBoundMs(before, after, 0.99), within1Ms: shareWithin(before, after, 1), within3Ms: shareWithin(before, after, 3) };
+}
+
 /**
  * Watches the gateway from now until `stop()` (as sampleRss samples its memory): its collections,
- * how late its event loop ran, and its own share of the answers, by its metric (nothing else may
- * read its /metrics meanwhile).
+ * how late its event loop ran, its own share of the answers and its wait for the rate-limit
+ * decisions, by its metrics (nothing else may read its /metrics meanwhile).
  */
-export async function watchGateway(opsUrl: string): Promise<{ stop(): Promise<{ gc: GcTally; loop: LoopDelay; own: OwnShare }> }> {
+export async function watchGateway(opsUrl: string): Promise<{ stop(): Promise<{ gc: GcTally; loop: LoopDelay; own: Latency; decisions: Latency }> }> {
   const text = await readMetrics(opsUrl);
   const before = gcTally(text);
-  const ownBefore = ownDurationBuckets(text);
+  const [ownBefore, decisionsBefore] = [histogramBuckets(text, OWN_DURATION), histogramBuckets(text, DECISION_DURATION)];
   return {
     stop: async () => {
       const after = await readMetrics(opsUrl);
-      const ownAfter = ownDurationBuckets(after);
-      const own = {
-        p99Ms: ownQuantileMs(ownBefore, ownAfter, 0.99),
-        within1Ms: ownShareWithin(ownBefore, ownAfter, 1),
-        within3Ms: ownShareWithin(ownBefore, ownAfter, 3),
+      return {
+        gc: gcBetween(before, gcTally(after)),
+        loop: loopDelay(after),
+        own: latencyBetween(ownBefore, histogramBuckets(after, OWN_DURATION)),
+        decisions: latencyBetween(decisionsBefore, histogramBuckets(after, DECISION_DURATION)),
       };
-      return { gc: gcBetween(before, gcTally(after)), loop: loopDelay(after), own };
     },
   };
 }
