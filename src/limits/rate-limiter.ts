@@ -78,11 +78,9 @@ export class RateLimiter {
 
   private decide(groups: PolicyGroup[]): Promise<RateDecision> {
     // One promise on the way (every request decides): no async frames around the store's.
-    const { observer } = this.options;
-    if (observer === undefined) return this.options.store.hit(groups).catch((error: unknown) => this.decideWithout(error, groups));
     const started = performance.now();
     const observed = (decision: RateDecision): RateDecision => {
-      observer.decided(decision, (performance.now() - started) / 1000);
+      this.options.observer?.decided(decision, (performance.now() - started) / 1000);
       return decision;
     };
     return this.options.store.hit(groups).then(observed, (error: unknown) => this.decideWithout(error, groups).then(observed));
