@@ -98,15 +98,19 @@ export function histogramBuckets(text: string, family: string): Map<number, numb
   return buckets;
 }
 
+/** The observations within `bound` (seconds) between two reads of a histogram's buckets. */
+function within(before: Map<number, number>, after: Map<number, number>, bound: number): number {
+  return (after.get(bound) ?? 0) - (before.get(bound) ?? 0);
+}
+
 /**
  * The bound of the bucket that holds the quantile `q` of the observations between two reads, in
  * ms: as precise as the buckets (Infinity: above the last one; NaN: none).
  */
 export function quantileBoundMs(before: Map<number, number>, after: Map<number, number>, q: number): number {
-  const bounds = [...after.keys()].sort((a, b) => a - b);
-  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  const total = within(before, after, Infinity);
   if (total <= 0) return Number.NaN;
-  const bound = bounds.find((each) => (after.get(each) ?? 0) - (before.get(each) ?? 0) >= q * total);
+  const bound = [...after.keys()].sort((a, b) => a - b).find((each) => within(before, after, each) >= q * total);
   return bound === undefined ? Infinity : bound * 1000;
 }
 
@@ -115,10 +119,9 @@ export function quantileBoundMs(before: Map<number, number>, after: Map<number, 
  * added-latency goals, 1 and 3 ms, are): NaN without observations or without that bound.
  */
 export function shareWithin(before: Map<number, number>, after: Map<number, number>, ms: number): number {
-  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
-  const within = after.get(ms / 1000);
-  if (total <= 0 || within === undefined) return Number.NaN;
-  return (within - (before.get(ms / 1000) ?? 0)) / total;
+  const total = within(before, after, Infinity);
+  if (total <= 0 || !after.has(ms / 1000)) return Number.NaN;
+  return within(before, after, ms / 1000) / total;
 }
 
 /** A latency histogram between two reads, as the goals read it. */
