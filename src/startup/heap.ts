@@ -24,6 +24,8 @@
  * V8 reads both flags as it collects, so setting them at run time works (tested; the young
  * generation's size is fixed when the heap is set up: `--max-semi-space-size` must be on node's
  * command line; the Dockerfile and `npm start` pass it). A value given on node's command line wins.
+ * They also pass `--single-threaded-gc`, so that the collector's helper threads do not take the
+ * cores Redis and the upstream need (README "Tail latency: the collector on one thread").
  */
 import { constants, type NodeGCPerformanceDetail, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';

@@ -114,12 +114,16 @@ t.test('the Dockerfile and docker-compose.yml pass their lint (scripts/lint-cont
   assert.match(result.stdout, /docker-compose\.yml: valid against the Compose Specification/);
 });
 
-t.test("the image's young generation: the Dockerfile's CMD and npm start give node the same --max-semi-space-size", async () => {
-  // Only node's command line can set it (src/startup/heap.ts); cluster workers inherit the primary's.
-  const option = /--max-semi-space-size=\d+/;
+t.test("the image's collector: the Dockerfile's CMD and npm start give node the same --max-semi-space-size and --single-threaded-gc", async () => {
+  // Both are node command-line options (the young generation's size can be set nowhere else:
+  // src/startup/heap.ts); cluster workers inherit the primary's.
+  const options = [/^--max-semi-space-size=\d+$/, /^--single-threaded-gc$/];
   const cmd = /^CMD (\[.*\])$/m.exec(readFileSync('Dockerfile', 'utf8'))?.[1] ?? '[]';
-  const image = (JSON.parse(cmd) as string[]).find((arg) => option.test(arg));
-  const start = option.exec((JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start)?.[0];
-  assert.ok(image, `the Dockerfile's CMD sets it: ${cmd}`);
-  assert.equal(start, image);
+  const image = JSON.parse(cmd) as string[];
+  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  for (const option of options) {
+    const given = image.find((arg) => option.test(arg));
+    assert.ok(given, `the Dockerfile's CMD sets ${option}: ${cmd}`);
+    assert.equal(start.find((arg) => option.test(arg)), given, `npm start passes ${given}`);
+  }
 });
