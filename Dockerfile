@@ -40,5 +40,6 @@ STOPSIGNAL SIGTERM
 # run the gateway with this CMD's options.
 # The collector on the main thread alone: its helper threads took the cores that Redis, the
 # upstream and the other workers (WORKERS=auto: one per core) need, and a slow upstream's pages of
-# rows had 13.6–16.6 ms added at p99 with them, 5.5–6.5 without (README "Benchmark").
+# rows had 13.6–16.6 ms added at p99 with them, 5.5–6.5 without, in alternating runs on one host
+# (7.9–9.0 in the full runs after: README "Benchmark").
 CMD ["node", "--max-semi-space-size=8", "--single-threaded-gc", "--enable-source-maps", "dist/bin/gateway.js"]
