@@ -143,6 +143,7 @@ export function ipGroup(ip: string, policy: WindowPolicy): PolicyGroup {
       limit: policy.limit,
       windowSeconds: policy.windowMs / 1000,
       quota: policy.limit,
+      reportedOnlyWhenRefused: true,
     },
   ];
 }

@@ -92,6 +92,11 @@ export interface PolicyCheck {
   /** What RateLimit-Policy advertises: the configured quota per window (and, for GCRA, its burst). */
   quota: number;
   burst?: number;
+  /**
+   * Reported only when it refuses (the source address's window: contract §3 reports the key's): while
+   * it allows, a store may count it from a bound, its `remaining` then at most the exact one.
+   */
+  reportedOnlyWhenRefused?: true;
 }
 
 /** Policies checked and consumed together, all-or-nothing (see RateLimitStore.hit). */

@@ -12,3 +12,11 @@ export function windowLog(origin: number, written: number, offsets: readonly num
   offsets.forEach((offset, index) => bytes.writeUInt32BE(offset, 13 + 4 * index));
   return bytes;
 }
+
+/** A stored log's origin and admit times (ms since the epoch). */
+export function readWindowLog(bytes: Buffer): { origin: number; written: number; times: number[] } {
+  if (bytes.readUInt8(0) !== 2) throw new Error(`not a window log: version ${bytes.readUInt8(0)}`);
+  const origin = bytes.readDoubleBE(1);
+  const times = Array.from({ length: (bytes.length - 13) / 4 }, (_, index) => origin + bytes.readUInt32BE(13 + 4 * index));
+  return { origin, written: bytes.readUInt32BE(9), times };
+}

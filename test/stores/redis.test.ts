@@ -176,6 +176,7 @@ t.test('redis: specifics', async (t) => {
         '{acct:acct_1}:webhook',
         '{acct:acct_1}:window',
         '{ip:2001%3Adb8%3A%3A1}:window',
+        '{ip:2001%3Adb8%3A%3A1}:window:header',
         '{keys}:account-keys:acct_1',
         '{keys}:accounts',
         '{keys}:keys',

@@ -20,8 +20,10 @@ import { LuaScript } from './lua-script.js';
 
 /** A group as the script takes it, built once per group object. */
 interface EncodedGroup {
-  /** Its counters, each once, prefixed. */
+  /** Its counters, each once, prefixed (a headed log's header in place of the log). */
   keys: string[];
+  /** A headed log's own key: the call's last, read only when needed (lua/rate-limit.lua). */
+  headedLog: string | undefined;
   /** Its part of ARGV[1]: which parts it has, then their numbers. */
   spec: Buffer;
   /** Doubles of its reply alone: `now`, then 3 for its log and 1 for each other policy. */
@@ -51,6 +53,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   private readonly script = LuaScript.load('rate-limit');
   private readonly oneGroupPerCall: boolean;
   private readonly encoded = new WeakMap<PolicyGroup, EncodedGroup>();
+  /** Groups encoded with a headed log: the source address's, first in its call. */
+  private readonly encodedHeaded = new WeakMap<PolicyGroup, EncodedGroup>();
   /**
    * Specs by content, and specs of two groups joined: a spec depends on the rules only (every
    * source address's group has the same), so there are few, each built once.
@@ -107,7 +111,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   private plan(groups: readonly PolicyGroup[]): CallPlan {
     if (groups.length === 2) {
       const [first, second] = groups as [PolicyGroup, PolicyGroup];
-      const encoded = this.encode(second);
+      const encoded = this.encode(second, false);
       if (encoded.after?.first !== first) encoded.after = { first, plan: this.assemble(groups) };
       return encoded.after.plan;
     }
@@ -119,13 +123,16 @@ export class RedisRateLimitStore implements RateLimitStore {
     let spec: Buffer | undefined;
     let replyLength = 1;
     const encodings: EncodedGroup[] = [];
-    for (const group of groups) {
-      const encoded = this.encode(group);
+    for (const [index, group] of groups.entries()) {
+      // The script takes a headed log in the first group only.
+      const encoded = this.encode(group, index === 0);
       encodings.push(encoded);
       keysAndArgs.push(...encoded.keys);
       spec = spec === undefined ? encoded.spec : this.join(spec, encoded.spec);
       replyLength += encoded.replyLength - 1;
     }
+    const headedLog = encodings[0]?.headedLog;
+    if (headedLog !== undefined) keysAndArgs.push(headedLog);
     const keyCount = keysAndArgs.length;
     keysAndArgs.push(...this.argv(spec as Buffer, replyLength));
     // Copies of their exact length: a pair's plan is kept as long as its key's group (push and flat
@@ -138,11 +145,14 @@ export class RedisRateLimitStore implements RateLimitStore {
     return [spec, this.format(spec.length / 8), this.format(replyLength)];
   }
 
-  private encode(group: PolicyGroup): EncodedGroup {
-    let encoded = this.encoded.get(group);
+  private encode(group: PolicyGroup, first: boolean): EncodedGroup {
+    // A log reported only when it refuses, alone in its group, is headed (not read while far from full).
+    const headed = first && group.length === 1 && (group[0] as PolicyCheck).rule.kind === 'log' && (group[0] as PolicyCheck).reportedOnlyWhenRefused === true;
+    const cache = headed ? this.encodedHeaded : this.encoded;
+    let encoded = cache.get(group);
     if (encoded) return encoded;
     const { counter, gcra, day, log } = groupShape(group);
-    const numbers = [(gcra ? PART.gcra : 0) + (day ? PART.day : 0) + (log ? PART.log : 0)];
+    const numbers = [(gcra ? PART.gcra : 0) + (day ? PART.day : 0) + (log ? (headed ? PART.headedLog : PART.log) : 0)];
     if (gcra?.rule.kind === 'gcra') numbers.push(gcra.rule.intervalMs, gcra.rule.burst);
     if (day?.rule.kind === 'day') numbers.push(day.rule.limit);
     if (log?.rule.kind === 'log') {
@@ -159,13 +169,15 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
     // The reply gives gcra, day, then log (3 values); each check's reading is at its kind's place.
     const logAt = (gcra ? 1 : 0) + (day ? 1 : 0);
+    const prefix = this.redis.keyPrefix;
     encoded = {
-      keys: [counter, log?.counter].filter((name) => name !== undefined).map((name) => flatString(this.redis.keyPrefix, name)),
+      keys: [counter, log && (headed ? flatString(log.counter, HEADER_SUFFIX) : log.counter)].filter((name) => name !== undefined).map((name) => flatString(prefix, name)),
+      headedLog: headed && log ? flatString(prefix, log.counter) : undefined,
       spec,
       replyLength: 1 + logAt + (log ? 3 : 0),
       readingAt: sharedOffsets(group.map((check) => (check.rule.kind === 'gcra' ? 0 : check.rule.kind === 'day' ? (gcra ? 1 : 0) : logAt))),
     };
-    this.encoded.set(group, encoded);
+    cache.set(group, encoded);
     return encoded;
   }
 
@@ -196,7 +208,10 @@ function sharedOffsets(readingAt: number[]): readonly number[] {
 }
 
 /** Each part of a group's spec (lua/rate-limit.lua), summed into its first number. */
-const PART = { gcra: 1, day: 2, log: 4 } as const;
+const PART = { gcra: 1, day: 2, log: 4, headedLog: 8 } as const;
+
+/** A headed log's header key: the log's own key and this. */
+const HEADER_SUFFIX = ':header';
 
 interface GroupShape {
   /** The counter of the gcra and day policies. */

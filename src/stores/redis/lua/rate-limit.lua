@@ -5,11 +5,12 @@
 -- source IP's and a key's groups are). Groups are evaluated in order, each all-or-nothing; a refused
 -- group ends the evaluation and writes nothing.
 --
--- KEYS: per group, its counter (when it has a gcra or day policy), then its log (all in one slot: a
---   cluster gets one group per call).
+-- KEYS: per group, its counter (when it has a gcra or day policy), then its log, or its headed log's
+--   header (all in one slot: a cluster gets one group per call); last, the headed log itself.
 -- ARGV[1]: the groups, packed as doubles (ARGV[2] is its struct format). Per group its parts: 1 gcra,
---   2 day, 4 log, summed; then for gcra interval_ms and burst, for day its limit, for log its limit
---   and window_ms, in that order, each only when the group has it.
+--   2 day, 4 log or 8 headed log, summed; then for gcra interval_ms and burst, for day its limit, for
+--   a log its limit and window_ms, in that order, each only when the group has it. Only the first
+--   group's log may be headed, and only in a group of its own.
 -- ARGV[3]: `>` and at least as many `d` as the longest reply (its format is cut from it).
 --
 -- A counter is three big-endian doubles: [expires_at, TAT, day * 2^36 + count]. A log is a 13-byte
@@ -20,6 +21,25 @@
 -- (another version's data) counts as empty and is overwritten. Times are whole ms on the server's
 -- clock (TIME, rounded up), so an offset is exact.
 --
+-- A headed log (the source address's: its state is reported only when it refuses) is not read while
+-- it is far from full. Redis's Lua hashes every byte of every string it takes in, so reading a log
+-- costs by its length, more than anything else a log needs. Its header key holds six doubles:
+-- [origin, rewritten (when the log's TTL was last set), full_until, newest, limit, window_ms].
+-- - It lives one window from `rewritten`: while it is there, the log's TTL (two windows from then)
+--   covers an entry appended now. The request's entry is appended first; APPEND answers the log's
+--   length, and a log of at most `limit` entries with it held fewer than `limit` in the window
+--   before it: allowed, exactly as a search would decide (the reply's count is the log's length
+--   less one, entries already out of the window included). The log grows by appends alone, up to
+--   `limit` entries, until it is read: near its limit, or once the header is gone.
+-- - Read (without the entry just appended), the log is decided as any other and put back as it was
+--   when refused; each time its TTL is set again the header is written anew.
+-- - A refusal is kept in the header (full_until: when the entry whose departure makes room leaves;
+--   newest: the newest entry's time): until then, under the same limit and window, a request is
+--   refused from the header alone, since nothing is admitted meanwhile. A flood costs no log read.
+-- - An entry appended before the decision is at `now` (the log's newest is not known): after the
+--   server's clock stepped back by less than the time since `rewritten`, it may be out of order
+--   until it leaves the window. A clock set back further takes the read path, which keeps order.
+
 -- Cost per request: TIME, one MGET, then one write per counter consumed: SET ... KEEPTTL, or APPEND
 -- of one entry to a log, with a TTL set again only when the stored one would end too soon. Lua in
 -- Redis costs tens of CPU instructions a bytecode and about a thousand a table, a string made or a
@@ -33,8 +53,10 @@
 local sunpack, spack, sub, floor, ceil = struct.unpack, struct.pack, string.sub, math.floor, math.ceil
 local time = redis.call('TIME')
 local now = time[1] * 1000 + ceil(time[2] / 1000)
-local values = redis.call('MGET', unpack(KEYS))
 local spec = { sunpack(ARGV[2], ARGV[1]) }
+-- The headed log, the first group's when it has one, is the last key: not read here.
+local headed = spec[1] >= 8
+local values = redis.call('MGET', unpack(KEYS, 1, headed and #KEYS - 1 or #KEYS))
 -- A log's origin moves (its entries rewritten) once this old: offsets stay far below 2^32.
 local LOG_VERSION, REBASE_MS = 2, 2147483648
 local DAY_MS, DAY_SHIFT, EPSILON_MS = 86400000, 68719476736, 0.001
@@ -75,16 +97,42 @@ while at <= last do
     end
   end
 
-  -- The log.
+  -- The log. A headed log's: header (its KEYS index), from and rewritten (the header's, when there),
+  -- appended (this request's entry at now - from, before the decision), decided (without reading).
   local log, log_limit, window, value, count, newest, n, origin, written
+  local header, from, rewritten, appended, decided
+  local leaving = 0
   if parts >= 4 then
     log_limit, window = spec[at], spec[at + 1]
     at = at + 2
     k = k + 1
-    log = k
-    value = values[k]
     count, newest = 0, 0
-    local leaving = 0
+    if parts >= 8 then
+      header, log = k, #KEYS
+      value = values[k]
+      if value and #value == 48 then
+        local full_until, newest_at, full_limit, full_window
+        from, rewritten, full_until, newest_at, full_limit, full_window = sunpack('>dddddd', value)
+        if now < full_until and full_limit == log_limit and full_window == window then
+          -- Refused as the last request was: nothing admitted since, nothing leaves before then.
+          count, newest, leaving, allowed, decided = log_limit, newest_at - now, full_until - window - now, false, true
+        elseif now >= rewritten then
+          local length = redis.call('APPEND', KEYS[log], spack('>I4', now - from))
+          appended = true
+          if (length - 13) % 4 == 0 and length > 16 and length - 13 <= 4 * log_limit then
+            count, decided = (length - 17) / 4, true
+          end
+        end
+      end
+      value = nil
+      if not decided then
+        value = redis.call('GET', KEYS[log])
+        if appended and value then value = sub(value, 1, #value - 4) end
+      end
+    else
+      log = k
+      value = values[k]
+    end
     if value and #value > 16 and #value % 4 == 1 then
       local version, oldest
       version, origin, written, oldest = sunpack('>BdI4I4', value)
@@ -135,7 +183,18 @@ while at <= last do
     o = o + 3
   end
 
-  if not allowed then break end
+  if not allowed then
+    if header and not decided then
+      -- The log as it was (its TTL kept), and the refusal in the header (if there) until room is made.
+      if appended then redis.call('SET', KEYS[log], value, 'KEEPTTL') end
+      if from == origin then
+        redis.call('SET', KEYS[header], spack('>dddddd', from, rewritten, now + leaving + window, now + newest, log_limit, window), 'KEEPTTL')
+      elseif from then
+        redis.call('DEL', KEYS[header])
+      end
+    end
+    break
+  end
 
   if counter then
     -- What the counter's TTL must cover (need), and how far to set it when it does not (upto).
@@ -157,18 +216,27 @@ while at <= last do
     end
   end
 
-  if log then
+  if log and not decided then
     -- Kept sorted even if the clock stepped back.
     local t = now
     if newest > 0 then t = now + newest end
+    -- The origin of a log rewritten (its TTL set again), for its header.
+    local renewed
     if count == 0 then
       redis.call('SET', KEYS[log], spack('>BdI4I4', LOG_VERSION, now, 0, 0), 'PX', ceil(2 * window))
+      renewed = now
     else
       local lo = n - count + 1
       if lo <= 9 + log_limit / 8 and now <= origin + written + window then
         -- The TTL set at the last rewrite (2 windows) still covers this entry's window.
-        redis.call('APPEND', KEYS[log], spack('>I4', t - origin))
+        if not appended then
+          redis.call('APPEND', KEYS[log], spack('>I4', t - origin))
+        elseif t ~= now or from ~= origin then
+          -- Appended before the decision at now, from the header's origin: at t from the log's.
+          redis.call('SET', KEYS[log], value .. spack('>I4', t - origin), 'KEEPTTL')
+        end
       elseif t - origin < REBASE_MS then
+        renewed = origin
         redis.call('SET', KEYS[log], spack('>BdI4', LOG_VERSION, origin, t - origin) .. sub(value, 10 + 4 * lo) .. spack('>I4', t - origin), 'PX', ceil(2 * window + t - now))
       else
         -- Continuously in use for weeks: the origin moves to the window's start.
@@ -177,7 +245,15 @@ while at <= last do
         for i = lo, n do entries[#entries + 1] = spack('>I4', origin - moved + sunpack('>I4', value, 10 + 4 * i)) end
         entries[#entries + 1] = spack('>I4', t - moved)
         redis.call('SET', KEYS[log], table.concat(entries), 'PX', ceil(2 * window + t - now))
+        renewed = moved
       end
+    end
+    if not header then
+    elseif renewed then
+      redis.call('SET', KEYS[header], spack('>dddddd', renewed, now, 0, 0, log_limit, window), 'PX', ceil(window))
+    elseif from and from ~= origin then
+      -- Written with another origin than the log's (another version wrote the log).
+      redis.call('DEL', KEYS[header])
     end
   end
 end
