@@ -173,6 +173,19 @@ t.test('a header whose log is gone (evicted) gets a new log, with its TTL, and a
   assert.equal((await readHeader(ip))?.[0], log.origin);
 });
 
+t.test('a header written under another window leaves the decision to the log read: its TTL was set for that window', async () => {
+  const ip = '192.0.2.8';
+  const now = Date.now();
+  const origin = now - 10_000;
+  await inspector.set(logKey(ip), windowLog(origin, 9_000, [5_000, 9_000]), 'PX', 60_000);
+  await inspector.set(headerKey(ip), header(origin, now - 1_000, 0, 0, 10, 30_000), 'PX', 29_000);
+  await inspector.config('RESETSTAT');
+  const decision = await hitIp(stores.rateLimits, ip, { limit: 10, windowMs: WINDOW_MS });
+  assert.equal(decision.allowed, true);
+  assert.equal((await commandCalls()).get, 1, 'read');
+  assert.equal(decision.policies[0]?.remaining, 7, 'two in the window, this request the third');
+});
+
 t.test('after the clock was set back past the last rewrite, the log is read and kept in order', async () => {
   const ip = '192.0.2.7';
   const now = Date.now();

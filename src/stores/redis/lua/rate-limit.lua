@@ -26,7 +26,7 @@
 -- costs by its length, more than anything else a log needs. Its header key holds six doubles:
 -- [origin, rewritten (when the log's TTL was last set), full_until, newest, limit, window_ms].
 -- - It lives one window from `rewritten`: while it is there, the log's TTL (two windows from then)
---   covers an entry appended now. The request's entry is appended first; APPEND answers the log's
+--   covers an entry appended now, under the same window. The request's entry is appended first; APPEND answers the log's
 --   length, and a log of at most `limit` entries with it held fewer than `limit` in the window
 --   before it: allowed, exactly as a search would decide (the reply's count is the log's length
 --   less one, entries already out of the window included). The log grows by appends alone, up to
@@ -116,7 +116,8 @@ while at <= last do
         if now < full_until and full_limit == log_limit and full_window == window then
           -- Refused as the last request was: nothing admitted since, nothing leaves before then.
           count, newest, leaving, allowed, decided = log_limit, newest_at - now, full_until - window - now, false, true
-        elseif now >= rewritten then
+        elseif now >= rewritten and full_window == window then
+          -- (Under another window the log's TTL, set for that one, may not cover this entry's.)
           local length = redis.call('APPEND', KEYS[log], spack('>I4', now - from))
           appended = true
           if (length - 13) % 4 == 0 and length > 16 and length - 13 <= 4 * log_limit then
