@@ -26,6 +26,7 @@ const { values: flags } = parseArgs({
     share: { type: 'string', default: '0.6' },
     instructions: { type: 'boolean', default: false },
     random: { type: 'boolean', default: false },
+    flood: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -36,6 +37,8 @@ if (flags.help) {
   --share F        the share of the tightest limit the windows are sized to hold (default 0.6)
   --random         each decision's key drawn at random (each source address's and account's requests
                    then arrive at uneven intervals, as in real traffic) instead of round-robin
+  --flood          every decision from one source address already at its limit (a flood): what a
+                   refusal costs Redis (the keys as usual; no window sizing)
   --instructions   count Redis's CPU instructions per decision instead (valgrind's callgrind; about
                    two minutes), against the same commands without the script's logic and an
                    EVALSHA of an empty script, on the same keys: the neighbours' load does not
@@ -53,10 +56,16 @@ const SHARE = Number(flags.share);
 /** The index of the n-th decision's key among `count`: round-robin, or drawn at random. */
 const pick: (n: number, count: number) => number = flags.random ? (_n, count) => Math.floor(Math.random() * count) : (n, count) => n % count;
 
+/** The source address of the `index`-th key: one of the shape's, or the flood's one. */
+function addressOf(index: number): string {
+  const addresses = DEFAULT_SHAPE.sourceAddresses;
+  return flags.flood ? '198.51.100.1' : `10.0.${(index % addresses) >> 8}.${index % addresses & 255}`;
+}
+
 function groupsFor(windowMs: number): PolicyGroup[][] {
   const shape = DEFAULT_SHAPE;
   return Array.from({ length: shape.keys }, (_, index) => [
-    ipGroup(`10.0.${(index % shape.sourceAddresses) >> 8}.${index % shape.sourceAddresses & 255}`, { limit: 600, windowMs }),
+    ipGroup(addressOf(index), { limit: 600, windowMs }),
     keyGroup({
       accountId: `bench-${index % shape.accounts}`,
       keyId: `key${index}`,
@@ -83,19 +92,24 @@ async function drive(store: RateLimitStore, groups: PolicyGroup[][], count: numb
   return { rate: (count * 1000) / (performance.now() - started), refused };
 }
 
+async function probeRate(url: string): Promise<{ rate: number }> {
+  const probeStores = await createRedisStores({ url, keyPrefix: 'probe:' });
+  return drive(probeStores.rateLimits, groupsFor(3_600_000), FILL).finally(() => probeStores.close());
+}
+
 async function main(): Promise<void> {
   const callgrind = INSTRUCTIONS ? new Callgrind() : undefined;
   const redis = await startRedisServer(callgrind ? { runUnder: callgrind.command() } : {});
   const admin = new Redis(redis.url);
   try {
-    // First pass: the rate this machine drives, with a window too long to refuse anything.
-    const probeStores = await createRedisStores({ url: redis.url, keyPrefix: 'probe:' });
-    const probe = await drive(probeStores.rateLimits, groupsFor(3_600_000), FILL).finally(() => probeStores.close());
-    const windowMs = windowFor(DEFAULT_SHAPE, probe.rate, SHARE);
+    // First pass: the rate this machine drives, with a window too long to refuse anything (a flood's
+    // window is that long: its address stays at its limit through the run).
+    const probe = flags.flood ? undefined : await probeRate(redis.url);
+    const windowMs = probe ? windowFor(DEFAULT_SHAPE, probe.rate, SHARE) : 3_600_000;
     const stores = await createRedisStores({ url: redis.url, keyPrefix: KEY_PREFIX });
     const groups = groupsFor(windowMs);
     await drive(stores.rateLimits, groups, FILL); // fills the windows
-    const shareNote = `window ${windowMs} ms = ${SHARE * 100}% of the tightest limit at that rate`;
+    const shareNote = probe ? `window ${windowMs} ms = ${SHARE * 100}% of the tightest limit at that rate` : 'one address past its limit of 600';
     if (callgrind) {
       await countInstructions(callgrind, redis, stores.rateLimits, groups, shareNote);
       await stores.close();
@@ -155,12 +169,14 @@ async function countInstructions(callgrind: Callgrind, redis: { url: string; pid
       });
       return total / DECISIONS;
     };
-    const alone = await perScript(COMMANDS_ALONE);
-    const empty = await perScript(EMPTY_SCRIPT);
     const script = decisions / DECISIONS;
     const k = (value: number) => `${(value / 1000).toFixed(1)} k`;
     console.log(`rate-limit decisions: ${DECISIONS} under callgrind, ${shareNote}, ${refused} refused`);
     console.log(`Redis instructions per decision (the command's whole handling, network included): ${k(script)}`);
+    // A refusal writes nothing: the admitted decision's commands are no baseline for it.
+    if (flags.flood) return;
+    const alone = await perScript(COMMANDS_ALONE);
+    const empty = await perScript(EMPTY_SCRIPT);
     console.log(`  the same commands without the script's logic: ${k(alone)}; an EVALSHA of an empty script: ${k(empty)}`);
     console.log(`  the script's logic: ${k(script - alone)} (${((100 * (script - alone)) / script).toFixed(0)}%); its commands: ${k(alone - empty)}`);
   } finally {
