@@ -26,11 +26,12 @@
 -- costs by its length, more than anything else a log needs. Its header key holds six doubles:
 -- [origin, rewritten (when the log's TTL was last set), full_until, newest, limit, window_ms].
 -- - It lives one window from `rewritten`: while it is there, the log's TTL (two windows from then)
---   covers an entry appended now, under the same window. The request's entry is appended first; APPEND answers the log's
---   length, and a log of at most `limit` entries with it held fewer than `limit` in the window
---   before it: allowed, exactly as a search would decide (the reply's count is the log's length
---   less one, entries already out of the window included). The log grows by appends alone, up to
---   `limit` entries, until it is read: near its limit, or once the header is gone.
+--   covers an entry appended now, under the same window. The request's entry is appended first;
+--   APPEND answers the log's length, and a log of at most `limit` entries with it held fewer than
+--   `limit` in the window before it: allowed, exactly as a search would decide (the reply's count
+--   is the log's length less one, entries already out of the window included). The log grows by
+--   appends alone, up to `limit` entries, until it is read: near its limit, or once the header is
+--   gone.
 -- - Read (without the entry just appended), the log is decided as any other and put back as it was
 --   when refused; each time its TTL is set again the header is written anew.
 -- - A refusal is kept in the header (full_until: when the entry whose departure makes room leaves;
@@ -39,9 +40,11 @@
 -- - An entry appended before the decision is at `now` (the log's newest is not known): after the
 --   server's clock stepped back by less than the time since `rewritten`, it may be out of order
 --   until it leaves the window. A clock set back further takes the read path, which keeps order.
-
+--
 -- Cost per request: TIME, one MGET, then one write per counter consumed: SET ... KEEPTTL, or APPEND
--- of one entry to a log, with a TTL set again only when the stored one would end too soon. Lua in
+-- of one entry to a log, with a TTL set again only when the stored one would end too soon (a headed
+-- log: its APPEND before the decision, a GET only near its limit, nothing when refused from its
+-- header). Lua in
 -- Redis costs tens of CPU instructions a bytecode and about a thousand a table, a string made or a
 -- struct call (callgrind), as much as the commands: the code is straight, no table is made but the
 -- spec and the reply, and each value is read once.
