@@ -183,6 +183,11 @@ while at <= last do
         end
       end
     end
+    -- A header written with another origin than its log's (another version wrote the log): dropped.
+    if from and origin and from ~= origin then
+      redis.call('DEL', KEYS[header])
+      from = nil
+    end
     out[o + 1], out[o + 2], out[o + 3] = count, newest, leaving
     o = o + 3
   end
@@ -191,10 +196,8 @@ while at <= last do
     if header and not decided then
       -- The log as it was (its TTL kept), and the refusal in the header (if there) until room is made.
       if appended then redis.call('SET', KEYS[log], value, 'KEEPTTL') end
-      if from == origin then
+      if from then
         redis.call('SET', KEYS[header], spack('>dddddd', from, rewritten, now + leaving + window, now + newest, log_limit, window), 'KEEPTTL')
-      elseif from then
-        redis.call('DEL', KEYS[header])
       end
     end
     break
@@ -252,12 +255,8 @@ while at <= last do
         renewed = moved
       end
     end
-    if not header then
-    elseif renewed then
+    if header and renewed then
       redis.call('SET', KEYS[header], spack('>dddddd', renewed, now, 0, 0, log_limit, window), 'PX', ceil(window))
-    elseif from and from ~= origin then
-      -- Written with another origin than the log's (another version wrote the log).
-      redis.call('DEL', KEYS[header])
     end
   end
 end
