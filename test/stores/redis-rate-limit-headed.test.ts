@@ -47,7 +47,7 @@ async function commandCalls(): Promise<Record<string, number>> {
 }
 
 /** The header's six doubles: [origin, rewritten, full_until, newest, limit, window_ms]. */
-function header(origin: number, rewritten: number, fullUntil = 0, newest = 0, limit = 0, windowMs = 0): Buffer {
+function header(origin: number, rewritten: number, fullUntil: number, newest: number, limit: number, windowMs: number): Buffer {
   const bytes = Buffer.alloc(48);
   [origin, rewritten, fullUntil, newest, limit, windowMs].forEach((value, index) => bytes.writeDoubleBE(value, index * 8));
   return bytes;
@@ -135,8 +135,10 @@ t.test('a request whose log has entries out of the window may report fewer remai
   const origin = now - 100_000;
   // Three entries 70 s old (out of a 60 s window), the log rewritten a second ago.
   await inspector.set(logKey(ip), windowLog(origin, 99_000, [30_000, 30_001, 30_002]), 'PX', 120_000);
-  await inspector.set(headerKey(ip), header(origin, now - 1_000), 'PX', 59_000);
+  await inspector.set(headerKey(ip), header(origin, now - 1_000, 0, 0, 10, WINDOW_MS), 'PX', 59_000);
+  await inspector.config('RESETSTAT');
   const decision = await hitIp(stores.rateLimits, ip, { limit: 10, windowMs: WINDOW_MS });
+  assert.equal((await commandCalls()).get, undefined, 'decided from the length, the log not read');
   assert.equal(decision.allowed, true);
   const remaining = decision.policies[0]?.remaining as number;
   assert.ok(remaining >= 10 - 4 && remaining <= 10 - 1, `remaining ${remaining}: at most the exact 9`);
@@ -152,7 +154,7 @@ t.test('a header whose origin is not its log\'s is dropped when the log is read;
   const origin = now - 10_000;
   const log = windowLog(origin, 0, [1_000, 2_000, 3_000]);
   await inspector.set(logKey(ip), log, 'PX', 120_000);
-  await inspector.set(headerKey(ip), header(origin - 5_000, now - 1_000), 'PX', 59_000);
+  await inspector.set(headerKey(ip), header(origin - 5_000, now - 1_000, 0, 0, 3, WINDOW_MS), 'PX', 59_000);
   const refused = await hitIp(stores.rateLimits, ip, { limit: 3, windowMs: WINDOW_MS });
   assert.equal(refused.allowed, false);
   assert.deepEqual(await inspector.getBuffer(logKey(ip)), log, 'the log as it was');
@@ -163,7 +165,7 @@ t.test('a header whose origin is not its log\'s is dropped when the log is read;
 t.test('a header whose log is gone (evicted) gets a new log, with its TTL, and a new header', async () => {
   const ip = '192.0.2.6';
   const now = Date.now();
-  await inspector.set(headerKey(ip), header(now - 5_000, now - 1_000), 'PX', 59_000);
+  await inspector.set(headerKey(ip), header(now - 5_000, now - 1_000, 0, 0, 3, WINDOW_MS), 'PX', 59_000);
   assert.equal((await hitIp(stores.rateLimits, ip, { limit: 3, windowMs: WINDOW_MS })).allowed, true);
   const log = readWindowLog((await inspector.getBuffer(logKey(ip))) as Buffer);
   assert.equal(log.times.length, 1);
@@ -192,7 +194,7 @@ t.test('after the clock was set back past the last rewrite, the log is read and 
   const origin = now - 10_000;
   // The newest entry 30 s ahead of the server's clock now, the header written then.
   await inspector.set(logKey(ip), windowLog(origin, 40_000, [5_000, 40_000]), 'PX', 120_000);
-  await inspector.set(headerKey(ip), header(origin, now + 30_000), 'PX', 59_000);
+  await inspector.set(headerKey(ip), header(origin, now + 30_000, 0, 0, 10, WINDOW_MS), 'PX', 59_000);
   await inspector.config('RESETSTAT');
   assert.equal((await hitIp(stores.rateLimits, ip, { limit: 10, windowMs: WINDOW_MS })).allowed, true);
   assert.equal((await commandCalls()).get, 1, 'read');
