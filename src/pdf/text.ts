@@ -1,0 +1,123 @@
+/**
+ * Text for the invoice PDF: untrusted strings made drawable by the standard fonts, wrapped and cut
+ * to a width, and money and dates as printed.
+ */
+import type { PDFFont } from 'pdf-lib';
+import type { Money } from '../v1/schemas.js';
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Letters that NFKD leaves whole but that have an obvious Latin fallback. */
+const LATIN_FALLBACKS: Record<string, string> = { Ł: 'L', ł: 'l', Đ: 'D', đ: 'd', Ħ: 'H', ħ: 'h', ı: 'i', Ŧ: 'T', ŧ: 't' };
+
+/** Turns untrusted strings into text the WinAnsi-encoded standard fonts can draw. */
+export class PlainText {
+  private readonly encodable: ReadonlySet<number>;
+
+  constructor(font: PDFFont) {
+    this.encodable = new Set(font.getCharacterSet());
+  }
+
+  /** One line: whitespace and control characters collapse to single spaces. */
+  line(raw: string, maxLength: number): string {
+    return this.encode(clip(raw, maxLength)).replace(/\s+/g, ' ').trim();
+  }
+
+  /** Several lines: line breaks survive; blank lines only separate (one at most, none at the ends). */
+  lines(raw: string, maxLength: number): string[] {
+    const lines = clip(raw, maxLength)
+      .split(/\r\n|\r|\n/)
+      .map((line) => this.encode(line).replace(/\s+/g, ' ').trim());
+    const kept = lines.filter((line, index) => line !== '' || (index > 0 && lines[index - 1] !== ''));
+    if (kept.at(-1) === '') kept.pop();
+    return kept;
+  }
+
+  private encode(raw: string): string {
+    let out = '';
+    for (const char of raw) {
+      if (this.canEncode(char)) out += char;
+      else if (/[\p{Cc}\p{Z}]/u.test(char)) out += ' ';
+      else if (!/\p{Cf}/u.test(char)) out += this.fallback(char); // format characters are invisible: drop them
+    }
+    return out;
+  }
+
+  /** Accented letters lose their accents (NFKD, marks dropped); anything else becomes '?'. */
+  private fallback(char: string): string {
+    const base = (LATIN_FALLBACKS[char] ?? char.normalize('NFKD')).replace(/\p{M}/gu, '');
+    return base !== '' && [...base].every((part) => this.canEncode(part)) ? base : '?';
+  }
+
+  private canEncode(char: string): boolean {
+    return this.encodable.has(char.codePointAt(0) ?? -1);
+  }
+}
+
+/** Cuts a string before any real work is done on it; the ellipsis shows that something was cut. */
+function clip(raw: string, maxLength: number): string {
+  return raw.length > maxLength ? `${raw.slice(0, maxLength)}…` : raw;
+}
+
+/** Greedy word wrap; a word wider than the line is broken between characters. */
+export function wrap(line: string, font: PDFFont, size: number, width: number): string[] {
+  if (line === '') return [''];
+  const lines: string[] = [];
+  let current = '';
+  for (const word of line.split(' ')) {
+    const candidate = current === '' ? word : `${current} ${word}`;
+    if (font.widthOfTextAtSize(candidate, size) <= width) {
+      current = candidate;
+      continue;
+    }
+    if (current !== '') lines.push(current);
+    current = '';
+    for (const char of word) {
+      if (current !== '' && font.widthOfTextAtSize(current + char, size) > width) {
+        lines.push(current);
+        current = '';
+      }
+      current += char;
+    }
+  }
+  lines.push(current);
+  return lines;
+}
+
+/** Keeps the first `max` lines, marking the last one when more were dropped. */
+export function limitLines(lines: string[], max: number, font: PDFFont, size: number, width: number): string[] {
+  if (lines.length <= max) return lines;
+  const kept = lines.slice(0, max);
+  kept[max - 1] = fit(`${kept[max - 1]} …`, font, size, width);
+  return kept;
+}
+
+/** Shortens a single line to the width, marking the cut with an ellipsis. */
+export function fit(line: string, font: PDFFont, size: number, width: number): string {
+  if (font.widthOfTextAtSize(line, size) <= width) return line;
+  const chars = [...line];
+  while (chars.length > 0 && font.widthOfTextAtSize(`${chars.join('')}…`, size) > width) chars.pop();
+  return `${chars.join('').trimEnd()}…`;
+}
+
+/** "1234.50" + "EUR" → "1,234.50 EUR", by string surgery: money is never a float. */
+export function formatMoney(money: Money, text: PlainText): string {
+  const currency = text.line(money.currency, 8);
+  const match = /^(-?)(\d{1,40})(\.\d{1,12})$/.exec(money.amount);
+  if (match === null) return `${text.line(money.amount, 40)} ${currency}`;
+  const [, sign, whole = '', fraction] = match;
+  return `${sign}${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${fraction} ${currency}`;
+}
+
+/** "2026-01-31" → "31 Jan 2026"; missing or malformed dates print as a dash. */
+export function formatDate(value: string | null): string {
+  const date = parseDate(value);
+  if (date === null) return '—';
+  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()}`;
+}
+
+export function parseDate(value: string | null): Date | null {
+  if (value === null || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return null;
+  const date = new Date(`${value}T00:00:00Z`);
+  return Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== value ? null : date;
+}
