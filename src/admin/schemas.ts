@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isDisabled } from '../keys/key-service.js';
 import { SCOPES } from '../keys/scopes.js';
-import type { AccountRecord, ApiKeyRecord, DeliveryLogEntry, WebhookRecord } from '../stores/types.js';
+import type { AccountRecord, ApiKeyRecord } from '../stores/types.js';
+import type { DeliveryLogEntry, WebhookRecord } from '../stores/webhook-types.js';
 
 const Timestamp = z.string().meta({ format: 'date-time', example: '2026-01-31T12:00:00Z' });
 

@@ -4,7 +4,7 @@
  * for the admin API.
  */
 import { Refusal } from '../keys/refusal.js';
-import type { DeliveryLogEntry, WebhookRecord, WebhookStore } from '../stores/types.js';
+import type { DeliveryLogEntry, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import type { WebhookEvents } from '../webhooks/emitter.js';
 import type { AdminService } from './service.js';
 

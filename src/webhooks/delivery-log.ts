@@ -4,7 +4,7 @@
  * failing to write it must never hold up or repeat a delivery (a warning is logged instead).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { DeliveryLogEntry, OutboxEntry, WebhookStore } from '../stores/types.js';
+import type { DeliveryLogEntry, OutboxEntry, WebhookStore } from '../stores/webhook-types.js';
 
 /** Entries kept per account, newest first. */
 export const DELIVERY_LOG_SIZE = 100;

@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { BackendError, type Backend, type Customer } from '../backend/backend.js';
-import type { KeyStore, WebhookStore } from '../stores/types.js';
+import type { KeyStore } from '../stores/types.js';
+import type { WebhookStore } from '../stores/webhook-types.js';
 import type { PageResult } from '../v1/schemas.js';
 import { BASELINE_FIELD, type WebhookEvents } from './emitter.js';
 

@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { captureTraceHeaders, type TraceContext } from '../ops/trace.js';
-import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../stores/types.js';
+import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../stores/webhook-types.js';
 import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { DeliveryLog } from './delivery-log.js';
 import { eventBody, type EventData, type EventType } from './events.js';

@@ -7,7 +7,7 @@
  * logged, event by event (there is no disk to keep it on).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { OutboxEntry } from '../stores/types.js';
+import type { OutboxEntry } from '../stores/webhook-types.js';
 import { described } from './delivery-log.js';
 
 export type HeldEntry = Omit<OutboxEntry, 'attempts'>;

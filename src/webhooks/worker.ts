@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import type { WebhookDeliveryOutcome } from '../ops/observers.js';
-import type { ClaimedDelivery, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/types.js';
+import type { ClaimedDelivery, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { SecretBox } from './secret-box.js';
 import { signDelivery } from './signing.js';

@@ -20,10 +20,9 @@ import type {
   RateDecision,
   RateLimitStore,
   StoredResponse,
-  WebhookRecord,
-  WebhookStore,
   WindowPolicy,
 } from '../../src/stores/types.js';
+import type { WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
 import { ipGroup, keyGroup } from '../../src/stores/rate-policies.js';
 
 export interface TestClock {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Test } from 'tap';
-import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../../src/stores/types.js';
+import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../../src/stores/webhook-types.js';
 import { unique, webhookRecord, type Fixture, type FixtureFactory } from './conformance.js';
 
 async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixture<S>) => Promise<void>): Promise<void> {

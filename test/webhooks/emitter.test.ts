@@ -9,7 +9,7 @@ import t from 'tap';
 import pino from 'pino';
 import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
-import type { OutboxEntry } from '../../src/stores/types.js';
+import type { OutboxEntry } from '../../src/stores/webhook-types.js';
 import type { Invoice, Order } from '../../src/v1/schemas.js';
 import { WebhookEvents } from '../../src/webhooks/emitter.js';
 

@@ -1,6 +1,6 @@
 /** The webhook outbox in process memory (sandbox, one instance): same claim rules as Redis. */
 import { randomUUID } from 'node:crypto';
-import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../types.js';
+import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../webhook-types.js';
 
 const MAX_FAILED = 1_000;
 

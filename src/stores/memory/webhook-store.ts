@@ -1,6 +1,6 @@
 /** Webhook configuration, endpoint status and change-detector snapshots in process memory. */
 import { compareText } from '../key-records.js';
-import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
+import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../webhook-types.js';
 
 /** One record per account, and accounts are created by operators, so plain maps need no bound. */
 export class MemoryWebhookStore implements WebhookStore {

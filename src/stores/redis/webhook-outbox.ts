@@ -4,7 +4,7 @@
  * not yet done in a pending set by enqueue time (the backlog the metrics show). The keys share one
  * hash tag so the scripts that move entries between them run on one cluster node.
  */
-import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../types.js';
+import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 

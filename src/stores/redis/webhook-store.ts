@@ -5,7 +5,7 @@
  * of event ids by creation time, `{acct:<id>}:webhook-delivery-order`; one script writes and trims both.
  */
 import { accountTag } from '../rate-policies.js';
-import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../types.js';
+import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 

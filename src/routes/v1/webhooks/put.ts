@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
-import type { WebhookRecord } from '../../../stores/types.js';
+import type { WebhookRecord } from '../../../stores/webhook-types.js';
 import { newWebhookSecret } from '../../../webhooks/signing.js';
 import { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH } from '../../../webhooks/url-policy.js';
 import { webhookView, WebhookSetResultSchema } from './schemas.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { WebhookRecord } from '../../../stores/types.js';
+import type { WebhookRecord } from '../../../stores/webhook-types.js';
 import { TimestampSchema } from '../../../v1/schemas.js';
 
 const LastDeliverySchema = z

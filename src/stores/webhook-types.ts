@@ -1,0 +1,138 @@
+/**
+ * The webhook stores' interfaces (contract §6): the endpoint's record and delivery log, the change
+ * detector's snapshot, and the delivery outbox. Each has a memory and a Redis implementation that
+ * pass one shared conformance suite (test/stores/webhook-conformance.ts).
+ */
+export interface WebhookDeliveryStatus {
+  /** When the attempt ended. */
+  at: string;
+  /** The receiver's HTTP status; null when it did not answer (refused, unreachable, timed out). */
+  httpStatus: number | null;
+  /** Attempts made for that event so far. */
+  attempts: number;
+}
+
+export interface WebhookRecord {
+  url: string;
+  /** Signing secret, sealed (src/webhooks/secret-box.ts); shown to the client once. */
+  secret: string;
+  /** After a rotation, the previous secret (sealed) signs too until `previousSecretExpiresAt`. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: string | null;
+  updatedAt: string;
+  status: 'enabled' | 'disabled';
+  lastDelivery: WebhookDeliveryStatus | null;
+  /** Start of the current run of failed attempts; null after a success. */
+  failingSince: string | null;
+}
+
+export interface WebhookStore {
+  get(accountId: string): Promise<WebhookRecord | null>;
+  set(accountId: string, record: WebhookRecord): Promise<void>;
+  /** Removes the record and the change detector's snapshot. */
+  clear(accountId: string): Promise<void>;
+  /**
+   * Records an attempt on the endpoint: last_delivery, and failing_since set by the first failure
+   * of a run and cleared by a success. Does nothing when no URL is set. Returns the record after.
+   */
+  recordDelivery(accountId: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null>;
+  /** Disables the endpoint (410, or failing too long); setting a URL again enables it. */
+  disable(accountId: string): Promise<void>;
+  /**
+   * Enables a disabled endpoint again and ends its run of failures (failing_since cleared), keeping
+   * its URL and secrets. Does nothing when no URL is set. Returns the record after.
+   */
+  enable(accountId: string): Promise<WebhookRecord | null>;
+  /**
+   * The account's delivery log: adds the event's entry or replaces it (same event id), keeping
+   * the newest `keep` entries (by `createdAt`) and dropping older ones.
+   */
+  logDelivery(accountId: string, entry: DeliveryLogEntry, keep: number): Promise<void>;
+  /** A page of the delivery log, newest first, and how many entries it holds. */
+  listDeliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }>;
+  getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null>;
+  /**
+   * The change detector's snapshot: sets what it saw of one resource (`order:12` → a state string)
+   * and returns what was there before, atomically, so that two writers never both see a change.
+   */
+  swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null>;
+  /**
+   * Undoes a swap whose events could not be queued: puts `previous` back (null: none) if the
+   * resource still holds `state`, so that the next look sees the change again. False when a newer
+   * state was swapped in meanwhile (its observer reports from there).
+   */
+  restoreSnapshot(accountId: string, resource: string, state: string, previous: string | null): Promise<boolean>;
+  /** The whole snapshot (empty when none was taken). */
+  readSnapshot(accountId: string): Promise<Record<string, string>>;
+  /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */
+  holdLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+}
+
+/**
+ * What became of one event sent (or to be sent) to an account's endpoint, for the operator: the
+ * admin API lists these and replays failed ones from `body`.
+ */
+export interface DeliveryLogEntry {
+  eventId: string;
+  type: string;
+  /**
+   * `pending`: an attempt is due at `nextAttemptAt`; `delivered`: answered 2xx; `failed`: no attempt
+   * left (or its secret could not be opened); `dropped`: the endpoint was disabled or removed.
+   */
+  state: 'pending' | 'delivered' | 'failed' | 'dropped';
+  attempts: number;
+  /** The receiver's status at the last attempt; null when none answered or none was made. */
+  lastStatus: number | null;
+  lastAttemptAt: string | null;
+  nextAttemptAt: string | null;
+  /** When the event was made (its payload's `timestamp`). */
+  createdAt: string;
+  /** The exact payload, kept to replay it. */
+  body: string;
+}
+
+/** One event waiting for delivery to an account's endpoint. */
+export interface OutboxEntry {
+  eventId: string;
+  accountId: string;
+  /** The exact JSON body to sign and send. */
+  body: string;
+  /** Attempts already made. */
+  attempts: number;
+  /**
+   * The W3C trace headers every attempt sends (`traceparent`, maybe `tracestate`): the trace of the
+   * request that caused the event, or a new one for an event the change detector found.
+   */
+  trace: Record<string, string>;
+}
+
+/** An entry claimed by one consumer; `handle` identifies the claim. */
+export interface ClaimedDelivery extends OutboxEntry {
+  handle: string;
+}
+
+/**
+ * Durable, at-least-once delivery queue shared by every instance. A claimed entry stays the
+ * claimer's until it is completed or rescheduled; if the claimer stops for longer than the claim
+ * idle time (a crash), another consumer claims it again.
+ */
+export interface WebhookOutbox {
+  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void>;
+  /** Up to `max` entries due now: retries whose time has come, new entries, abandoned claims. */
+  claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]>;
+  /** Done with the entry: delivered, dropped, or (failed) given up and kept in the failed list. */
+  complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void>;
+  /** Another attempt after `delayMs`, with attempts + 1. */
+  reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void>;
+  /** Event ids given up on, newest first (bounded). */
+  failed(): Promise<string[]>;
+  /** What waits (not yet delivered, dropped or given up), for the metrics. */
+  backlog(): Promise<OutboxBacklog>;
+}
+
+export interface OutboxBacklog {
+  /** Entries waiting: due now, waiting for a retry, or being delivered. */
+  depth: number;
+  /** How long ago the oldest of them was enqueued, by the store's clock; 0 when none waits. */
+  oldestAgeMs: number;
+}
