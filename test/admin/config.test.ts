@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import { BACKENDS } from '../../mappings/index.js';
 import { AdminTokens, hashAdminToken, mintAdminToken } from '../../src/admin/tokens.js';
-import { ConfigError, loadConfig, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/load-config.js';
 import { buildAdminGateway } from './helpers.js';
 
 t.test('admin tokens in the config', async (t) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { ConfigError, hasUpstream, loadConfig, parseConfig } from '../../src/config.js';
+import { ConfigError, hasUpstream, parseConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/load-config.js';
 import type { WhmcsConfig } from '../../mappings/whmcs/config.js';
 import { BACKENDS } from '../../mappings/index.js';
 

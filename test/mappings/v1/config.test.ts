@@ -1,7 +1,8 @@
 /** The passthrough's config: from the file or the environment, and errors that never quote a key. */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { ConfigError, loadConfig, parseConfig } from '../../../src/config.js';
+import { ConfigError, parseConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/load-config.js';
 import { describeUpstream } from '../../../src/backend/factory.js';
 import { BACKENDS } from '../../../mappings/index.js';
 

@@ -1,0 +1,107 @@
+/**
+ * The config the process boots with: CONFIG_FILE (config/gateway.json when unset) with the
+ * environment applied on top, validated by parseConfig (config.ts).
+ */
+import { readFileSync } from 'node:fs';
+import type { BackendEnvVar, BackendRegistry } from './backend/registry.js';
+import { ConfigError, parseConfig, type GatewayConfig } from './config.js';
+
+const DEFAULT_CONFIG_FILE = 'config/gateway.json';
+
+type Env = Record<string, string | undefined>;
+
+type EnvKind = 'string' | 'int' | 'list' | 'json';
+
+/** Environment variables and the config path each one sets. */
+const ENV_OVERRIDES: Array<[name: string, path: string[], kind: EnvKind]> = [
+  ['WORKERS', ['workers'], 'string'],
+  ['HOST', ['host'], 'string'],
+  ['PORT', ['port'], 'int'],
+  ['PROFILE', ['profile'], 'string'],
+  ['LOG_LEVEL', ['logLevel'], 'string'],
+  ['PUBLIC_BASE_URL', ['publicBaseUrl'], 'string'],
+  ['REDIS_URL', ['redisUrl'], 'string'],
+  ['REDIS_CLUSTER_NODES', ['redisClusterNodes'], 'list'],
+  ['TRUSTED_PROXIES', ['trustedProxies'], 'list'],
+  ['KEY_PEPPER', ['keys', 'pepper'], 'string'],
+  ['KEYS_FILE', ['keys', 'file'], 'string'],
+  ['WEBHOOK_ENCRYPTION_KEY', ['webhooks', 'encryptionKey'], 'string'],
+  ['AUDIT_LOG_FILE', ['audit', 'file'], 'string'],
+  ['BACKEND', ['upstream', 'backend'], 'string'],
+  ['OPS_HOST', ['ops', 'host'], 'string'],
+  ['OPS_PORT', ['ops', 'port'], 'int'],
+  ['ADMIN_TOKENS', ['admin', 'tokens'], 'json'],
+  ['ADMIN_AUDIT_LOG_FILE', ['admin', 'auditFile'], 'string'],
+];
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const segment of path.slice(0, -1)) {
+    const next = node[segment];
+    if (typeof next !== 'object' || next === null) node[segment] = {};
+    node = node[segment] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+function envValue(name: string, raw: string, kind: EnvKind): unknown {
+  if (kind === 'string') return raw;
+  if (kind === 'list') return raw.split(',').map((item) => item.trim()).filter(Boolean);
+  if (kind === 'json') {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      // The value may hold secrets someone pasted by mistake: it is not echoed.
+      throw new ConfigError(`${name} must be JSON`);
+    }
+  }
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  return Number(raw);
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+    return parsed as Record<string, unknown>;
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Each backend's environment variables, as paths into its section. */
+function backendEnv(registry: BackendRegistry): Array<[name: string, path: string[], kind: BackendEnvVar['kind']]> {
+  return registry.flatMap((plugin) => plugin.env.map(({ name, path, kind }): [string, string[], BackendEnvVar['kind']] => [name, ['upstream', plugin.name, ...path], kind]));
+}
+
+/**
+ * Reads CONFIG_FILE (default config/gateway.json, optional when absent), applies the environment
+ * on top and validates the result.
+ */
+export function loadConfig(registry: BackendRegistry, env: Env = process.env): GatewayConfig {
+  const explicitFile = env.CONFIG_FILE;
+  const file = explicitFile ?? DEFAULT_CONFIG_FILE;
+  let raw: Record<string, unknown> = {};
+  try {
+    raw = readConfigFile(file);
+  } catch (error) {
+    if (explicitFile !== undefined || !(error as Error).message.startsWith('cannot read')) throw error;
+  }
+  for (const [name, path, kind] of [...ENV_OVERRIDES, ...backendEnv(registry)]) {
+    const value = env[name];
+    if (value !== undefined && value !== '') setPath(raw, path, envValue(name, value, kind));
+  }
+  const upstream = raw.upstream;
+  if (upstream && typeof upstream === 'object' && !('backend' in upstream)) {
+    // One backend's section (from the file or its environment variables) names the backend.
+    const sections = Object.keys(upstream);
+    if (sections.length === 1) (upstream as Record<string, unknown>).backend = sections[0];
+  }
+  return parseConfig(raw, registry);
+}
