@@ -2,9 +2,10 @@
  * The admin API's own OpenAPI 3.1 document (`GET /admin/v1/openapi.json`), generated from the admin
  * endpoints' zod schemas as v1's is (src/openapi/), and linted with it (scripts/lint-openapi.mjs).
  */
-import { reasonSpec, type AnyReason } from '../errors.js';
+import type { AnyReason } from '../errors.js';
 import { parameters, toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
+import { errorResponses, problemSchema, type ProblemResponses } from '../openapi/problems.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { ADMIN_SCOPES } from './tokens.js';
 
@@ -31,6 +32,8 @@ const REASON_HEADERS: Partial<Record<AnyReason, Record<string, object>>> = {
   store_unavailable: { 'Retry-After': RETRY_AFTER },
 };
 
+const PROBLEMS: ProblemResponses = { schema: 'AdminProblem', headers: { 'X-Request-Id': REQUEST_ID }, reasonHeaders: REASON_HEADERS };
+
 /** Every reason an admin endpoint can answer with: its own plus those its kind implies. */
 function reasonsOf(endpoint: AdminEndpoint): AnyReason[] {
   const reasons = new Set<AnyReason>(['unauthenticated', 'rate_limited', 'internal_error', 'store_unavailable', ...endpoint.errors]);
@@ -47,49 +50,6 @@ function reasonsOf(endpoint: AdminEndpoint): AnyReason[] {
   return [...reasons];
 }
 
-function problemExample(reason: AnyReason): object {
-  const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
-  const { status, title } = reasonSpec(reason);
-  return { type: `https://reseller-gateway.dev/problems/${reason}`, title, status, detail: title, instance: `urn:uuid:${requestId}`, reason, request_id: requestId };
-}
-
-function errorResponses(reasons: AnyReason[]): Record<string, object> {
-  const byStatus = new Map<number, AnyReason[]>();
-  for (const reason of reasons) byStatus.set(reasonSpec(reason).status, [...(byStatus.get(reasonSpec(reason).status) ?? []), reason]);
-  const responses: Record<string, object> = {};
-  for (const [status, group] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    responses[String(status)] = {
-      description: group.map((reason) => `\`${reason}\`: ${reasonSpec(reason).title}`).join('; '),
-      headers: Object.assign({ 'X-Request-Id': REQUEST_ID }, ...group.map((reason) => REASON_HEADERS[reason] ?? {})),
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/AdminProblem' }, example: problemExample(group[0] as AnyReason) } },
-    };
-  }
-  return responses;
-}
-
-function problemSchema(reasons: AnyReason[]): JsonSchema {
-  return {
-    type: 'object',
-    description: 'RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.',
-    required: ['type', 'title', 'status', 'detail', 'instance', 'reason', 'request_id'],
-    properties: {
-      type: { type: 'string', format: 'uri' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string' },
-      instance: { type: 'string', description: '`urn:uuid:<request id>`' },
-      reason: { type: 'string', enum: [...reasons].sort() },
-      request_id: { type: 'string' },
-      errors: {
-        type: 'array',
-        description: 'Validation errors: `pointer` is a JSON pointer into the body (`/field`), or `/query/<name>`, `/path/<name>`.',
-        items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
-      },
-      required_scope: { type: 'string', description: 'With `insufficient_scope`.' },
-    },
-  };
-}
-
 function operation(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>): object {
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(endpoint.responses)) {
@@ -99,7 +59,7 @@ function operation(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>)
     const schema = toSchema(spec.schema, 'output', { schemas });
     responses[status] = { description: spec.description, headers, content: { 'application/json': { schema, example: exampleOf(schema, schemas) } } };
   }
-  Object.assign(responses, errorResponses(reasonsOf(endpoint)));
+  Object.assign(responses, errorResponses(reasonsOf(endpoint), PROBLEMS));
   const scopeNote = endpoint.scope === 'any' ? 'Any admin token.' : `Requires the admin scope \`${endpoint.scope}\`.`;
   const body = endpoint.body ? toSchema(endpoint.body, 'input', { schemas }) : undefined;
   return {
@@ -126,7 +86,8 @@ export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], serverUrl:
     const path = endpoint.url.replace(/:([A-Za-z_]+)/g, '{$1}');
     paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, schemas) };
   }
-  schemas.AdminProblem = problemSchema([...new Set(endpoints.flatMap(reasonsOf))]);
+  const reasons = [...new Set(endpoints.flatMap(reasonsOf))].sort();
+  schemas.AdminProblem = problemSchema('RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.', reasons, {});
   return {
     openapi: '3.1.0',
     info: {

@@ -9,6 +9,7 @@ import type { Endpoint } from '../http/endpoint.js';
 import { SCOPES } from '../keys/scopes.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
 import { exampleOf } from './examples.js';
+import { errorResponses, problemSchema, type ProblemResponses } from './problems.js';
 import { EVENT_DATA, EVENT_TYPES, eventPayloadSchema } from '../webhooks/events.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -61,43 +62,7 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
   backend_misconfigured: { 'Retry-After': { description: 'Seconds until the gateway checks the backend again.', schema: { type: 'integer' } } },
 };
 
-function problemSchema(): JsonSchema {
-  return {
-    type: 'object',
-    description: 'RFC 9457 Problem Details. `type` is an absolute URI ending in `reason`.',
-    required: ['type', 'title', 'status', 'detail', 'instance', 'reason', 'request_id'],
-    properties: {
-      type: { type: 'string', format: 'uri' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string' },
-      instance: { type: 'string', description: '`urn:uuid:<request id>`' },
-      reason: { type: 'string', enum: Object.keys(REASONS) },
-      request_id: { type: 'string' },
-      errors: {
-        type: 'array',
-        description: 'Validation errors: `pointer` is a JSON pointer into the body (`/field`), or `/query/<name>`, `/path/<name>`.',
-        items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
-      },
-      required_scope: { type: 'string', description: 'With `insufficient_scope`.' },
-      allowed_actions: { type: 'array', items: { type: 'string' }, description: 'With `invalid_action`.' },
-      violated_policies: { type: 'array', items: { type: 'string' }, description: 'With `rate_limited`: `ip_minute`, `key_minute`, `key_day`, `account_minute`.' },
-    },
-  };
-}
-
-function problemExample(reason: Reason): object {
-  const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
-  return {
-    type: `https://reseller-gateway.dev/problems/${reason}`,
-    title: REASONS[reason].title,
-    status: REASONS[reason].status,
-    detail: REASONS[reason].title,
-    instance: `urn:uuid:${requestId}`,
-    reason,
-    request_id: requestId,
-  };
-}
+const PROBLEMS: ProblemResponses = { schema: 'Problem', headers: COMMON_HEADERS, reasonHeaders: REASON_HEADERS };
 
 /** Every reason an endpoint can answer with: its own plus those its kind implies. */
 function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
@@ -121,24 +86,6 @@ function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
   }
   if (profile === 'B') reasons.delete('replay_stale');
   return [...reasons];
-}
-
-function errorResponses(reasons: Reason[]): Record<string, object> {
-  const byStatus = new Map<number, Reason[]>();
-  for (const reason of reasons) {
-    const status = REASONS[reason].status;
-    byStatus.set(status, [...(byStatus.get(status) ?? []), reason]);
-  }
-  const responses: Record<string, object> = {};
-  for (const [status, group] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    const headers = Object.assign({}, COMMON_HEADERS, ...group.map((reason) => REASON_HEADERS[reason] ?? {}));
-    responses[String(status)] = {
-      description: group.map((reason) => `\`${reason}\`: ${REASONS[reason].title}`).join('; '),
-      headers,
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, example: problemExample(group[0] as Reason) } },
-    };
-  }
-  return responses;
 }
 
 /** The operation's parameters: path and query from their schemas, and Idempotency-Key when it takes one. */
@@ -183,7 +130,7 @@ function operation(endpoint: Endpoint, profile: Profile, components: Components)
       : { 'application/json': { schema, example: exampleOf(schema, components.schemas) } };
     responses[status] = { description: spec.description, headers, content };
   }
-  Object.assign(responses, errorResponses(reasonsOf(endpoint, profile)));
+  Object.assign(responses, errorResponses(reasonsOf(endpoint, profile), PROBLEMS));
   const body = endpoint.documentedBody?.(profile) ?? endpoint.body;
   const scopeNote = endpoint.scope === 'public'
     ? 'No authentication.'
@@ -257,7 +204,6 @@ function webhookOperations(components: Components): Record<string, object> {
   return webhooks;
 }
 
-
 export interface DocumentOptions {
   profile: Profile;
   /** Absolute base URL for `servers` (see server-url.ts). */
@@ -267,7 +213,14 @@ export interface DocumentOptions {
 }
 
 export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact }: DocumentOptions): object {
-  const components: Components = { schemas: { Problem: problemSchema() } };
+  const components: Components = {
+    schemas: {
+      Problem: problemSchema('RFC 9457 Problem Details. `type` is an absolute URI ending in `reason`.', Object.keys(REASONS), {
+        allowed_actions: { type: 'array', items: { type: 'string' }, description: 'With `invalid_action`.' },
+        violated_policies: { type: 'array', items: { type: 'string' }, description: 'With `rate_limited`: `ip_minute`, `key_minute`, `key_day`, `account_minute`.' },
+      }),
+    },
+  };
   const paths: Record<string, Record<string, object>> = {};
   for (const endpoint of endpoints) {
     const path = openApiPath(endpoint.url);
