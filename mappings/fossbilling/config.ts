@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { isTimeZone } from '../../src/backend/time-zone.js';
+import { CircuitBreakerSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a FOSSBilling product id (digits)');
@@ -52,18 +53,8 @@ export const FossbillingConfigSchema = z.strictObject({
   /** IANA zone of the FOSSBilling server clock, for its "YYYY-MM-DD HH:MM:SS" values. */
   timeZone: z.string().refine(isTimeZone, 'must be an IANA time zone').default('UTC'),
   productCacheTtlMs: PositiveInt.default(60_000),
-  /**
-   * Fail fast while FOSSBilling is down: after `failureThreshold` consecutive calls that found it
-   * unreachable, timed out, lost the connection or got a 429/502/503/504, every call fails at once
-   * (503, nothing sent) for `openMs`; then one trial call decides.
-   */
-  circuitBreaker: z
-    .strictObject({
-      enabled: z.boolean().default(true),
-      failureThreshold: PositiveInt.default(5),
-      openMs: PositiveInt.default(10_000),
-    })
-    .prefault({}),
+  /** See CircuitBreakerSchema. */
+  circuitBreaker: CircuitBreakerSchema,
 });
 
 export type FossbillingConfig = z.infer<typeof FossbillingConfigSchema>;

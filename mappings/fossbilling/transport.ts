@@ -5,13 +5,12 @@
  * size cap, "was it sent", retry, coalescing, cache, circuit breaker); tests inject their own
  * `call`. FOSSBilling's own words never reach `detail`; they go to `operatorMessage`, redacted.
  */
-import type { Dispatcher } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
-import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
-import { createUpstreamClient, type UpstreamCallContext, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
+import { upstreamClientOptions, type UpstreamWiring } from '../../src/upstream/settings.js';
 import type { FossbillingConfig } from './config.js';
 import { declareMethods, type FossbillingMethod, PROBE } from './methods.js';
 
@@ -115,15 +114,7 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
   };
 }
 
-export interface TransportOptions {
-  /** Replaces the transport's own Pool (tests pass a MockAgent); the caller closes it. */
-  dispatcher?: Dispatcher;
-  logger?: BackendLogger;
-  /** The clock of the circuit breaker and the answer cache (tests inject one). */
-  now?: () => number;
-  /** The gateway's metrics observer. */
-  hooks?: UpstreamHooks;
-}
+export type TransportOptions = UpstreamWiring;
 
 export interface FossbillingTransport {
   call: FossbillingCall;
@@ -131,16 +122,6 @@ export interface FossbillingTransport {
 }
 
 export function createFossbillingTransport(config: FossbillingConfig, options: TransportOptions = {}): FossbillingTransport {
-  const client = createUpstreamClient(fossbillingProtocol(config), {
-    origin: new URL(config.url).origin,
-    connections: config.connections,
-    connectTimeoutMs: config.connectTimeoutMs,
-    maxResponseBytes: MAX_RESPONSE_BYTES,
-    circuitBreaker: config.circuitBreaker,
-    dispatcher: options.dispatcher,
-    logger: options.logger,
-    now: options.now,
-    ...options.hooks,
-  });
+  const client = createUpstreamClient(fossbillingProtocol(config), upstreamClientOptions(config, MAX_RESPONSE_BYTES, options));
   return { call: (method, params, context) => client.call(method, params, context), close: () => client.close() };
 }

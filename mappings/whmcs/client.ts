@@ -5,13 +5,13 @@
  * retry, coalescing, caching) is enforced by the shared client; WHMCS's own words only reach
  * `operatorMessage`, with the credentials redacted.
  */
-import type { Dispatcher } from 'undici';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
-import { createUpstreamClient, type UpstreamCallContext, type UpstreamHooks, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
+import { upstreamClientOptions, type UpstreamWiring } from '../../src/upstream/settings.js';
 import { type ActionId, type ActionTable, declareActions } from './actions.js';
 import type { WhmcsConfig } from './config.js';
 
@@ -24,15 +24,7 @@ export { CircuitOpenError } from '../../src/upstream/breaker.js';
 
 export type WhmcsLogger = BackendLogger;
 
-export interface WhmcsClientOptions {
-  /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
-  dispatcher?: Dispatcher;
-  logger?: WhmcsLogger;
-  /** The clock of the circuit breaker and the answer cache (tests inject one); call deadlines always use real time. */
-  now?: () => number;
-  /** The gateway's metrics observer. */
-  hooks?: UpstreamHooks;
-}
+export type WhmcsClientOptions = UpstreamWiring;
 
 export interface WhmcsClient {
   readonly actions: ActionTable;
@@ -138,16 +130,6 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
 
 export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptions = {}): WhmcsClient {
   const actions = declareActions(config);
-  const client = createUpstreamClient(whmcsProtocol(config, actions), {
-    origin: new URL(config.url).origin,
-    connections: config.connections,
-    connectTimeoutMs: config.connectTimeoutMs,
-    maxResponseBytes: MAX_RESPONSE_BYTES,
-    circuitBreaker: config.circuitBreaker,
-    dispatcher: options.dispatcher,
-    logger: options.logger,
-    now: options.now,
-    ...options.hooks,
-  });
+  const client = createUpstreamClient(whmcsProtocol(config, actions), upstreamClientOptions(config, MAX_RESPONSE_BYTES, options));
   return { actions, call: (id, params = {}, context) => client.call(id, params, context), close: () => client.close() };
 }

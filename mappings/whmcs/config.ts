@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { isTimeZone } from '../../src/backend/time-zone.js';
+import { CircuitBreakerSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a WHMCS product id (digits)');
@@ -86,19 +87,8 @@ export const WhmcsConfigSchema = z.strictObject({
   productCacheTtlMs: PositiveInt.default(60_000),
   /** Read GetCancelledPackages so that services show a pending cancellation. */
   trackCancellations: z.boolean().default(true),
-  /**
-   * Fail fast while WHMCS is down: after `failureThreshold` consecutive calls that found it
-   * unreachable, timed out, lost the connection or got a 429/502/503/504, every call fails at once
-   * (503, nothing sent) for `openMs`; then one trial call decides. Business errors, 403s and other
-   * answers do not count, and any of them resets the count.
-   */
-  circuitBreaker: z
-    .strictObject({
-      enabled: z.boolean().default(true),
-      failureThreshold: PositiveInt.default(5),
-      openMs: PositiveInt.default(10_000),
-    })
-    .prefault({}),
+  /** See CircuitBreakerSchema. */
+  circuitBreaker: CircuitBreakerSchema,
   })
   // `doctor` reports a zone left unset: UTC is only a guess at the server's clock.
   .transform((config) => ({ ...config, timeZone: config.timeZone ?? 'UTC', timeZoneConfigured: config.timeZone !== undefined }));

@@ -1,0 +1,59 @@
+/**
+ * What every backend's config section holds for its upstream client (its origin, pool, connect
+ * deadline and circuit breaker), and what the gateway or a test passes to a mapping's client
+ * besides its config: one way from both to the client's options, whichever the backend.
+ */
+import type { Dispatcher } from 'undici';
+import { z } from 'zod';
+import type { BackendLogger } from '../backend/logger.js';
+import type { UpstreamClientOptions, UpstreamHooks } from './client.js';
+
+/**
+ * Fail fast while the upstream is down: after `failureThreshold` consecutive calls that found it
+ * unreachable, timed out, lost the connection or got a 429/502/503/504, every call fails at once
+ * (503, nothing sent) for `openMs`; then one trial call decides. Business errors, 403s and other
+ * answers do not count, and any of them resets the count (breaker.ts).
+ */
+export const CircuitBreakerSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    failureThreshold: z.number().int().positive().default(5),
+    openMs: z.number().int().positive().default(10_000),
+  })
+  .prefault({});
+
+/** The settings of a backend's section that shape its client. */
+export interface UpstreamSettings {
+  /** The upstream's base URL: its origin is where the pool connects. */
+  url: string;
+  /** Size of the connection pool. */
+  connections: number;
+  /** A connection that is not up by then fails as `unavailable` (nothing was sent). */
+  connectTimeoutMs: number;
+  circuitBreaker: z.infer<typeof CircuitBreakerSchema>;
+}
+
+/** What a mapping's client takes besides its config: what tests inject, what the gateway hooks in. */
+export interface UpstreamWiring {
+  /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
+  dispatcher?: Dispatcher;
+  logger?: BackendLogger;
+  /** The clock of the circuit breaker and the answer cache (tests inject one); call deadlines always use real time. */
+  now?: () => number;
+  /** The gateway's metrics observer. */
+  hooks?: UpstreamHooks;
+}
+
+export function upstreamClientOptions(settings: UpstreamSettings, maxResponseBytes: number, wiring: UpstreamWiring): UpstreamClientOptions {
+  return {
+    origin: new URL(settings.url).origin,
+    connections: settings.connections,
+    connectTimeoutMs: settings.connectTimeoutMs,
+    maxResponseBytes,
+    circuitBreaker: settings.circuitBreaker,
+    dispatcher: wiring.dispatcher,
+    logger: wiring.logger,
+    now: wiring.now,
+    ...wiring.hooks,
+  };
+}
