@@ -7,8 +7,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listen } from '../shared/listen.js';
 import { FaultPlan, type FossbillingFault, type OutcomeFault } from './faults.js';
 import { startProgress, type ProgressOptions } from './progress.js';
 import { METHODS, SimError } from './methods.js';
@@ -197,17 +197,10 @@ export async function startFossbillingSimulator(options: FossbillingSimulatorOpt
       send(response, html(500, `Simulator Error: ${String(error)}`));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, host, options.port ?? 0);
   const stopProgress = options.progress ? startProgress(runtime.state, options.progress) : () => undefined;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: listening.url,
     apiToken: runtime.apiToken,
     state: runtime.state,
     calls: runtime.calls,
@@ -216,9 +209,7 @@ export async function startFossbillingSimulator(options: FossbillingSimulatorOpt
     close: async () => {
       stopProgress();
       shutdown.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await listening.close();
     },
   };
 }

@@ -6,8 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listen } from '../shared/listen.js';
 import { AccessControl } from './access.js';
 import { findAction } from './actions/index.js';
 import { failure, type SimulatorQuirks } from './actions/shared.js';
@@ -232,10 +232,6 @@ function initialState(seed: WhmcsSimulatorOptions['seed']): SimulatorState {
   return typeof seed === 'function' ? seed() : structuredClone(seed);
 }
 
-function hostForUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
 export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): Promise<WhmcsSimulator> {
   validateOptions(options);
   const host = options.host ?? '127.0.0.1';
@@ -262,16 +258,9 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
       send(response, htmlReply(500, 'Simulator Error', String((error as Error).stack ?? error)));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, host, options.port ?? 0);
   const stopProgress = options.progress ? startProgress(runtime.state, options.progress) : () => undefined;
-  const url = `http://${hostForUrl(host)}:${port}`;
+  const { url } = listening;
 
   return {
     url,
@@ -286,9 +275,7 @@ export async function startWhmcsSimulator(options: WhmcsSimulatorOptions = {}): 
     close: async () => {
       stopProgress();
       shutdown.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await listening.close();
     },
   };
 }
