@@ -5,7 +5,7 @@
 import type { AnyReason } from '../errors.js';
 import { parameters, toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
-import { errorResponses, problemSchema, type ProblemResponses } from '../openapi/problems.js';
+import { errorResponses, inputReasons, problemSchema, type ProblemResponses } from '../openapi/problems.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { ADMIN_SCOPES } from './tokens.js';
 
@@ -38,15 +38,7 @@ const PROBLEMS: ProblemResponses = { schema: 'AdminProblem', headers: { 'X-Reque
 function reasonsOf(endpoint: AdminEndpoint): AnyReason[] {
   const reasons = new Set<AnyReason>(['unauthenticated', 'rate_limited', 'internal_error', 'store_unavailable', ...endpoint.errors]);
   if (endpoint.scope !== 'any') reasons.add('insufficient_scope');
-  if (endpoint.params || endpoint.query || endpoint.body) reasons.add('invalid_request');
-  if (endpoint.body) {
-    reasons.add('payload_too_large');
-    reasons.add('unsupported_media_type');
-  }
-  if (endpoint.idempotent) {
-    reasons.add('idempotency_key_missing');
-    reasons.add('idempotency_key_invalid');
-  }
+  for (const reason of inputReasons(endpoint)) reasons.add(reason);
   return [...reasons];
 }
 

@@ -9,7 +9,7 @@ import type { Endpoint } from '../http/endpoint.js';
 import { SCOPES } from '../keys/scopes.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
 import { exampleOf } from './examples.js';
-import { errorResponses, problemSchema, type ProblemResponses } from './problems.js';
+import { errorResponses, inputReasons, problemSchema, type ProblemResponses } from './problems.js';
 import { EVENT_DATA, EVENT_TYPES, eventPayloadSchema } from '../webhooks/events.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -75,15 +75,7 @@ function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
     reasons.add('upstream_unavailable');
     reasons.add('upstream_timeout');
   }
-  if (endpoint.params || endpoint.query || endpoint.body) reasons.add('invalid_request');
-  if (endpoint.body) {
-    reasons.add('payload_too_large');
-    reasons.add('unsupported_media_type');
-  }
-  if (endpoint.idempotent) {
-    reasons.add('idempotency_key_missing');
-    reasons.add('idempotency_key_invalid');
-  }
+  for (const reason of inputReasons(endpoint)) reasons.add(reason);
   if (profile === 'B') reasons.delete('replay_stale');
   return [...reasons];
 }

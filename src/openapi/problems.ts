@@ -2,7 +2,7 @@
  * The problem answers (RFC 9457) as the OpenAPI documents describe them: v1's (document.ts) and the
  * admin API's (src/admin/openapi.ts) answer from the same error table and the same error handler.
  */
-import { reasonSpec, type AnyReason } from '../errors.js';
+import { reasonSpec, type AnyReason, type Reason } from '../errors.js';
 
 type JsonSchema = Record<string, unknown>;
 type Headers = Record<string, object>;
@@ -15,6 +15,15 @@ export interface ProblemResponses {
   headers: Headers;
   /** Headers a reason adds. */
   reasonHeaders: Partial<Record<AnyReason, Headers>>;
+}
+
+/** The reasons an endpoint's input implies (validation, the body's limits, the Idempotency-Key), in the documents' order. */
+export function inputReasons(endpoint: { params?: unknown; query?: unknown; body?: unknown; idempotent?: boolean | undefined }): Reason[] {
+  const reasons: Reason[] = [];
+  if (endpoint.params || endpoint.query || endpoint.body) reasons.push('invalid_request');
+  if (endpoint.body) reasons.push('payload_too_large', 'unsupported_media_type');
+  if (endpoint.idempotent) reasons.push('idempotency_key_missing', 'idempotency_key_invalid');
+  return reasons;
 }
 
 export function problemExample(reason: AnyReason): object {
