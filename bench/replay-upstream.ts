@@ -9,10 +9,10 @@
  * and nothing per request.
  */
 import { request as httpRequest, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setMaxListeners } from 'node:events';
 import { buffer } from 'node:stream/consumers';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listen } from '../simulators/shared/listen.js';
 
 /** Parameters that name the caller, not the call: two callers of one call share its answer. */
 const CREDENTIALS = new Set(['identifier', 'secret', 'accesskey', 'username', 'password']);
@@ -87,16 +87,13 @@ export async function startReplayUpstream(options: { simulatorUrl: string; laten
   const server = createServer((request, response) => {
     handle(request, response).catch(() => response.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, '127.0.0.1', 0);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     counts,
     close: async () => {
       shutdown.abort();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
+      await listening.close();
     },
   };
 }
