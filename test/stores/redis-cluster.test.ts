@@ -6,20 +6,11 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import { Redis } from 'ioredis';
 import { createRedisStores } from '../../src/stores/redis/index.js';
-import { StoreUnavailableError, type Stores } from '../../src/stores/types.js';
+import { StoreUnavailableError } from '../../src/stores/types.js';
 import { startRedisCluster } from '../helpers/redis.js';
 import type { RedisClusterNodes } from '../helpers/redis.js';
-import {
-  realClock,
-  runIdempotencyConformance,
-  runKeyStoreConformance,
-  runRateLimitConformance,
-  runWebhookConformance,
-  unique,
-  hitKey,
-} from './conformance.js';
-import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
-import type { FixtureFactory } from './conformance.js';
+import { unique, hitKey } from './conformance.js';
+import { runRedisConformance } from './redis-conformance.js';
 
 let cluster: RedisClusterNodes;
 
@@ -31,19 +22,7 @@ t.teardown(async () => {
   await cluster.stop();
 });
 
-function clusterFixture<S>(pick: (stores: Stores) => S): FixtureFactory<S> {
-  return async () => {
-    const stores = await createRedisStores({ clusterNodes: cluster.nodes, keyPrefix: `${unique('test')}:` });
-    return { store: pick(stores), clock: realClock, close: () => stores.close() };
-  };
-}
-
-runRateLimitConformance(t, 'redis cluster', clusterFixture((stores) => stores.rateLimits));
-runIdempotencyConformance(t, 'redis cluster', clusterFixture((stores) => stores.idempotency));
-runKeyStoreConformance(t, 'redis cluster', clusterFixture((stores) => stores.keys));
-runWebhookConformance(t, 'redis cluster', clusterFixture((stores) => stores.webhooks));
-runWebhookStateConformance(t, 'redis cluster', clusterFixture((stores) => stores.webhooks));
-runOutboxConformance(t, 'redis cluster', clusterFixture((stores) => stores.webhookOutbox));
+runRedisConformance(t, 'redis cluster', (keyPrefix) => createRedisStores({ clusterNodes: cluster.nodes, keyPrefix }));
 
 t.test('redis cluster: specifics', async (t) => {
   t.test('WAIT runs on the master that holds the claim: with no replicas there, replicaAcks refuses it as unavailable', async () => {

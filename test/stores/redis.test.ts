@@ -9,19 +9,8 @@ import type { PolicyCheck, Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import { readWindowLog, windowLog } from '../helpers/redis-log.js';
 import type { RedisServer } from '../helpers/redis.js';
-import {
-  realClock,
-  runIdempotencyConformance,
-  runKeyStoreConformance,
-  runRateLimitConformance,
-  runWebhookConformance,
-  unique,
-  hitIp,
-  hitKey,
-  hitIpAndKey,
-} from './conformance.js';
-import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
-import { webhookRecord, type FixtureFactory } from './conformance.js';
+import { realClock, unique, hitIp, hitKey, hitIpAndKey, webhookRecord } from './conformance.js';
+import { runRedisConformance } from './redis-conformance.js';
 
 let server: RedisServer;
 
@@ -32,14 +21,6 @@ t.before(async () => {
 t.teardown(async () => {
   await server.stop();
 });
-
-/** Every test gets stores under its own key prefix, so lists start empty. */
-function redisFixture<S>(pick: (stores: Stores) => S): FixtureFactory<S> {
-  return async () => {
-    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('test')}:` });
-    return { store: pick(stores), clock: realClock, close: () => stores.close() };
-  };
-}
 
 /**
  * Stores under a fresh key prefix and a plain client to read what they wrote (a test of the Redis
@@ -57,12 +38,7 @@ async function withLayout(name: string, body: (layout: { keyPrefix: string; stor
   }
 }
 
-runRateLimitConformance(t, 'redis', redisFixture((stores) => stores.rateLimits));
-runIdempotencyConformance(t, 'redis', redisFixture((stores) => stores.idempotency));
-runKeyStoreConformance(t, 'redis', redisFixture((stores) => stores.keys));
-runWebhookConformance(t, 'redis', redisFixture((stores) => stores.webhooks));
-runWebhookStateConformance(t, 'redis', redisFixture((stores) => stores.webhooks));
-runOutboxConformance(t, 'redis', redisFixture((stores) => stores.webhookOutbox));
+runRedisConformance(t, 'redis', (keyPrefix) => createRedisStores({ url: server.url, keyPrefix }));
 
 t.test('redis: specifics', async (t) => {
   t.test('an invalidation published by one instance reaches the others', async () => {
