@@ -3,7 +3,7 @@
  * endpoints' zod schemas as v1's is (src/openapi/), and linted with it (scripts/lint-openapi.mjs).
  */
 import type { AnyReason } from '../errors.js';
-import { parameters, toSchema } from '../openapi/document.js';
+import { openApiPath, parameters, toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
 import { errorResponses, inputReasons, problemSchema, type ProblemResponses } from '../openapi/problems.js';
 import type { AdminEndpoint } from './endpoint.js';
@@ -75,7 +75,7 @@ export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], serverUrl:
   const schemas: Record<string, JsonSchema> = {};
   const paths: Record<string, Record<string, object>> = {};
   for (const endpoint of endpoints) {
-    const path = endpoint.url.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const path = openApiPath(endpoint.url);
     paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, schemas) };
   }
   const reasons = [...new Set(endpoints.flatMap(reasonsOf))].sort();

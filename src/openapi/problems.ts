@@ -26,7 +26,7 @@ export function inputReasons(endpoint: { params?: unknown; query?: unknown; body
   return reasons;
 }
 
-export function problemExample(reason: AnyReason): object {
+function problemExample(reason: AnyReason): object {
   const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
   const { status, title } = reasonSpec(reason);
   return { type: `https://reseller-gateway.dev/problems/${reason}`, title, status, detail: title, instance: `urn:uuid:${requestId}`, reason, request_id: requestId };
