@@ -87,26 +87,27 @@ export class HeldKeys {
     return at - held.readAt < this.freshMs && held.readAt > this.unconfirmedBefore;
   }
 
+  /** Whether the copy may be used at `at` without asking the store; one due is read again in the background. */
+  private serves(keyId: string, held: HeldKey, at: number): boolean {
+    if (!this.isFreshCopy(held, at)) return false;
+    if (at - held.readAt >= this.freshMs * REFRESH_AHEAD) this.refresh(keyId);
+    return true;
+  }
+
   /**
    * The copy when it may be used without asking the store (the hot path: no promise, one cache
    * lookup), read again in the background when due; undefined when the store must be asked.
    */
   fresh(keyId: string): HeldKey | undefined {
     const held = this.cache.get(keyId);
-    const at = this.now();
-    if (held === undefined || !this.isFreshCopy(held, at)) return undefined;
-    if (at - held.readAt >= this.freshMs * REFRESH_AHEAD) this.refresh(keyId);
-    return held;
+    return held !== undefined && this.serves(keyId, held, this.now()) ? held : undefined;
   }
 
   /** The copy, from the store unless fresh; null when the store knows no such key. */
   async lookup(keyId: string): Promise<HeldKey | null> {
     const held = this.cache.get(keyId);
     const startedAt = this.now();
-    if (held && this.isFreshCopy(held, startedAt)) {
-      if (startedAt - held.readAt >= this.freshMs * REFRESH_AHEAD) this.refresh(keyId);
-      return held;
-    }
+    if (held !== undefined && this.serves(keyId, held, startedAt)) return held;
     try {
       return await this.readAndKeep(keyId, startedAt);
     } catch (error) {
