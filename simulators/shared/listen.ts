@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 export interface Listening {
   /** `http://host:port`, the host bracketed when it is an IPv6 address. */
   url: string;
+  /** The port listened on (the one chosen when asked for 0). */
+  port: number;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function listen(server: Server, host: string, port: number): Promis
   const address = server.address() as AddressInfo;
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
+    port: address.port,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

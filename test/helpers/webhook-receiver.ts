@@ -3,9 +3,9 @@
  * and answers what the test says (200 by default).
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
+import { listen } from '../../simulators/shared/listen.js';
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
@@ -51,10 +51,9 @@ export async function startReceiver(): Promise<Receiver> {
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  receiver.url = `http://127.0.0.1:${port}/hooks`;
-  receiver.port = port;
+  const listening = await listen(server, '127.0.0.1', 0);
+  receiver.url = `${listening.url}/hooks`;
+  receiver.port = listening.port;
   receiver.waitFor = async (match, what, timeoutMs = 15_000) => {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
@@ -64,10 +63,7 @@ export async function startReceiver(): Promise<Receiver> {
     }
     throw new Error(`no webhook ${what} within ${timeoutMs} ms; received: ${received.map((r) => r.event.type).join(', ')}`);
   };
-  receiver.close = async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
+  receiver.close = () => listening.close();
   return receiver;
 }
 
