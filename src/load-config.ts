@@ -59,11 +59,13 @@ function envValue(name: string, raw: string, kind: EnvKind): unknown {
   return Number(raw);
 }
 
-function readConfigFile(path: string): Record<string, unknown> {
+/** The file's settings; undefined when an optional file does not exist (any other failure to read it stops the boot). */
+function readConfigFile(path: string, optional: boolean): Record<string, unknown> | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
+    if (optional && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
   }
   try {
@@ -85,14 +87,7 @@ function backendEnv(registry: BackendRegistry): Array<[name: string, path: strin
  * on top and validates the result.
  */
 export function loadConfig(registry: BackendRegistry, env: Env = process.env): GatewayConfig {
-  const explicitFile = env.CONFIG_FILE;
-  const file = explicitFile ?? DEFAULT_CONFIG_FILE;
-  let raw: Record<string, unknown> = {};
-  try {
-    raw = readConfigFile(file);
-  } catch (error) {
-    if (explicitFile !== undefined || !(error as Error).message.startsWith('cannot read')) throw error;
-  }
+  const raw = readConfigFile(env.CONFIG_FILE ?? DEFAULT_CONFIG_FILE, env.CONFIG_FILE === undefined) ?? {};
   for (const [name, path, kind] of [...ENV_OVERRIDES, ...backendEnv(registry)]) {
     const value = env[name];
     if (value !== undefined && value !== '') setPath(raw, path, envValue(name, value, kind));

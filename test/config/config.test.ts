@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { ConfigError, hasUpstream, parseConfig } from '../../src/config.js';
 import { loadConfig } from '../../src/load-config.js';
@@ -64,6 +67,19 @@ t.test('config', async (t) => {
     assert.throws(() => loadConfig(BACKENDS, { WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { KEY_PEPPER: 'short' }), (error: Error) => /keys\.pepper/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
+  });
+
+  t.test('the default file may be absent, but one that is there and cannot be read stops the boot', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-config-'));
+    const cwd = process.cwd();
+    t.teardown(() => {
+      process.chdir(cwd);
+      rmSync(dir, { recursive: true, force: true });
+    });
+    process.chdir(dir);
+    assert.equal(loadConfig(BACKENDS, {}).profile, 'A');
+    mkdirSync(join(dir, 'config', 'gateway.json'), { recursive: true });
+    assert.throws(() => loadConfig(BACKENDS, {}), (error: Error) => error instanceof ConfigError && /cannot read config file config\/gateway\.json: EISDIR/.test(error.message));
   });
 
   t.test('outside sandbox mode the webhook encryption key is required, and must be 32 bytes', async () => {
