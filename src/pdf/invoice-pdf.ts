@@ -3,8 +3,9 @@
  * The bytes depend on the input alone: metadata dates come from the invoice and nothing random or
  * clock-based is written, so the same invoice always gives the same file.
  */
-import { PageSizes, PDFDocument, rgb, StandardFonts, type Color, type PDFFont, type PDFPage } from 'pdf-lib';
+import { PDFDocument, rgb, StandardFonts, type Color } from 'pdf-lib';
 import type { Invoice, InvoiceDocument, Money } from '../v1/schemas.js';
+import { ACCENT, Canvas, CELL_PADDING, INK, LEFT, MARGIN, MUTED, RIGHT, RULE, SHADE, type Fonts } from './canvas.js';
 import { fit, formatDate, formatMoney, limitLines, parseDate, PlainText, wrap } from './text.js';
 
 export interface InvoiceIssuer {
@@ -26,20 +27,9 @@ const LIMITS = {
   items: 1000,
 } as const;
 
-const [PAGE_WIDTH, PAGE_HEIGHT] = PageSizes.A4 as [number, number];
-const MARGIN = 50;
-const LEFT = MARGIN;
-const RIGHT = PAGE_WIDTH - MARGIN;
 const AMOUNT_COLUMN = 130;
-const CELL_PADDING = 8;
 const TOTALS_WIDTH = 250;
 
-const INK = rgb(0.13, 0.14, 0.16);
-const MUTED = rgb(0.42, 0.44, 0.48);
-const RULE = rgb(0.85, 0.86, 0.88);
-const SHADE = rgb(0.95, 0.96, 0.97);
-const ACCENT = rgb(0.13, 0.3, 0.55);
-const ACCENT_SHADE = rgb(0.91, 0.94, 0.98);
 
 const STATUS_BADGES: Record<Invoice['status'], { label: string; color: Color }> = {
   draft: { label: 'DRAFT', color: rgb(0.45, 0.47, 0.5) },
@@ -51,17 +41,6 @@ const STATUS_BADGES: Record<Invoice['status'], { label: string; color: Color }> 
   payment_pending: { label: 'PAYMENT PENDING', color: rgb(0.8, 0.5, 0.1) },
   other: { label: 'OTHER', color: rgb(0.45, 0.47, 0.5) },
 };
-
-interface Fonts {
-  regular: PDFFont;
-  bold: PDFFont;
-}
-
-interface TextStyle {
-  font: PDFFont;
-  size: number;
-  color?: Color;
-}
 
 export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: InvoiceIssuer): Promise<Uint8Array> {
   // updateMetadata: false keeps pdf-lib from stamping the current time and its own name.
@@ -82,7 +61,9 @@ export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: Invoice
   doc.setModificationDate(documentDate);
   doc.setLanguage('en');
 
-  const layout = new Layout(doc, fonts, text, title, issuer);
+  const footerWidth = RIGHT - LEFT - 90; // leaves room for "Page n of N"
+  const footer = text.lines(issuer.footer ?? '', LIMITS.footer).flatMap((line) => wrap(line, fonts.regular, 8, footerWidth));
+  const layout = new Layout(doc, fonts, text, title, limitLines(footer, LIMITS.footerLines, fonts.regular, 8, footerWidth));
   layout.drawHeader(invoice, issuer);
   layout.drawItems(invoice);
   layout.drawTotals(invoice);
@@ -90,26 +71,16 @@ export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: Invoice
   return doc.save();
 }
 
-/** Draws the invoice top to bottom, starting a new page whenever the next block would not fit. */
-class Layout {
-  private page!: PDFPage;
-  /** The top of the free space on the current page. */
-  private cursor = 0;
-  private readonly footerLines: string[];
-  private readonly contentBottom: number;
-
+/** The invoice's blocks, top to bottom: header, items, totals, and the footers once the pages are counted. */
+class Layout extends Canvas {
   constructor(
-    private readonly doc: PDFDocument,
-    private readonly fonts: Fonts,
+    doc: PDFDocument,
+    fonts: Fonts,
     private readonly text: PlainText,
-    private readonly title: string,
-    issuer: InvoiceIssuer,
+    title: string,
+    private readonly footerLines: string[],
   ) {
-    const footerWidth = RIGHT - LEFT - 90; // leaves room for "Page n of N"
-    const footer = text.lines(issuer.footer ?? '', LIMITS.footer).flatMap((line) => wrap(line, fonts.regular, 8, footerWidth));
-    this.footerLines = limitLines(footer, LIMITS.footerLines, fonts.regular, 8, footerWidth);
-    this.contentBottom = MARGIN + Math.max(this.footerLines.length, 1) * 10 + 24;
-    this.addPage();
+    super(doc, fonts, title, MARGIN + Math.max(footerLines.length, 1) * 10 + 24);
   }
 
   drawHeader(invoice: InvoiceDocument, issuer: InvoiceIssuer): void {
@@ -220,21 +191,6 @@ class Layout {
     });
   }
 
-  private addPage(): void {
-    this.page = this.doc.addPage([PAGE_WIDTH, PAGE_HEIGHT]);
-    this.cursor = PAGE_HEIGHT - MARGIN;
-    if (this.doc.getPageCount() === 1) return;
-    // Continuation pages repeat who and what, so a loose page can still be placed.
-    this.writeText(`${this.title} (continued)`, LEFT, RIGHT - LEFT, { font: this.fonts.bold, size: 11 }, 16);
-    this.cursor -= 6;
-    this.drawRule(LEFT, RIGHT, 0.75);
-    this.cursor -= 16;
-  }
-
-  private ensureSpace(height: number): void {
-    if (this.cursor - height < this.contentBottom) this.addPage();
-  }
-
   private drawTableHeader(): void {
     const style = { font: this.fonts.bold, size: 8.5, color: MUTED };
     const height = 22;
@@ -266,56 +222,6 @@ class Layout {
     this.drawTextRight(fit(amount, style.font, style.size, AMOUNT_COLUMN), RIGHT - CELL_PADDING, firstBaseline, style);
     this.cursor -= height;
     this.drawRule(LEFT, RIGHT, 0.5);
-  }
-
-  private drawBadge(badge: { label: string; color: Color }): void {
-    const style = { font: this.fonts.bold, size: 8.5, color: rgb(1, 1, 1) };
-    const width = style.font.widthOfTextAtSize(badge.label, style.size) + 14;
-    const height = 16;
-    this.page.drawRectangle({ x: RIGHT - width, y: this.cursor - height, width, height, color: badge.color });
-    this.page.drawText(badge.label, { x: RIGHT - width + 7, y: this.cursor - 11.5, ...style });
-    this.cursor -= height;
-  }
-
-  /** A label and its value flush right, on one line of a block from `blockLeft` to the right margin. */
-  private drawPair(label: string, value: string, blockLeft: number, style: TextStyle, leading: number): void {
-    const left = blockLeft + CELL_PADDING;
-    const right = RIGHT - CELL_PADDING;
-    const baseline = this.cursor - style.size;
-    const valueWidth = Math.min(style.font.widthOfTextAtSize(value, style.size), (right - left) * 0.65);
-    this.page.drawText(fit(label, style.font, style.size, right - left - valueWidth - 10), {
-      x: left,
-      y: baseline,
-      color: MUTED,
-      ...style,
-    });
-    this.drawTextRight(fit(value, style.font, style.size, valueWidth), right, baseline, { ...style, color: INK });
-    this.cursor -= leading;
-  }
-
-  /** The figure the reader is looking for: shaded, bold, in the accent colour. */
-  private drawShadedPair(label: string, value: string, left: number): void {
-    const height = 24;
-    this.page.drawRectangle({ x: left, y: this.cursor - height, width: RIGHT - left, height, color: ACCENT_SHADE });
-    this.cursor -= 6;
-    this.drawPair(label, value, left, { font: this.fonts.bold, size: 11, color: ACCENT }, height - 6);
-  }
-
-  private drawRule(from: number, to: number, thickness: number): void {
-    this.page.drawLine({ start: { x: from, y: this.cursor }, end: { x: to, y: this.cursor }, thickness, color: RULE });
-  }
-
-  /** Writes text from the cursor down, wrapped to the width; past `maxLines` it is cut with an ellipsis. */
-  private writeText(text: string, x: number, width: number, style: TextStyle, leading: number, maxLines = 1): void {
-    for (const line of limitLines(wrap(text, style.font, style.size, width), maxLines, style.font, style.size, width)) {
-      this.page.drawText(line, { x, y: this.cursor - style.size, color: INK, ...style });
-      this.cursor -= leading;
-    }
-  }
-
-  private drawTextRight(line: string, right: number, baseline: number, style: TextStyle): void {
-    const x = right - style.font.widthOfTextAtSize(line, style.size);
-    this.page.drawText(line, { x, y: baseline, color: INK, ...style });
   }
 
   private money(money: Money): string {
