@@ -6,6 +6,7 @@
  * probe answers in bounded time whatever its dependencies do.
  */
 import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
 import t from 'tap';
 import type { AuditRecord } from '../../src/audit.js';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
@@ -241,6 +242,26 @@ t.test('Redis outage', async (t) => {
       await credentials('/v1/services/1/credentials', bearer(key('acme:all')), { status: 200, reason: null, keyId: id('acme:all'), accountId: 'acme' });
     } finally {
       redis.resume();
+    }
+  });
+
+  t.test('Redis refusing writes (maxmemory reached, noeviction): reads go on, writes answer 503 and send nothing', async () => {
+    const admin = new Redis(redis.url);
+    try {
+      assert.equal((await request('GET', '/v1/products', bearer(key('acme:all')))).statusCode, 200);
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await admin.config('SET', 'maxmemory', '1');
+      const calls = simulator.calls.length;
+      const read = await request('GET', '/v1/products', bearer(key('acme:all')));
+      assert.equal(read.statusCode, 200, 'the limits fall back to this instance, as when Redis is down');
+      const order = await request('POST', '/v1/orders', { ...bearer(key('acme:all')), 'idempotency-key': 'oom-order' }, { product_id: '1', billing_cycle: 'monthly' });
+      assert.equal(order.statusCode, 503, order.body);
+      assert.equal(order.json().reason, 'store_unavailable');
+      assert.ok(Number(order.headers['retry-after']) >= 1);
+      assert.ok(!simulator.calls.slice(calls).some((call) => call.action === 'AddOrder'), 'no write reached the upstream');
+    } finally {
+      await admin.config('SET', 'maxmemory', '0');
+      admin.disconnect();
     }
   });
 });

@@ -14,8 +14,12 @@ interface BufferScripting {
   evalBuffer(source: string, keyCount: number, ...keysAndArgs: Array<string | Buffer>): Promise<Buffer>;
 }
 
-/** Replies that mean "not now" (failover, loading, busy script) rather than a wrong command. */
-const TRANSIENT_REPLY = /^(CLUSTERDOWN|LOADING|MASTERDOWN|TRYAGAIN|READONLY|BUSY|NOREPLICAS)\b/;
+/**
+ * Replies that mean "not now" (failover, loading, busy script, writes refused: maxmemory reached or
+ * a failed snapshot) rather than a wrong command. A script refused for memory is refused at its
+ * first write, so nothing of it was done.
+ */
+const TRANSIENT_REPLY = /^(CLUSTERDOWN|LOADING|MASTERDOWN|TRYAGAIN|READONLY|BUSY|NOREPLICAS|OOM|MISCONF)\b/;
 
 export class RedisConnection {
   /** A standalone client's own command timeout cuts every call off: no second timer needed. */
