@@ -1,9 +1,19 @@
 /** Pagination of the two lists (contract §6): `page`/`per_page` in, `data`/`meta`/`links` and a Link header out. */
 import { z } from 'zod';
 
+/**
+ * A whole number from the query string, in decimal digits only: `z.coerce.number()` would also
+ * take `0x2`, `1e1`, ` 1` and `2.0`. The document shows the integer schema (the step before it is a
+ * transform, which JSON Schema cannot show).
+ */
+function decimalInteger(min: number, max: number, fallback: number) {
+  const digits = (value: unknown) => (typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value);
+  return z.preprocess(digits, z.int({ error: 'Expected a whole number in decimal digits.' }).min(min).max(max).default(fallback));
+}
+
 export const PageQuerySchema = z.strictObject({
-  page: z.coerce.number().int().min(1).max(1_000_000).default(1).meta({ description: 'Page number, from 1.' }),
-  per_page: z.coerce.number().int().min(1).max(100).default(25).meta({ description: 'Items per page, 1 to 100.' }),
+  page: decimalInteger(1, 1_000_000, 1).meta({ description: 'Page number, from 1.' }),
+  per_page: decimalInteger(1, 100, 25).meta({ description: 'Items per page, 1 to 100.' }),
 });
 export type PageQuery = z.infer<typeof PageQuerySchema>;
 

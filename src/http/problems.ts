@@ -144,7 +144,7 @@ export function installProblemHandling(
   return {
     addRoute(method, url) {
       const source = url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+');
-      const shape = routes.get(url) ?? { pattern: new RegExp(`^${source}/?$`), methods: new Set<string>() };
+      const shape = routes.get(url) ?? { pattern: new RegExp(`^${source}$`), methods: new Set<string>() };
       shape.methods.add(method);
       routes.set(url, shape);
     },

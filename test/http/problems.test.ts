@@ -40,6 +40,14 @@ t.test('every failure is Problem+JSON', async (t) => {
     assertProblem(await gw.app.inject({ method: 'GET', url: '/' }), 404, 'not_found');
   });
 
+  t.test('a known path with a trailing slash is not a known path → 404, whatever the method', async () => {
+    for (const [method, url] of [['GET', '/v1/me/'], ['POST', '/v1/orders/'], ['DELETE', '/v1/services/5/']] as const) {
+      const response = await gw.app.inject({ method, url, headers: bearer(gw.keys['acme:all']) });
+      assertProblem(response, 404, 'not_found');
+      assert.equal(response.headers.allow, undefined, `${method} ${url}`);
+    }
+  });
+
   t.test('known path, wrong method → 405 with Allow', async () => {
     const response = await gw.app.inject({ method: 'DELETE', url: '/v1/services/5' });
     assertProblem(response, 405, 'method_not_allowed');
@@ -83,6 +91,17 @@ t.test('every failure is Problem+JSON', async (t) => {
     const response = await gw.app.inject({ method: 'GET', url: '/v1/services?per_page=500', headers: bearer(gw.keys['acme:all']) });
     const body = assertProblem(response, 400, 'invalid_request');
     assert.deepEqual((body.errors as Array<{ pointer: string }>).map((e) => e.pointer), ['/query/per_page']);
+  });
+
+  t.test('pagination in anything but decimal digits → 400, as any other bad value', async () => {
+    for (const query of ['page=0x2', 'per_page=1e1', 'per_page=0b11', 'page=%201', 'page=2.0', 'page=', 'page=-1']) {
+      const response = await gw.app.inject({ method: 'GET', url: `/v1/services?${query}`, headers: bearer(gw.keys['acme:all']) });
+      const body = assertProblem(response, 400, 'invalid_request');
+      assert.deepEqual((body.errors as Array<{ pointer: string }>).map((e) => e.pointer), [`/query/${query.split('=')[0]}`], query);
+    }
+    const decimal = await gw.app.inject({ method: 'GET', url: '/v1/services?page=1&per_page=010', headers: bearer(gw.keys['acme:all']) });
+    assert.equal(decimal.statusCode, 200, decimal.body);
+    assert.deepEqual([decimal.json().meta.page, decimal.json().meta.per_page], [1, 10]);
   });
 
   t.test('Idempotency-Key missing or invalid → 400', async () => {
