@@ -85,12 +85,15 @@ interface Log {
 }
 
 /**
- * The backend's definitive refusals, stored and replayed (contract §5). A validation failure is not
- * among them: it is a rejection before anything was executed, which the client may fix and retry
- * with the same key. A refusal met after a write was sent is not definitive: the write may stand.
+ * The backend's definitive refusals, stored and replayed (contract §5: the 4xx the backend decided).
+ * The sent write's own refusal is, whatever its kind: the backend decided and did nothing. Before the
+ * write, a validation failure is not: it is a check of the request against what the backend shows
+ * (the catalog), made before anything was executed, which the client may fix and retry with the
+ * same key. Any other refusal met after a write was sent is not definitive: the write may stand.
  */
-function isDefinitiveBackendAnswer(error: unknown): boolean {
-  return error instanceof BackendError && !error.outcomeUnknown && (error.kind === 'not_found' || error.kind === 'conflict');
+function isDefinitiveBackendAnswer(error: unknown, writeAnswered: boolean): boolean {
+  if (!(error instanceof BackendError) || error.outcomeUnknown) return false;
+  return error.kind === 'not_found' || error.kind === 'conflict' || (writeAnswered && error.kind === 'validation');
 }
 
 /** True when the backend can have acted: such an attempt must be reconciled, never blindly re-run. */
@@ -196,7 +199,7 @@ export class Idempotency {
       const writeAnswered = sent && error instanceof BackendError && !error.outcomeUnknown;
       const writeSent = sent || claim.sentAt !== null;
       // A refusal is definitive when nothing was sent before it, or when the sent write itself answered it.
-      if (isDefinitiveBackendAnswer(error) && (writeAnswered || claim.sentAt === null)) {
+      if (isDefinitiveBackendAnswer(error, writeAnswered) && (writeAnswered || claim.sentAt === null)) {
         const rendered = run.render(toApiError(error));
         await record(() => this.store.complete(scope, claim.token, rendered));
         throw error;

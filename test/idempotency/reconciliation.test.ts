@@ -138,6 +138,26 @@ t.test('reconciliation: at most once, whatever the upstream shows', async (t) =>
     assert.equal(sent('addorder'), 1);
   });
 
+  t.test('the sent write\'s own refusal is stored and replayed: the order is not sent again once it could succeed', async () => {
+    gw.simulator.inject({ action: 'AddOrder', kind: 'latency', ms: 300, times: 1 });
+    const client = gw.simulator.state.clients.find((candidate) => candidate.id === 1);
+    assert.ok(client);
+    const pending = order('closed-1');
+    // Checked as active before the write; closed by the time WHMCS takes the AddOrder.
+    await until('the AddOrder to be sent', () => sent('addorder') === 1);
+    client.status = 'Closed';
+    const refused = await pending;
+    assert.equal(refused.statusCode, 422, refused.body);
+
+    client.status = 'Active';
+    settle();
+    const retry = await order('closed-1');
+    assert.equal(retry.statusCode, 422, retry.body);
+    assert.equal(retry.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(retry.json().detail, refused.json().detail);
+    assert.equal(sent('addorder'), 1, 'AddOrder was sent once');
+  });
+
   t.test('a lease shorter than the retry path: a holder that lost its lease sends nothing', async () => {
     gw.simulator.inject({ action: 'AddOrder', kind: 'reset', times: 1 });
     const first = await order('lease-1');
