@@ -173,11 +173,24 @@ export class Idempotency {
 
     const record = (operation: () => Promise<unknown>) => this.record(operation, log);
     let sent = false;
+    /** This attempt's write-ahead mark failed: nothing was sent under it. */
+    let markFailed = false;
     const attempt: IdempotentAttempt = {
       recordId: claim.recordId,
       reconcile: claim.sentAt !== null,
       beforeWrite: async () => {
-        const held = await this.guard(() => this.store.markSent(scope, claim.token, this.leaseMs));
+        let held: boolean;
+        try {
+          held = await this.guard(() => this.store.markSent(scope, claim.token, this.leaseMs));
+        } catch (error) {
+          // The mark may stand where it failed (on the primary alone, or with its reply lost). Its
+          // write is not sent, so it is taken back: left, every retry would have to reconcile.
+          if (!sent) {
+            markFailed = true;
+            await record(() => this.store.unmarkSent(scope, claim.token));
+          }
+          throw error;
+        }
         if (!held) {
           throw new ApiError('idempotency_in_progress', 'Another request with this Idempotency-Key took over; nothing was sent.', {
             headers: { 'retry-after': '1' },
@@ -210,7 +223,7 @@ export class Idempotency {
         await record(() => this.store.markUnknown(scope, claim.token));
         throw attempt.outcomeUnknown(`after a sent write: ${describe(error)}`);
       }
-      if (sent || mayHaveExecuted(error)) await record(() => this.store.markUnknown(scope, claim.token));
+      if (sent || (!markFailed && mayHaveExecuted(error))) await record(() => this.store.markUnknown(scope, claim.token));
       else await record(() => this.store.release(scope, claim.token));
       throw error;
     }

@@ -178,6 +178,12 @@ export interface IdempotencyStore {
    * key (its lease ran out and another request took it over): then nothing may be sent.
    */
   markSent(scope: IdempotencyScope, token: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Takes back this token's write-ahead mark when markSent failed (too few replicas acknowledged
+   * it, or its reply was lost) and the caller sent nothing under this token. Only a mark this token
+   * set over none: an earlier attempt's mark, which may have preceded a write, stays.
+   */
+  unmarkSent(scope: IdempotencyScope, token: string): Promise<void>;
 }
 
 // ---- keys and accounts (contract §1) --------------------------------------------------------

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
+import { StoreUnavailableError } from '../../src/stores/types.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 function clock() {
@@ -98,6 +99,34 @@ t.test('idempotency, profile A', async (t) => {
       assert.equal(fixed.statusCode, 200, fixed.body);
       assert.equal((await order(gw, 'fix-2', { product_id: '4', billing_cycle: 'monthly' })).statusCode, 422, 'validation_failed');
       assert.equal((await order(gw, 'fix-2', { product_id: '4', billing_cycle: 'annually' })).statusCode, 201);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  t.test('a write-ahead mark that fails where it stands (too few replicas) is taken back: the retry runs fresh, sent once', async () => {
+    const stores = createMemoryStores();
+    const { idempotency } = stores;
+    const markSent = idempotency.markSent.bind(idempotency);
+    let lagging = true;
+    // As RedisIdempotencyStore does when WAIT falls short: the mark stands on the primary, the call fails.
+    idempotency.markSent = async (scope, token, leaseMs) => {
+      const marked = await markSent(scope, token, leaseMs);
+      if (lagging) throw new StoreUnavailableError('idempotency record reached 0 of 1 replicas within 50 ms');
+      return marked;
+    };
+    const gw = await buildTestGateway({ stores });
+    const sent = () => gw.simulator.calls.filter((call) => call.action.toLowerCase() === 'modulecustom').length;
+    try {
+      const refused = await action(gw, 'wal-1', 'reboot');
+      assert.equal(refused.statusCode, 503, refused.body);
+      assert.equal(refused.json().reason, 'store_unavailable');
+      assert.equal(sent(), 0);
+      lagging = false;
+      const retry = await action(gw, 'wal-1', 'reboot');
+      assert.equal(retry.statusCode, 200, 'not 503 outcome_unknown: nothing was ever sent');
+      assert.equal(retry.headers['idempotent-replayed'], undefined);
+      assert.equal(sent(), 1);
     } finally {
       await gw.close();
     }

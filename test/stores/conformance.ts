@@ -574,6 +574,29 @@ export function runIdempotencyConformance(t: Test, name: string, factory: Fixtur
       assert.equal(retry.recordId, first.recordId);
     });
 
+    test(t, 'unmarkSent takes back the token\'s own write-ahead mark, never an earlier attempt\'s', async ({ store, clock }) => {
+      const own = beginRequest();
+      const first = await acquired(store, own);
+      assert.equal(await store.markSent(own, first.token, 5_000), true);
+      await store.unmarkSent(own, 'not-the-token');
+      await store.unmarkSent(own, first.token);
+      await store.release(own, first.token);
+      assert.equal((await acquired(store, own)).sentAt, null, 'nothing was sent: the key is new again');
+
+      const earlier = beginRequest({ settleMs: 100 });
+      const crashed = await acquired(store, earlier);
+      assert.equal(await store.markSent(earlier, crashed.token, 5_000), true);
+      await store.markUnknown(earlier, crashed.token);
+      await clock.advance(150);
+      const retry = await acquired(store, earlier);
+      assert.notEqual(retry.sentAt, null);
+      assert.equal(await store.markSent(earlier, retry.token, 5_000), true);
+      await store.unmarkSent(earlier, retry.token);
+      await store.release(earlier, retry.token);
+      await clock.advance(150);
+      assert.notEqual((await acquired(store, earlier)).sentAt, null, 'the earlier attempt may have acted: it stays');
+    });
+
     test(t, 'Profile A: stale once older than staleAfterMs, counted from the first request', async ({ store, clock }) => {
       const request = beginRequest({ staleAfterMs: 400, retentionMs: 60_000 });
       const token = await acquire(store, request);

@@ -218,6 +218,21 @@ t.test('redis: specifics', async (t) => {
       const claim = await stores.idempotency.begin(scope);
       assert.equal(claim.kind, 'acquired');
       assert.equal(await stores.idempotency.markSent(scope, claim.token, 5_000), true);
+
+      // A mark the replica does not acknowledge stands on the primary: taken back, the key is new again.
+      const lagging = request(unique('lagging'));
+      const held = await stores.idempotency.begin(lagging);
+      assert.equal(held.kind, 'acquired');
+      replica.pause();
+      try {
+        await assert.rejects(stores.idempotency.markSent(lagging, held.token, 5_000), /reached 0 of 1 replicas/);
+      } finally {
+        replica.resume();
+      }
+      await stores.idempotency.unmarkSent(lagging, held.token);
+      await stores.idempotency.release(lagging, held.token);
+      const again = await stores.idempotency.begin(lagging);
+      assert.equal(again.kind === 'acquired' && again.sentAt, null, 'no write-ahead mark is left');
     } finally {
       primary.disconnect();
       replicaClient.disconnect();

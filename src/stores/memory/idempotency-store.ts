@@ -18,6 +18,8 @@ interface IdempotencyRecord {
   leaseUntil: number;
   /** Time of the last write-ahead mark; null while nothing was sent. */
   sentAt: number | null;
+  /** The token that set the first write-ahead mark (unmarkSent takes back only its own). */
+  sentBy: string | null;
   response: StoredResponse | null;
 }
 
@@ -58,6 +60,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         createdAt: now,
         leaseUntil: now + request.leaseMs,
         sentAt: null,
+        sentBy: null,
         response: null,
       };
       this.records.set(id, created, { ttl: request.retentionMs });
@@ -103,9 +106,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const record = this.held(scope, token);
     if (record?.state !== 'in_progress') return false;
     const now = this.now();
+    if (record.sentAt === null) record.sentBy = token;
     record.sentAt = now;
     record.leaseUntil = now + leaseMs;
     return true;
+  }
+
+  async unmarkSent(scope: IdempotencyScope, token: string): Promise<void> {
+    const record = this.held(scope, token);
+    if (record?.state !== 'in_progress' || record.sentBy !== token) return;
+    record.sentAt = null;
+    record.sentBy = null;
   }
 
   private unknown(record: IdempotencyRecord): void {

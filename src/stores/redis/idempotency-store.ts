@@ -13,6 +13,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     release: LuaScript.load('idempotency-release'),
     markUnknown: LuaScript.load('idempotency-mark-unknown'),
     markSent: LuaScript.load('idempotency-mark-sent'),
+    unmarkSent: LuaScript.load('idempotency-unmark-sent'),
   };
 
   constructor(
@@ -45,6 +46,10 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async markSent(scope: IdempotencyScope, token: string, leaseMs: number): Promise<boolean> {
     return (await this.evalDurable(this.scripts.markSent, [this.recordKey(scope)], [token, Math.ceil(leaseMs)])) === 1;
+  }
+
+  async unmarkSent(scope: IdempotencyScope, token: string): Promise<void> {
+    await this.redis.evalScript(this.scripts.unmarkSent, [this.recordKey(scope)], [token]);
   }
 
   /** A claim or a write-ahead mark: with replicas configured, it must reach them before it counts. */

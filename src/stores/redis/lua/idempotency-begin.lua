@@ -2,7 +2,7 @@
 -- src/stores/memory/idempotency-store.ts. The clock is the server's (TIME).
 --
 -- KEYS[1]: the record, a hash {state, token, recordId, fingerprint, endpoint, createdAt,
---          leaseUntil, sentAt, status, headers, body}, scoped to account and client key (not to
+--          leaseUntil, sentAt, sentBy, status, headers, body}, scoped to account and client key (not to
 --          the endpoint).
 -- ARGV: fingerprint, endpoint, lease_ms, retention_ms, stale_after_ms ('' for none), settle_ms,
 --       new_token, new_record_id
