@@ -18,9 +18,10 @@ export function parseApiKey(raw: string): ParsedKey | null {
   return { keyId: match[1] as string, secret: match[2] as string };
 }
 
-const BEARER = /^Bearer ([^\s]+)$/;
+/** An authentication scheme's name is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` too. */
+const BEARER = /^Bearer ([^\s]+)$/i;
 
-/** The key in an Authorization header, or undefined. */
+/** The key (or admin token) in an Authorization header, or undefined. */
 export function bearerKey(header: string | undefined): string | undefined {
   return header === undefined ? undefined : BEARER.exec(header)?.[1];
 }

@@ -27,6 +27,13 @@ t.test('admin scopes on every route', async (t) => {
   });
   t.teardown(() => gw.close());
 
+  t.test('the scheme\'s name is case-insensitive (RFC 9110): bearer and BEARER are Bearer', async () => {
+    for (const scheme of ['bearer', 'BEARER']) {
+      const response = await gw.admin('GET', '/admin/v1/accounts', { token: null, headers: { authorization: `${scheme} ${gw.tokens.all?.token}` } });
+      assert.equal(response.statusCode, 200, scheme);
+    }
+  });
+
   t.test('covers every admin route', async () => {
     assert.equal(ROUTES.length, 16);
     assert.deepEqual(new Set(ROUTES.map((route) => route.scope)), new Set(['admin:accounts', 'admin:keys', 'admin:webhooks', 'admin:read', 'any']));

@@ -76,6 +76,13 @@ t.test('security suite over every route', async (t) => {
     }
   });
 
+  t.test('takes the scheme\'s name in any case (RFC 9110): bearer and BEARER are Bearer', async () => {
+    for (const scheme of ['bearer', 'BEARER']) {
+      const response = await gw.app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `${scheme} ${gw.keys['acme:all']}` } });
+      assert.equal(response.statusCode, 200, scheme);
+    }
+  });
+
   t.test('refuses malformed, unknown, revoked and expired keys, and other schemes', async () => {
     const unknown = generateApiKey().key;
     const revoked = gw.keys['acme:revoked'] as string;
