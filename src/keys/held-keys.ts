@@ -111,13 +111,15 @@ export class HeldKeys {
     try {
       return await this.readAndKeep(keyId, startedAt);
     } catch (error) {
-      // Store down: the copy it confirmed last stands in, unless too old. An invalidation (revocation)
-      // received meanwhile has deleted it, so a revoked key is never served from here.
+      // Store down: the copy it confirmed last stands in, unless too old. The copy held now, not the
+      // one held before the read: an invalidation (revocation) received during the read has deleted
+      // it, so a revoked key is never served from here.
       if (!(error instanceof StoreUnavailableError)) throw error;
       this.observer?.storeError('keys');
-      if (!held || startedAt - held.readAt > this.staleIfErrorMs) throw error;
+      const current = this.cache.get(keyId);
+      if (!current || startedAt - current.readAt > this.staleIfErrorMs) throw error;
       this.observer?.storeFallback('keys', 'stale');
-      return held;
+      return current;
     }
   }
 

@@ -25,6 +25,8 @@ class SwitchableKeyStore extends MemoryKeyStore {
     const hold = this.hold;
     this.hold = undefined;
     if (hold) await hold;
+    // Down meanwhile: the read in flight fails too.
+    if (this.down) throw new StoreUnavailableError('store down');
     return record;
   }
 
@@ -96,5 +98,17 @@ t.test('key service: stale if error', async (t) => {
     assert.ok(isKey(await inFlight), 'that answer went out before the revocation was known');
     store.down = true;
     await assert.rejects(service.authenticate(key), StoreUnavailableError, 'but it was not cached');
+  });
+
+  t.test('a read that fails after an invalidation arrived during it does not fall back to the copy', async () => {
+    assert.ok(isKey(await service.authenticate(key)));
+    now += FRESH_MS + 1; // no longer fresh: the next request asks the store
+    let release = () => undefined as void;
+    store.hold = new Promise<void>((resolve) => (release = resolve));
+    const inFlight = service.authenticate(key);
+    await service.revoke(keyId);
+    store.down = true;
+    release();
+    await assert.rejects(inFlight, StoreUnavailableError, 'the copy held before the read was revoked meanwhile');
   });
 });
