@@ -148,15 +148,21 @@ export class KeyService {
    * A new key with the same account, scopes and limits; the old one stays valid for `graceMs`.
    * A revoked or expired key is refused: rotating must never give a dead (maybe leaked) key life
    * again. A key already in a grace period keeps its earlier end.
+   *
+   * A `successorId` that already names a key of the account is this rotation's earlier attempt,
+   * whose answer was never recorded (the id comes from the request's idempotency record): its
+   * successor is issued again, with a new secret, whatever the old key's state now. That attempt
+   * may have ended the old key itself (a grace of 0), and the successor it made lives anyway.
    */
   async rotate(keyId: string, graceMs = 0, successorId?: string): Promise<{ record: ApiKeyRecord; key: string; old: ApiKeyRecord }> {
     const old = await this.store.getKey(keyId);
     if (!old) throw new Refusal('unknown', `unknown key ${keyId}`);
     const now = this.now();
-    if (old.revokedAt !== null && Date.parse(old.revokedAt) <= now) {
+    const resumed = successorId !== undefined && (await this.store.getKey(successorId))?.accountId === old.accountId;
+    if (!resumed && old.revokedAt !== null && Date.parse(old.revokedAt) <= now) {
       throw new Refusal('key_inactive', `key ${keyId} is revoked (since ${old.revokedAt}) and cannot be rotated; issue a new key instead`);
     }
-    if (old.expiresAt !== null && Date.parse(old.expiresAt) <= now) {
+    if (!resumed && old.expiresAt !== null && Date.parse(old.expiresAt) <= now) {
       throw new Refusal('key_inactive', `key ${keyId} expired at ${old.expiresAt} and cannot be rotated; issue a new key instead`);
     }
     const end = old.revokedAt === null ? now + graceMs : Math.min(Date.parse(old.revokedAt), now + graceMs);

@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
+import { createMemoryStores } from '../../src/stores/memory/index.js';
+import { StoreUnavailableError } from '../../src/stores/types.js';
 import { bearer } from '../helpers/gateway.js';
 import { buildAdminGateway, type AdminGateway } from './helpers.js';
 
@@ -142,4 +144,33 @@ t.test('admin accounts and keys', async (t) => {
     assert.equal(created?.account_id, 'acme', 'a refused call names what it was for');
     for (const record of records) assert.match(record.request_id, /^[0-9a-f-]{36}$/);
   });
+});
+
+t.test('a rotation with a grace of 0 whose answer was never recorded: the retry answers the same successor', async () => {
+  let now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const stores = createMemoryStores({ now: () => now });
+  const complete = stores.idempotency.complete.bind(stores.idempotency);
+  let failComplete = false;
+  stores.idempotency.complete = async (...args) => {
+    if (failComplete) throw new StoreUnavailableError('Redis did not answer within 1000 ms');
+    return complete(...args);
+  };
+  const gw = await buildAdminGateway({ stores });
+  try {
+    const keyId = gw.keyIds['acme:all'] as string;
+    const rotate = () => gw.admin('POST', `/admin/v1/keys/${keyId}/rotate`, { body: { grace_seconds: 0 }, headers: { 'idempotency-key': 'rotate-lost' } });
+    failComplete = true;
+    const first = await rotate();
+    assert.equal(first.statusCode, 201, first.body);
+    failComplete = false;
+    now += 10 * 60_000; // past the claim's lease: the retry runs the handler again
+    const retry = await rotate();
+    assert.equal(retry.statusCode, 201, retry.body);
+    assert.equal(retry.json().new.id, first.json().new.id, 'the same successor, not a refusal of the old key');
+    const works = await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(retry.json().new.key) });
+    assert.equal(works.statusCode, 200, 'its secret is the one delivered');
+    assert.equal((await gw.stores.keys.listKeys('acme')).filter((key) => key.id === first.json().new.id).length, 1);
+  } finally {
+    await gw.close();
+  }
 });

@@ -30,6 +30,22 @@ t.test('key rotation', async (t) => {
     assert.equal((await keys.list('acme')).length, 1, 'no successor');
   });
 
+  t.test('an earlier attempt\'s successor is issued again after a grace of 0 ended the old key; another successor is not', async () => {
+    const { keys, issue, advance } = await setup();
+    const { record, key } = await issue();
+    const successorId = '00000000000000a1';
+    const first = await keys.rotate(record.id, 0, successorId);
+    advance(60_000);
+    const again = await keys.rotate(record.id, 0, successorId);
+    assert.equal(again.record.id, successorId, 'the same successor');
+    assert.notEqual(again.key, first.key, 'with a new secret');
+    assert.equal(typeof (await keys.authenticate(again.key)), 'object');
+    assert.equal(again.old.revokedAt, first.old.revokedAt, 'the old key keeps the end the first attempt gave it');
+    assert.equal(await keys.authenticate(key), 'revoked');
+    await assert.rejects(keys.rotate(record.id, 0, '00000000000000a2'), /is revoked/, 'a new rotation of a dead key is still refused');
+    assert.equal((await keys.list('acme')).length, 2);
+  });
+
   t.test('refuses an expired key: it stays expired and no successor is issued', async () => {
     const { keys, issue, at } = await setup();
     const { record, key } = await issue(at(-1000));
