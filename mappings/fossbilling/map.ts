@@ -3,7 +3,8 @@
  * gives both the v1 order and the v1 service (same id).
  */
 import { BackendError } from '../../src/backend/backend.js';
-import { zoneOffsetMs } from '../../src/backend/time-zone.js';
+import { multiplyDecimals, roundDecimal } from '../../src/backend/decimal.js';
+import { isRealLocalTime, localToUtc } from '../../src/backend/time-zone.js';
 import type {
   Account,
   BillingCycle,
@@ -54,13 +55,22 @@ function unreadable(operatorMessage: string): BackendError {
   return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage });
 }
 
-/** A decimal string with at least two decimals; FOSSBilling gives floats, ints or DECIMAL strings. */
+/** FOSSBilling's currencies all have two decimals: its stored prices come as DECIMAL text such as "4.99". */
+const CURRENCY_DECIMALS = 2;
+
+/**
+ * An amount (parse.ts's decimal text) in the currency's decimals. FOSSBilling gives DECIMAL strings,
+ * ints, and PHP floats whose text carries binary noise ("59.699999999999996"): rounded as PHP's
+ * round() would.
+ */
 export function money(value: string | null | undefined): string {
-  const text = value ?? '0';
-  if (/^-?\d+\.\d{2,}$/.test(text)) return text;
-  const number = Number(text);
-  if (!Number.isFinite(number)) throw unreadable(`amount "${text}" is not a number`);
-  return number.toFixed(2);
+  return roundDecimal(value ?? '0', CURRENCY_DECIMALS);
+}
+
+/** A tax rate is a percentage, not money: kept as precise as given, with at least two decimals. */
+function taxRate(rate: string): string {
+  // Fewer than two decimals are only padded.
+  return /^-?\d+\.\d{2,}$/.test(rate) ? rate : roundDecimal(rate, 2);
 }
 
 function currencyOf(code: string | null, fallback: string): string {
@@ -75,14 +85,13 @@ export function dateOf(value: string | null): string | null {
   return match ? `${match[1]}-${match[2]}-${match[3]}` : null;
 }
 
-/** A FOSSBilling server-local "YYYY-MM-DD HH:MM:SS" as RFC 3339 UTC. */
+/** A FOSSBilling server-local "YYYY-MM-DD HH:MM:SS" as RFC 3339 UTC; null when it is no real time. */
 export function utcOf(value: string | null, timeZone: string): string | null {
   const match = value === null ? null : LOCAL.exec(value);
   if (!match) return null;
   const [year, month, day, hour, minute, second] = match.slice(1).map((part) => Number(part ?? 0)) as [number, number, number, number, number, number];
-  const asUtc = Date.UTC(year, month - 1, day, hour, minute, second);
-  // The zone's offset at that moment (close enough around DST switches for display purposes).
-  return new Date(asUtc - zoneOffsetMs(asUtc, timeZone)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const local = { year, month, day, hour, minute, second };
+  return isRealLocalTime(local) ? localToUtc(local, timeZone) : null;
 }
 
 export function mapAccount(client: RawClient, defaultCurrency: string): Omit<Account, 'id'> {
@@ -135,9 +144,9 @@ function billingCycle(order: RawOrder): BillingCycle {
   return cycle;
 }
 
+/** FOSSBilling's own total (a float: price × quantity in PHP), or that product computed exactly. */
 function orderTotal(order: RawOrder): string {
-  if (order.total !== null && order.total !== undefined) return money(order.total);
-  return money(String(Number(order.price ?? 0) * Number(order.quantity ?? 1)));
+  return money(order.total ?? multiplyDecimals(order.price ?? '0', order.quantity ?? '1'));
 }
 
 /** The host name the gateway stored in the order config at order time, if any. */
@@ -245,7 +254,7 @@ export function mapInvoiceDocument(invoice: RawInvoice, client: RawClient, fallb
   return {
     ...base,
     balance: { amount: due, currency },
-    tax_rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : money(invoice.taxrate),
+    tax_rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : taxRate(invoice.taxrate),
     items: invoice.lines.map((line) => ({ description: line.title, amount: { amount: money(line.total), currency }, taxed: line.taxed })),
     customer: { name, company: buyer.company || client.company || null, email: buyer.email || client.email },
   };

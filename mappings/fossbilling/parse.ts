@@ -5,6 +5,7 @@
  * Only the fields used are declared; everything else is ignored.
  */
 import { z } from 'zod';
+import { decimalOfNumber } from '../../src/backend/decimal.js';
 import { oneStep, UNREAD } from '../../src/backend/one-step-field.js';
 
 const ID = /^\d{1,18}$/;
@@ -17,8 +18,11 @@ const AMOUNT = /^-?\d+(\.\d+)?$/;
 export const plain = {
   /** A number or a numeric string, as a string of digits. */
   Id: z.union([z.number().int().nonnegative(), z.string().regex(ID)]).transform(String),
-  /** A number or a decimal string (FOSSBilling mixes both). */
-  Amount: z.union([z.number(), z.string().regex(AMOUNT)]).transform((value) => String(value)),
+  /**
+   * A number or a decimal string (FOSSBilling mixes both), as a decimal string: a float's shortest
+   * text, noise and all, without an exponent (map.ts rounds money to its currency's decimals).
+   */
+  Amount: z.union([z.number(), z.string().regex(AMOUNT)]).transform((value) => (typeof value === 'number' ? decimalOfNumber(value) : value)),
   /** Text, or null for none (absent too). */
   OptionalText: z.string().nullish().transform((value) => value ?? null),
   /** "YYYY-MM-DD HH:MM:SS" or null; the placeholder 0000-00-00 counts as null. */
@@ -37,7 +41,7 @@ export const Id = oneStep(plain.Id, (value) => {
 
 export const Amount = oneStep(plain.Amount, (value) => {
   if (typeof value === 'string') return AMOUNT.test(value) ? value : UNREAD;
-  return typeof value === 'number' && Number.isFinite(value) ? String(value) : UNREAD;
+  return typeof value === 'number' && Number.isFinite(value) ? decimalOfNumber(value) : UNREAD;
 });
 
 export const OptionalText = oneStep(plain.OptionalText, (value) => {

@@ -3,6 +3,8 @@
  * credentials only; admin notes, node addresses (serverip/serverhostname), subscription and
  * payment method never leave this module.
  */
+import { addDecimals } from '../../src/backend/decimal.js';
+import { localDate, localToUtc } from '../../src/backend/time-zone.js';
 import type {
   Account,
   BillingCycle,
@@ -26,9 +28,7 @@ import type {
   RawService,
 } from './parse.js';
 import type { RawInvoice, RawInvoiceDocument } from './parse-invoices.js';
-import { addDecimals } from './decimal.js';
 import { displayName, htmlToText } from './text.js';
-import { localDate, localToUtc } from './time.js';
 
 const money = (amount: string, currency: string): Money => ({ amount, currency });
 

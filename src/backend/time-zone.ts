@@ -134,3 +134,56 @@ export function readDigits(text: string, from: number, to: number): number {
   }
   return value;
 }
+
+/** A server's wall-clock date and time, without a zone (isRealLocalTime's). */
+export interface LocalDateTime {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/**
+ * True for a real calendar time from 1970 on, in the proleptic Gregorian calendar as Date's (no
+ * leap seconds, as Date has none). Earlier ones are placeholders in both billing systems, and Date
+ * would read years below 100 as 19xx.
+ */
+export function isRealLocalTime({ year, month, day, hour, minute, second }: LocalDateTime): boolean {
+  return year >= 1970 && year <= 9999 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour >= 0 && hour <= 23 && minute >= 0 && minute <= 59 && second >= 0 && second <= 59;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * RFC 3339 UTC for a real wall-clock time (isRealLocalTime) in `timeZone`, both mappings' one way.
+ * The offset is read twice: at the wall time taken as UTC, which can be on the other side of a
+ * DST change, then at the instant that first guess gives. Around a change the answer depends on
+ * the side of UTC: where the zone is at or ahead of UTC, a time skipped by the change moves
+ * forward by it and a repeated one (clocks set back) takes its second occurrence; where it is
+ * behind UTC, a skipped time moves back by it and a repeated one takes its first occurrence.
+ */
+export function localToUtc(local: LocalDateTime, timeZone: string): string {
+  // A real calendar time on a UTC clock is already the answer.
+  if (isUtc(timeZone)) return `${localDate(local)}T${twoDigits(local.hour)}:${twoDigits(local.minute)}:${twoDigits(local.second)}Z`;
+  const wallAsUtc = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second);
+  const firstGuess = wallAsUtc - zoneOffsetMs(wallAsUtc, timeZone);
+  const utcMs = wallAsUtc - zoneOffsetMs(firstGuess, timeZone);
+  return new Date(utcMs).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * The date part, "YYYY-MM-DD" (a real local time's year has four digits), built as one string: a
+ * list row has two of these.
+ */
+export function localDate(local: LocalDateTime): string {
+  return `${local.year}-${twoDigits(local.month)}-${twoDigits(local.day)}`;
+}
+
+function twoDigits(value: number): string {
+  return value < 10 ? `0${value}` : String(value);
+}

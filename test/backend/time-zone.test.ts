@@ -1,11 +1,12 @@
 /**
  * The mappings' time zones: UTC answered without Intl (whose zone data costs memory), every other
  * zone through Intl, with the same answers either way; an hour's offset remembered only when it held
- * all hour long.
+ * all hour long. A server's wall-clock time becomes UTC the same way for both mappings, on DST change
+ * days too.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { isTimeZone, wallClockAsUtc, wallClockOffsetMs, zoneOffsetMs } from '../../src/backend/time-zone.js';
+import { isRealLocalTime, isTimeZone, type LocalDateTime, localToUtc, wallClockAsUtc, wallClockOffsetMs, zoneOffsetMs } from '../../src/backend/time-zone.js';
 
 const HOUR_MS = 3_600_000;
 const WINTER = Date.UTC(2026, 0, 15, 12, 0, 0);
@@ -188,5 +189,66 @@ t.test('time zones', async (t) => {
     for (const text of ['', '3/15/2024 11:20:30', '3/15/2024, 11:20', '3/15/2024, 1:20:30 PM', '15.3.2024, 11:20:30', '2024-03-15, 11:20:30', '3/15/20245, 11:20:30', '3//2024, 11:20:30', '/15/2024, 11:20:30', '3/15/, 11:20:30', '3/15/2024, 11-20-30', '3/15/2024, 11:20-30', '1/2/3, 4', '//, 11:20:30', '3/15/2024, 1a:20:30', '3/15/2024; 11:20:30', '٣/15/2024, 11:20:30']) {
       assert.ok(Number.isNaN(wallClockAsUtc(text)), JSON.stringify(text));
     }
+  });
+});
+
+/** "YYYY-MM-DD HH:MM:SS" as a LocalDateTime. */
+function local(text: string): LocalDateTime {
+  const [year, month, day, hour, minute, second] = text.split(/[- :]/).map(Number) as [number, number, number, number, number, number];
+  return { year, month, day, hour, minute, second };
+}
+
+t.test('server wall-clock times to UTC', async (t) => {
+  t.test('on DST change days, a time before or after the change takes the offset it was shown with', async () => {
+    const cases: Array<[string, string, string]> = [
+      // Europe/Berlin: CET → CEST at 01:00Z on 31 March 2024, CEST → CET at 01:00Z on 27 October.
+      ['Europe/Berlin', '2024-03-31 01:30:00', '2024-03-31T00:30:00Z'],
+      ['Europe/Berlin', '2024-03-31 03:30:00', '2024-03-31T01:30:00Z'],
+      ['Europe/Berlin', '2024-10-27 01:30:00', '2024-10-26T23:30:00Z'],
+      ['Europe/Berlin', '2024-10-27 03:30:00', '2024-10-27T02:30:00Z'],
+      // America/New_York: EST → EDT at 07:00Z on 10 March 2024, EDT → EST at 06:00Z on 3 November.
+      ['America/New_York', '2024-03-10 01:30:00', '2024-03-10T06:30:00Z'],
+      ['America/New_York', '2024-03-10 04:00:00', '2024-03-10T08:00:00Z'],
+      ['America/New_York', '2024-03-10 06:30:00', '2024-03-10T10:30:00Z'],
+      ['America/New_York', '2024-11-03 00:30:00', '2024-11-03T04:30:00Z'],
+      ['America/New_York', '2024-11-03 03:00:00', '2024-11-03T08:00:00Z'],
+    ];
+    for (const [zone, wall, utc] of cases) assert.equal(localToUtc(local(wall), zone), utc, `${wall} in ${zone}`);
+  });
+
+  t.test('a repeated time takes its second occurrence east of UTC and its first west of it', async () => {
+    // 02:30 in Berlin on 27 October 2024 is 00:30Z (CEST) and 01:30Z (CET).
+    assert.equal(localToUtc(local('2024-10-27 02:30:00'), 'Europe/Berlin'), '2024-10-27T01:30:00Z');
+    // 01:30 in New York on 3 November 2024 is 05:30Z (EDT) and 06:30Z (EST).
+    assert.equal(localToUtc(local('2024-11-03 01:30:00'), 'America/New_York'), '2024-11-03T05:30:00Z');
+  });
+
+  t.test('a skipped time moves forward by the change east of UTC and back by it west of it', async () => {
+    // 02:30 never shows in Berlin on 31 March 2024: 01:30Z, which shows 03:30 CEST.
+    assert.equal(localToUtc(local('2024-03-31 02:30:00'), 'Europe/Berlin'), '2024-03-31T01:30:00Z');
+    // 02:30 never shows in New York on 10 March 2024: 06:30Z, which shows 01:30 EST.
+    assert.equal(localToUtc(local('2024-03-10 02:30:00'), 'America/New_York'), '2024-03-10T06:30:00Z');
+  });
+
+  t.test('every quarter hour of a year: the answer is an instant that shows that wall time, the only one when there is one', async () => {
+    for (const zone of ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe']) {
+      for (let at = Date.UTC(2024, 0, 1); at < Date.UTC(2025, 0, 1); at += 15 * 60_000) {
+        const wall = new Date(at + zoneOffsetMs(at, zone));
+        const text = wall.toISOString().slice(0, 19).replace('T', ' ');
+        const answer = Date.parse(localToUtc(local(text), zone));
+        assert.equal(answer + zoneOffsetMs(answer, zone), wall.getTime(), `${text} in ${zone}`);
+        // Only a wall time shown by another instant within an hour (half an hour at Lord Howe) may answer otherwise.
+        const twin = [at - HOUR_MS, at - HOUR_MS / 2, at + HOUR_MS / 2, at + HOUR_MS].some((other) => other + zoneOffsetMs(other, zone) === wall.getTime());
+        if (!twin) assert.equal(answer, at, `${text} in ${zone}`);
+      }
+    }
+  });
+
+  t.test('only real calendar times from 1970 on are local times', async () => {
+    for (const text of ['1970-01-01 00:00:00', '2024-02-29 23:59:59', '2000-02-29 12:00:00', '9999-12-31 23:59:59']) assert.ok(isRealLocalTime(local(text)), text);
+    for (const text of ['1969-12-31 23:59:59', '0000-00-00 00:00:00', '0099-01-01 00:00:00', '2023-02-29 00:00:00', '2100-02-29 00:00:00', '2024-04-31 00:00:00', '2024-13-01 00:00:00', '2024-00-10 00:00:00', '2024-01-00 00:00:00', '2024-01-01 24:00:00', '2024-01-01 23:60:00', '2024-01-01 23:59:60']) {
+      assert.ok(!isRealLocalTime(local(text)), text);
+    }
+    assert.ok(!isRealLocalTime({ year: 2024, month: 1, day: 1, hour: -1, minute: 0, second: 0 }));
   });
 });

@@ -17,6 +17,10 @@ t.test('what they give', async () => {
   assert.equal(Id.parse(42), '42');
   assert.equal(Id.parse('007'), '007');
   assert.equal(Amount.parse(12.5), '12.5');
+  // A float keeps its noise here (map.ts rounds money), but never an exponent.
+  assert.equal(Amount.parse(59.699999999999996), '59.699999999999996');
+  assert.equal(Amount.parse(5.551115123125783e-17), '0.00000000000000005551115123125783');
+  assert.equal(Amount.parse(1e21), '1000000000000000000000');
   assert.equal(Amount.parse('-3.10'), '-3.10');
   assert.deepEqual([true, 1, '1', false, 0, '0', '', 'yes'].map((value) => Flag.parse(value)), [true, true, true, false, false, false, false, false]);
   assert.equal(Id.safeParse(-1).success, false);

@@ -170,6 +170,65 @@ t.test('FOSSBilling mapping on answers built from the source', async (t) => {
     assert.deepEqual(document.customer, { name: 'Ada Lovelace', company: 'Analytical Ltd', email: 'ada@example.com' });
   });
 
+  t.test('rounds PHP float amounts to the cent (noisy variants), and computes a missing total exactly', async () => {
+    const fake = reads()
+      .answer('client/get', answers.noisyClient)
+      .answer('order/get', answers.noisyOrder)
+      .answer('order/get_list', answers.page([{ ...answers.orderRow, quantity: '3', price: '19.90', total: 59.699999999999996 }]))
+      .answer('invoice/get', answers.noisyInvoice)
+      .answer('invoice/get_list', answers.page([answers.noisyInvoice]));
+    const backend = backendWith(fake);
+    const usd = (amount: string) => ({ amount, currency: 'USD' });
+    assert.deepEqual((await backend.getOrder(CUSTOMER, '7', CTX)).total, usd('59.70'));
+    assert.deepEqual((await backend.getService(CUSTOMER, '7', CTX)).recurring_amount, usd('59.70'));
+    assert.deepEqual((await backend.listServices(CUSTOMER, { page: 1, perPage: 25 }, CTX)).items[0]!.recurring_amount, usd('59.70'));
+    assert.deepEqual(await backend.getBalance(CUSTOMER, CTX), { credit: usd('0.30') });
+    const listed = InvoiceSchema.parse((await backend.listInvoices(CUSTOMER, { page: 1, perPage: 25 }, CTX)).items[0]);
+    assert.deepEqual([listed.subtotal, listed.tax, listed.total], [usd('8.85'), usd('1.77'), usd('10.62')]);
+    const document = await backend.getInvoiceDocument(CUSTOMER, '12', CTX);
+    assert.deepEqual([document.total, document.balance, document.items[0]!.amount], [usd('10.62'), usd('10.62'), usd('8.85')]);
+    // Without FOSSBilling's total, price × quantity is computed from the decimal strings, not as floats.
+    const { total: _total, ...untotalled } = answers.noisyOrder;
+    const computed = await backendWith(reads().answer('order/get', untotalled)).getOrder(CUSTOMER, '7', CTX);
+    assert.deepEqual(computed.total, usd('59.70'));
+  });
+
+  t.test('keeps exact amounts and tax rates as given, and a float\'s cents as PHP rounds them', async () => {
+    const invoice = { ...answers.invoice, subtotal: '19.90', tax: 0.285, total: -2.345, credit: 5.551115123125783e-17, taxrate: '7.125' };
+    const fake = reads().answer('invoice/get', invoice).answer('invoice/get_list', answers.page([invoice]));
+    const document = await backendWith(fake).getInvoiceDocument(CUSTOMER, '12', CTX);
+    assert.deepEqual([document.subtotal.amount, document.tax.amount, document.total.amount, document.credit.amount], ['19.90', '0.29', '-2.35', '0.00']);
+    assert.equal(document.tax_rate, '7.125');
+    const whole = await backendWith(reads().answer('invoice/get', { ...answers.invoice, taxrate: 20 })).getInvoiceDocument(CUSTOMER, '12', CTX);
+    assert.equal(whole.tax_rate, '20.00');
+  });
+
+  t.test('converts server-local times on DST change days as the WHMCS mapping does', async () => {
+    const createdAt = async (local: string, timeZone: string) => {
+      const fake = reads().answer('order/get', { ...answers.order, created_at: local });
+      return (await backendWith(fake, { timeZone }).getOrder(CUSTOMER, '7', CTX)).created_at;
+    };
+    const paidAt = async (local: string, timeZone: string) => {
+      const fake = reads().answer('invoice/get_list', answers.page([{ ...answers.invoice, status: 'paid', paid_at: local }]));
+      return (await backendWith(fake, { timeZone }).listInvoices(CUSTOMER, { page: 1, perPage: 25 }, CTX)).items[0]!.paid_at;
+    };
+    // Before the change back (still CEST, +2) and after the change forward (EDT, -4).
+    assert.equal(await createdAt('2024-10-27 01:30:00', 'Europe/Berlin'), '2024-10-26T23:30:00Z');
+    assert.equal(await paidAt('2024-10-27 01:30:00', 'Europe/Berlin'), '2024-10-26T23:30:00Z');
+    assert.equal(await createdAt('2024-03-10 04:00:00', 'America/New_York'), '2024-03-10T08:00:00Z');
+    assert.equal(await paidAt('2024-03-10 04:00:00', 'America/New_York'), '2024-03-10T08:00:00Z');
+    assert.equal(await createdAt('2024-03-31 01:30:00', 'Europe/Berlin'), '2024-03-31T00:30:00Z');
+    // A repeated time: the second occurrence east of UTC, the first west of it.
+    assert.equal(await createdAt('2024-10-27 02:30:00', 'Europe/Berlin'), '2024-10-27T01:30:00Z');
+    assert.equal(await paidAt('2024-11-03 01:30:00', 'America/New_York'), '2024-11-03T05:30:00Z');
+    // A skipped time: moved forward by the change east of UTC, back by it west of it.
+    assert.equal(await createdAt('2024-03-31 02:30:00', 'Europe/Berlin'), '2024-03-31T01:30:00Z');
+    assert.equal(await paidAt('2024-03-10 02:30:00', 'America/New_York'), '2024-03-10T06:30:00Z');
+    // A time no calendar has is no time (it was once moved to 1 March).
+    await rejectsWith(backendWith(reads().answer('order/get', { ...answers.order, created_at: '2024-02-30 10:00:00' })).getOrder(CUSTOMER, '7', CTX), 'upstream_error');
+    assert.equal(await paidAt('2024-13-01 00:00:00', 'UTC'), null);
+  });
+
   t.test('shows unapproved invoices as drafts', async () => {
     const fake = reads().answer('invoice/get_list', answers.page([{ ...answers.invoice, approved: false }]));
     const { items } = await backendWith(fake).listInvoices(CUSTOMER, { page: 1, perPage: 25 }, CTX);

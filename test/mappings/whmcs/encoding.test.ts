@@ -3,7 +3,8 @@ import t from 'tap';
 import { WhmcsConfigSchema } from '../../../mappings/whmcs/config.js';
 import { encodePhpArray, phpSerializeArray } from '../../../mappings/whmcs/php-serialize.js';
 import { decodeEntities, displayName, htmlToText } from '../../../mappings/whmcs/text.js';
-import { localDate, localToUtc, parseLocalDateTime } from '../../../mappings/whmcs/time.js';
+import { localDate, localToUtc } from '../../../src/backend/time-zone.js';
+import { parseLocalDateTime } from '../../../mappings/whmcs/time.js';
 
 t.test('PHP serialize for configoptions/customfields', async (t) => {
   t.test('serializes {5: 12, 7: 3} exactly as WHMCS unserializes it, then base64', async () => {
