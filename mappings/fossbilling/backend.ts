@@ -26,10 +26,12 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
   const setup = fossbillingSetup(config);
   const { methods } = setup;
   /** For what is not a customer's call (the catalog; its answer is cached and shared). */
-  const shared = fossbillingOperations(setup, (method, params) => call(method, params));
-  /** The operations of one Backend call: their upstream calls carry its context (the trace). */
+  const shared = fossbillingOperations(setup, (method, params, freshness) => call(method, params, freshness === undefined ? undefined : { freshness }));
+  /** The operations of one Backend call: their upstream calls carry its context (the trace), and their own freshness. */
   const operations = (context: CallContext | undefined): FossbillingOperations =>
-    context === undefined ? shared : fossbillingOperations(setup, (method, params) => call(method, params, context));
+    context === undefined
+      ? shared
+      : fossbillingOperations(setup, (method, params, freshness) => call(method, params, freshness === undefined ? context : { ...context, freshness }));
   const { catalog, publicProduct } = shared;
 
   /**

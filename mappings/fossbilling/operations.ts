@@ -10,7 +10,7 @@ import { BackendError, type Customer, type OrderKeyContext, type OrderSearch, ty
 import type { Order, OrderInput, PageRequest, PageResult, ServiceAction } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { afterWrite } from '../../src/upstream/answers.js';
-import type { ActionTable } from '../../src/upstream/policy.js';
+import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
   mapAccount,
@@ -61,9 +61,12 @@ export function fossbillingSetup(config: FossbillingConfig): FossbillingSetup {
 }
 
 /** `call`: the transport's, bound to one Backend call's context. */
-export function fossbillingOperations({ config, methods, publicIds }: FossbillingSetup, call: (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>) {
-  async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S): Promise<z.infer<S>> {
-    const answer = await call(method, params);
+export function fossbillingOperations(
+  { config, methods, publicIds }: FossbillingSetup,
+  call: (method: FossbillingMethod, params: Record<string, unknown>, freshness?: Freshness) => Promise<unknown>,
+) {
+  async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S, freshness?: Freshness): Promise<z.infer<S>> {
+    const answer = await call(method, params, freshness);
     const parsed = schema.safeParse(answer);
     if (!parsed.success) throw unreadable(`FOSSBilling ${method}: unexpected answer: ${describeIssues(parsed.error)}`, methods[method].safety === 'write');
     return parsed.data;
@@ -100,15 +103,16 @@ export function fossbillingOperations({ config, methods, publicIds }: Fossbillin
     PAY_TYPES[product.pricing.type ?? ''] !== undefined &&
     (publicIds.size > 0 ? publicIds.has(product.id) : product.status === 'enabled' && !product.hidden);
 
-  async function catalog(): Promise<RawProduct[]> {
-    const answer = await request('product/get_list', { page: 1, per_page: MAX_PER_PAGE }, ProductListAnswer);
+  /** `freshness`: `fresh` for the checks before a write, which a stale catalog would let through. */
+  async function catalog(freshness?: Freshness): Promise<RawProduct[]> {
+    const answer = await request('product/get_list', { page: 1, per_page: MAX_PER_PAGE }, ProductListAnswer, freshness);
     if (answer.total > answer.list.length) throw unreadable(`FOSSBilling lists ${answer.total} products; the gateway reads at most ${MAX_PER_PAGE}`);
     return answer.list.filter(isPublic);
   }
 
-  async function publicProduct(id: string): Promise<RawProduct | undefined> {
+  async function publicProduct(id: string, freshness?: Freshness): Promise<RawProduct | undefined> {
     if (!IS_ID.test(id)) return undefined;
-    return (await catalog()).find((product) => product.id === id);
+    return (await catalog(freshness)).find((product) => product.id === id);
   }
 
   // ---- orders and services (one record) --------------------------------------------------
@@ -125,7 +129,8 @@ export function fossbillingOperations({ config, methods, publicIds }: Fossbillin
   const orderKeyTag = (customer: Customer, ctx: OrderKeyContext): string => `${customer.accountId}:${ctx.idempotencyKey}:${ctx.idempotencyRecord}`;
 
   async function placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order> {
-    const [product, account] = await Promise.all([publicProduct(input.product_id), client(customer)]);
+    // Checked against the catalog as it is now: a cycle disabled since must be refused here.
+    const [product, account] = await Promise.all([publicProduct(input.product_id, 'fresh'), client(customer)]);
     if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
     if (account.status === 'canceled') throw new BackendError('validation', 'The account is closed and cannot place orders.');
     const currency = mapAccount(account, config.defaultCurrency).currency;

@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import { BackendError, type Customer } from '../../src/backend/backend.js';
 import type { UpstreamCallContext } from '../../src/upstream/client.js';
+import type { Freshness } from '../../src/upstream/policy.js';
 import type { ActionId } from './actions.js';
 import { type FormParams, UpstreamBusinessError, type WhmcsClient } from './client.js';
 import { ClientDetailsAnswer, type RawClient } from './parse.js';
@@ -58,7 +59,7 @@ export interface WhmcsCalls {
   parse<S extends z.ZodType>(id: ActionId, answer: unknown, schema: S): z.output<S>;
   /** A field the schema leaves optional because only some requests read it (see parse.ts): this one does. */
   needed<T>(id: ActionId, field: string, value: T | undefined): T;
-  request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S): Promise<z.output<S>>;
+  request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S, freshness?: Freshness): Promise<z.output<S>>;
   /** The customer's clientid; without a valid one, WHMCS would answer with every client's data. */
   clientIdOf(customer: Customer): string;
   /**
@@ -71,11 +72,13 @@ export interface WhmcsCalls {
 }
 
 /**
- * The calls of one Backend call: each upstream call carries `context` (the request's trace); none
- * for the calls the mapping makes on its own (the catalog's refresh is shared by every request).
+ * The calls of one Backend call: each upstream call carries `context` (the request's trace), with
+ * what the call itself gives (its freshness); none for the calls the mapping makes on its own (the
+ * catalog's refresh is shared by every request).
  */
 export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallContext): WhmcsCalls {
-  const client: WhmcsClient = context === undefined ? shared : { ...shared, call: (id, params, given) => shared.call(id, params, given ?? context) };
+  const client: WhmcsClient =
+    context === undefined ? shared : { ...shared, call: (id, params, given) => shared.call(id, params, given === undefined ? context : { ...context, ...given }) };
   function parse<S extends z.ZodType>(id: ActionId, answer: unknown, schema: S): z.output<S> {
     const result = schema.safeParse(answer);
     if (result.success) return result.data;
@@ -86,8 +89,8 @@ export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallCont
     );
   }
 
-  async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S): Promise<z.output<S>> {
-    return parse(id, await client.call(id, params), schema);
+  async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S, freshness?: Freshness): Promise<z.output<S>> {
+    return parse(id, await client.call(id, params, freshness === undefined ? undefined : { freshness }), schema);
   }
 
   function clientIdOf(customer: Customer): string {

@@ -2,6 +2,7 @@
  * The WHMCS catalog: GetProducts (cached by the client), parsed once per answer object, and its
  * allow-listed products mapped to v1 once per answer, so every cache hit returns the same objects.
  */
+import type { Freshness } from '../../src/upstream/policy.js';
 import type { Product } from '../../src/v1/schemas.js';
 import type { WhmcsCalls } from './backend-calls.js';
 import type { WhmcsConfig } from './config.js';
@@ -20,11 +21,12 @@ export interface PublishedCatalog {
   byId: ReadonlyMap<string, Product>;
 }
 
+/** `freshness`: `fresh` for the checks before a write, which a stale catalog would let through (WHMCS then silently bills another cycle). */
 export interface WhmcsCatalog {
   /** Every product, hidden and retired ones included (WHMCS cannot tell them apart). */
-  all(): Promise<RawProduct[]>;
+  all(freshness?: Freshness): Promise<RawProduct[]>;
   /** The product when it is allow-listed. */
-  publicProduct(id: string): Promise<RawProduct | undefined>;
+  publicProduct(id: string, freshness?: Freshness): Promise<RawProduct | undefined>;
   /**
    * The allow-listed products as v1 objects, mapped once per catalog answer (not per request):
    * the same frozen objects are returned until the cached answer is replaced.
@@ -46,8 +48,8 @@ export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): Whmc
   // The catalog answer is cached by the client; parse (and map) each answer object once.
   const catalogs = new WeakMap<object, Catalog>();
 
-  async function current(): Promise<Catalog> {
-    const answer = await calls.client.call('GetProducts');
+  async function current(freshness?: Freshness): Promise<Catalog> {
+    const answer = await calls.client.call('GetProducts', {}, freshness === undefined ? undefined : { freshness });
     let entry = catalogs.get(answer);
     if (!entry) {
       entry = { products: calls.parse('GetProducts', answer, ProductsAnswer) };
@@ -56,13 +58,13 @@ export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): Whmc
     return entry;
   }
 
-  async function all(): Promise<RawProduct[]> {
-    return (await current()).products;
+  async function all(freshness?: Freshness): Promise<RawProduct[]> {
+    return (await current(freshness)).products;
   }
 
   return {
     all,
-    publicProduct: async (id) => (publicProductIds.has(id) ? (await all()).find((product) => product.pid === id) : undefined),
+    publicProduct: async (id, freshness) => (publicProductIds.has(id) ? (await all(freshness)).find((product) => product.pid === id) : undefined),
     async published() {
       const entry = await current();
       if (!entry.published) {

@@ -98,7 +98,8 @@ export function createWhmcsOrders(
   }
 
   async function placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order> {
-    const [product, account] = await Promise.all([catalog.publicProduct(input.product_id), clientDetails(customer)]);
+    // Checked against the catalog as it is now: AddOrder silently bills another cycle for a disabled one.
+    const [product, account] = await Promise.all([catalog.publicProduct(input.product_id, 'fresh'), clientDetails(customer)]);
     if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
     if (account.status === 'closed') throw new BackendError('validation', 'The account is closed and cannot place orders.');
     const configOptions = validateOrder(product, input, account.currency_code);

@@ -3,6 +3,7 @@
  * pending cancellation requests, credentials, and the service actions.
  */
 import { afterWrite } from '../../src/upstream/answers.js';
+import type { Freshness } from '../../src/upstream/policy.js';
 import { BackendError, type Customer, type WriteContext } from '../../src/backend/backend.js';
 import type { ActionResult, Credentials, PageRequest, PageResult, Service, ServiceAction } from '../../src/v1/schemas.js';
 import { classified, type ErrorRule, IS_ID, notFound, unreadableAnswer, type WhmcsCalls } from './backend-calls.js';
@@ -30,12 +31,15 @@ export interface WhmcsServices {
 export function createWhmcsServices(calls: WhmcsCalls, catalog: WhmcsCatalog, config: WhmcsConfig): WhmcsServices {
   const { client, request, needed, clientIdOf, clientDetails } = calls;
 
-  /** Service id → its cancellation request. WHMCS offers no filter, so all pages are read (cached briefly). */
-  async function cancellationRequests(): Promise<Map<string, RawCancellationRequest>> {
+  /**
+   * Service id → its cancellation request. WHMCS offers no filter, so all pages are read (cached
+   * briefly, per process: `uncached` when another worker's cancel or revoke must be seen).
+   */
+  async function cancellationRequests(freshness?: Freshness): Promise<Map<string, RawCancellationRequest>> {
     const requests = new Map<string, RawCancellationRequest>();
     if (!config.trackCancellations) return requests;
     const page = (limitstart: number) =>
-      request('GetCancelledPackages', { limitstart, limitnum: CANCELLATIONS_PAGE }, CancellationsAnswer);
+      request('GetCancelledPackages', { limitstart, limitnum: CANCELLATIONS_PAGE }, CancellationsAnswer, freshness);
     const first = await page(0);
     if (first.totalresults > CANCELLATIONS_PAGE * CANCELLATIONS_MAX_PAGES) {
       throw unreadableAnswer(
@@ -110,11 +114,13 @@ export function createWhmcsServices(calls: WhmcsCalls, catalog: WhmcsCatalog, co
   ];
 
   async function runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: WriteContext) {
+    // Planned on current state: cancellations past this process's cache (another worker may have
+    // just filed or revoked one), the catalog within its TTL.
     const [service, account, cancellations, products] = await Promise.all([
       rawService(customer, id),
       clientDetails(customer),
-      cancellationRequests(),
-      catalog.all(),
+      cancellationRequests('uncached'),
+      catalog.all('fresh'),
     ]);
     const current = mapService(service, account.currency_code, cancellations.get(service.id));
     // The module comes from the product, hidden products included.

@@ -1,8 +1,9 @@
 /**
  * Answer reuse for reads: identical concurrent calls share one upstream request (coalescing), and
  * actions declared cacheable keep their answers for a TTL, then serve them stale while one refresh
- * runs (stale-while-revalidate). Writes bump an epoch and drop the caches they invalidate, so a read
- * that starts after a write never joins or stores an answer from before it.
+ * runs (stale-while-revalidate), except to a read that asks for a fresh one. Writes bump an epoch
+ * and drop the caches they invalidate, so a read that starts after a write never joins or stores
+ * an answer from before it.
  */
 import { LRUCache } from 'lru-cache';
 
@@ -35,6 +36,8 @@ export interface AnswerCache<A> {
    * of that refresh's failure), else the load itself.
    */
   cached(action: string, ttlMs: number, key: string, load: () => Promise<A>, onStaleRefreshFailed: (error: unknown) => void): Promise<A>;
+  /** A fresh cached answer, else the load (or the refresh already in flight): never a stale answer. */
+  fresh(action: string, ttlMs: number, key: string, load: () => Promise<A>): Promise<A>;
   /** After a write: later reads start new flights, and the named actions' answers are dropped. */
   written(invalidates: readonly string[]): void;
   clear(): void;
@@ -68,6 +71,16 @@ export function createAnswerCache<A>(now: () => number = Date.now, events?: Answ
     return cache;
   }
 
+  /** The load, joined with the identical one in flight, its answer stored unless a write invalidated the action meanwhile. */
+  function refresh(cache: ActionCache<A>, action: string, ttlMs: number, key: string, load: () => Promise<A>): Promise<A> {
+    const generation = cache.generation;
+    return coalesced(action, key, async () => {
+      const answer = await load();
+      if (cache.generation === generation) cache.entries.set(key, { answer, freshUntil: now() + ttlMs });
+      return answer;
+    });
+  }
+
   return {
     coalesced,
 
@@ -79,15 +92,22 @@ export function createAnswerCache<A>(now: () => number = Date.now, events?: Answ
         return Promise.resolve(entry.answer);
       }
       events?.cacheLookup(action, entry ? 'stale' : 'miss');
-      const generation = cache.generation;
-      const refresh = coalesced(action, key, async () => {
-        const answer = await load();
-        if (cache.generation === generation) cache.entries.set(key, { answer, freshUntil: now() + ttlMs });
-        return answer;
-      });
-      if (!entry) return refresh;
-      refresh.catch(onStaleRefreshFailed);
+      const loaded = refresh(cache, action, ttlMs, key, load);
+      if (!entry) return loaded;
+      loaded.catch(onStaleRefreshFailed);
       return Promise.resolve(entry.answer);
+    },
+
+    fresh(action, ttlMs, key, load) {
+      const cache = cacheOf(action, ttlMs);
+      const entry = cache.entries.get(key);
+      if (entry && entry.freshUntil > now()) {
+        events?.cacheLookup(action, 'hit');
+        return Promise.resolve(entry.answer);
+      }
+      // Past its TTL the answer is not served: the caller waits for the load, as on a miss.
+      events?.cacheLookup(action, 'miss');
+      return refresh(cache, action, ttlMs, key, load);
     },
 
     written(invalidates) {

@@ -14,7 +14,7 @@ import { createAnswerCache } from './answer-cache.js';
 import { DETAIL, type Redact } from './answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
-import type { ActionTable, UpstreamAction } from './policy.js';
+import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
 
 export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -62,10 +62,13 @@ export interface UpstreamHooks {
 
 /**
  * What a call is made for: the W3C trace of the request being served, sent as its headers and
- * named (`trace_id`) in the lines logged about the call. Background calls have none.
+ * named (`trace_id`) in the lines logged about the call (background calls have none), and how
+ * current its answer must be.
  */
 export interface UpstreamCallContext {
   trace?: TraceContext | undefined;
+  /** `cached` when not given. */
+  freshness?: Freshness | undefined;
 }
 
 export interface UpstreamClientOptions extends UpstreamHooks {
@@ -84,7 +87,7 @@ export interface UpstreamClientOptions extends UpstreamHooks {
 
 export interface UpstreamClient<Id extends string, Params, Answer> {
   readonly actions: ActionTable<Id>;
-  /** A coalesced or cached read is sent once, with the context of the call that sent it. */
+  /** A coalesced or cached read is sent once, with the context of the call that sent it; `context.freshness` says which answer will do. */
   call(id: Id, params: Params, context?: UpstreamCallContext): Promise<Answer>;
   close(): Promise<void>;
 }
@@ -258,8 +261,11 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     const action = actions[id];
     const trace = context?.trace;
     if (action.safety === 'write') return write(action, params, trace);
+    const freshness = context?.freshness ?? 'cached';
+    if (freshness === 'uncached') return send(action, params, trace);
     const key = protocol.callKey(action, params);
     if (action.cacheTtlMs !== undefined) {
+      if (freshness === 'fresh') return answers.fresh(id, action.cacheTtlMs, key, () => send(action, params, trace));
       return answers.cached(id, action.cacheTtlMs, key, () => send(action, params, trace), (error) => {
         // While the breaker is open, every stale read would log this: its opening was logged once.
         if (error instanceof CircuitOpenError) return;

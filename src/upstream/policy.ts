@@ -23,6 +23,16 @@ export interface UpstreamAction<Id extends string = string> {
 
 export type ActionTable<Id extends string> = Readonly<Record<Id, UpstreamAction<Id>>>;
 
+/**
+ * How current a read's answer must be, asked per call:
+ * - `cached` (the default): a cached answer, even a stale one while one refresh runs;
+ * - `fresh`: a cached answer within its TTL, else the caller waits for the load (or the refresh in
+ *   flight): for the checks before a write, which an outdated answer would let through;
+ * - `uncached`: sent now, neither from the cache nor joined to an identical call in flight: for
+ *   state that another process (another gateway worker) may have just changed.
+ */
+export type Freshness = 'cached' | 'fresh' | 'uncached';
+
 /** The usual declarations: reads retry once before sending and coalesce; writes do neither. */
 export function readAction<Id extends string>(name: string, timeoutMs: number, cacheTtlMs?: number): UpstreamAction<Id> {
   return { name, safety: 'read', retry: true, coalesce: true, timeoutMs, ...(cacheTtlMs === undefined ? {} : { cacheTtlMs }) };

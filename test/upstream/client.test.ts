@@ -1,7 +1,7 @@
 /**
  * The shared upstream client with a protocol of its own (JSON over GET/POST, nothing like WHMCS), to
- * show the machinery is backend-neutral: policy per action, coalescing, caching with invalidation,
- * deadlines with "was it sent", the size cap and the circuit breaker.
+ * show the machinery is backend-neutral: policy per action, coalescing, caching with invalidation
+ * and per-call freshness, deadlines with "was it sent", the size cap and the circuit breaker.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -109,6 +109,29 @@ t.test('upstream client (backend-neutral)', async (t) => {
     await toy.call('create', {});
     await toy.call('catalog', {});
     assert.deepEqual(upstream.hits, ['/catalog?', '/create?', '/catalog?']);
+    await toy.close();
+  });
+
+  t.test('past its TTL a cached answer is served stale, but a fresh read waits for the refresh (one request for both)', async () => {
+    const toy = client();
+    const first = await toy.call('catalog', {});
+    clock += 60_000;
+    const [stale, fresh] = await Promise.all([toy.call('catalog', {}), toy.call('catalog', {}, { freshness: 'fresh' })]);
+    assert.equal(stale, first, 'stale-while-revalidate');
+    assert.notEqual(fresh, first);
+    assert.equal(await toy.call('catalog', {}, { freshness: 'fresh' }), fresh, 'within its TTL the cached answer is fresh');
+    assert.equal(upstream.hits.length, 2);
+    await toy.close();
+  });
+
+  t.test('an uncached read is sent whatever is cached or in flight, and leaves the cache as it was', async () => {
+    const toy = client();
+    const cached = await toy.call('catalog', {});
+    assert.notEqual(await toy.call('catalog', {}, { freshness: 'uncached' }), cached);
+    assert.equal(await toy.call('catalog', {}), cached);
+    const [joined, own] = await Promise.all([toy.call('list', {}), toy.call('list', {}, { freshness: 'uncached' })]);
+    assert.notEqual(own, joined, 'not joined to the identical read in flight');
+    assert.deepEqual(upstream.hits, ['/catalog?', '/catalog?', '/list?', '/list?']);
     await toy.close();
   });
 

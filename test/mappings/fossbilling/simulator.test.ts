@@ -166,6 +166,30 @@ t.test('FOSSBilling simulator quirks', async (t) => {
   });
 });
 
+t.test('FOSSBilling catalog freshness', async (t) => {
+  t.test('an order is checked against the catalog within its TTL, never a stale one (the product list may be stale)', async () => {
+    const sim = await startFossbillingSimulator({ seed: createFossbillingSeed });
+    let clock = 1_000_000;
+    const backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken }), { now: () => clock });
+    try {
+      await backend.listProducts(CTX);
+      sim.state.products[0]!.payment.periods['1Y']!.enabled = false;
+      // The refresh takes a while: long enough for the order to come while it runs.
+      sim.inject({ kind: 'latency', ms: 50, method: 'product/get_list', times: 1 });
+      clock += 5 * 60_000;
+      // Past the TTL the list is still served from the cache while its refresh runs...
+      const offered = (await backend.getProduct('1', CTX)).prices.map((price) => price.billing_cycle);
+      assert.ok(offered.includes('annually'), 'the stale list still offers annually');
+      // ...but the order waits for that refresh.
+      await rejectsWith(backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'annually' }, keyed('k-stale')), 'validation', /"annually" is not offered/);
+      assert.deepEqual(sim.calls.map((call) => call.method).filter((method) => method !== 'client/get'), ['product/get_list', 'product/get_list']);
+    } finally {
+      await backend.close();
+      await sim.close();
+    }
+  });
+});
+
 t.test('FOSSBilling simulator progress (sandbox events)', async (t) => {
   t.test('activates new orders and pays new invoices on its own; seed rows stay as they are', async () => {
     const sim = await startFossbillingSimulator({ progress: { afterMs: 100 } });

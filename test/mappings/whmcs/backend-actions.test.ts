@@ -149,6 +149,22 @@ t.test('WHMCS backend: service actions', async (t) => {
     assert.equal(whmcs.requests('GetClientsProducts')[0]?.get('clientid'), '2');
     assert.deepEqual(writesSent(whmcs), []);
   });
+
+  t.test('an action is planned on the cancellations WHMCS has now, not on what another worker cached', async () => {
+    serve(whmcs);
+    // Two gateway workers: each process has its own cache of GetCancelledPackages.
+    const [workerA, workerB] = [whmcs.backend(), whmcs.backend()];
+    assert.equal((await workerB.getService(CUSTOMER, '1', CTX)).cancellation_requested, false, 'B caches "none pending"');
+    await workerA.runServiceAction(CUSTOMER, '1', 'cancel', CTX);
+    const revoked = await workerB.runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX);
+    assert.equal(revoked.outcome, 'completed');
+    assert.equal(whmcs.requests('GatewayDeleteCancelRequest').length, 1);
+    // A's cache (from its read-back) still says pending: WHMCS decides, a revoke is refused and a cancel goes through.
+    await rejectsWith(workerA.runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX), 'conflict');
+    assert.equal((await workerA.runServiceAction(CUSTOMER, '1', 'cancel', CTX)).outcome, 'scheduled');
+    assert.deepEqual(writesSent(whmcs), ['AddCancelRequest', 'GatewayDeleteCancelRequest', 'AddCancelRequest']);
+    await Promise.all([workerA.close(), workerB.close()]);
+  });
 });
 
 t.test('WHMCS backend: service action failures', async (t) => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import type { Product } from '../../../src/v1/schemas.js';
-import { CTX, FakeWhmcs } from './fake-whmcs.js';
+import { createWhmcsBackend } from '../../../mappings/whmcs/backend.js';
+import { CTX, CUSTOMER, FakeWhmcs, rejectsWith, testConfig } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
 
 /** Every object and array reachable from `value` is frozen. */
@@ -16,6 +17,14 @@ function assertDeeplyFrozen(value: unknown, path = 'value'): void {
 const renamedCatalog = {
   ...answers.catalog,
   products: { product: [{ ...answers.vpsS, name: 'VPS S (2nd gen)' }, answers.vpsM, answers.setupFeeOnce, answers.freeTrial, answers.hiddenLegacy] },
+};
+
+/** The same catalog once staff disabled the annual cycle of VPS M. */
+const annualDisabledCatalog = {
+  ...answers.catalog,
+  products: {
+    product: [answers.vpsS, { ...answers.vpsM, pricing: { ...answers.vpsM.pricing, USD: { ...answers.vpsM.pricing.USD, annually: '-1.00' } } }, answers.setupFeeOnce, answers.freeTrial, answers.hiddenLegacy],
+  },
 };
 
 t.test('WHMCS backend: the mapped catalog is cached with the answer', async (t) => {
@@ -78,5 +87,28 @@ t.test('WHMCS backend: the mapped catalog is cached with the answer', async (t) 
     assert.equal(await backend.listProducts(CTX), next);
     // What callers already hold is left as it was.
     assert.equal(first[0]?.name, 'VPS S');
+  });
+
+  t.test('an order is checked against the catalog within its TTL, never a stale one (the product list may be stale)', async () => {
+    // The refresh takes a while: long enough for the order to come while it runs.
+    whmcs
+      .answer('GetProducts', answers.catalog, { times: 1 })
+      .answer('GetProducts', annualDisabledCatalog, { delayMs: 50 })
+      .answer('GetClientsDetails', answers.clientDetails)
+      .answer('AddOrder', answers.addOrder);
+    let clock = 1_000_000;
+    const backend = createWhmcsBackend(testConfig(), { dispatcher: whmcs.agent, logger: whmcs.logger, now: () => clock });
+    await backend.listProducts(CTX);
+    clock += 5 * 60_000;
+    // Past the TTL the list is still served from the cache while its refresh runs...
+    const annual = (await backend.getProduct('2', CTX)).prices.some((price) => price.billing_cycle === 'annually');
+    assert.equal(annual, true, 'the stale list still offers annually');
+    // ...but the order waits for that refresh: WHMCS would silently bill another cycle for a disabled one.
+    const order = backend.placeOrder(CUSTOMER, { product_id: '2', billing_cycle: 'annually' }, { ...CTX, idempotencyKey: 'k1', idempotencyRecord: 'rec1' });
+    const refused = await rejectsWith(order, 'validation');
+    assert.match(refused.detail, /billing_cycle: "annually" is not offered/);
+    assert.equal(whmcs.requests('AddOrder').length, 0);
+    assert.equal(whmcs.requests('GetProducts').length, 2, 'the order joined the refresh in flight');
+    await backend.close();
   });
 });
