@@ -7,19 +7,28 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.js';
+import { parseApiKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { enforceIpLimit } from './register.js';
 import { sourceAddress } from './source-address.js';
 
-/** Query parameters that look like someone put an API key in the URL (contract §1). */
-const KEY_QUERY_PARAMS = ['api_key', 'apikey', 'key', 'access_token', 'token'];
+/** Query parameters that look like someone put an API key in the URL (contract §1), in any case. */
+const KEY_QUERY_PARAMS = new Set(['api_key', 'apikey', 'key', 'access_token', 'token']);
+
+/** A key's name under any spelling, or a key itself under any name. */
+function carriesKey(query: URLSearchParams): boolean {
+  for (const [name, value] of query) {
+    if (KEY_QUERY_PARAMS.has(name.toLowerCase()) || parseApiKey(value) !== null) return true;
+  }
+  return false;
+}
 
 export function installRequestGate(app: FastifyInstance, rateLimiter: RateLimiter): void {
   // Callback style: no promise for the requests it only looks at.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : null;
-    if (query && KEY_QUERY_PARAMS.some((name) => query.has(name))) {
+    if (query && carriesKey(query)) {
       done(new ApiError('invalid_request', 'API keys are accepted only in the Authorization header.'));
       return;
     }

@@ -153,7 +153,9 @@ t.test('every failure is Problem+JSON', async (t) => {
 
   t.test('a key in the query string → 400 and never logged', async () => {
     const key = gw.keys['acme:all'] as string;
-    assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/me?api_key=${key}` }), 400, 'invalid_request');
+    for (const query of [`api_key=${key}`, `API_KEY=${key}`, `Access_Token=${key}`, `page=1&q=${key}`]) {
+      assertProblem(await gw.app.inject({ method: 'GET', url: `/v1/me?${query}` }), 400, 'invalid_request');
+    }
     assert.ok(!gw.logs.join('').includes(key));
   });
 });
