@@ -110,9 +110,13 @@ export class RateLimiter {
   }
 }
 
+/** `203.0.113.7:51234`, `[2001:db8::1]:51234` or `[2001:db8::1]`: the address in group 1 or 2. */
+const WITH_PORT = /^(?:(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}|\[([0-9A-Fa-f:.]+)\](?::\d{1,5})?)$/;
+
 /**
  * What the source-IP limit counts: an IPv4 address as it is (IPv4-mapped IPv6 included, so a
- * dual-stack socket changes nothing), an IPv6 address as its network of `ipv6PrefixLength` bits.
+ * dual-stack socket changes nothing), an IPv6 address as its network of `ipv6PrefixLength` bits;
+ * a port written with either is dropped.
  */
 export function ipLimitSource(ip: string, ipv6PrefixLength: number): string {
   if (isIPv4(ip)) return ip;
@@ -120,6 +124,10 @@ export function ipLimitSource(ip: string, ipv6PrefixLength: number): string {
   try {
     address = ipaddr.process(ip);
   } catch {
+    // A trusted proxy may write the client's port too (Azure's Application Gateway does): the port
+    // is not the client, or each connection would get a budget of its own.
+    const bare = WITH_PORT.exec(ip);
+    if (bare) return ipLimitSource((bare[1] ?? bare[2]) as string, ipv6PrefixLength);
     // Not an address (a socket already gone): counted under its own text, as before.
     return ip;
   }

@@ -186,6 +186,18 @@ t.test('rate limits through the gateway', async (t) => {
     }
   });
 
+  t.test('a client address a trusted proxy wrote with its port counts as the address alone', async () => {
+    const gw = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 }, trustedProxies: ['127.0.0.1'] } });
+    try {
+      const from = async (client: string) =>
+        (await gw.app.inject({ method: 'GET', url: '/v1/health', headers: { 'x-forwarded-for': client } })).statusCode;
+      assert.deepEqual([await from('198.51.100.9:50001'), await from('198.51.100.9:50002'), await from('198.51.100.9')], [200, 200, 429]);
+      assert.deepEqual([await from('[2001:db8:5::1]:443'), await from('[2001:db8:5::2]'), await from('2001:db8:5::3')], [200, 200, 429], 'IPv6 in brackets, per /64');
+    } finally {
+      await gw.close();
+    }
+  });
+
   t.test('a key can carry its own limits', async () => {
     const time = clock();
     const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: REAL_KEY_LIMITS } });
