@@ -61,8 +61,8 @@ function fromFramework(error: FastifyError): ApiError | null {
 
 function bodyProblem(error: FastifyError): string {
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The request body is empty but declared as JSON.';
-  if (/prototype|__proto__|constructor/i.test(error.message)) return 'The request body contains a forbidden property name.';
-  return 'The request body is not valid JSON.';
+  // Fastify answers a __proto__ or constructor.prototype key with the same error as broken JSON.
+  return 'The request body is not valid JSON, or holds a forbidden property name (__proto__, constructor.prototype).';
 }
 
 export function toApiError(error: unknown): ApiError {

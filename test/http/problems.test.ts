@@ -71,8 +71,9 @@ t.test('every failure is Problem+JSON', async (t) => {
   });
 
   t.test('__proto__ and constructor.prototype payloads → 400', async () => {
-    assertProblem(await post('{"__proto__": {"admin": true}, "product_id": "1", "billing_cycle": "monthly"}'), 400, 'invalid_request');
-    assertProblem(await post('{"constructor": {"prototype": {"admin": true}}}'), 400, 'invalid_request');
+    for (const body of ['{"__proto__": {"admin": true}, "product_id": "1", "billing_cycle": "monthly"}', '{"constructor": {"prototype": {"admin": true}}}']) {
+      assert.match(assertProblem(await post(body), 400, 'invalid_request').detail as string, /forbidden property name/);
+    }
     assert.equal(({} as Record<string, unknown>).admin, undefined);
   });
 
