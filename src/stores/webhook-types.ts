@@ -53,15 +53,17 @@ export interface WebhookStore {
   getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null>;
   /**
    * The change detector's snapshot: sets what it saw of one resource (`order:12` → a state string)
-   * and returns what was there before, atomically, so that two writers never both see a change.
+   * and returns what was there before, atomically.
    */
   swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null>;
+  /** What the snapshot holds for one resource (null: nothing yet). */
+  readSnapshotState(accountId: string, resource: string): Promise<string | null>;
   /**
-   * Undoes a swap whose events could not be queued: puts `previous` back (null: none) if the
-   * resource still holds `state`, so that the next look sees the change again. False when a newer
-   * state was swapped in meanwhile (its observer reports from there).
+   * Records `state` for one resource only if it still holds `expected` (null: nothing), atomically:
+   * an observer records what it reported after queueing its events, and a newer state recorded
+   * meanwhile by another observer is never overwritten with an older one. False when not recorded.
    */
-  restoreSnapshot(accountId: string, resource: string, state: string, previous: string | null): Promise<boolean>;
+  recordSnapshot(accountId: string, resource: string, expected: string | null, state: string): Promise<boolean>;
   /** The whole snapshot (empty when none was taken). */
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */

@@ -1,7 +1,8 @@
 /**
  * Where events enter the outbox. Writes through the gateway emit at once; the change detector
- * observes what the backend shows. Both go through the snapshot: a resource's last known state is
- * swapped atomically, so a change seen by both a write and the detector is reported once.
+ * observes what the backend shows. Both go through the snapshot, a resource's last reported state:
+ * a change's events are queued before the state is recorded, so a crash in between repeats the
+ * change at the next look (at least once) rather than losing it.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { captureTraceHeaders, type TraceContext } from '../ops/trace.js';
@@ -94,38 +95,41 @@ export class WebhookEvents {
   }
 
   /**
-   * Records a resource's current state and emits what changed since the last one seen. `baseline`:
-   * the first look at an account, which records without emitting (its history is not news);
-   * `trace`: the request that caused the change, if one did.
+   * Emits what changed since the last state recorded for a resource, then records the current one.
+   * `baseline`: the first look at an account, which records without emitting (its history is not
+   * news); `trace`: the request that caused the change, if one did.
    */
   async observe(accountId: string, observed: Observed, { baseline = false, trace }: { baseline?: boolean; trace?: TraceContext } = {}): Promise<void> {
     const state = observed.resource.status;
     const field = `${observed.kind}:${observed.resource.id}`;
-    const previous = await this.store.swapSnapshot(accountId, field, state);
-    if (baseline || previous === state) return;
-    for (const { type, data, reportedFrom } of changes(observed, previous)) {
+    const previous = await this.store.readSnapshotState(accountId, field);
+    if (previous === state) return;
+    for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, previous)) {
       try {
         await this.emit(accountId, type, data as never, trace);
       } catch (error) {
-        // Not queued (emit fails before the outbox has it): the swap is undone so that the next
-        // look sees the change again, or the event would be lost with the state recorded as seen.
-        await this.undo(accountId, field, state, reportedFrom);
+        // Not queued: the state stays unrecorded so that the next look reports the change again,
+        // from after the events already queued (an invoice's created, when its paid failed).
+        if (reportedFrom !== null && reportedFrom !== previous) await this.record(accountId, field, previous, reportedFrom);
         throw error;
       }
     }
+    // Only if nobody recorded another state meanwhile: that observer reports from there. Two
+    // observers of one change (a write and the detector) can both queue it: a rare duplicate.
+    await this.store.recordSnapshot(accountId, field, previous, state);
   }
 
-  private async undo(accountId: string, field: string, state: string, previous: string | null): Promise<void> {
+  private async record(accountId: string, field: string, expected: string | null, state: string): Promise<void> {
     try {
-      await this.store.restoreSnapshot(accountId, field, state, previous);
+      await this.store.recordSnapshot(accountId, field, expected, state);
     } catch (error) {
-      this.log.error({ err: error, account_id: accountId, resource: field }, 'webhook event lost: neither queued nor its observation undone');
+      this.log.warn({ err: error, account_id: accountId, resource: field }, 'webhook events queued but not recorded; the next look reports them again');
     }
   }
 
   /**
-   * For writes: observe, and never fail the request that caused it (logged instead; a swap that
-   * was undone is reported by the detector's next look).
+   * For writes: observe, and never fail the request that caused it (logged instead; a change whose
+   * state was not recorded is reported by the detector's next look).
    */
   async safely(work: () => Promise<unknown>, accountId: string): Promise<void> {
     try {

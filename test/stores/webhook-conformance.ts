@@ -107,20 +107,17 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.deepEqual(await store.readSnapshot(account), {});
     });
 
-    test(t, 'snapshot: a swap is undone only while nothing newer came', async ({ store }) => {
+    test(t, 'snapshot: a state is recorded only over the one expected, so nothing newer is overwritten', async ({ store }) => {
       const account = unique('acct');
-      await store.swapSnapshot(account, 'order:1', 'pending');
-      await store.swapSnapshot(account, 'order:1', 'active');
-      assert.equal(await store.restoreSnapshot(account, 'order:1', 'active', 'pending'), true);
-      assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'pending' });
-      await store.swapSnapshot(account, 'invoice:2', 'paid');
-      assert.equal(await store.restoreSnapshot(account, 'invoice:2', 'paid', null), true, 'first seen: removed again');
-      assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'pending' });
-      await store.swapSnapshot(account, 'order:1', 'active');
-      await store.swapSnapshot(account, 'order:1', 'cancelled');
-      assert.equal(await store.restoreSnapshot(account, 'order:1', 'active', 'pending'), false, 'a newer state stays');
-      assert.equal(await store.restoreSnapshot(unique('acct'), 'order:1', 'cancelled', null), false, 'another account: nothing there');
-      assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'cancelled' });
+      assert.equal(await store.readSnapshotState(account, 'order:1'), null);
+      assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', 'active'), false, 'nothing there, pending expected');
+      assert.equal(await store.recordSnapshot(account, 'order:1', null, 'pending'), true, 'first seen');
+      assert.equal(await store.recordSnapshot(account, 'order:1', null, 'active'), false, 'recorded meanwhile');
+      assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', 'active'), true);
+      assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', 'cancelled'), false, 'a newer state stays');
+      assert.equal(await store.readSnapshotState(account, 'order:1'), 'active');
+      assert.equal(await store.readSnapshotState(unique('acct'), 'order:1'), null, 'accounts do not share snapshots');
+      assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'active' });
     });
 
     test(t, 'lease: one holder at a time, renewable, free again after its time', async ({ store, clock }) => {

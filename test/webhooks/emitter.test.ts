@@ -1,7 +1,7 @@
 /**
- * WebhookEvents.observe: a change is reported once, and never lost. The snapshot is swapped before
- * the event is queued (so a write and the detector seeing one change report it once); when the
- * queueing fails, the swap is undone, and the next look reports the change.
+ * WebhookEvents.observe: a change is reported, at least once, and never lost. Its events are queued
+ * before the state is recorded in the snapshot: a crash or a failure in between leaves the change
+ * to be reported at the next look.
  * WebhookEvents.emitForWrite: a write's event the stores refused is held and queued again, once.
  */
 import assert from 'node:assert/strict';
@@ -96,34 +96,48 @@ t.test('webhook events: observe', async (t) => {
     assert.deepEqual(await queuedTypes(outbox), ['invoice.created', 'invoice.paid']);
   });
 
-  t.test('a newer state seen meanwhile is kept: its observer reports from there', async () => {
+  t.test('a crash before the event is queued loses nothing: the state is recorded only after', async () => {
     const { store, outbox, events } = await setUp();
     await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
-    const swap = store.swapSnapshot.bind(store);
-    // Another observer records `cancelled` between this one's swap and its failed enqueue.
-    store.swapSnapshot = async (accountId, resource, state) => {
-      const previous = await swap(accountId, resource, state);
-      store.swapSnapshot = swap;
-      await swap(accountId, resource, 'cancelled');
-      return previous;
+    const enqueue = outbox.enqueue.bind(outbox);
+    let seenWhileQueueing: Record<string, string> | undefined;
+    outbox.enqueue = async (entry) => {
+      // A process killed here must leave the change for the next look.
+      seenWhileQueueing = await store.readSnapshot(ACCOUNT);
+      return enqueue(entry);
     };
-    outbox.failures = 1;
-    await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }));
-    assert.deepEqual(await store.readSnapshot(ACCOUNT), { 'order:12': 'cancelled' });
-    assert.deepEqual(await queuedTypes(outbox), ['order.created']);
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
+    assert.deepEqual(seenWhileQueueing, { 'order:12': 'pending' });
+    assert.deepEqual(await store.readSnapshot(ACCOUNT), { 'order:12': 'active' });
   });
 
-  t.test('the undo failing too is logged as a lost event', async () => {
-    const { store, outbox, lines, events } = await setUp();
+  t.test('queued but not recorded (a crash, the store failing): the next look reports it again', async () => {
+    const { store, outbox, events } = await setUp();
     await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
-    store.restoreSnapshot = async () => {
+    const record = store.recordSnapshot.bind(store);
+    store.recordSnapshot = async () => {
       throw new Error('store unavailable');
     };
-    outbox.failures = 1;
-    await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }), /outbox unavailable/);
-    assert.equal(lines.length, 1);
-    assert.match(lines[0] as string, /webhook event lost/);
-    assert.match(lines[0] as string, /order:12/);
+    await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }), /store unavailable/);
+    store.recordSnapshot = record;
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
+    assert.deepEqual(await queuedTypes(outbox), ['order.created', 'order.status_changed', 'order.status_changed'], 'a duplicate, not a loss');
+    assert.deepEqual(await store.readSnapshot(ACCOUNT), { 'order:12': 'active' });
+  });
+
+  t.test('a newer state recorded meanwhile is kept: its observer reports from there', async () => {
+    const { store, outbox, events } = await setUp();
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
+    const enqueue = outbox.enqueue.bind(outbox);
+    // Another observer records `cancelled` while this one queues `active`.
+    outbox.enqueue = async (entry) => {
+      outbox.enqueue = enqueue;
+      await enqueue(entry);
+      await events.observe(ACCOUNT, { kind: 'order', resource: order('cancelled') });
+    };
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
+    assert.deepEqual(await store.readSnapshot(ACCOUNT), { 'order:12': 'cancelled' });
+    assert.deepEqual(await queuedTypes(outbox), ['order.created', 'order.status_changed', 'order.status_changed']);
   });
 });
 

@@ -72,11 +72,15 @@ export class MemoryWebhookStore implements WebhookStore {
     return previous;
   }
 
-  async restoreSnapshot(accountId: string, resource: string, state: string, previous: string | null): Promise<boolean> {
-    const snapshot = this.snapshots.get(accountId);
-    if (snapshot?.get(resource) !== state) return false;
-    if (previous === null) snapshot.delete(resource);
-    else snapshot.set(resource, previous);
+  async readSnapshotState(accountId: string, resource: string): Promise<string | null> {
+    return this.snapshots.get(accountId)?.get(resource) ?? null;
+  }
+
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string): Promise<boolean> {
+    let snapshot = this.snapshots.get(accountId);
+    if ((snapshot?.get(resource) ?? null) !== expected) return false;
+    if (!snapshot) this.snapshots.set(accountId, (snapshot = new Map()));
+    snapshot.set(resource, state);
     return true;
   }
 

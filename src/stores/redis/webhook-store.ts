@@ -15,7 +15,7 @@ export class RedisWebhookStore implements WebhookStore {
     lease: LuaScript.load('lease-hold'),
     enable: LuaScript.load('webhook-enable'),
     logDelivery: LuaScript.load('webhook-log-delivery'),
-    restoreSnapshot: LuaScript.load('webhook-restore-snapshot'),
+    recordSnapshot: LuaScript.load('webhook-record-snapshot'),
   };
 
   constructor(private readonly redis: RedisConnection) {}
@@ -94,11 +94,15 @@ export class RedisWebhookStore implements WebhookStore {
     return typeof previous === 'string' ? previous : null;
   }
 
-  async restoreSnapshot(accountId: string, resource: string, state: string, previous: string | null): Promise<boolean> {
+  async readSnapshotState(accountId: string, resource: string): Promise<string | null> {
+    return this.redis.run((client) => client.hget(this.snapshotKey(accountId), resource));
+  }
+
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string): Promise<boolean> {
     const reply = await this.redis.evalScript(
-      this.scripts.restoreSnapshot,
+      this.scripts.recordSnapshot,
       [this.snapshotKey(accountId)],
-      [resource, state, previous ?? '', previous === null ? '0' : '1'],
+      [resource, expected ?? '', expected === null ? '0' : '1', state],
     );
     return reply === 1;
   }
