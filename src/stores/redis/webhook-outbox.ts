@@ -38,6 +38,17 @@ export class RedisWebhookOutbox implements WebhookOutbox {
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
+    try {
+      return await this.claimFromGroup(consumer, max, claimIdleMs);
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('NOGROUP'))) throw error;
+      // The group is gone with the stream (Redis restarted empty, a flush): made again, and one retry.
+      this.groupReady = false;
+      return this.claimFromGroup(consumer, max, claimIdleMs);
+    }
+  }
+
+  private async claimFromGroup(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
     await this.ensureGroup();
     await this.redis.evalScript(this.scripts.promote, [this.keys.stream, this.keys.retry], [max]);
     // Entries a stopped consumer claimed and never finished first, then new ones.
