@@ -67,6 +67,11 @@ export const WebhookConfigSchema = z.strictObject({
    * only (a developer's receiver on 127.0.0.1), false everywhere else.
    */
   allowPrivateTargets: z.boolean().optional(),
+  /**
+   * The ports a webhook URL may use, checked at registration and again at each delivery (reference
+   * S1: 443 only, or an explicit list such as 443 and 8443). Any port with allowPrivateTargets.
+   */
+  allowedPorts: z.array(z.number().int().min(1).max(65_535)).min(1).default([443]),
   /** Encrypts webhook secrets at rest: 32 bytes, base64. Required outside sandbox mode. */
   encryptionKey: z
     .string()
@@ -80,8 +85,11 @@ export const WebhookConfigSchema = z.strictObject({
   pollIntervalMs: PositiveInt.default(60_000),
   /** How often the delivery worker looks for due deliveries (new events wake it at once). */
   workerIntervalMs: PositiveInt.default(500),
-  /** A delivery claimed by an instance that has not finished it for this long is taken over. */
-  claimIdleMs: PositiveInt.default(30_000),
+  /**
+   * A delivery claimed by an instance that has not finished it for this long is taken over. Above a
+   * whole attempt (host lookup up to about 3 s, request up to 15 s), or one in flight is sent twice.
+   */
+  claimIdleMs: z.number().int().min(20_000, 'must be at least 20000 (longer than a whole delivery attempt)').default(30_000),
   /** Deliveries in flight per instance. */
   concurrency: PositiveInt.default(8),
 });

@@ -16,8 +16,10 @@ import { DeliveryWorker } from './worker.js';
 export interface Webhooks {
   events: WebhookEvents;
   box: SecretBox;
-  /** Whether URLs may use http and point at private addresses (sandbox). */
+  /** Whether URLs may use http, any port, and point at private addresses (sandbox). */
   allowPrivateTargets: boolean;
+  /** The ports a URL may use otherwise (`webhooks.allowedPorts`). */
+  allowedPorts: readonly number[];
   start(): void;
   stop(): Promise<void>;
 }
@@ -42,7 +44,7 @@ export function createWebhooks(
     store: stores.webhooks,
     box,
     config: config.webhooks,
-    transport: { resolve, allowPrivateTargets: privateTargets },
+    transport: { resolve, allowPrivateTargets: privateTargets, allowedPorts: config.webhooks.allowedPorts },
     log,
     onAttempt: (outcome) => observer?.recordDelivery(outcome),
   });
@@ -66,6 +68,7 @@ export function createWebhooks(
     events,
     box,
     allowPrivateTargets: privateTargets,
+    allowedPorts: config.webhooks.allowedPorts,
     start() {
       worker.start();
       detector?.start();

@@ -2,27 +2,30 @@
  * Sends one webhook POST without trusting the URL: the host is resolved once, every address is
  * checked against the URL policy, and the connection goes to the checked address only (a name that
  * answers differently the next time — DNS rebinding — never gets a second lookup). No redirect is
- * followed, the whole attempt is cut off at 10 s and at most 64 KiB of the answer is read.
+ * followed, the request is cut off at 15 s (the Standard Webhooks minimum; the host lookup comes
+ * before it) and at most 64 KiB of the answer is read.
  */
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { Agent } from '../upstream/undici.js';
-import { HostLookupTimeoutError, isPublicAddress, type ResolveHost } from './url-policy.js';
+import { DEFAULT_WEBHOOK_PORTS, HostLookupTimeoutError, isAllowedPort, isPublicAddress, type ResolveHost } from './url-policy.js';
 
-export const DELIVERY_TIMEOUT_MS = 10_000;
+export const DELIVERY_TIMEOUT_MS = 15_000;
 export const MAX_ANSWER_BYTES = 64 * 1024;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface TransportOptions {
   resolve: ResolveHost;
-  /** Sandbox only: http and loopback/private addresses are allowed. */
+  /** Sandbox only: http, any port and loopback/private addresses are allowed. */
   allowPrivateTargets: boolean;
+  /** The ports a URL may use, as at registration (443 only when not given): the list may have shrunk since. */
+  allowedPorts?: readonly number[];
   timeoutMs?: number;
 }
 
 export type SendResult =
-  /** The receiver answered (any status; only 2xx counts as delivered). */
-  | { kind: 'answered'; status: number }
+  /** The receiver answered (any status; only 2xx counts as delivered); `retryAfter`: its Retry-After header. */
+  | { kind: 'answered'; status: number; retryAfter: string | null }
   /** Not sent: the URL or the address it resolves to is refused by the URL policy. */
   | { kind: 'blocked'; reason: string }
   /** No answer came: unresolvable, unreachable, timed out. */
@@ -72,6 +75,9 @@ export async function sendWebhook(
   if (!schemes.includes(url.protocol) || url.username !== '' || url.password !== '') {
     return { kind: 'blocked', reason: 'URL is not allowed' };
   }
+  if (!options.allowPrivateTargets && !isAllowedPort(url, options.allowedPorts ?? DEFAULT_WEBHOOK_PORTS)) {
+    return { kind: 'blocked', reason: 'URL port is not allowed' };
+  }
   const chosen = await chooseAddress(url, options);
   if ('kind' in chosen) return chosen;
 
@@ -90,12 +96,25 @@ export async function sendWebhook(
       signal,
     });
     await readCapped(answer.body);
-    return { kind: 'answered', status: answer.statusCode };
+    const retryAfter = answer.headers['retry-after'];
+    return { kind: 'answered', status: answer.statusCode, retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null };
   } catch (error) {
     return { kind: 'failed', reason: timeout.aborted ? 'timed out' : describe(error) };
   } finally {
     agent.destroy().catch(() => undefined);
   }
+}
+
+/**
+ * A Retry-After value (RFC 9110 §10.2.3) as a delay from `now`: delay-seconds or an HTTP-date (a
+ * date past is no delay); null when absent or not understood.
+ */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  const text = value?.trim() ?? '';
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // HTTP-dates end in GMT (all three forms); Date.parse alone accepts numbers such as "5.5".
+  const at = text.endsWith('GMT') ? Date.parse(text) : Number.NaN;
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 /** Reads at most MAX_ANSWER_BYTES of the answer (nobody looks at it) and drops the rest. */

@@ -58,6 +58,8 @@ export interface WebhookUrlOptions {
    * local hosts are accepted, so a developer can receive on 127.0.0.1. Everything else still holds.
    */
   allowPrivateTargets?: boolean;
+  /** The ports a URL may use (config `webhooks.allowedPorts`); 443 only when not given. */
+  allowedPorts?: readonly number[];
 }
 
 export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
@@ -77,8 +79,8 @@ const BLOCKED_SUFFIXES = ['.localhost', '.local', '.internal', '.localdomain', '
 /** A DNS label: letters, digits, hyphens (not at either end); underscores as some real names use. */
 const DNS_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
-/** 443 (the https default, which URL drops from `port`) or an unprivileged port. */
-const MIN_CUSTOM_PORT = 1024;
+/** Reference S1: 443 only, unless an explicit allow-list is configured. */
+export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443];
 
 const NON_PUBLIC_REASON = 'URL must not point at a loopback, private, link-local or other non-public address';
 
@@ -127,9 +129,8 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions = 
   // Percent-encoding and punycode can lengthen the URL, and the normalised form is what gets stored.
   if (url.href.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`URL must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
   if (privateTargets) return { ok: true, url };
-  if (url.port !== '' && Number(url.port) < MIN_CUSTOM_PORT) {
-    return refuse(`URL port must be 443 or between ${MIN_CUSTOM_PORT} and 65535`);
-  }
+  const ports = options.allowedPorts ?? DEFAULT_WEBHOOK_PORTS;
+  if (!isAllowedPort(url, ports)) return refuse(ports.length === 1 ? `URL port must be ${ports[0]}` : `URL port must be one of ${ports.join(', ')}`);
 
   // An https URL always has a host (the parser refuses one without), and IPv4 in any spelling has
   // already been normalised to dotted decimal; IPv6 keeps its brackets.
@@ -152,6 +153,12 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions = 
     if (!addresses.every(isPublicAddress)) return refuse('URL host resolves to a non-public address');
   }
   return { ok: true, url };
+}
+
+/** Whether the URL's port (443 when it has none: URL drops the https default) is in the list. */
+export function isAllowedPort(url: URL, allowedPorts: readonly number[]): boolean {
+  const port = url.port === '' ? (url.protocol === 'http:' ? 80 : 443) : Number(url.port);
+  return allowedPorts.includes(port);
 }
 
 /** Returns why a (lower-cased, punycoded) host name is refused, or null when it is acceptable. */

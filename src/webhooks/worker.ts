@@ -11,7 +11,10 @@ import type { ClaimedDelivery, WebhookOutbox, WebhookRecord, WebhookStore } from
 import { DeliveryLog } from './delivery-log.js';
 import type { SecretBox } from './secret-box.js';
 import { signDelivery } from './signing.js';
-import { sendWebhook, type SendResult, type TransportOptions } from './transport.js';
+import { parseRetryAfter, sendWebhook, type SendResult, type TransportOptions } from './transport.js';
+
+/** Answers whose Retry-After is followed (reference W7): overloaded or unavailable, for now. */
+const RETRY_AFTER_STATUSES = new Set([429, 502, 503, 504]);
 
 export interface DeliveryWorkerOptions {
   outbox: WebhookOutbox;
@@ -148,16 +151,28 @@ export class DeliveryWorker {
       await this.history.attempted(delivery, facts, 'dropped', null);
       return outbox.complete(delivery, 'dropped');
     }
-    const nextDelay = config.retryScheduleMs[attempts];
-    if (nextDelay === undefined) {
+    const scheduled = config.retryScheduleMs[attempts];
+    if (scheduled === undefined) {
       log.warn(logged, 'webhook event failed: no attempts left');
       failed('failed');
       await this.history.attempted(delivery, facts, 'failed', null);
       return outbox.complete(delivery, 'failed');
     }
+    const nextDelay = this.delayBefore(scheduled, result);
     failed('retrying');
     await this.history.attempted(delivery, facts, 'pending', new Date(this.now() + nextDelay).toISOString());
     await outbox.reschedule(delivery, nextDelay);
+  }
+
+  /**
+   * The schedule's delay, or the receiver's Retry-After when later (429/502/503/504), capped at the
+   * schedule's longest step: a receiver cannot park an event for longer, and no attempt is lost.
+   */
+  private delayBefore(scheduled: number, result: SendResult): number {
+    if (result.kind !== 'answered' || !RETRY_AFTER_STATUSES.has(result.status)) return scheduled;
+    const asked = parseRetryAfter(result.retryAfter, this.now());
+    if (asked === null) return scheduled;
+    return Math.max(scheduled, Math.min(asked, Math.max(...this.options.config.retryScheduleMs)));
   }
 
   private attempted(outcome: WebhookDeliveryOutcome): void {

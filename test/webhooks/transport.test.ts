@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import t from 'tap';
-import { sendWebhook } from '../../src/webhooks/transport.js';
+import { WebhookConfigSchema } from '../../src/config.js';
+import { DELIVERY_TIMEOUT_MS, sendWebhook } from '../../src/webhooks/transport.js';
 import { buildTestGateway } from '../helpers/gateway.js';
 import { call } from '../helpers/http.js';
 import { eventually } from '../helpers/webhook-receiver.js';
@@ -62,7 +63,7 @@ t.test('webhook transport', async (t) => {
   t.test('connects to the address it resolved and checked, once, keeping the host name', async () => {
     hosts.length = 0;
     const result = await sendWebhook(`http://hooks.example.com:${port}/in`, {}, '{}', { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: true });
-    assert.deepEqual(result, { kind: 'answered', status: 204 });
+    assert.deepEqual(result, { kind: 'answered', status: 204, retryAfter: null });
     assert.deepEqual(hosts, ['hooks.example.com'], 'one resolution');
     assert.equal(lastHost, `hooks.example.com:${port}`);
   });
@@ -70,7 +71,8 @@ t.test('webhook transport', async (t) => {
   t.test('refuses non-public addresses, http and literal loopback unless private targets are allowed', async () => {
     const listener = await countingListener();
     try {
-      const options = { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: false };
+      // The port is allowed: what is refused is the address.
+      const options = { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: false, allowedPorts: [listener.port] };
       for (const url of [`https://hooks.example.com:${listener.port}/`, `https://127.0.0.1:${listener.port}/`, `https://[::ffff:127.0.0.1]:${listener.port}/`, `http://93.184.215.14:${listener.port}/`]) {
         const result = await sendWebhook(url, {}, '{}', options);
         assert.equal(result.kind, 'blocked', url);
@@ -78,6 +80,7 @@ t.test('webhook transport', async (t) => {
       const mixed = await sendWebhook(`https://hooks.example.com:${listener.port}/`, {}, '{}', {
         resolve: async () => ['93.184.215.14', '127.0.0.1'],
         allowPrivateTargets: false,
+        allowedPorts: [listener.port],
       });
       assert.deepEqual(mixed, { kind: 'blocked', reason: 'host resolves to a non-public address' });
       assert.equal(listener.connections(), 0, 'nothing was connected to');
@@ -88,10 +91,18 @@ t.test('webhook transport', async (t) => {
 
   t.test('reads at most 64 KiB of an endless answer, and gives up on a silent receiver', async () => {
     const options = { resolve: resolveTo('127.0.0.1'), allowPrivateTargets: true };
-    assert.deepEqual(await sendWebhook(`http://127.0.0.1:${port}/endless`, {}, '{}', options), { kind: 'answered', status: 200 });
+    assert.deepEqual(await sendWebhook(`http://127.0.0.1:${port}/endless`, {}, '{}', options), { kind: 'answered', status: 200, retryAfter: null });
     const silent = await sendWebhook(`http://127.0.0.1:${port}/silent`, {}, '{}', { ...options, timeoutMs: 300 });
     assert.deepEqual(silent, { kind: 'failed', reason: 'timed out' });
   });
+});
+
+t.test('a receiver gets 15 s to answer (reference W8), and a claim outlives the whole attempt', async () => {
+  assert.equal(DELIVERY_TIMEOUT_MS, 15_000);
+  // Taken over sooner, a slow delivery still in flight would be sent again by another instance.
+  const { claimIdleMs } = WebhookConfigSchema.parse({});
+  assert.ok(claimIdleMs >= DELIVERY_TIMEOUT_MS + 5_000, String(claimIdleMs));
+  assert.throws(() => WebhookConfigSchema.parse({ claimIdleMs: 15_000 }), /claimIdleMs[\s\S]*at least 20000|at least 20000[\s\S]*claimIdleMs/);
 });
 
 t.test('DNS rebinding at delivery', async (t) => {
@@ -103,7 +114,7 @@ t.test('DNS rebinding at delivery', async (t) => {
     const gw = await buildTestGateway({
       runWebhooks: true,
       resolveHost: rebinding,
-      config: { webhooks: { allowPrivateTargets: false, workerIntervalMs: 30, retryScheduleMs: [0] } },
+      config: { webhooks: { allowPrivateTargets: false, allowedPorts: [443, listener.port], workerIntervalMs: 30, retryScheduleMs: [0] } },
     });
     try {
       const base = await gw.app.listen({ host: '127.0.0.1', port: 0 });

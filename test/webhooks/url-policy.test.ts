@@ -5,9 +5,6 @@ import { checkWebhookUrl, isPublicAddress, MAX_WEBHOOK_URL_LENGTH, type ResolveH
 const ACCEPTED: Array<[url: string, href: string]> = [
   ['https://hooks.example.com/whmcs', 'https://hooks.example.com/whmcs'],
   ['https://hooks.example.com:443/x', 'https://hooks.example.com/x'],
-  ['https://hooks.example.com:8443/x?token=abc', 'https://hooks.example.com:8443/x?token=abc'],
-  ['https://hooks.example.com:1024/', 'https://hooks.example.com:1024/'],
-  ['https://hooks.example.com:65535/', 'https://hooks.example.com:65535/'],
   ['https://HOOKS.Example.COM./in', 'https://hooks.example.com./in'],
   ['https://münchen.example/', 'https://xn--mnchen-3ya.example/'],
   ['https://my_hooks.example.com/', 'https://my_hooks.example.com/'],
@@ -37,6 +34,10 @@ const REJECTED: Array<[url: string, reason: RegExp, why: string]> = [
   ['https://hooks.example.com:22/', /port must be 443/, 'port 22'],
   ['https://hooks.example.com:1023/', /port must be 443/, 'privileged port'],
   ['https://hooks.example.com:0/', /port must be 443/, 'port 0'],
+  // Reference S1: 443 only unless configured (webhooks.allowedPorts).
+  ['https://hooks.example.com:8443/', /^URL port must be 443$/, 'port 8443, not configured'],
+  ['https://hooks.example.com:1024/', /port must be 443/, 'unprivileged port'],
+  ['https://hooks.example.com:65535/', /port must be 443/, 'highest port'],
   ['https://hooks.example.com:65536/', /not a valid absolute URL/, 'port out of range'],
   // IPv4 literals, including the spellings WHATWG URL normalises to dotted decimal.
   ['https://127.0.0.1/', /non-public/, 'loopback'],
@@ -89,7 +90,7 @@ const REJECTED: Array<[url: string, reason: RegExp, why: string]> = [
   // Host names.
   ['https://localhost/', /local or internal/, 'localhost'],
   ['https://localhost./', /local or internal/, 'localhost with trailing dot'],
-  ['https://LOCALHOST:8443/', /local or internal/, 'upper-case localhost'],
+  ['https://LOCALHOST:443/', /local or internal/, 'upper-case localhost'],
   ['https://%6c%6fcalhost/', /local or internal/, 'percent-encoded localhost'],
   ['https://ｌｏｃａｌｈｏｓｔ/', /local or internal/, 'full-width localhost'],
   ['https://api.localhost/', /local or internal/, '*.localhost'],
@@ -128,6 +129,17 @@ t.test('checkWebhookUrl', async (t) => {
     const result = await checkWebhookUrl('https://user:hunter2@hooks.example.com/');
     assert.deepEqual(result, { ok: false, reason: 'URL must not contain a username or password' });
   });
+});
+
+t.test('checkWebhookUrl with allowed ports', async () => {
+  const allowedPorts = [443, 8443];
+  const accepted = await checkWebhookUrl('https://hooks.example.com:8443/x?token=abc', { allowedPorts });
+  assert.equal(accepted.ok && accepted.url.href, 'https://hooks.example.com:8443/x?token=abc');
+  assert.equal((await checkWebhookUrl('https://hooks.example.com/x', { allowedPorts })).ok, true, 'no port: 443');
+  assert.deepEqual(await checkWebhookUrl('https://hooks.example.com:9443/', { allowedPorts }), { ok: false, reason: 'URL port must be one of 443, 8443' });
+  assert.deepEqual(await checkWebhookUrl('https://hooks.example.com/', { allowedPorts: [8443] }), { ok: false, reason: 'URL port must be 8443' });
+  // The sandbox's receivers listen on any port of 127.0.0.1.
+  assert.equal((await checkWebhookUrl('http://127.0.0.1:3999/in', { allowPrivateTargets: true })).ok, true);
 });
 
 t.test('checkWebhookUrl with a resolver', async (t) => {

@@ -40,7 +40,11 @@ export default defineEndpoint({
       await stores.webhooks.clear(accountId);
       return { status: 200, body: { ...webhookView(null), updated_at: now.toISOString() } };
     }
-    const verdict = await checkWebhookUrl(body.url, { resolve: deps.resolveHost, allowPrivateTargets: webhooks.allowPrivateTargets });
+    const verdict = await checkWebhookUrl(body.url, {
+      resolve: deps.resolveHost,
+      allowPrivateTargets: webhooks.allowPrivateTargets,
+      allowedPorts: webhooks.allowedPorts,
+    });
     if (!verdict.ok) {
       throw new ApiError('validation_failed', verdict.reason, { errors: [{ pointer: '/url', detail: verdict.reason }] });
     }
