@@ -26,7 +26,7 @@ export default defineEndpoint({
   description:
     '`{"url": "https://..."}` sets the URL (and enables a disabled endpoint); the first time, or with `"rotate_secret": true`, ' +
     'it returns a new signing secret, once. `{"url": null}` unsets it. A `webhook.test` event is sent to the URL that was set. ' +
-    'The URL must use https, carry no credentials and not point at loopback, private, link-local or metadata addresses (422 otherwise).',
+    'The URL must use https on port 443 (or a port the operator allows), carry no credentials and not point at loopback, private, link-local or metadata addresses (422 otherwise).',
   tag: 'Webhooks',
   scope: 'write:webhooks',
   body: WebhookInputSchema,
