@@ -150,7 +150,8 @@ export function fossbillingOperations(
           product_id: product.id,
           ...(period === undefined ? {} : { period }),
           config: input.hostname === undefined ? {} : { hostname: input.hostname },
-          // Stored with the order in one transaction: what findOrderByIdempotencyKey searches for.
+          // Stored right after the order row, before hooks and invoice that can still fail with the
+          // order in place (Order/Service.php createOrder): what findOrderByIdempotencyKey searches for.
           meta: { [config.orderKeyMeta]: orderKeyTag(customer, ctx) },
           activate: config.activateOrders,
           invoice_option: config.invoiceOption,

@@ -21,6 +21,8 @@ export type OutcomeFault =
   | { kind: 'reset' }
   /** Performed, then the answer waits `ms`. */
   | { kind: 'stall_after_effect'; ms: number }
+  /** Performed, then an error envelope (code 9999): createOrder failing in its hooks or invoice with the order stored. */
+  | { kind: 'error_after_effect' }
   /** No answer ever; not performed. */
   | { kind: 'hang' };
 

@@ -171,6 +171,7 @@ async function handle(runtime: Runtime, request: IncomingMessage, response: Serv
   if (runtime.deniedMethods.has(method)) return send(response, errorReply(`You need the "${method.split('/')[0]}" permission to perform this action`, 403));
   const reply = perform(runtime.state, method, params);
   if (outcome?.kind === 'stall_after_effect') await pause(outcome.ms, runtime.shutdown);
+  if (outcome?.kind === 'error_after_effect') return send(response, errorReply('Invoice could not be generated', 9999));
   if (outcome?.kind === 'malformed') reply.body = reply.body.slice(0, Math.floor(reply.body.length / 2));
   send(response, reply);
 }

@@ -11,6 +11,9 @@ import { BACKENDS } from '../../mappings/index.js';
 import { Idempotency } from '../../src/http/idempotency.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { createFossbillingBackend } from '../../mappings/fossbilling/backend.js';
+import { FossbillingConfigSchema } from '../../mappings/fossbilling/config.js';
+import { createFossbillingSeed, startFossbillingSimulator } from '../../simulators/fossbilling/server.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -227,6 +230,37 @@ t.test('reconciliation: at most once, whatever the upstream shows', async (t) =>
     assert.equal(retry.json().service.status, 'suspended');
     assert.equal(sent('modulesuspend'), 1);
   });
+});
+
+t.test('FOSSBilling: order/create failing after it stored the order (its invoice step) leaves the outcome unknown; the retry finds the order', async (t) => {
+  const sim = await startFossbillingSimulator({ seed: createFossbillingSeed });
+  const time = clock();
+  const gw = await buildTestGateway({
+    backend: createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken })),
+    stores: createMemoryStores({ now: time.now }),
+  });
+  t.teardown(async () => {
+    await gw.close();
+    await sim.close();
+  });
+  const order = () =>
+    gw.app.inject({
+      method: 'POST',
+      url: '/v1/orders',
+      headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json', 'idempotency-key': 'invoice-failed' },
+      payload: JSON.stringify({ product_id: '2', billing_cycle: 'onetime' }),
+    });
+  sim.inject({ kind: 'error_after_effect', method: 'order/create', times: 1 });
+  const before = sim.state.orders.length;
+  const failed = await order();
+  assert.equal(failed.statusCode, 502, failed.body);
+  assert.equal(sim.state.orders.length, before + 1, 'the order stands');
+
+  time.advance(10 * MINUTE);
+  const retry = await order();
+  assert.equal(retry.statusCode, 201, retry.body);
+  assert.equal(retry.json().id, String(sim.state.orders.at(-1)?.id), 'found by its key, not placed again');
+  assert.equal(sim.calls.filter((call) => call.method === 'order/create').length, 1);
 });
 
 t.test('settle time configuration', async (t) => {
