@@ -92,6 +92,11 @@ export const WebhookConfigSchema = z.strictObject({
   claimIdleMs: z.number().int().min(20_000, 'must be at least 20000 (longer than a whole delivery attempt)').default(30_000),
   /** Deliveries in flight per instance. */
   concurrency: PositiveInt.default(8),
+  /**
+   * Deliveries in flight per account within one instance (reference S7), so that one account's
+   * slow receiver cannot take every slot; what it has beyond that waits in the outbox.
+   */
+  perAccountConcurrency: PositiveInt.default(2),
 });
 
 export const IssuerSchema = z.strictObject({

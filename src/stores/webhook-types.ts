@@ -126,6 +126,11 @@ export interface WebhookOutbox {
   complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void>;
   /** Another attempt after `delayMs`, with attempts + 1. */
   reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void>;
+  /**
+   * Puts a claimed entry back unattempted: claimable again after `delayMs` (behind what already
+   * waits), attempts unchanged, no longer this consumer's (so never taken over while it waits).
+   */
+  release(delivery: ClaimedDelivery, delayMs: number): Promise<void>;
   /** Event ids given up on, newest first (bounded). */
   failed(): Promise<string[]>;
   /** What waits (not yet delivered, dropped or given up), for the metrics. */

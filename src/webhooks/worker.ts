@@ -1,7 +1,10 @@
 /**
  * The delivery worker every instance runs: it claims due outbox entries, signs and sends each one,
  * and decides what happens next (done, retried later, given up, endpoint disabled). Delivery is at
- * least once: an instance that dies mid-delivery leaves the entry to be claimed again.
+ * least once: an instance that dies mid-delivery leaves the entry to be claimed again. At most
+ * `perAccountConcurrency` of one account's deliveries are in flight (reference S7): a claimed entry
+ * beyond that is put back unattempted for one worker interval, so that an account whose receiver
+ * hangs holds a few slots, never all of them, and the other accounts' events go on.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -32,6 +35,8 @@ export class DeliveryWorker {
   /** Consumer name in the outbox; new per process, so a restarted instance claims its old entries after the idle time. */
   readonly consumer = `worker-${randomUUID()}`;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Deliveries in flight by account id (absent: none). */
+  private readonly accountsInFlight = new Map<string, number>();
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
@@ -71,15 +76,19 @@ export class DeliveryWorker {
   }
 
   private async poll(): Promise<void> {
+    const { outbox, config } = this.options;
     this.polling = true;
     try {
       do {
         this.pollAgain = false;
-        const room = this.options.config.concurrency - this.inFlight.size;
+        const room = config.concurrency - this.inFlight.size;
         if (room <= 0 || this.stopping.signal.aborted) break;
-        const claimed = await this.options.outbox.claim(this.consumer, room, this.options.config.claimIdleMs);
-        for (const delivery of claimed) this.track(this.deliver(delivery));
-        if (claimed.length === room) this.pollAgain = true;
+        const claimed = await outbox.claim(this.consumer, room, config.claimIdleMs);
+        const surplus = claimed.filter((delivery) => !this.startDelivery(delivery));
+        await Promise.all(surplus.map((delivery) => outbox.release(delivery, config.workerIntervalMs)));
+        // Claiming again at once after a put-back would take the same busy account's entries back
+        // in a loop: the next interval (or a finished delivery) looks again, past what was put back.
+        if (claimed.length === room && surplus.length === 0) this.pollAgain = true;
       } while (this.pollAgain);
     } catch (error) {
       this.options.log.warn({ err: error }, 'webhook outbox unavailable; retrying');
@@ -87,6 +96,22 @@ export class DeliveryWorker {
       this.polling = false;
       this.schedule();
     }
+  }
+
+  /** Starts the delivery unless its account already has its share in flight; false if not started. */
+  private startDelivery(delivery: ClaimedDelivery): boolean {
+    const { accountId } = delivery;
+    const running = this.accountsInFlight.get(accountId) ?? 0;
+    if (running >= this.options.config.perAccountConcurrency) return false;
+    this.accountsInFlight.set(accountId, running + 1);
+    this.track(
+      this.deliver(delivery).finally(() => {
+        const left = (this.accountsInFlight.get(accountId) ?? 1) - 1;
+        if (left === 0) this.accountsInFlight.delete(accountId);
+        else this.accountsInFlight.set(accountId, left);
+      }),
+    );
+    return true;
   }
 
   private track(work: Promise<void>): void {

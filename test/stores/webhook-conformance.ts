@@ -1,6 +1,6 @@
 /**
  * What every webhook store and outbox must do, memory and Redis alike: endpoint status, the change
- * detector's snapshot and lease, and the outbox's claim / retry / take-over rules.
+ * detector's snapshot and lease, and the outbox's claim / retry / release / take-over rules.
  */
 import assert from 'node:assert/strict';
 import type { Test } from 'tap';
@@ -173,6 +173,26 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
       assert.equal(again?.body, entry('evt_1').body);
       assert.deepEqual(again?.trace, entry('evt_1').trace, 'the trace goes with every attempt');
       assert.equal(again?.attempts, 1);
+    });
+
+    test(t, 'a released entry waits for its delay, claimed by nobody, then comes back unattempted', async ({ store, clock }) => {
+      await store.enqueue(entry('evt_1'));
+      const [first] = await store.claim('a', 1, IDLE_MS);
+      await store.release(first!, 2 * IDLE_MS);
+      assert.equal((await store.backlog()).depth, 1, 'still waiting');
+      await clock.advance(IDLE_MS + 100);
+      assert.deepEqual(await store.claim('b', 1, IDLE_MS), [], "not due yet, and no longer a's claim to take over");
+      await clock.advance(IDLE_MS);
+      const [again] = await store.claim('b', 1, IDLE_MS);
+      assert.deepEqual({ ...again, handle: undefined }, { ...entry('evt_1'), attempts: 0, handle: undefined }, 'no attempt counted');
+    });
+
+    test(t, 'released with no delay: claimable at once, after the entries already due', async ({ store }) => {
+      for (const id of ['evt_1', 'evt_2']) await store.enqueue(entry(id));
+      const [first] = await store.claim('a', 1, 60_000);
+      await store.release(first!, 0);
+      assert.deepEqual((await store.claim('a', 10, 60_000)).map((d) => d.eventId), ['evt_2', 'evt_1']);
+      assert.deepEqual(await store.claim('b', 10, 60_000), [], 'claimed once');
     });
 
     test(t, 'the backlog counts what waits (due, retrying or being delivered) and ages the oldest by its enqueue time', async ({ store, clock }) => {

@@ -48,10 +48,11 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   }
 
   async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
-    const index = this.indexOf(delivery);
-    if (index < 0) return;
-    const [slot] = this.slots.splice(index, 1) as [Slot];
-    this.slots.push({ ...slot, entry: { ...slot.entry, attempts: slot.entry.attempts + 1 }, dueAt: this.now() + delayMs, claim: null });
+    this.putBack(delivery, delayMs, 1);
+  }
+
+  async release(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
+    this.putBack(delivery, delayMs, 0);
   }
 
   async failed(): Promise<string[]> {
@@ -61,6 +62,14 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   async backlog(): Promise<OutboxBacklog> {
     const oldest = this.slots.reduce((min, slot) => Math.min(min, slot.enqueuedAt), Infinity);
     return { depth: this.slots.length, oldestAgeMs: this.slots.length === 0 ? 0 : Math.max(0, this.now() - oldest) };
+  }
+
+  /** Unclaimed, due after `delayMs`, at the end (as Redis appends a due retry to its stream). */
+  private putBack(delivery: ClaimedDelivery, delayMs: number, attempted: number): void {
+    const index = this.indexOf(delivery);
+    if (index < 0) return;
+    const [slot] = this.slots.splice(index, 1) as [Slot];
+    this.slots.push({ ...slot, entry: { ...slot.entry, attempts: slot.entry.attempts + attempted }, dueAt: this.now() + delayMs, claim: null });
   }
 
   /** Only the current claim counts: a consumer whose claim was taken over cannot act on the entry. */

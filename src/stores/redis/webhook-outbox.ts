@@ -80,8 +80,17 @@ export class RedisWebhookOutbox implements WebhookOutbox {
   }
 
   async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
+    await this.putBack(delivery, delayMs, 1);
+  }
+
+  async release(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
+    await this.putBack(delivery, delayMs, 0);
+  }
+
+  /** Out of the stream and into the retry schedule, in one step: see webhook-reschedule.lua. */
+  private async putBack(delivery: ClaimedDelivery, delayMs: number, attempted: number): Promise<void> {
     const { handle: _handle, ...entry } = delivery;
-    const next = JSON.stringify({ ...entry, attempts: entry.attempts + 1 });
+    const next = JSON.stringify({ ...entry, attempts: entry.attempts + attempted });
     await this.redis.evalScript(this.scripts.reschedule, [this.keys.stream, this.keys.retry], [GROUP, delivery.handle, next, Math.ceil(delayMs)]);
   }
 

@@ -1,6 +1,7 @@
 -- Takes a claimed entry (ARGV[2], a stream id) out of the outbox stream (KEYS[1], group ARGV[1])
--- and schedules ARGV[3] (the entry with one more attempt) in KEYS[2] after ARGV[4] ms, all at
--- once, so that a crash cannot lose it or leave it in both places. Clock: Redis TIME.
+-- and schedules ARGV[3] (the entry, with one more attempt for a retry, unchanged when put back
+-- unattempted) in KEYS[2] after ARGV[4] ms, all at once, so that a crash cannot lose it or leave
+-- it in both places. Clock: Redis TIME.
 local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
