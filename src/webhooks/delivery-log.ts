@@ -15,7 +15,7 @@ export interface AttemptFacts {
   lastAttemptAt: string;
 }
 
-/** The event's type and time, from the payload it was made with (`{ type, timestamp, data }`). */
+/** The event's type and time, from the payload it was made with (`{ id, api_version, type, timestamp, data }`). */
 export function described(body: string): { type: string; createdAt: string } {
   try {
     const { type, timestamp } = JSON.parse(body) as { type?: unknown; timestamp?: unknown };

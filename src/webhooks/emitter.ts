@@ -71,7 +71,8 @@ export class WebhookEvents {
 
   private entryOf<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace: TraceContext | undefined): HeldEntry {
     const at = new Date(this.now());
-    return { eventId: newEventId(at.getTime()), accountId, body: eventBody(type, data, at), trace: captureTraceHeaders(trace) };
+    const eventId = newEventId(at.getTime());
+    return { eventId, accountId, body: eventBody(eventId, type, data, at), trace: captureTraceHeaders(trace) };
   }
 
   private async queue(entry: HeldEntry): Promise<boolean> {

@@ -1,6 +1,7 @@
 /**
- * The webhook event types and their payloads: `{ type, timestamp, data }`, `data` being the v1
- * resource exactly as the matching GET returns it. The schemas also feed the OpenAPI `webhooks`.
+ * The webhook event types and their payloads: `{ id, api_version, type, timestamp, data }`, `id`
+ * being the event id (the `webhook-id` header's value) and `data` the v1 resource exactly as the
+ * matching GET returns it. The schemas also feed the OpenAPI `webhooks`.
  */
 import { z } from 'zod';
 import { ActionResultSchema, IdSchema, InvoiceSchema, OrderSchema, ServiceSchema, TimestampSchema } from '../v1/schemas.js';
@@ -35,10 +36,15 @@ export type EventType = keyof typeof EVENT_DATA;
 export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[];
 export type EventData<T extends EventType> = z.infer<(typeof EVENT_DATA)[T]['schema']>;
 
+/** The payload format's version (reference W3): a receiver can tell a later format apart. */
+export const EVENT_API_VERSION = 'v1';
+
 /** The payload schema of one event type (for the OpenAPI document). */
 export function eventPayloadSchema(type: EventType): z.ZodType {
   return z
     .object({
+      id: z.string().meta({ description: 'The event id (`evt_…`), as in the `webhook-id` header: the same on every retry.' }),
+      api_version: z.literal(EVENT_API_VERSION).meta({ description: 'The payload format: `v1`.' }),
       type: z.literal(type),
       timestamp: TimestampSchema.meta({ description: 'When the gateway noticed the event (RFC 3339).' }),
       data: EVENT_DATA[type].schema,
@@ -46,7 +52,7 @@ export function eventPayloadSchema(type: EventType): z.ZodType {
     .meta({ id: `Event_${type.replace(/\./g, '_')}` });
 }
 
-/** The exact body that is signed and sent. */
-export function eventBody<T extends EventType>(type: T, data: EventData<T>, at: Date): string {
-  return JSON.stringify({ type, timestamp: at.toISOString(), data });
+/** The exact body that is signed and sent; `eventId` is the one its `webhook-id` header carries. */
+export function eventBody<T extends EventType>(eventId: string, type: T, data: EventData<T>, at: Date): string {
+  return JSON.stringify({ id: eventId, api_version: EVENT_API_VERSION, type, timestamp: at.toISOString(), data });
 }

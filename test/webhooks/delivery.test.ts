@@ -47,7 +47,8 @@ t.test('webhook delivery end to end', async (t) => {
     const { secret } = await setUrl(receiver.url);
     assert.ok(secret);
     const test = await receiver.waitFor((r) => r.event.type === 'webhook.test', 'webhook.test');
-    assert.deepEqual(verify(secret, test), { type: 'webhook.test', timestamp: test.event.timestamp, data: { url: receiver.url } });
+    const payload = { id: test.headers['webhook-id'], api_version: 'v1', type: 'webhook.test', timestamp: test.event.timestamp, data: { url: receiver.url } };
+    assert.deepEqual(verify(secret, test), payload, 'the signed body carries the event id (as webhook-id) and the payload version');
     assert.match(String(test.headers['webhook-id']), /^evt_[0-9a-z]+$/);
     assert.ok(!Number.isNaN(Date.parse(test.event.timestamp)));
     // The detector's first pass records what exists; only later changes are news.
@@ -79,6 +80,8 @@ t.test('webhook delivery end to end', async (t) => {
       const type = delivery.event.type as EventType;
       assert.ok(EVENT_TYPES.includes(type), type);
       assert.deepEqual(eventPayloadSchema(type).parse(delivery.event), delivery.event, `${type} matches its documented schema`);
+      const { id, api_version } = JSON.parse(delivery.body) as { id: unknown; api_version: unknown };
+      assert.deepEqual([id, api_version], [delivery.headers['webhook-id'], 'v1'], `${type}: id is the webhook-id`);
     }
     const types = receiver.received.map((r) => r.event.type);
     assert.equal(types.filter((type) => type === 'order.created').length, 1, 'the order was announced once');

@@ -54,6 +54,18 @@ const order = (status: Order['status']) => ({ id: '12', status }) as unknown as 
 const invoice = (status: Invoice['status']) => ({ id: '7', status }) as unknown as Invoice;
 
 t.test('webhook events: observe', async (t) => {
+  t.test('the payload carries the event id (the webhook-id it is sent under) and api_version v1 before type', async () => {
+    const { outbox, events } = await setUp();
+    await events.observe(ACCOUNT, { kind: 'invoice', resource: invoice('paid') });
+    const claimed = await outbox.claim('test', 100, 60_000);
+    assert.equal(claimed.length, 2, 'invoice.created and invoice.paid');
+    for (const { eventId, body } of claimed) {
+      const payload = JSON.parse(body) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(payload), ['id', 'api_version', 'type', 'timestamp', 'data']);
+      assert.deepEqual([payload.id, payload.api_version], [eventId, 'v1']);
+    }
+  });
+
   t.test('a change is queued once, however often it is seen', async () => {
     const { outbox, events } = await setUp();
     await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
@@ -159,7 +171,8 @@ t.test('webhook events: a write\'s event the stores refuse', async (t) => {
     const claimed = await outbox.claim('test', 100, 60_000);
     assert.equal(claimed.length, 1);
     assert.match(claimed[0]?.eventId ?? '', /^evt_/);
-    assert.equal((JSON.parse(claimed[0]?.body ?? '{}') as { type: string }).type, 'webhook.test');
+    const { id, api_version, type } = JSON.parse(claimed[0]?.body ?? '{}') as Record<string, unknown>;
+    assert.deepEqual({ id, api_version, type }, { id: claimed[0]?.eventId, api_version: 'v1', type: 'webhook.test' }, 'the payload names the id it is sent under');
     await events.close();
   });
 
