@@ -100,7 +100,13 @@ export const KeyInputSchema = z
   .strictObject({
     name: z.string().min(1).max(100),
     scopes: z.array(z.enum(SCOPES)).meta({ description: 'The v1 scopes the key carries (may be empty: `GET /v1/me` only).' }),
-    expires_at: z.iso.datetime({ offset: true }).nullable().optional().meta({ description: 'When the key stops working (RFC 3339); default never.' }),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      // A time already past would issue a key that never works: a typo, not a request.
+      .refine((value) => !(Date.parse(value) <= Date.now()), 'must be in the future')
+      .nullable()
+      .optional()
+      .meta({ description: 'When the key stops working (RFC 3339, in the future); default never.' }),
     rate_limits: RateLimitsSchema.nullable().optional(),
   })
   .meta({ id: 'AdminKeyInput' });

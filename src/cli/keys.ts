@@ -127,6 +127,7 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
     case 'issue': {
       if (!values.account || !values.name) throw new UsageError('--account and --name are required');
       if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) throw new UsageError('--expires must be an RFC 3339 time');
+      if (values.expires !== undefined && Date.parse(values.expires) <= Date.now()) throw new UsageError('--expires must be in the future');
       const overrides: KeyRateLimitOverrides = {};
       const perMinute = wholeNumber('per-minute', values['per-minute'], 1);
       const burst = wholeNumber('burst', values.burst, 0);

@@ -118,6 +118,12 @@ t.test('admin accounts and keys', async (t) => {
       'invalid_request',
     );
     assert.deepEqual(scopes.errors.map((error: { pointer: string }) => error.pointer).sort(), ['/expires_at', '/scopes/0']);
+    const past = problem(
+      await gw.admin('POST', '/admin/v1/accounts/acme/keys', { body: { name: 'k', scopes: [], expires_at: '2020-01-01T00:00:00Z' }, headers: { 'idempotency-key': 'bad-2' } }),
+      400,
+      'invalid_request',
+    );
+    assert.deepEqual(past.errors, [{ pointer: '/expires_at', detail: 'must be in the future' }]);
     problem(await gw.admin('POST', '/admin/v1/accounts/acme/keys', { body: { name: 'k', scopes: [] }, headers: { 'idempotency-key': 'not valid!' } }), 400, 'idempotency_key_invalid');
     problem(await gw.admin('POST', '/admin/v1/accounts', { headers: { 'content-type': 'application/json' }, body: undefined }), 400, 'invalid_request');
     const notJson = await gw.ops.inject({ method: 'POST', url: '/admin/v1/accounts', headers: { authorization: `Bearer ${gw.tokens.all?.token}`, 'content-type': 'application/json' }, payload: '{"id":' });

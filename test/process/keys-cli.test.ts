@@ -73,6 +73,9 @@ t.test('reseller-keys', async (t) => {
     const account = await cli('account', 'add', 'acme', '--name', 'Acme', '--upstream-id', '1', '--json');
     assert.equal(account.code, 0, account.stderr);
     assert.equal(JSON.parse(account.stdout).upstreamId, '1');
+    const past = await cli('issue', '--account', 'acme', '--name', 'ci', '--expires', '2020-01-01T00:00:00Z');
+    assert.equal(past.code, 64, 'a key that would never work is a usage error');
+    assert.match(past.stderr, /--expires must be in the future/);
     const issued = await cli('issue', '--account', 'acme', '--name', 'ci', '--scopes', 'read:billing', '--json');
     assert.equal(issued.code, 0, issued.stderr);
     const record = JSON.parse(issued.stdout) as { id: string; key: string; scopes: string[] };
