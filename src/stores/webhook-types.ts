@@ -51,12 +51,7 @@ export interface WebhookStore {
   /** A page of the delivery log, newest first, and how many entries it holds. */
   listDeliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }>;
   getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null>;
-  /**
-   * The change detector's snapshot: sets what it saw of one resource (`order:12` → a state string)
-   * and returns what was there before, atomically.
-   */
-  swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null>;
-  /** What the snapshot holds for one resource (null: nothing yet). */
+  /** What the change detector's snapshot holds for one resource (`order:12` → a state string; null: nothing yet). */
   readSnapshotState(accountId: string, resource: string): Promise<string | null>;
   /**
    * Records `state` for one resource only if it still holds `expected` (null: nothing), atomically:

@@ -97,7 +97,8 @@ export class ChangeDetector {
       }
       await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline });
     }
-    if (baseline) await store.swapSnapshot(customer.accountId, BASELINE_FIELD, new Date().toISOString());
+    // The pass read no baseline mark (under the detector's lease): it is recorded over none.
+    if (baseline) await store.recordSnapshot(customer.accountId, BASELINE_FIELD, null, new Date().toISOString());
   }
 }
 

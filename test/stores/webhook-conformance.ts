@@ -96,11 +96,11 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.deepEqual((await store.listDeliveries(account, 0, 2)).entries.map((e) => e.eventId), ['evt_9999', 'evt_0004'], 'ties: greater id first');
     });
 
-    test(t, 'snapshot: swap returns what was there; clear removes it with the record', async ({ store }) => {
+    test(t, 'snapshot: read whole, per account; clear removes it with the record', async ({ store }) => {
       const account = unique('acct');
-      assert.equal(await store.swapSnapshot(account, 'order:1', 'pending'), null);
-      assert.equal(await store.swapSnapshot(account, 'order:1', 'active'), 'pending');
-      await store.swapSnapshot(account, 'invoice:2', 'unpaid');
+      assert.equal(await store.recordSnapshot(account, 'order:1', null, 'pending'), true);
+      assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', 'active'), true);
+      await store.recordSnapshot(account, 'invoice:2', null, 'unpaid');
       assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'active', 'invoice:2': 'unpaid' });
       assert.deepEqual(await store.readSnapshot(unique('acct')), {}, 'accounts do not share snapshots');
       await store.clear(account);

@@ -64,14 +64,6 @@ export class MemoryWebhookStore implements WebhookStore {
     return entry ? { ...entry } : null;
   }
 
-  async swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null> {
-    let snapshot = this.snapshots.get(accountId);
-    if (!snapshot) this.snapshots.set(accountId, (snapshot = new Map()));
-    const previous = snapshot.get(resource) ?? null;
-    snapshot.set(resource, state);
-    return previous;
-  }
-
   async readSnapshotState(accountId: string, resource: string): Promise<string | null> {
     return this.snapshots.get(accountId)?.get(resource) ?? null;
   }

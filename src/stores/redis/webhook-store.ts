@@ -87,13 +87,6 @@ export class RedisWebhookStore implements WebhookStore {
     return json === null ? null : (JSON.parse(json) as DeliveryLogEntry);
   }
 
-  async swapSnapshot(accountId: string, resource: string, state: string): Promise<string | null> {
-    const key = this.snapshotKey(accountId);
-    const replies = await this.redis.run((client) => client.multi().hget(key, resource).hset(key, resource, state).exec());
-    const previous = replies?.[0]?.[1];
-    return typeof previous === 'string' ? previous : null;
-  }
-
   async readSnapshotState(accountId: string, resource: string): Promise<string | null> {
     return this.redis.run((client) => client.hget(this.snapshotKey(accountId), resource));
   }
