@@ -114,9 +114,8 @@ export class AdminService {
 
   /** A successor (its id given, as for issueKey, or random) works at once; the old key for `graceMs` more. */
   async rotateKey(keyId: string, graceMs: number, successorId?: string): Promise<IssuedKey & { old: ApiKeyRecord }> {
-    const replaces = await this.leftBehind(successorId);
     const rotated = await this.deps.keys.rotate(keyId, graceMs, successorId);
-    if (replaces) await this.deps.keys.invalidate(rotated.record.id);
+    if (rotated.replaced) await this.deps.keys.invalidate(rotated.record.id);
     return rotated;
   }
 

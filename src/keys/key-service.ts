@@ -153,12 +153,14 @@ export class KeyService {
    * whose answer was never recorded (the id comes from the request's idempotency record): its
    * successor is issued again, with a new secret, whatever the old key's state now. That attempt
    * may have ended the old key itself (a grace of 0), and the successor it made lives anyway.
+   * `replaced`: a key stood under `successorId` already, and other instances may hold its copy.
    */
-  async rotate(keyId: string, graceMs = 0, successorId?: string): Promise<{ record: ApiKeyRecord; key: string; old: ApiKeyRecord }> {
+  async rotate(keyId: string, graceMs = 0, successorId?: string): Promise<{ record: ApiKeyRecord; key: string; old: ApiKeyRecord; replaced: boolean }> {
     const old = await this.store.getKey(keyId);
     if (!old) throw new Refusal('unknown', `unknown key ${keyId}`);
     const now = this.now();
-    const resumed = successorId !== undefined && (await this.store.getKey(successorId))?.accountId === old.accountId;
+    const leftBehind = successorId === undefined ? null : await this.store.getKey(successorId);
+    const resumed = leftBehind?.accountId === old.accountId;
     if (!resumed && old.revokedAt !== null && Date.parse(old.revokedAt) <= now) {
       throw new Refusal('key_inactive', `key ${keyId} is revoked (since ${old.revokedAt}) and cannot be rotated; issue a new key instead`);
     }
@@ -175,7 +177,7 @@ export class KeyService {
       ...(successorId === undefined ? {} : { keyId: successorId }),
     });
     const revoked = await this.revoke(keyId, new Date(end));
-    return { ...issued, old: revoked };
+    return { ...issued, old: revoked, replaced: leftBehind !== null };
   }
 
   list(accountId?: string): Promise<ApiKeyRecord[]> {
