@@ -4,6 +4,7 @@
  * account's FOSSBilling client id here, and lists are always filtered by it.
  */
 import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
+import { withFreshness } from '../../src/upstream/client.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
 import { notFound, unreadable } from './errors.js';
@@ -26,12 +27,12 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
   const setup = fossbillingSetup(config);
   const { methods } = setup;
   /** For what is not a customer's call (the catalog; its answer is cached and shared). */
-  const shared = fossbillingOperations(setup, (method, params, freshness) => call(method, params, freshness === undefined ? undefined : { freshness }));
+  const shared = fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(undefined, freshness)));
   /** The operations of one Backend call: their upstream calls carry its context (the trace), and their own freshness. */
   const operations = (context: CallContext | undefined): FossbillingOperations =>
     context === undefined
       ? shared
-      : fossbillingOperations(setup, (method, params, freshness) => call(method, params, freshness === undefined ? context : { ...context, freshness }));
+      : fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(context, freshness)));
   const { catalog, publicProduct } = shared;
 
   /**

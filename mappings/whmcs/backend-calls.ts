@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import { BackendError, type Customer } from '../../src/backend/backend.js';
-import type { UpstreamCallContext } from '../../src/upstream/client.js';
+import { type UpstreamCallContext, withFreshness } from '../../src/upstream/client.js';
 import type { Freshness } from '../../src/upstream/policy.js';
 import type { ActionId } from './actions.js';
 import { type FormParams, UpstreamBusinessError, type WhmcsClient } from './client.js';
@@ -90,7 +90,7 @@ export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallCont
   }
 
   async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S, freshness?: Freshness): Promise<z.output<S>> {
-    return parse(id, await client.call(id, params, freshness === undefined ? undefined : { freshness }), schema);
+    return parse(id, await client.call(id, params, withFreshness(undefined, freshness)), schema);
   }
 
   function clientIdOf(customer: Customer): string {

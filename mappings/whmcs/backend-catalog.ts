@@ -2,6 +2,7 @@
  * The WHMCS catalog: GetProducts (cached by the client), parsed once per answer object, and its
  * allow-listed products mapped to v1 once per answer, so every cache hit returns the same objects.
  */
+import { withFreshness } from '../../src/upstream/client.js';
 import type { Freshness } from '../../src/upstream/policy.js';
 import type { Product } from '../../src/v1/schemas.js';
 import type { WhmcsCalls } from './backend-calls.js';
@@ -49,7 +50,7 @@ export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): Whmc
   const catalogs = new WeakMap<object, Catalog>();
 
   async function current(freshness?: Freshness): Promise<Catalog> {
-    const answer = await calls.client.call('GetProducts', {}, freshness === undefined ? undefined : { freshness });
+    const answer = await calls.client.call('GetProducts', {}, withFreshness(undefined, freshness));
     let entry = catalogs.get(answer);
     if (!entry) {
       entry = { products: calls.parse('GetProducts', answer, ProductsAnswer) };

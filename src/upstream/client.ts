@@ -71,6 +71,11 @@ export interface UpstreamCallContext {
   freshness?: Freshness | undefined;
 }
 
+/** `context` asking for `freshness`; itself when none is asked (no object made on the usual path). */
+export function withFreshness(context: UpstreamCallContext | undefined, freshness: Freshness | undefined): UpstreamCallContext | undefined {
+  return freshness === undefined ? context : { ...context, freshness };
+}
+
 export interface UpstreamClientOptions extends UpstreamHooks {
   /** Scheme, host and port of the upstream. */
   origin: string;
