@@ -191,6 +191,13 @@ t.test('end to end, profile A', async (t) => {
 
     const invalid = expectProblem(await act('1', 'suspend'), 422, 'invalid_action');
     assert.deepEqual(invalid.allowed_actions, ['start', 'stop', 'reboot', 'cancel', 'cancel_revoke']);
+    // Empty and overlong names are outside the set too: the same answer, the name cut short in it.
+    for (const name of ['', 'x'.repeat(500)]) {
+      const outside = expectProblem(await act('1', name), 422, 'invalid_action');
+      assert.deepEqual(outside.allowed_actions, invalid.allowed_actions);
+      assert.ok(String(outside.detail).length < 200, String(outside.detail));
+    }
+    expectProblem(await act('1', 5 as unknown as string), 400, 'invalid_request');
 
     expectProblem(await act('2', 'reboot'), 409, 'action_not_allowed');
     expectProblem(await act('9', 'cancel'), 409, 'action_not_allowed');

@@ -9,9 +9,11 @@ import { type IdempotentAttempt, requireAttempt } from '../../../http/idempotenc
 import { ActionResultSchema, ALL_ACTIONS, PROFILE_ACTIONS, type ActionResult, type Service, type ServiceAction } from '../../../v1/schemas.js';
 import { IdParamsSchema } from '../params.js';
 
+// Any string: a name outside the offered set, empty or long included, is 422 `invalid_action` with
+// `allowed_actions` (contract), not a bare validation error; the body limit bounds its length.
 const ActionInputSchema = z
   .strictObject({
-    action: z.string().min(1).max(64).meta({
+    action: z.string().meta({
       description:
         'Profile A: start, stop, reboot, cancel, cancel_revoke. Profile B: start, stop, reboot, reinstall, suspend, unsuspend, terminate. ' +
         'Only those the billing backend supports are offered; `allowed_actions` of a 422 lists them.',
