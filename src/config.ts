@@ -77,8 +77,19 @@ export const WebhookConfigSchema = z.strictObject({
     .string()
     .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 random bytes, base64-encoded')
     .optional(),
-  /** Delay before each attempt (the first is usually 0); after the last one the event is failed. */
-  retryScheduleMs: z.array(z.number().int().min(0)).min(1).default([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  /**
+   * Delay before each attempt (the first is usually 0); after the last one the event is failed.
+   * The default is reference W6's: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h.
+   */
+  retryScheduleMs: z
+    .array(z.number().int().min(0))
+    .min(1)
+    .default([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000]),
+  /**
+   * Each retry's delay is the schedule's step moved by up to this fraction either way (0.2: ±20 %),
+   * so that the events a receiver's outage failed together do not all come back at once.
+   */
+  retryJitter: z.number().min(0).max(0.5).default(0.2),
   /** An endpoint whose deliveries have all failed for this long is disabled. */
   disableAfterMs: PositiveInt.default(5 * 24 * 3_600_000),
   /** How often the change detector reads each account's orders, services and invoices. */

@@ -29,6 +29,8 @@ export interface DeliveryWorkerOptions {
   /** Told how each attempt ended (the metrics). */
   onAttempt?: (outcome: WebhookDeliveryOutcome) => void;
   now?: () => number;
+  /** Uniform in [0, 1): where within the jitter each retry falls. */
+  random?: () => number;
 }
 
 export class DeliveryWorker {
@@ -190,14 +192,18 @@ export class DeliveryWorker {
   }
 
   /**
-   * The schedule's delay, or the receiver's Retry-After when later (429/502/503/504), capped at the
-   * schedule's longest step: a receiver cannot park an event for longer, and no attempt is lost.
+   * The schedule's delay with its jitter, or the receiver's Retry-After when later (429/502/503/504),
+   * capped at the schedule's longest step: a receiver cannot park an event for longer, and no
+   * attempt is lost.
    */
   private delayBefore(scheduled: number, result: SendResult): number {
-    if (result.kind !== 'answered' || !RETRY_AFTER_STATUSES.has(result.status)) return scheduled;
+    const { retryJitter, retryScheduleMs } = this.options.config;
+    const random = this.options.random ?? Math.random;
+    const jittered = Math.round(scheduled * (1 + retryJitter * (2 * random() - 1)));
+    if (result.kind !== 'answered' || !RETRY_AFTER_STATUSES.has(result.status)) return jittered;
     const asked = parseRetryAfter(result.retryAfter, this.now());
-    if (asked === null) return scheduled;
-    return Math.max(scheduled, Math.min(asked, Math.max(...this.options.config.retryScheduleMs)));
+    if (asked === null) return jittered;
+    return Math.max(jittered, Math.min(asked, Math.max(...retryScheduleMs)));
   }
 
   private attempted(outcome: WebhookDeliveryOutcome): void {
