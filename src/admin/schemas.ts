@@ -115,6 +115,7 @@ export const WebhookEndpointSchema = z
   .object({
     url: z.string(),
     status: z.enum(['enabled', 'disabled']).meta({ description: '`disabled` after a 410 answer or days of failed deliveries.' }),
+    disabled_reason: z.enum(['gone', 'failing']).nullable().meta({ description: '`gone`: the endpoint answered `410 Gone`; `failing`: every delivery failed for 5 days. null while enabled.' }),
     updated_at: Timestamp,
     last_delivery: z
       .object({ at: Timestamp, http_status: z.number().int().nullable(), attempts: z.number().int() })
@@ -129,6 +130,7 @@ export function webhookView(record: WebhookRecord): z.infer<typeof WebhookEndpoi
   return {
     url: record.url,
     status: record.status,
+    disabled_reason: record.disabledReason,
     updated_at: record.updatedAt,
     last_delivery: last ? { at: last.at, http_status: last.httpStatus, attempts: last.attempts } : null,
     failing_since: record.failingSince,

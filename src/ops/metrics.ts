@@ -10,6 +10,7 @@ import { CounterTally, HistogramTally, type CounterCell, type HistogramCell } fr
 import type { UpstreamObserver, UpstreamOutcome } from '../upstream/client.js';
 import type { AuditRecord } from '../audit.js';
 import type { PolicyName, RateDecision } from '../stores/types.js';
+import type { WebhookDisabledReason } from '../stores/webhook-types.js';
 import type {
   IdempotencyObserver,
   IdempotencyOutcome,
@@ -70,6 +71,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private readonly storeFallbacks = this.counter('store_fallbacks_total', 'Requests served without the store, by store and fallback (memory, stale).', ['store', 'fallback']);
   private readonly auditWrites = this.counter('audit_writes_total', 'Credentials audit records, by audited outcome and write result (written, failed).', ['outcome', 'result']);
   private readonly webhookDeliveries = this.counter('webhook_deliveries_total', 'Webhook delivery attempts by outcome.', ['outcome']);
+  private readonly webhookDisabled = this.counter('webhook_endpoints_disabled_total', 'Webhook endpoints disabled, by reason (gone: answered 410; failing: failed too long).', ['reason']);
   private outboxReader: (() => OutboxState | Promise<OutboxState>) | undefined;
   private outboxRead: Promise<OutboxState | undefined> | undefined;
 
@@ -148,6 +150,10 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
 
   recordDelivery(outcome: WebhookDeliveryOutcome): void {
     this.webhookDeliveries.inc({ outcome });
+  }
+
+  endpointDisabled(reason: WebhookDisabledReason): void {
+    this.webhookDisabled.inc({ reason });
   }
 
   observeOutbox(read: () => OutboxState | Promise<OutboxState>): void {

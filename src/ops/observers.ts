@@ -4,6 +4,7 @@
  * closed set: no ids, keys or URLs.
  */
 import type { RateDecision } from '../stores/types.js';
+import type { WebhookDisabledReason } from '../stores/webhook-types.js';
 
 /** The stores, as named in `gateway_store_*` series. */
 export type StoreName = 'rate_limits' | 'idempotency' | 'keys' | 'webhooks';
@@ -53,6 +54,8 @@ export interface OutboxState {
 
 export interface WebhookObserver {
   recordDelivery(outcome: WebhookDeliveryOutcome): void;
+  /** An endpoint was disabled: it answered 410 (`gone`) or failed for too long (`failing`). */
+  endpointDisabled(reason: WebhookDisabledReason): void;
   /** The outbox reader, called at each scrape (one per app; a later call replaces it). */
   observeOutbox(read: () => OutboxState | Promise<OutboxState>): void;
 }

@@ -12,6 +12,9 @@ export interface WebhookDeliveryStatus {
   attempts: number;
 }
 
+/** Why an endpoint was disabled: it answered `410 Gone`, or every delivery failed for `disableAfterMs`. */
+export type WebhookDisabledReason = 'gone' | 'failing';
+
 export interface WebhookRecord {
   url: string;
   /** Signing secret, sealed (src/webhooks/secret-box.ts); shown to the client once. */
@@ -21,6 +24,8 @@ export interface WebhookRecord {
   previousSecretExpiresAt: string | null;
   updatedAt: string;
   status: 'enabled' | 'disabled';
+  /** Set with `status: 'disabled'`; null while enabled. */
+  disabledReason: WebhookDisabledReason | null;
   lastDelivery: WebhookDeliveryStatus | null;
   /** Start of the current run of failed attempts; null after a success. */
   failingSince: string | null;
@@ -36,10 +41,13 @@ export interface WebhookStore {
    * of a run and cleared by a success. Does nothing when no URL is set. Returns the record after.
    */
   recordDelivery(accountId: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null>;
-  /** Disables the endpoint (410, or failing too long); setting a URL again enables it. */
-  disable(accountId: string): Promise<void>;
   /**
-   * Enables a disabled endpoint again and ends its run of failures (failing_since cleared), keeping
+   * Disables the endpoint (410, or failing too long) and records why; setting a URL again enables
+   * it. Does nothing when no URL is set.
+   */
+  disable(accountId: string, reason: WebhookDisabledReason): Promise<void>;
+  /**
+   * Enables a disabled endpoint again (its reason cleared) and ends its run of failures (failing_since cleared), keeping
    * its URL and secrets. Does nothing when no URL is set. Returns the record after.
    */
   enable(accountId: string): Promise<WebhookRecord | null>;

@@ -47,6 +47,7 @@ export function createWebhooks(
     transport: { resolve, allowPrivateTargets: privateTargets, allowedPorts: config.webhooks.allowedPorts },
     log,
     onAttempt: (outcome) => observer?.recordDelivery(outcome),
+    onDisabled: (reason) => observer?.endpointDisabled(reason),
   });
   // The outbox is shared by every instance: each one's gauges show the whole backlog.
   observer?.observeOutbox(async () => {

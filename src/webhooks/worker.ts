@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import type { WebhookDeliveryOutcome } from '../ops/observers.js';
-import type { ClaimedDelivery, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
+import type { ClaimedDelivery, WebhookDisabledReason, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { SecretBox } from './secret-box.js';
 import { signDelivery } from './signing.js';
@@ -28,6 +28,8 @@ export interface DeliveryWorkerOptions {
   log: FastifyBaseLogger;
   /** Told how each attempt ended (the metrics). */
   onAttempt?: (outcome: WebhookDeliveryOutcome) => void;
+  /** Told when an endpoint is disabled, and why (the metrics). */
+  onDisabled?: (reason: WebhookDisabledReason) => void;
   now?: () => number;
   /** Uniform in [0, 1): where within the jitter each retry falls. */
   random?: () => number;
@@ -172,8 +174,12 @@ export class DeliveryWorker {
     const failed = (next: WebhookDeliveryOutcome) => this.attempted(result.kind === 'blocked' ? 'blocked' : next);
     const failingFor = after?.failingSince ? this.now() - Date.parse(after.failingSince) : 0;
     if (status === 410 || failingFor >= config.disableAfterMs) {
-      await store.disable(delivery.accountId);
-      log.warn({ ...logged, url_host: new URL(record.url).host }, 'webhook endpoint disabled');
+      const reason = status === 410 ? 'gone' : 'failing';
+      await store.disable(delivery.accountId, reason);
+      // Reference W9 wants someone told: the operator's alert on this metric and log line, the
+      // reseller through disabled_reason on GET /v1/webhooks.
+      log.warn({ ...logged, url_host: new URL(record.url).host, reason }, 'webhook endpoint disabled');
+      this.options.onDisabled?.(reason);
       failed('failed');
       await this.history.attempted(delivery, facts, 'dropped', null);
       return outbox.complete(delivery, 'dropped');

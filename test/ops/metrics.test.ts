@@ -256,8 +256,8 @@ t.test('store metrics', async (t) => {
 t.test('webhook metrics', async (t) => {
   t.test('counts delivery attempts by outcome and shows the outbox backlog', async () => {
     const receiver = await startReceiver();
-    // Retries after 30 ms, 30 ms, then a minute: an event refused three times is still waiting.
-    const webhooks = { allowPrivateTargets: true, workerIntervalMs: 20, pollIntervalMs: 600_000, retryScheduleMs: [0, 30, 30, 60_000] };
+    // Retries after 30 ms, 30 ms, then a minute (no jitter): an event refused three times is still waiting.
+    const webhooks = { allowPrivateTargets: true, workerIntervalMs: 20, pollIntervalMs: 600_000, retryScheduleMs: [0, 30, 30, 60_000], retryJitter: 0 };
     const gw = await buildTestGateway({ runWebhooks: true, config: { webhooks } });
     const ops = buildOpsApp(gw.app);
     const scrape = async () => (await ops.inject({ method: 'GET', url: '/metrics' })).body;
@@ -287,6 +287,8 @@ t.test('webhook metrics', async (t) => {
         return settled && sample(current, 'gateway_webhook_outbox_depth') === 1 ? current : undefined;
       }, 'the deliveries settle');
       assert.equal(sample(text, 'gateway_webhook_deliveries_total', { outcome: 'blocked' }), undefined, 'nothing was blocked');
+      assert.equal(sample(text, 'gateway_webhook_endpoints_disabled_total', { reason: 'gone' }), 1, "beta's endpoint, disabled for its 410");
+      assert.equal(sample(text, 'gateway_webhook_endpoints_disabled_total', { reason: 'failing' }), undefined);
       const age = sample(text, 'gateway_webhook_outbox_oldest_pending_age_seconds') ?? -1;
       assert.ok(age >= 0.06 && age < 30, `the waiting event was enqueued before its two 30 ms retries: ${age}`);
       assert.equal(receiver.received.length, 3 + 3 + 1, 'acme: 3 + 3 attempts, beta: 1');

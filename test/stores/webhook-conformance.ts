@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Test } from 'tap';
-import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../../src/stores/webhook-types.js';
+import type { DeliveryLogEntry, WebhookOutbox, WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
 import { unique, webhookRecord, type Fixture, type FixtureFactory } from './conformance.js';
 
 async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixture<S>) => Promise<void>): Promise<void> {
@@ -14,6 +14,11 @@ async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixtur
   } finally {
     await fixture.close();
   }
+}
+
+/** What an endpoint's status is, and why. */
+function pick(record: WebhookRecord | null) {
+  return record && { status: record.status, disabledReason: record.disabledReason };
 }
 
 export function runWebhookStateConformance(t: Test, name: string, factory: FixtureFactory<WebhookStore>): void {
@@ -35,15 +40,17 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.deepEqual((await store.get(account))?.lastDelivery, { at: '2026-03-01T00:00:03.000Z', httpStatus: 204, attempts: 3 });
     });
 
-    test(t, 'disable: only an existing endpoint, until it is set again', async ({ store }) => {
+    test(t, 'disable: only an existing endpoint, with its reason, until it is set again', async ({ store }) => {
       const account = unique('acct');
-      await store.disable(account);
+      await store.disable(account, 'gone');
       assert.equal(await store.get(account), null, 'disabling creates nothing');
       await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'));
-      await store.disable(account);
-      assert.equal((await store.get(account))?.status, 'disabled');
+      await store.disable(account, 'gone');
+      assert.deepEqual(pick(await store.get(account)), { status: 'disabled', disabledReason: 'gone' });
       await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-02T00:00:00.000Z'));
-      assert.equal((await store.get(account))?.status, 'enabled');
+      assert.deepEqual(pick(await store.get(account)), { status: 'enabled', disabledReason: null });
+      await store.disable(account, 'failing');
+      assert.deepEqual(pick(await store.get(account)), { status: 'disabled', disabledReason: 'failing' });
     });
 
     test(t, 'enable: a disabled endpoint is enabled again and its run of failures ends; nothing without a URL', async ({ store }) => {
@@ -53,7 +60,7 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       const record = webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z');
       await store.set(account, { ...record, previousSecret: 'old', previousSecretExpiresAt: '2026-03-02T00:00:00.000Z' });
       await store.recordDelivery(account, { at: '2026-03-01T00:00:01.000Z', httpStatus: 410, attempts: 1 }, false);
-      await store.disable(account);
+      await store.disable(account, 'failing');
       const enabled = await store.enable(account);
       assert.deepEqual(enabled, {
         ...record,

@@ -161,6 +161,7 @@ t.test('webhook delivery end to end', async (t) => {
     await setUrl(receiver.url);
     const disabled = await eventually(async () => ((await webhook()).status === 'disabled' ? await webhook() : undefined), 'disabled');
     assert.equal(disabled.last_delivery.http_status, 410);
+    assert.equal(disabled.disabled_reason, 'gone', 'the reseller can see why');
     const count = receiver.received.length;
     const acted = await call(base, 'POST', '/v1/services/1/actions', { key, body: { action: 'reboot' }, headers: { 'idempotency-key': randomUUID() } });
     assert.equal(acted.status, 200);
@@ -171,7 +172,7 @@ t.test('webhook delivery end to end', async (t) => {
       receiver.received.slice(count).every((r) => r.event.type !== 'service.action.succeeded'),
       'the action on the disabled endpoint was not queued',
     );
-    assert.equal((await webhook()).status, 'enabled');
+    assert.deepEqual([(await webhook()).status, (await webhook()).disabled_reason], ['enabled', null]);
   });
 
   t.test('after rotate_secret, deliveries carry both signatures: old and new secret verify', async () => {

@@ -36,6 +36,7 @@ async function setUp(held: ConstructorParameters<typeof WebhookEvents>[5] = {}) 
     previousSecretExpiresAt: null,
     updatedAt: new Date().toISOString(),
     status: 'enabled',
+    disabledReason: null,
     lastDelivery: null,
     failingSince: null,
   });

@@ -1,6 +1,6 @@
 /** Webhook configuration, endpoint status and change-detector snapshots in process memory. */
 import { compareText } from '../key-records.js';
-import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../webhook-types.js';
+import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
 
 /** One record per account, and accounts are created by operators, so plain maps need no bound. */
 export class MemoryWebhookStore implements WebhookStore {
@@ -34,15 +34,18 @@ export class MemoryWebhookStore implements WebhookStore {
     return structuredClone(record);
   }
 
-  async disable(accountId: string): Promise<void> {
+  async disable(accountId: string, reason: WebhookDisabledReason): Promise<void> {
     const record = this.records.get(accountId);
-    if (record) record.status = 'disabled';
+    if (!record) return;
+    record.status = 'disabled';
+    record.disabledReason = reason;
   }
 
   async enable(accountId: string): Promise<WebhookRecord | null> {
     const record = this.records.get(accountId);
     if (!record) return null;
     record.status = 'enabled';
+    record.disabledReason = null;
     record.failingSince = null;
     return structuredClone(record);
   }

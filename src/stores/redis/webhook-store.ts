@@ -5,7 +5,7 @@
  * of event ids by creation time, `{acct:<id>}:webhook-delivery-order`; one script writes and trims both.
  */
 import { accountTag } from '../rate-policies.js';
-import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookRecord, WebhookStore } from '../webhook-types.js';
+import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
@@ -14,6 +14,7 @@ export class RedisWebhookStore implements WebhookStore {
     recordDelivery: LuaScript.load('webhook-record-delivery'),
     lease: LuaScript.load('lease-hold'),
     enable: LuaScript.load('webhook-enable'),
+    disable: LuaScript.load('webhook-disable'),
     logDelivery: LuaScript.load('webhook-log-delivery'),
     recordSnapshot: LuaScript.load('webhook-record-snapshot'),
   };
@@ -36,6 +37,7 @@ export class RedisWebhookStore implements WebhookStore {
     if (record.previousSecretExpiresAt !== null) fields.previousSecretExpiresAt = record.previousSecretExpiresAt;
     if (record.lastDelivery !== null) fields.lastDelivery = JSON.stringify(record.lastDelivery);
     if (record.failingSince !== null) fields.failingSince = record.failingSince;
+    if (record.disabledReason !== null) fields.disabledReason = record.disabledReason;
     await this.redis.run((client) => client.multi().del(key).hset(key, fields).exec());
   }
 
@@ -52,12 +54,8 @@ export class RedisWebhookStore implements WebhookStore {
     return parseReply(reply);
   }
 
-  async disable(accountId: string): Promise<void> {
-    const key = this.recordKey(accountId);
-    // HSET on a missing hash would create a record without a URL; only an existing one is disabled.
-    await this.redis.run(async (client) => {
-      if ((await client.hexists(key, 'url')) === 1) await client.hset(key, 'status', 'disabled');
-    });
+  async disable(accountId: string, reason: WebhookDisabledReason): Promise<void> {
+    await this.redis.evalScript(this.scripts.disable, [this.recordKey(accountId)], [reason]);
   }
 
   async enable(accountId: string): Promise<WebhookRecord | null> {
@@ -144,6 +142,8 @@ function parseRecord(fields: Record<string, string>): WebhookRecord | null {
     previousSecret: fields.previousSecret ?? null,
     previousSecretExpiresAt: fields.previousSecretExpiresAt ?? null,
     status: fields.status === 'disabled' ? 'disabled' : 'enabled',
+    // Records disabled before reasons were kept have none.
+    disabledReason: fields.status === 'disabled' && (fields.disabledReason === 'gone' || fields.disabledReason === 'failing') ? fields.disabledReason : null,
     lastDelivery: fields.lastDelivery ? (JSON.parse(fields.lastDelivery) as WebhookDeliveryStatus) : null,
     failingSince: fields.failingSince ?? null,
   };

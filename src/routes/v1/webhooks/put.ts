@@ -58,6 +58,7 @@ export default defineEndpoint({
       previousSecretExpiresAt: existing?.previousSecretExpiresAt ?? null,
       updatedAt: now.toISOString(),
       status: 'enabled',
+      disabledReason: null,
       lastDelivery: existing?.url === url ? existing.lastDelivery : null,
       failingSince: null,
     };

@@ -17,6 +17,7 @@ export const WebhookConfigSchema = z
     status: z.enum(['enabled', 'disabled']).nullable().meta({
       description: '`disabled` after a 410 answer or 5 days of failed deliveries; setting the URL again enables it. null when no URL is set.',
     }),
+    disabled_reason: z.enum(['gone', 'failing']).nullable().meta({ description: 'Why the endpoint is disabled. `gone`: the endpoint answered `410 Gone`; `failing`: every delivery failed for 5 days. null while enabled.' }),
     last_delivery: LastDeliverySchema.nullable(),
     failing_since: TimestampSchema.nullable().meta({ description: 'Start of the current run of failed deliveries; null when the last one succeeded.' }),
   })
@@ -35,6 +36,7 @@ export function webhookView(record: WebhookRecord | null) {
     url: record?.url ?? null,
     updated_at: record?.updatedAt ?? null,
     status: record?.status ?? null,
+    disabled_reason: record?.disabledReason ?? null,
     last_delivery: record?.lastDelivery
       ? { at: record.lastDelivery.at, http_status: record.lastDelivery.httpStatus, attempts: record.lastDelivery.attempts }
       : null,
