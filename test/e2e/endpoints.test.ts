@@ -248,6 +248,7 @@ t.test('end to end, profile A', async (t) => {
       url: null,
       updated_at: null,
       status: null,
+      disabled_reason: null,
       last_delivery: null,
       failing_since: null,
     });
