@@ -9,7 +9,7 @@ import { adminOpenApiDocument } from '../src/admin/routes/index.js';
 import { openApiDocument } from '../src/app.js';
 
 function documentOf(which: string | undefined): object {
-  if (which === 'admin') return adminOpenApiDocument('http://127.0.0.1:9464');
+  if (which === 'admin') return adminOpenApiDocument({ serverUrl: 'http://127.0.0.1:9464', profile: 'A' });
   const profile = which === 'B' ? 'B' : 'A';
   return openApiDocument({ profile, publicBaseUrl: 'http://127.0.0.1:3000', issuer: { name: 'Example Hosting Ltd.', email: 'billing@example.com', addressLines: [] } });
 }

@@ -20,6 +20,7 @@ import { adminEndpoints } from './routes/index.js';
 import { AdminService } from './service.js';
 import { AdminTokens } from './tokens.js';
 import { WebhookAdmin } from './webhook-service.js';
+import { publicBaseUrl } from '../openapi/server-url.js';
 
 /** How long an admin write may take (store calls only): the idempotency claim's lease is a little longer. */
 const ADMIN_WRITE_TIMEOUT_MS = 5_000;
@@ -56,7 +57,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
     typeBase: config.problemTypeBase,
     bodyLimit: config.bodyLimitBytes,
   };
-  const endpoints = adminEndpoints(`http://${config.ops.host}:${config.ops.port}`);
+  const endpoints = adminEndpoints({ serverUrl: publicBaseUrl({ host: config.ops.host, port: config.ops.port }), profile: config.profile });
   return {
     tokenNames: config.admin.tokens.map((token) => token.name),
     register(ops) {

@@ -2,6 +2,7 @@
  * The admin API's own OpenAPI 3.1 document (`GET /admin/v1/openapi.json`), generated from the admin
  * endpoints' zod schemas as v1's is (src/openapi/), and linted with it (scripts/lint-openapi.mjs).
  */
+import type { Profile } from '../config.js';
 import type { AnyReason } from '../errors.js';
 import { openApiPath, parameters, toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
@@ -32,26 +33,37 @@ const REASON_HEADERS: Partial<Record<AnyReason, Record<string, object>>> = {
   store_unavailable: { 'Retry-After': RETRY_AFTER },
 };
 
-const PROBLEMS: ProblemResponses = { schema: 'AdminProblem', headers: { 'X-Request-Id': REQUEST_ID }, reasonHeaders: REASON_HEADERS };
+/** On every admin answer. */
+const HEADERS = { 'X-Request-Id': REQUEST_ID, 'Cache-Control': { description: 'Always `no-store`.', schema: { type: 'string' } } };
+
+const PROBLEMS: ProblemResponses = { schema: 'AdminProblem', headers: HEADERS, reasonHeaders: REASON_HEADERS };
+
+export interface AdminDocumentOptions {
+  /** The ops listener's base URL. */
+  serverUrl: string;
+  /** The deployment's profile: B's idempotency records never go stale (no 410). */
+  profile: Profile;
+}
 
 /** Every reason an admin endpoint can answer with: its own plus those its kind implies. */
-function reasonsOf(endpoint: AdminEndpoint): AnyReason[] {
+function reasonsOf(endpoint: AdminEndpoint, profile: Profile): AnyReason[] {
   const reasons = new Set<AnyReason>(['unauthenticated', 'rate_limited', 'internal_error', 'store_unavailable', ...endpoint.errors]);
   if (endpoint.scope !== 'any') reasons.add('insufficient_scope');
   for (const reason of inputReasons(endpoint)) reasons.add(reason);
+  if (profile === 'B') reasons.delete('replay_stale');
   return [...reasons];
 }
 
-function operation(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>): object {
+function operation(endpoint: AdminEndpoint, profile: Profile, schemas: Record<string, JsonSchema>): object {
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(endpoint.responses)) {
-    const headers: Record<string, object> = { 'X-Request-Id': REQUEST_ID };
+    const headers: Record<string, object> = { ...HEADERS };
     for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
     if (endpoint.idempotent) headers['Idempotent-Replayed'] = { description: '`true` when this is the stored answer replayed.', schema: { type: 'string' } };
     const schema = toSchema(spec.schema, 'output', { schemas });
     responses[status] = { description: spec.description, headers, content: { 'application/json': { schema, example: exampleOf(schema, schemas) } } };
   }
-  Object.assign(responses, errorResponses(reasonsOf(endpoint), PROBLEMS));
+  Object.assign(responses, errorResponses(reasonsOf(endpoint, profile), PROBLEMS));
   const scopeNote = endpoint.scope === 'any' ? 'Any admin token.' : `Requires the admin scope \`${endpoint.scope}\`.`;
   const body = endpoint.body ? toSchema(endpoint.body, 'input', { schemas }) : undefined;
   return {
@@ -71,14 +83,14 @@ function operation(endpoint: AdminEndpoint, schemas: Record<string, JsonSchema>)
   };
 }
 
-export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], serverUrl: string): object {
+export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], { serverUrl, profile }: AdminDocumentOptions): object {
   const schemas: Record<string, JsonSchema> = {};
   const paths: Record<string, Record<string, object>> = {};
   for (const endpoint of endpoints) {
     const path = openApiPath(endpoint.url);
-    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, schemas) };
+    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, profile, schemas) };
   }
-  const reasons = [...new Set(endpoints.flatMap(reasonsOf))].sort();
+  const reasons = [...new Set(endpoints.flatMap((endpoint) => reasonsOf(endpoint, profile)))].sort();
   schemas.AdminProblem = problemSchema('RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.', reasons, {});
   return {
     openapi: '3.1.0',

@@ -115,7 +115,7 @@ export const WebhookEndpointSchema = z
   .object({
     url: z.string(),
     status: z.enum(['enabled', 'disabled']).meta({ description: '`disabled` after a 410 answer or days of failed deliveries.' }),
-    disabled_reason: z.enum(['gone', 'failing']).nullable().meta({ description: '`gone`: the endpoint answered `410 Gone`; `failing`: every delivery failed for 5 days. null while enabled.' }),
+    disabled_reason: z.enum(['gone', 'failing']).nullable().meta({ example: null, description: '`gone`: the endpoint answered `410 Gone`; `failing`: every delivery failed for 5 days. null while enabled.' }),
     updated_at: Timestamp,
     last_delivery: z
       .object({ at: Timestamp, http_status: z.number().int().nullable(), attempts: z.number().int() })

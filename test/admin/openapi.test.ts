@@ -28,11 +28,11 @@ t.test('admin OpenAPI document', async (t) => {
     assert.equal(doc.openapi, '3.1.0');
     const result = await new Validator().validate(doc as never);
     assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
-    assert.deepEqual(doc, JSON.parse(JSON.stringify(adminOpenApiDocument('http://127.0.0.1:9464'))));
+    assert.deepEqual(doc, JSON.parse(JSON.stringify(adminOpenApiDocument({ serverUrl: 'http://127.0.0.1:9464', profile: 'A' }))));
   });
 
   t.test('has one operation per admin endpoint, with its scope and, where it makes keys, the Idempotency-Key', async () => {
-    const endpoints = adminEndpoints('http://127.0.0.1:9464');
+    const endpoints = adminEndpoints({ serverUrl: 'http://127.0.0.1:9464', profile: 'A' });
     const operations = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
     assert.equal(operations.length, endpoints.length);
     for (const endpoint of endpoints) {
@@ -51,4 +51,34 @@ t.test('admin OpenAPI document', async (t) => {
     for (const reason of Object.keys(ADMIN_REASONS)) assert.ok(!v1.includes(reason), reason);
     assert.ok(!v1.includes('/admin/'));
   });
+
+  t.test('documents the headers its answers carry: Cache-Control on all, Location on a created account', async () => {
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        for (const [status, response] of Object.entries(op.responses as Record<string, { headers?: Record<string, unknown> }>)) {
+          assert.ok(response.headers?.['Cache-Control'] && response.headers['X-Request-Id'], `${method} ${path} ${status}`);
+        }
+      }
+    }
+    const created = await gw.admin('POST', '/admin/v1/accounts', { token: 'all', body: { id: 'openapi-check', name: 'Check', upstream_id: '1' } });
+    assert.equal(created.statusCode, 201, created.body);
+    const documented = Object.keys((doc.paths['/admin/v1/accounts']?.post?.responses['201'] as { headers: object }).headers).map((name) => name.toLowerCase());
+    const transport = ['connection', 'content-length', 'content-type', 'date', 'keep-alive'];
+    for (const name of Object.keys(created.headers)) if (!transport.includes(name)) assert.ok(documented.includes(name), `${name} is documented`);
+  });
+});
+
+t.test('admin OpenAPI document: profile B has no 410, its idempotency records never go stale', async () => {
+  const has410 = (profile: 'A' | 'B') => JSON.stringify(adminOpenApiDocument({ serverUrl: 'http://127.0.0.1:9464', profile })).includes('"410"');
+  assert.equal(has410('A'), true);
+  assert.equal(has410('B'), false);
+});
+
+t.test('admin OpenAPI document: the server URL is the ops listener, written as a URL (IPv6 in brackets, a wildcard as loopback)', async (t) => {
+  for (const [host, url] of [['::1', 'http://[::1]:9470'], ['0.0.0.0', 'http://127.0.0.1:9470']] as const) {
+    const gw = await buildAdminGateway({ config: { ops: { host, port: 9470 } } });
+    t.teardown(() => gw.close());
+    const served = (await gw.admin('GET', '/admin/v1/openapi.json', { token: 'admin:webhooks' })).json() as { servers: Array<{ url: string }> };
+    assert.equal(served.servers[0]?.url, url, host);
+  }
 });

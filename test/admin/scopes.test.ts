@@ -12,7 +12,7 @@ import { buildOpsApp } from '../../src/ops/server.js';
 import { bearer, buildTestGateway } from '../helpers/gateway.js';
 import { buildAdminGateway, type AdminGateway } from './helpers.js';
 
-const ROUTES = adminEndpoints('http://127.0.0.1:9464');
+const ROUTES = adminEndpoints({ serverUrl: 'http://127.0.0.1:9464', profile: 'A' });
 
 t.test('admin scopes on every route', async (t) => {
   let gw: AdminGateway;

@@ -22,7 +22,7 @@ export default defineAdminEndpoint({
   tag: 'Accounts',
   scope: 'admin:accounts',
   body: CreateAccountSchema,
-  responses: { 201: { description: 'The account.', schema: AccountSchema } },
+  responses: { 201: { description: 'The account.', schema: AccountSchema, headers: { Location: 'The account\'s URL, `/admin/v1/accounts/{id}`.' } } },
   errors: ['account_exists'],
   subject: ({ body }) => ({ accountId: body?.id }),
   async handler({ body, service }) {

@@ -1,5 +1,5 @@
 import type { AdminEndpoint } from '../endpoint.js';
-import { buildAdminOpenApiDocument } from '../openapi.js';
+import { buildAdminOpenApiDocument, type AdminDocumentOptions } from '../openapi.js';
 import createAccount from './accounts-create.js';
 import listAccounts from './accounts-list.js';
 import getAccount from './accounts-get.js';
@@ -36,14 +36,14 @@ const operations = [
 ] as unknown as AdminEndpoint[];
 
 /** Every admin endpoint, the OpenAPI document's included, for the ops listener at `serverUrl`. */
-export function adminEndpoints(serverUrl: string): AdminEndpoint[] {
+export function adminEndpoints(options: AdminDocumentOptions): AdminEndpoint[] {
   let document: object | undefined;
   const all = [...operations, adminOpenApiEndpoint(() => document ?? {}) as unknown as AdminEndpoint];
-  document = buildAdminOpenApiDocument(all, serverUrl);
+  document = buildAdminOpenApiDocument(all, options);
   return all;
 }
 
 /** The document `GET /admin/v1/openapi.json` serves (scripts and tests use it too). */
-export function adminOpenApiDocument(serverUrl: string): object {
-  return buildAdminOpenApiDocument(adminEndpoints(serverUrl), serverUrl);
+export function adminOpenApiDocument(options: AdminDocumentOptions): object {
+  return buildAdminOpenApiDocument(adminEndpoints(options), options);
 }
