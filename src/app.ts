@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createAdminApi, type AdminApi } from './admin/api.js';
 import type { AdminAuditLog } from './admin/audit.js';
-import type { Backend } from './backend/backend.js';
+import type { Backend, BackendCapabilities } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
 import { ApiError, problemDocument } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
@@ -22,7 +22,7 @@ import { KeyService } from './keys/key-service.js';
 import { resolvePepper } from './keys/pepper.js';
 import { RateLimiter } from './limits/rate-limiter.js';
 import { AccessLogController, loggerOptions } from './logger.js';
-import { buildOpenApiDocument } from './openapi/document.js';
+import { buildOpenApiDocument, type DocumentOptions } from './openapi/document.js';
 import { publicBaseUrl } from './openapi/server-url.js';
 import { endpoints } from './routes/v1/index.js';
 import { openApiEndpoint } from './routes/v1/openapi.js';
@@ -182,7 +182,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   installRequestGate(app, rateLimiter);
 
   const ctx: RegisterContext = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
-  registerEndpoints(app, allEndpoints(config), ctx, upstream);
+  registerEndpoints(app, allEndpoints(config, backend?.capabilities), ctx, upstream);
 
   // A response finished while draining closes its connection, so that keep-alive clients do not
   // hold the shutdown open until their idle timeout.
@@ -225,23 +225,28 @@ function registerEndpoints(app: FastifyInstance, endpoints: Endpoint[], ctx: Reg
 
 type DocumentConfig = Pick<ResolvedConfig, 'profile'> & Partial<Pick<ResolvedConfig, 'publicBaseUrl' | 'host' | 'port' | 'issuer'>>;
 
-/** The endpoints the app serves, OpenAPI route included (for tests that sweep every route). */
-export function allEndpoints(config: DocumentConfig): Endpoint[] {
+/**
+ * The endpoints the app serves, OpenAPI route included (for tests that sweep every route). The
+ * document offers what the mapped backend supports; without one (forwarding, or no backend named),
+ * the profile's whole action set.
+ */
+export function allEndpoints(config: DocumentConfig, capabilities?: BackendCapabilities): Endpoint[] {
   let document: object | undefined;
   const all: Endpoint[] = [...endpoints, openApiEndpoint(() => document ?? {}) as unknown as Endpoint];
-  document = buildOpenApiDocument(all, documentOptions(config));
+  document = buildOpenApiDocument(all, documentOptions(config, capabilities));
   return all;
 }
 
-function documentOptions(config: DocumentConfig) {
+function documentOptions(config: DocumentConfig, capabilities?: BackendCapabilities): DocumentOptions {
   return {
     profile: config.profile,
+    capabilities,
     serverUrl: publicBaseUrl(config),
     ...(config.issuer ? { contact: { name: config.issuer.name, email: config.issuer.email } } : {}),
   };
 }
 
-/** The document `GET /v1/openapi.json` serves for this config (scripts and docs use it too). */
-export function openApiDocument(config: DocumentConfig): object {
-  return buildOpenApiDocument(allEndpoints(config), documentOptions(config));
+/** The document `GET /v1/openapi.json` serves for this config and backend (scripts and docs use it too). */
+export function openApiDocument(config: DocumentConfig, capabilities?: BackendCapabilities): object {
+  return buildOpenApiDocument(allEndpoints(config, capabilities), documentOptions(config, capabilities));
 }

@@ -52,7 +52,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
   return {
     name: 'fossbilling',
     // Orders are found again by the key stored in their meta (order/get_list filter).
-    capabilities: { serviceActions: FOSSBILLING_SERVICE_ACTIONS, reconcilesOrders: true },
+    capabilities: { serviceActions: FOSSBILLING_SERVICE_ACTIONS, reconcilesOrders: true, cancelOutcome: 'completed' },
     // Reads that check, the write, and the read-back.
     writeTimeoutMs: readMs + writeMs + readMs,
     getAccount: forCustomer(({ client }) => async (customer) => mapAccount(await client(customer), config.defaultCurrency)),

@@ -123,7 +123,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
   return {
     name: 'whmcs',
     // Orders are found again by the key stored in a product custom field.
-    capabilities: { serviceActions: ALL_ACTIONS, reconcilesOrders: true },
+    capabilities: { serviceActions: ALL_ACTIONS, reconcilesOrders: true, cancelOutcome: 'scheduled' },
     writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled, config.circuitBreaker.enabled),
     getAccount: forCustomer(({ calls }) => async (customer) => mapAccount(await calls.clientDetails(customer))),
     // Both answer shared, deep-frozen objects (see backend-catalog.ts): callers must not mutate them.

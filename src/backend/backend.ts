@@ -100,6 +100,11 @@ export interface BackendCapabilities {
    * Without it, an order whose earlier attempt's outcome is unknown answers 503 and nothing is sent.
    */
   readonly reconcilesOrders: boolean;
+  /**
+   * What `cancel` answers when it supports it: `scheduled` (202, at the billing period's end) or
+   * `completed` (200, at once). The OpenAPI document says so; absent, it names both.
+   */
+  readonly cancelOutcome?: 'scheduled' | 'completed';
 }
 
 export interface Backend {

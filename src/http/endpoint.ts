@@ -12,6 +12,7 @@ import type { DoctorGate } from '../doctor/monitor.js';
 import type { KeyService } from '../keys/key-service.js';
 import type { IdempotentAttempt } from './idempotency.js';
 import type { AccountRecord, ApiKeyRecord, Stores } from '../stores/types.js';
+import type { ServiceAction } from '../v1/schemas.js';
 import type { Scope } from '../keys/scopes.js';
 import type { Webhooks } from '../webhooks/service.js';
 
@@ -23,6 +24,26 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   contentType?: 'application/json' | 'application/pdf';
   headers?: Record<string, string>;
+  /** Fields set over the example built from the schema, where the schema alone would show an answer never given. */
+  example?: Record<string, unknown>;
+}
+
+/** What this deployment offers, as its OpenAPI document describes it. */
+export interface DocumentedOffer {
+  profile: Profile;
+  /** The service actions offered: the profile's set, narrowed to what the backend supports when the gateway maps one. */
+  actions: readonly ServiceAction[];
+  /** What `cancel` answers: `scheduled` (202, at the billing period's end), `completed` (200, at once), or either (a v1 upstream's choice). */
+  cancel: 'scheduled' | 'completed' | 'either';
+}
+
+/** Where an endpoint's document depends on the offer (see Endpoint.documented). */
+export interface DocumentedOverrides {
+  /** The body as documented, where the contract's set is narrower than what validation takes. */
+  body?: z.ZodType;
+  description?: string;
+  /** Success statuses this deployment never answers. */
+  omitResponses?: number[];
 }
 
 export interface Caller {
@@ -110,11 +131,11 @@ export interface Endpoint<
   query?: Q;
   body?: B;
   /**
-   * The body as the OpenAPI document shows it for a profile, where the contract's closed set is
-   * narrower than what validation takes (an action outside the set answers `invalid_action` with
-   * `allowed_actions`, not a generic validation error).
+   * The document's view of this endpoint for what the deployment offers: a body narrower than
+   * what validation takes (an action outside the set answers `invalid_action` with
+   * `allowed_actions`, not a generic validation error), its description, the statuses it can answer.
    */
-  documentedBody?: (profile: Profile) => z.ZodType;
+  documented?: (offer: DocumentedOffer) => DocumentedOverrides;
   /** Requires `Idempotency-Key` and runs under the idempotency rules (contract §5). */
   idempotent?: boolean;
   /**

@@ -5,8 +5,9 @@
 import { z } from 'zod';
 import type { Profile } from '../config.js';
 import { REASONS, type Reason } from '../errors.js';
-import type { Endpoint } from '../http/endpoint.js';
+import type { DocumentedOffer, Endpoint } from '../http/endpoint.js';
 import { SCOPES } from '../keys/scopes.js';
+import type { BackendCapabilities } from '../backend/backend.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
 import { exampleOf } from './examples.js';
 import { errorResponses, inputReasons, problemSchema, type ProblemResponses } from './problems.js';
@@ -36,7 +37,8 @@ const COMMON_HEADERS = {
   },
 };
 
-const RATE_LIMIT_HEADERS = {
+/** The limits' state: on every authenticated success, and on problem answers as problemsOf says. */
+const LIMIT_HEADERS = {
   'X-RateLimit-Limit': {
     description: 'For the per-key limit closest to exhaustion: the most it lets through at once (burst + 1 for the minute limit, 21 by default; the daily quota for the day limit).',
     schema: { type: 'integer' },
@@ -48,21 +50,48 @@ const RATE_LIMIT_HEADERS = {
     schema: { type: 'string' },
   },
   RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: each policy now, `r` what may be sent now, `t` delta seconds until full.', schema: { type: 'string' } },
-  'Cache-Control': { description: 'Always `no-store` on authenticated responses.', schema: { type: 'string' } },
 };
+
+const NO_STORE = { 'Cache-Control': { description: 'Always `no-store` on authenticated responses.', schema: { type: 'string' } } };
+
+const RATE_LIMIT_HEADERS = { ...LIMIT_HEADERS, ...NO_STORE };
+
+/**
+ * An authenticated operation's problem answers: no-store always; the limits once the key is
+ * authenticated, authorised and counted (a 401 or 403 is answered before), and on every 429.
+ */
+const AUTHENTICATED_PROBLEM_HEADERS = {
+  ...Object.fromEntries(
+    Object.entries(LIMIT_HEADERS).map(([name, header]) => [name, { ...header, description: `${header.description} Present once the key is counted: not on 401 or 403.` }]),
+  ),
+  ...NO_STORE,
+};
+
+const REPLAYED = { description: '`true` when this is a stored response replayed.', schema: { type: 'string' } };
+/** The backend's refusals an idempotent operation stores and replays (contract §5): not found, conflict, validation. */
+const REPLAYED_STATUSES = { 404: { 'Idempotent-Replayed': REPLAYED }, 409: { 'Idempotent-Replayed': REPLAYED }, 422: { 'Idempotent-Replayed': REPLAYED } };
 
 const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
   unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="v1"`, with `error="invalid_token"` when a key was sent.', schema: { type: 'string' } } },
   insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="v1", error="insufficient_scope", scope="…"`.', schema: { type: 'string' } } },
   method_not_allowed: { Allow: { description: 'The methods the path supports.', schema: { type: 'string' } } },
-  rate_limited: { 'Retry-After': { description: 'Seconds (≥ 1) until a retry can succeed.', schema: { type: 'integer' } } },
+  // The refusing policy's state: the source address's or the key's.
+  rate_limited: { 'Retry-After': { description: 'Seconds (≥ 1) until a retry can succeed.', schema: { type: 'integer' } }, ...LIMIT_HEADERS },
   idempotency_in_progress: { 'Retry-After': { description: 'Seconds until the first request\'s claim expires.', schema: { type: 'integer' } } },
   upstream_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   store_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   backend_misconfigured: { 'Retry-After': { description: 'Seconds until the gateway checks the backend again.', schema: { type: 'integer' } } },
 };
 
-const PROBLEMS: ProblemResponses = { schema: 'Problem', headers: COMMON_HEADERS, reasonHeaders: REASON_HEADERS };
+/** How an operation's problem answers are described: the headers depend on its kind. */
+function problemsOf(endpoint: Endpoint): ProblemResponses {
+  return {
+    schema: 'Problem',
+    headers: endpoint.scope === 'public' ? COMMON_HEADERS : { ...COMMON_HEADERS, ...AUTHENTICATED_PROBLEM_HEADERS },
+    reasonHeaders: REASON_HEADERS,
+    ...(endpoint.idempotent ? { statusHeaders: REPLAYED_STATUSES } : {}),
+  };
+}
 
 /** Every reason an endpoint can answer with: its own plus those its kind implies. */
 function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
@@ -109,28 +138,31 @@ export function parameters(
   return result;
 }
 
-function operation(endpoint: Endpoint, profile: Profile, components: Components): object {
+function operation(endpoint: Endpoint, offer: DocumentedOffer, components: Components): object {
+  const documented = endpoint.documented?.(offer) ?? {};
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(endpoint.responses)) {
+    if (documented.omitResponses?.includes(Number(status))) continue;
     const headers: Record<string, object> = { ...COMMON_HEADERS };
     if (endpoint.scope !== 'public') Object.assign(headers, RATE_LIMIT_HEADERS);
     for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
-    if (endpoint.idempotent) headers['Idempotent-Replayed'] = { description: '`true` when this is a stored response replayed.', schema: { type: 'string' } };
+    if (endpoint.idempotent) headers['Idempotent-Replayed'] = REPLAYED;
     const schema = spec.schema ? toSchema(spec.schema, 'output', components) : {};
+    const example = spec.schema ? { ...(exampleOf(schema, components.schemas) as object), ...spec.example } : undefined;
     const content = spec.contentType === 'application/pdf'
       ? { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } }
-      : { 'application/json': { schema, example: exampleOf(schema, components.schemas) } };
+      : { 'application/json': { schema, example } };
     responses[status] = { description: spec.description, headers, content };
   }
-  Object.assign(responses, errorResponses(reasonsOf(endpoint, profile), PROBLEMS));
-  const body = endpoint.documentedBody?.(profile) ?? endpoint.body;
+  Object.assign(responses, errorResponses(reasonsOf(endpoint, offer.profile), problemsOf(endpoint)));
+  const body = documented.body ?? endpoint.body;
   const scopeNote = endpoint.scope === 'public'
     ? 'No authentication.'
     : endpoint.scope === 'any' ? 'Any valid key.' : `Requires scope \`${endpoint.scope}\`.`;
   return {
     operationId: endpoint.operationId,
     summary: endpoint.summary,
-    description: [scopeNote, endpoint.description].filter(Boolean).join(' '),
+    description: [scopeNote, documented.description ?? endpoint.description].filter(Boolean).join(' '),
     tags: [endpoint.tag],
     'x-required-scope': endpoint.scope,
     // The scheme carries no scopes (only OAuth2 schemes may list them); the scope is in
@@ -198,13 +230,20 @@ function webhookOperations(components: Components): Record<string, object> {
 
 export interface DocumentOptions {
   profile: Profile;
+  /** What the backend supports, when the gateway maps one (else the profile's whole set is offered, `cancel` either way). */
+  capabilities?: BackendCapabilities | undefined;
   /** Absolute base URL for `servers` (see server-url.ts). */
   serverUrl: string;
   /** Who integrators contact: the operator (config `issuer`). */
   contact?: { name: string; email?: string | undefined };
 }
 
-export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact }: DocumentOptions): object {
+export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact, capabilities }: DocumentOptions): object {
+  const offer: DocumentedOffer = {
+    profile,
+    actions: PROFILE_ACTIONS[profile].filter((action) => !capabilities || capabilities.serviceActions.includes(action)),
+    cancel: capabilities?.cancelOutcome ?? 'either',
+  };
   const components: Components = {
     schemas: {
       Problem: problemSchema('RFC 9457 Problem Details. `type` is an absolute URI ending in `reason`.', Object.keys(REASONS), {
@@ -216,7 +255,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
   const paths: Record<string, Record<string, object>> = {};
   for (const endpoint of endpoints) {
     const path = openApiPath(endpoint.url);
-    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, profile, components) };
+    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, offer, components) };
   }
   return {
     openapi: '3.1.0',
@@ -227,14 +266,14 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
       // The contract is served to the operator's resellers under the operator's own terms.
       license: { name: 'Proprietary: the operator\'s terms of service', identifier: 'LicenseRef-Proprietary' },
       description: [
-        `Profile ${profile}. Service actions: ${PROFILE_ACTIONS[profile].join(', ')}.`,
+        `Profile ${profile}. Service actions: ${offer.actions.join(', ') || 'none'}.`,
         profile === 'A'
           ? 'Idempotency: a key replays for one hour, then answers 410 `replay_stale`; the same key on another endpoint is 409.'
           : 'Idempotency: records live 24 hours, after which the key is new again; the same key on another endpoint is 409.',
         'Authentication: `Authorization: Bearer <key>`; keys in the query string are refused.',
         'Rate limits: per key 60/min with a burst of 20 (21 at once from rest, then one per second) and 5,000 per UTC day; per source IP 600/min' +
           (profile === 'A' ? '; per account 120/min across its keys.' : '.'),
-        'Every response carries `X-Request-Id`; errors are `application/problem+json`.',
+        'Every response carries `X-Request-Id`; errors are `application/problem+json`. A path this document lists, called with a method it does not list, answers 405 `method_not_allowed` with `Allow`; any other path 404 `not_found`.',
         'Money is a decimal string with an ISO 4217 code; timestamps are RFC 3339 UTC; ids are strings.',
       ].join('\n\n'),
     },

@@ -15,12 +15,15 @@ export interface ProblemResponses {
   headers: Headers;
   /** Headers a reason adds. */
   reasonHeaders: Partial<Record<AnyReason, Headers>>;
+  /** Headers a status adds (the stored answers an idempotent operation replays). */
+  statusHeaders?: Record<number, Headers>;
 }
 
 /** The reasons an endpoint's input implies (validation, the body's limits, the Idempotency-Key), in the documents' order. */
 export function inputReasons(endpoint: { params?: unknown; query?: unknown; body?: unknown; idempotent?: boolean | undefined }): Reason[] {
   const reasons: Reason[] = [];
-  if (endpoint.params || endpoint.query || endpoint.body) reasons.push('invalid_request');
+  // Any request can be refused before its input is read (a key in the query string, a header that cannot be read).
+  reasons.push('invalid_request');
   if (endpoint.body) reasons.push('payload_too_large', 'unsupported_media_type');
   if (endpoint.idempotent) reasons.push('idempotency_key_missing', 'idempotency_key_invalid');
   return reasons;
@@ -43,7 +46,7 @@ export function errorResponses(reasons: readonly AnyReason[], docs: ProblemRespo
   for (const [status, group] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     responses[String(status)] = {
       description: group.map((reason) => `\`${reason}\`: ${reasonSpec(reason).title}`).join('; '),
-      headers: Object.assign({}, docs.headers, ...group.map((reason) => docs.reasonHeaders[reason] ?? {})),
+      headers: Object.assign({}, docs.headers, docs.statusHeaders?.[status] ?? {}, ...group.map((reason) => docs.reasonHeaders[reason] ?? {})),
       content: { 'application/problem+json': { schema: { $ref: `#/components/schemas/${docs.schema}` }, example: problemExample(group[0] as AnyReason) } },
     };
   }

@@ -15,7 +15,7 @@ import { PROFILE_ACTIONS, type ServiceAction } from '../../src/v1/schemas.js';
 import { FOSSBILLING_ACTIONS } from '../../mappings/fossbilling/service-actions.js';
 import { buildBackendGateway, type BackendGateway } from '../helpers/backend-gateway.js';
 import { ContractClient } from '../helpers/contract-client.js';
-import type { HttpResponse } from '../helpers/http.js';
+import { call, type HttpResponse } from '../helpers/http.js';
 
 interface BackendCase {
   /** The registry name (mappings/index.ts). */
@@ -186,6 +186,12 @@ function scenario(t: Test, backend: BackendCase, profile: 'A' | 'B'): void {
     // The profile's actions, or (once backends declare them) those of this backend within it.
     for (const action of backend.actions[profile]) assert.ok(refused.allowed_actions.includes(action), action);
     for (const action of refused.allowed_actions) assert.ok((PROFILE_ACTIONS[profile] as readonly string[]).includes(action), action);
+    // The served document offers exactly what the gateway accepts, and 202 only where cancel is scheduled.
+    const document = (await call(gw.base, 'GET', '/v1/openapi.json')).json();
+    assert.deepEqual(document.components.schemas.ActionInput.properties.action.enum, refused.allowed_actions);
+    assert.match(document.info.description, new RegExp(`Service actions: ${refused.allowed_actions.join(', ')}\\.`));
+    const scheduled = refused.allowed_actions.includes('cancel') && backend.cancel === 'scheduled';
+    assert.equal('202' in document.paths['/v1/services/{id}/actions'].post.responses, scheduled, 'a 202 is documented only where cancel answers it');
 
     const before = await serviceAs(acme, id);
     for (const action of PROFILE_ACTIONS[profile].filter((a) => !backend.actions[profile].includes(a))) {

@@ -1,12 +1,31 @@
 /**
  * A client for end-to-end suites that checks every answer against the endpoint's own contract: a
  * documented success status with a body that is exactly its response schema (no field more), or
- * a Problem+JSON document. It remembers which endpoints answered with success, so that a suite can
- * prove it reached every one.
+ * a Problem+JSON document; and against the OpenAPI document the gateway serves: the status is
+ * documented for the operation, and so is every header the answer carries beyond HTTP's own. It
+ * remembers which endpoints answered with success, so that a suite can prove it reached every one.
  */
 import assert from 'node:assert/strict';
 import type { Endpoint } from '../../src/http/endpoint.js';
+import { openApiPath } from '../../src/openapi/document.js';
 import { call, type HttpResponse } from './http.js';
+
+type Documented = { paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+
+/** Headers of HTTP itself (framing, connection, content), which no operation documents. */
+const TRANSPORT_HEADERS = new Set(['connection', 'content-length', 'content-type', 'date', 'keep-alive', 'transfer-encoding']);
+
+/** The status is one the served document lists for the operation, and each header the answer carries is listed for that status. */
+function checkDocumented(document: Documented, endpoint: Endpoint, response: HttpResponse, label: string): void {
+  const operation = document.paths[openApiPath(endpoint.url)]?.[endpoint.method.toLowerCase()];
+  assert.ok(operation, `${label}: the served document has no such operation`);
+  const documented = operation.responses[String(response.status)];
+  assert.ok(documented, `${label}: the served document lists no ${response.status} for it (${Object.keys(operation.responses).join(', ')})`);
+  const names = new Set(Object.keys(documented.headers ?? {}).map((name) => name.toLowerCase()));
+  for (const name of Object.keys(response.headers)) {
+    if (!TRANSPORT_HEADERS.has(name)) assert.ok(names.has(name), `${label}: header ${name} is not documented for ${response.status}`);
+  }
+}
 
 interface Route {
   endpoint: Endpoint;
@@ -45,12 +64,19 @@ function checkSuccess(endpoint: Endpoint, response: HttpResponse, label: string)
 export class ContractClient {
   private readonly routes: Route[];
   private readonly succeeded = new Set<string>();
+  private document: Promise<Documented> | undefined;
 
   constructor(
     private readonly base: string,
     endpoints: readonly Endpoint[],
   ) {
     this.routes = endpoints.map(routeOf);
+  }
+
+  /** The document this gateway serves (read once). */
+  private served(): Promise<Documented> {
+    this.document ??= call(this.base, 'GET', '/v1/openapi.json').then((response) => response.json() as Documented);
+    return this.document;
   }
 
   async send(
@@ -63,6 +89,7 @@ export class ContractClient {
     const response = await call(this.base, method, path, options);
     const label = `${method} ${path} → ${response.status}`;
     assert.ok(response.headers['x-request-id'], label);
+    checkDocumented(await this.served(), route.endpoint, response, label);
     if (response.status >= 400) checkProblem(response, label);
     else {
       checkSuccess(route.endpoint, response, label);

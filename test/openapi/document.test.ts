@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { REASONS } from '../../src/errors.js';
+import { openApiDocument } from '../../src/app.js';
 import { openApiPath } from '../../src/openapi/document.js';
 import { SCOPES } from '../../src/keys/scopes.js';
 import { PROFILE_ACTIONS } from '../../src/v1/schemas.js';
@@ -92,6 +93,28 @@ for (const profile of ['A', 'B'] as const) {
       assert.equal(Boolean(stale), profile === 'A', 'replay_stale exists in Profile A only');
     });
 
+    t.test('documents what any answer can carry: 400 everywhere, the limits and no-store on problems, replays of stored refusals', async () => {
+      assert.match(String((doc as { info?: { description?: string } }).info?.description), /405 `method_not_allowed` with `Allow`/);
+      for (const [path, operations] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(operations)) {
+          const where = `${method} ${path}`;
+          // A key in the query string is refused on every route, public ones included.
+          assert.ok(op.responses['400'], `${where} documents 400`);
+          assert.ok(op.responses['429']?.headers?.RateLimit && op.responses['429'].headers['X-RateLimit-Remaining'], `${where} 429 documents the limits`);
+          const idempotent = op.parameters.some((p) => p.name === 'Idempotency-Key');
+          for (const [status, response] of Object.entries(op.responses)) {
+            if (Number(status) < 400) continue;
+            const headers = response.headers ?? {};
+            if (op['x-required-scope'] !== 'public') {
+              assert.ok(headers['Cache-Control'], `${where} ${status} documents Cache-Control`);
+              if (status !== '401' && status !== '403') assert.ok(headers['X-RateLimit-Limit'] && headers.RateLimit, `${where} ${status} documents the limits`);
+            }
+            assert.equal(Boolean(headers['Idempotent-Replayed']), idempotent && ['404', '409', '422'].includes(status), `${where} ${status}: Idempotent-Replayed`);
+          }
+        }
+      }
+    });
+
     t.test('shows the running profile\'s closed action set, an absolute server URL and an example per operation', async () => {
       const input = doc.components.schemas.ActionInput as { properties: { action: { enum: string[] } } };
       assert.deepEqual(input.properties.action.enum, [...PROFILE_ACTIONS[profile]]);
@@ -107,3 +130,37 @@ for (const profile of ['A', 'B'] as const) {
     });
   });
 }
+
+t.test('OpenAPI document: the actions offered are the backend\'s within the profile, and cancel\'s answer is its own', async () => {
+  type Doc = Document & { info: { description: string } };
+  const actions = (document: Doc) => (document.components.schemas.ActionInput as { properties: { action: { enum: string[] } } }).properties.action.enum;
+  const operation = (document: Doc) => document.paths['/v1/services/{id}/actions']?.post as Operation;
+  // A backend that cancels at once and carries out only some actions (FOSSBilling's capabilities).
+  const immediate = openApiDocument({ profile: 'A' }, { serviceActions: ['cancel', 'cancel_revoke', 'suspend', 'unsuspend'], reconcilesOrders: true, cancelOutcome: 'completed' }) as Doc;
+  assert.deepEqual(actions(immediate), ['cancel', 'cancel_revoke']);
+  assert.match(immediate.info.description, /Service actions: cancel, cancel_revoke\./);
+  assert.deepEqual(Object.keys(operation(immediate).responses).filter((status) => Number(status) < 300), ['200']);
+  assert.match(String(operation(immediate).description), /`cancel` ends the service at once: 200\./);
+
+  const scheduled = openApiDocument({ profile: 'A' }, { serviceActions: [...PROFILE_ACTIONS.A], reconcilesOrders: true, cancelOutcome: 'scheduled' }) as Doc;
+  assert.deepEqual(actions(scheduled), [...PROFILE_ACTIONS.A]);
+  const examples = Object.fromEntries(
+    Object.entries(operation(scheduled).responses)
+      .filter(([status]) => Number(status) < 300)
+      .map(([status, response]) => [status, response.content?.['application/json']?.example as { outcome: string; effective_on: string | null }]),
+  );
+  assert.deepEqual([examples['200']?.outcome, examples['200']?.effective_on], ['completed', null], 'a 200 example is a completed action');
+  assert.deepEqual([examples['202']?.outcome, typeof examples['202']?.effective_on], ['scheduled', 'string'], 'a 202 example is a scheduled cancel');
+
+  // Profile B has no cancel: never a 202. Without a backend (a v1 upstream), both answers are named.
+  assert.ok(!('202' in operation(openApiDocument({ profile: 'B' }) as Doc).responses));
+  assert.match(String(operation(openApiDocument({ profile: 'A' }) as Doc).description), /202 with `effective_on`\) or ends the service at once \(200\)/);
+});
+
+t.test('OpenAPI document: the webhook answer\'s example is a state the gateway can be in', async () => {
+  const document = openApiDocument({ profile: 'A' }) as Document;
+  for (const method of ['get', 'put']) {
+    const example = document.paths['/v1/webhooks']?.[method]?.responses['200']?.content?.['application/json']?.example as { status: string; disabled_reason: string | null };
+    assert.deepEqual([example.status, example.disabled_reason], ['enabled', null], method);
+  }
+});

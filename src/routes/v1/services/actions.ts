@@ -4,13 +4,17 @@ import { BackendError, type CallContext, type Customer } from '../../../backend/
 import type { Profile } from '../../../config.js';
 import { ApiError } from '../../../errors.js';
 import { fromBackend } from '../../../http/problems.js';
-import { defineEndpoint, type EndpointDeps } from '../../../http/endpoint.js';
+import { defineEndpoint, type DocumentedOffer, type DocumentedOverrides, type EndpointDeps } from '../../../http/endpoint.js';
 import { type IdempotentAttempt, requireAttempt } from '../../../http/idempotency.js';
 import { ActionResultSchema, ALL_ACTIONS, PROFILE_ACTIONS, type ActionResult, type Service, type ServiceAction } from '../../../v1/schemas.js';
 import { IdParamsSchema } from '../params.js';
 
 // Any string: a name outside the offered set, empty or long included, is 422 `invalid_action` with
 // `allowed_actions` (contract), not a bare validation error; the body limit bounds its length.
+const DESCRIPTION =
+  'Requires `Idempotency-Key`. The action set follows the deployment\'s profile, narrowed to the actions its billing backend supports; an action outside it is 422 `invalid_action` with `allowed_actions`. ' +
+  'A valid action that the service\'s current state forbids is 409 `action_not_allowed`.';
+
 const ActionInputSchema = z
   .strictObject({
     action: z.string().meta({
@@ -22,11 +26,30 @@ const ActionInputSchema = z
   })
   .meta({ id: 'ActionInput' });
 
-/** What the document shows: the running profile's closed set. */
-function documentedInput(profile: Profile) {
-  return z
-    .strictObject({ action: z.enum(PROFILE_ACTIONS[profile]).meta({ description: `The actions of profile ${profile}.` }) })
-    .meta({ id: 'ActionInput' });
+const CANCEL_TAKES_EFFECT: Record<DocumentedOffer['cancel'], string> = {
+  scheduled: '`cancel` is accepted for the end of the billing period: 202 with `effective_on`.',
+  completed: '`cancel` ends the service at once: 200.',
+  either: '`cancel` is accepted for the end of the billing period (202 with `effective_on`) or ends the service at once (200), as the billing backend does it.',
+};
+
+/**
+ * What the document shows: the closed set this deployment offers, and `cancel`'s answer (202 only
+ * where the backend schedules it, which never happens without `cancel` in the set, as in profile B).
+ */
+function documented(offer: DocumentedOffer): DocumentedOverrides {
+  const cancels = offer.actions.includes('cancel');
+  return {
+    body: z
+      .strictObject({
+        action:
+          offer.actions.length > 0
+            ? z.enum(offer.actions as [ServiceAction, ...ServiceAction[]]).meta({ description: `The actions this deployment offers (profile ${offer.profile}).` })
+            : z.string().meta({ description: 'This deployment offers no service action: any name answers 422 `invalid_action`.' }),
+      })
+      .meta({ id: 'ActionInput' }),
+    description: `${DESCRIPTION} ${cancels ? CANCEL_TAKES_EFFECT[offer.cancel] : ''}`.trim(),
+    omitResponses: cancels && offer.cancel !== 'completed' ? [] : [202],
+  };
 }
 
 function resultStatus(result: ActionResult): number {
@@ -110,20 +133,22 @@ export default defineEndpoint({
   url: '/v1/services/:id/actions',
   operationId: 'runServiceAction',
   summary: 'Run a service action',
-  description:
-    'Requires `Idempotency-Key`. The action set follows the deployment\'s profile, narrowed to the actions its billing backend supports; an action outside it is 422 `invalid_action` with `allowed_actions`. ' +
-    'A valid action that the service\'s current state forbids is 409 `action_not_allowed`. `cancel` is accepted for the end of the billing period: 202 with `effective_on`.',
+  description: `${DESCRIPTION} ${CANCEL_TAKES_EFFECT.either}`,
   tag: 'Services',
   scope: 'write:services',
   idempotent: true,
   params: IdParamsSchema,
   body: ActionInputSchema,
-  documentedBody: documentedInput,
+  documented,
   // A v1 upstream decides what it supports, but never runs an action outside this gateway's profile.
   passthrough: { refuse: ({ body, deps }) => void offeredAmong(body.action, deps.config.profile, ALL_ACTIONS) },
   responses: {
-    200: { description: 'The action ran; the service as it now stands.', schema: ActionResultSchema },
-    202: { description: 'The action was accepted and takes effect later (cancel).', schema: ActionResultSchema },
+    200: { description: 'The action ran; the service as it now stands.', schema: ActionResultSchema, example: { action: 'reboot', outcome: 'completed', effective_on: null } },
+    202: {
+      description: 'The action was accepted and takes effect later (cancel).',
+      schema: ActionResultSchema,
+      example: { action: 'cancel', outcome: 'scheduled', effective_on: '2026-01-31' },
+    },
   },
   errors: ['not_found', 'invalid_action', 'action_not_allowed', 'validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'outcome_unknown'],
   async handler({ params, body, caller, deps, call, attempt: maybeAttempt }) {

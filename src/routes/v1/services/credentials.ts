@@ -15,7 +15,7 @@ export default defineEndpoint({
   // The pipeline audits every request routed here, failures before this handler included.
   audited: true,
   params: IdParamsSchema,
-  responses: { 200: { description: 'The credentials.', schema: CredentialsSchema } },
+  responses: { 200: { description: 'The credentials.', schema: CredentialsSchema, headers: { Pragma: '`no-cache`, for HTTP/1.0 caches (beside `Cache-Control: no-store`).' } } },
   errors: ['not_found', 'store_unavailable'],
   async handler({ params, caller, deps, call }) {
     const credentials = await deps.backend.getCredentials(caller.customer, params.id, call);

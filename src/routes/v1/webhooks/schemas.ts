@@ -17,7 +17,7 @@ export const WebhookConfigSchema = z
     status: z.enum(['enabled', 'disabled']).nullable().meta({
       description: '`disabled` after a 410 answer or 5 days of failed deliveries; setting the URL again enables it. null when no URL is set.',
     }),
-    disabled_reason: z.enum(['gone', 'failing']).nullable().meta({ description: 'Why the endpoint is disabled. `gone`: the endpoint answered `410 Gone`; `failing`: every delivery failed for 5 days. null while enabled.' }),
+    disabled_reason: z.enum(['gone', 'failing']).nullable().meta({ example: null, description: 'Why the endpoint is disabled. `gone`: the endpoint answered `410 Gone`; `failing`: every delivery failed for 5 days. null while enabled.' }),
     last_delivery: LastDeliverySchema.nullable(),
     failing_since: TimestampSchema.nullable().meta({ description: 'Start of the current run of failed deliveries; null when the last one succeeded.' }),
   })
