@@ -11,13 +11,21 @@ import { sourceAddress } from './http/source-address.js';
 /** Query parameters whose values are harmless to log. */
 const LOGGABLE_QUERY = new Set(['page', 'per_page']);
 
-function redactUrl(url: string): string {
+/**
+ * A parameter name shown in the log: a short word (`access_token`, `filter`), which tells the
+ * operator what a client tried. Anything else may be a secret sent as a bare name (`?rk_…`, or a
+ * token pasted after `&`): keys and tokens are longer and hold digits.
+ */
+const SHOWN_NAME = /^[A-Za-z][A-Za-z_.-]{0,31}$/;
+
+export function redactUrl(url: string): string {
   const index = url.indexOf('?');
   if (index === -1) return url;
   const params = new URLSearchParams(url.slice(index + 1));
-  const masked = [...params.keys()].map((name) =>
-    LOGGABLE_QUERY.has(name) ? `${name}=${encodeURIComponent(params.get(name) ?? '')}` : `${encodeURIComponent(name)}=[redacted]`,
-  );
+  const masked = [...params.keys()].map((name) => {
+    if (LOGGABLE_QUERY.has(name)) return `${name}=${encodeURIComponent(params.get(name) ?? '')}`;
+    return SHOWN_NAME.test(name) ? `${name}=[redacted]` : '[redacted]';
+  });
   return `${url.slice(0, index)}?${masked.join('&')}`;
 }
 

@@ -54,6 +54,30 @@ t.test('one line per request: pino format, the request, its answer and ids, the 
   }
 });
 
+t.test('a key or token sent as a bare query parameter name never reaches the log', async () => {
+  const gw = await buildTestGateway();
+  try {
+    const key = gw.keys['acme:all'] as string;
+    const token = 'rgadm_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
+    const urls: Array<[sent: string, logged: string]> = [
+      [`/v1/me?${key}`, '/v1/me?[redacted]'],
+      [`/v1/me?foo=1&${key}`, '/v1/me?foo=[redacted]&[redacted]'],
+      [`/v1/services?page=2&${token}=`, '/v1/services?page=2&[redacted]'],
+      [`/v1/services?${encodeURIComponent(key)}=x`, '/v1/services?[redacted]'],
+    ];
+    for (const [url] of urls) {
+      const response = await gw.app.inject({ method: 'GET', url });
+      assert.ok(response.statusCode >= 400, `${url} is refused`);
+    }
+    assert.deepEqual(accessLines(gw.logs).map((line) => (line.req as { url: string }).url), urls.map(([, logged]) => logged));
+    const secret = parseApiKey(key)?.secret as string;
+    const text = gw.logs.join('');
+    for (const fragment of [key, secret.slice(0, 16), token.slice(6, 22)]) assert.ok(!text.includes(fragment), 'no line holds the key, its secret or the token');
+  } finally {
+    await gw.close();
+  }
+});
+
 t.test('no line below its level', async () => {
   const gw = await buildTestGateway({ config: { logLevel: 'warn' } });
   try {
