@@ -10,6 +10,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AdminApi } from '../admin/api.js';
 import type { Backend } from '../backend/backend.js';
 import type { Stores } from '../stores/types.js';
+import { boundedPing } from './bounded-ping.js';
 
 /** Probes come every few seconds from every orchestrator: a check serves them all this long. */
 const READY_CHECK_TTL_MS = 1_000;
@@ -45,8 +46,8 @@ export class Readiness {
   private dependencies(): Promise<{ store: DependencyState; upstream: DependencyState }> {
     const now = Date.now();
     if (this.last && now - this.last.at < READY_CHECK_TTL_MS) return this.last.result;
-    // ping() never throws (Backend and Stores contracts).
-    const result = Promise.all([this.deps.stores.ping(), this.deps.backend.ping()]).then(([store, upstream]) => ({
+    // Bounded, as /v1/health is: a probe gets its answer in time, and a cluster's primary hears every worker (workers.ts).
+    const result = Promise.all([boundedPing(() => this.deps.stores.ping()), boundedPing(() => this.deps.backend.ping())]).then(([store, upstream]) => ({
       store: store ? ('ok' as const) : ('down' as const),
       upstream: upstream ? ('ok' as const) : ('down' as const),
     }));

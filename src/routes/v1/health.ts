@@ -1,33 +1,23 @@
 import { z } from 'zod';
 import { defineLocalEndpoint, type GatewayDeps } from '../../http/endpoint.js';
 import { ApiError } from '../../errors.js';
+import { boundedPing } from '../../ops/bounded-ping.js';
 
 /**
  * A check's result stands this long from when it started, so a probe never reports a recovery later
  * than this; it also keeps probes from becoming load on the billing panel (one check per second).
  */
 const CHECK_TTL_MS = 1_000;
-/** Each dependency gets this long to answer, whatever its own timeouts; silence counts as down. */
-const PING_TIMEOUT_MS = 1_000;
 type HealthState = 'ok' | 'store' | 'upstream';
 /** The last check per app (keyed by its deps), so that apps in one process never share it. */
 const lastChecks = new WeakMap<GatewayDeps, { startedAt: number; result: Promise<HealthState> }>();
-
-/** The ping's answer, or false once PING_TIMEOUT_MS has passed (the ping itself runs on and is ignored). */
-function bounded(ping: () => Promise<boolean>): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
-  });
-  return Promise.race([ping().catch(() => false), timeout]).finally(() => clearTimeout(timer));
-}
 
 /** The current check: the last one while it is younger than CHECK_TTL_MS (finished or not), else a new one. */
 function currentCheck(deps: GatewayDeps): Promise<HealthState> {
   const now = Date.now();
   const last = lastChecks.get(deps);
   if (last && now - last.startedAt < CHECK_TTL_MS) return last.result;
-  const result = Promise.all([bounded(() => deps.stores.ping()), bounded(() => deps.upstream.ping())]).then(
+  const result = Promise.all([boundedPing(() => deps.stores.ping()), boundedPing(() => deps.upstream.ping())]).then(
     ([store, upstream]): HealthState => (!store ? 'store' : !upstream ? 'upstream' : 'ok'),
   );
   lastChecks.set(deps, { startedAt: now, result });
