@@ -5,12 +5,15 @@
  * out round-robin) with its own app, all sharing Redis. The primary serves the ops listener:
  * `/metrics` aggregates every worker's registry (prom-client's AggregatorRegistry: counters and
  * histograms summed; the outbox and breaker gauges take the maximum), `/readyz` is ready when
- * every worker is, and the admin API runs there (src/admin/primary.ts). SIGTERM/SIGINT: unready at once, every worker drains as a single process does,
- * then the primary exits (0 when every worker exited 0). A worker that dies otherwise is replaced.
+ * every worker is, and the admin API runs there (src/admin/primary.ts). SIGTERM/SIGINT: unready at
+ * once, every worker drains as a single process does, then the primary exits (0 when every worker
+ * drained and exited 0). A worker that dies otherwise is replaced; workers that die before any of
+ * them listens, three times, stop the primary with 1 (a port taken, a bad module).
  *
  * The memory stores cannot be shared between processes: more than one worker needs Redis.
  */
 import cluster, { type Worker } from 'node:cluster';
+import type { FastifyInstance } from 'fastify';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
 import { AggregatorRegistry } from 'prom-client';
@@ -22,6 +25,7 @@ import { resolvePepper } from './keys/pepper.js';
 import { buildOpsApp, type ReadyReport } from './ops/server.js';
 import type { Sandbox } from './sandbox.js';
 import { createStores } from './stores/factory.js';
+import type { Stores } from './stores/types.js';
 import { EX_CONFIG } from './startup/mode.js';
 import { demoKeys, printBanner } from './startup/banner.js';
 
@@ -40,6 +44,8 @@ export function workerCount(setting: GatewayConfig['workers']): number {
 
 /** A worker that keeps dying is replaced at most this often. */
 const RESPAWN_DELAY_MS = 1_000;
+/** Workers that die before any of them listens, this many times: the primary gives up (exit 1). */
+const BOOT_ATTEMPTS = 3;
 /** How long /readyz waits for a worker's answer. */
 const READY_ASK_MS = 2_000;
 
@@ -58,55 +64,22 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   const options = loggerOptions(config) as pino.LoggerOptions & { stream: pino.DestinationStream };
   const log = pino(options, options.stream);
   let shuttingDown = false;
+  /** True once a worker listens: a worker that dies after that is replaced, before it counts toward giving up. */
+  let serving = false;
+  let bootFailures = 0;
+  /** A worker that did not exit 0 while draining: the primary then exits 1. */
+  let drainFailed = false;
   const workers = new Set<Worker>();
-  const failed = new Set<Worker>();
+  /** What the primary runs beside the workers, once they listen; closed at shutdown. */
+  let ops: FastifyInstance | undefined;
+  let stores: Stores | undefined;
+  let primaryAdmin: ReturnType<typeof createPrimaryAdminApi> | undefined;
 
-  const fork = (): Worker => {
-    const worker = cluster.fork();
-    workers.add(worker);
-    worker.on('message', (message: FromWorker) => {
-      if (message?.type === 'gateway:hello') worker.send({ type: 'gateway:config', config } satisfies ToWorker);
-    });
-    worker.once('exit', (code, signal) => {
-      workers.delete(worker);
-      if (code !== 0) failed.add(worker);
-      if (shuttingDown) return;
-      log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another');
-      setTimeout(() => {
-        if (!shuttingDown) fork();
-      }, RESPAWN_DELAY_MS).unref();
-    });
-    return worker;
-  };
-
-  const listening = Array.from({ length: count }, () =>
-    new Promise<string>((resolve) =>
-      fork().once('listening', ({ address, port }) => resolve(`http://${address.includes(':') ? `[${address}]` : address}:${port}`)),
-    ),
-  );
-  const address = (await Promise.all(listening))[0] as string;
-  log.info({ workers: count, address }, `${count} workers serving v1 on ${address}`);
-
-  const metrics = new AggregatorRegistry();
-  // The admin API lives on the ops listener, so the primary serves it over the shared stores (which
-  // also issue the sandbox's demo keys).
-  const stores = await createStores(config);
-  const primaryAdmin = createPrimaryAdminApi(config, stores, log);
-  const ops = buildOpsApp({
-    admin: primaryAdmin.admin,
-    metrics: { registry: { contentType: metrics.contentType, metrics: () => metrics.clusterMetrics() }, collectRuntimeMetrics: () => undefined },
-    readiness: { check: () => workersReady([...workers], shuttingDown) },
-    log,
-  });
-  const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
-  log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
-
-  if (sandbox) printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: count });
-
-  const shutdown = async (signal: string): Promise<void> => {
+  // Installed before any worker is forked: a signal during boot drains what has started.
+  const shutdown = async (reason: string, code: 0 | 1 = 0): Promise<void> => {
     if (shuttingDown) return;
     shuttingDown = true;
-    log.info({ signal }, 'shutting down: draining the workers');
+    log.info({ reason }, 'shutting down: draining the workers');
     const exited = [...workers].map((worker) => new Promise<void>((resolve) => (worker.isDead() ? resolve() : worker.once('exit', () => resolve()))));
     for (const worker of workers) worker.process.kill('SIGTERM');
     const timer = setTimeout(() => {
@@ -116,22 +89,81 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     timer.unref();
     await Promise.all(exited);
     await sandbox?.close();
-    await ops.close();
-    await Promise.allSettled([primaryAdmin.close(), stores.close()]);
-    process.exit(failed.size === 0 ? 0 : 1);
+    await ops?.close();
+    await Promise.allSettled([primaryAdmin?.close(), stores?.close()]);
+    process.exit(code === 0 && !drainFailed ? 0 : 1);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  const fork = (): Worker => {
+    const worker = cluster.fork();
+    workers.add(worker);
+    worker.on('message', (message: FromWorker) => {
+      if (message?.type === 'gateway:hello') worker.send({ type: 'gateway:config', config } satisfies ToWorker);
+    });
+    worker.once('exit', (code, signal) => {
+      workers.delete(worker);
+      if (shuttingDown) {
+        // Ended by the SIGTERM itself: a worker still loading, before its own handler (it served nothing).
+        if (code !== 0 && signal !== 'SIGTERM') drainFailed = true;
+        return;
+      }
+      // Workers that keep dying before any of them listens will not start (a port taken, say), as a single process would not.
+      if (!serving && (bootFailures += 1) >= BOOT_ATTEMPTS) {
+        log.error({ pid: worker.process.pid, code, signal, attempts: bootFailures }, 'workers failed to start; exiting');
+        void shutdown('workers failed to start', 1);
+        return;
+      }
+      log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another');
+      setTimeout(() => {
+        if (!shuttingDown) fork();
+      }, RESPAWN_DELAY_MS).unref();
+    });
+    return worker;
+  };
+
+  // The first worker to listen, whichever it is (a replacement included), says where v1 is served.
+  const listening = new Promise<string>((resolve) =>
+    cluster.once('listening', (_worker, { address, port }) => resolve(`http://${address.includes(':') ? `[${address}]` : address}:${port}`)),
+  );
+  for (let index = 0; index < count; index += 1) fork();
+  const address = await listening;
+  serving = true;
+  if (shuttingDown) return;
+  log.info({ workers: count, address }, `${count} workers serving v1 on ${address}`);
+
+  const metrics = new AggregatorRegistry();
+  // The admin API lives on the ops listener, so the primary serves it over the shared stores (which
+  // also issue the sandbox's demo keys).
+  stores = await createStores(config);
+  primaryAdmin = createPrimaryAdminApi(config, stores, log);
+  ops = buildOpsApp({
+    admin: primaryAdmin.admin,
+    metrics: { registry: { contentType: metrics.contentType, metrics: () => metrics.clusterMetrics() }, collectRuntimeMetrics: () => undefined },
+    readiness: { check: () => workersReady([...workers], shuttingDown) },
+    log,
+  });
+  const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
+  log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
+
+  if (sandbox) printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: count });
 }
 
 let nextQuestion = 0;
 
-/** Ready when every worker says so; a worker that does not answer in time counts as unready. */
+/**
+ * Ready when every worker says so. A worker that does not answer in time (each bounds its checks
+ * well below READY_ASK_MS) makes the whole unready, its checks `unchecked`: silence says nothing
+ * about Redis or the upstream.
+ */
 async function workersReady(workers: Worker[], shuttingDown: boolean): Promise<ReadyReport> {
   if (shuttingDown || workers.length === 0) return { ready: false, store: 'unchecked', upstream: 'unchecked', shuttingDown };
   const reports = await Promise.all(workers.map((worker) => ask(worker)));
-  const all = (pick: (report: ReadyReport) => string): ReadyReport['store'] =>
-    reports.every((report) => report && pick(report) === 'ok') ? 'ok' : 'down';
+  const all = (pick: (report: ReadyReport) => ReadyReport['store']): ReadyReport['store'] => {
+    const states = reports.map((report) => (report ? pick(report) : 'unchecked'));
+    return states.includes('down') ? 'down' : states.includes('unchecked') ? 'unchecked' : 'ok';
+  };
   return {
     ready: reports.every((report) => report?.ready === true),
     store: all((report) => report.store),

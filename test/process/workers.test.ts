@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +131,18 @@ t.test('WORKERS: several processes on one port', async (t) => {
     for (let index = 0; index < 6; index += 1) assert.equal(await getOnNewConnection(base, '/v1/products', fresh.key), 401);
   });
 
+  t.test('a worker that dies is replaced, and counts for nothing at a later shutdown', async () => {
+    const served = output
+      .split('\n')
+      .filter((line) => line.includes('"msg":"request completed"'))
+      .map((line) => (JSON.parse(line) as { pid: number }).pid);
+    const victim = served.find((pid) => pid !== server.pid) as number;
+    process.kill(victim, 'SIGKILL');
+    await waitFor(() => (output.includes('worker exited; starting another') ? true : undefined), 10_000, 'the replacement');
+    await waitFor(async () => ((await call(ops, 'GET', '/readyz')).status === 200 ? true : undefined), 30_000, 'every worker ready again');
+    for (let index = 0; index < 4; index += 1) assert.equal(await getOnNewConnection(base, '/v1/products', key), 200);
+  });
+
   t.test('SIGTERM drains every worker: the request in flight is answered, then the primary exits 0', async () => {
     const inFlight = call(base, 'GET', '/v1/me', { key });
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -152,4 +165,48 @@ t.test('WORKERS above 1 with the memory stores: refused at boot, naming what to 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+t.test('WORKERS: a signal during boot drains what started; workers that cannot start stop the primary', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-workers-boot-'));
+  const redis = await startRedisServer();
+  t.teardown(async () => {
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const start = (extra: Record<string, string>) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { env: environment(dir, { WORKERS: '2', REDIS_URL: redis.url, ...extra }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout?.on('data', (chunk) => (text += String(chunk)));
+    child.stderr?.on('data', (chunk) => (text += String(chunk)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    t.teardown(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+    return { child, exited, output: () => text };
+  };
+
+  t.test('SIGTERM before any worker listens: the primary exits 0, its workers with it', async () => {
+    const { child, exited, output } = start({});
+    // The workers are forked (the primary has children) but still loading: none listens yet.
+    const children = await waitFor(() => {
+      const found = spawnSync('pgrep', ['-P', String(child.pid)], { encoding: 'utf8' }).stdout.trim();
+      return found ? found.split('\n').map(Number) : undefined;
+    }, 30_000, 'the forked workers');
+    assert.doesNotMatch(output(), /workers serving v1/);
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0, output());
+    assert.match(output(), /shutting down: draining the workers/);
+    for (const pid of children) assert.throws(() => process.kill(pid, 0), `worker ${pid} is gone`);
+  });
+
+  t.test('a port taken: the workers cannot listen, the primary says so and exits 1 (as one process would)', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => blocker.close());
+    const { exited, output } = start({ PORT: String((blocker.address() as AddressInfo).port), HOST: '127.0.0.1' });
+    assert.equal(await exited, 1, output());
+    assert.match(output(), /EADDRINUSE/);
+    assert.match(output(), /workers failed to start; exiting/);
+  });
 });
