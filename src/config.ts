@@ -207,24 +207,23 @@ function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `  - ${issue.path.join('.') || '(root)'}: ${issue.message}`).join('\n');
 }
 
-/** The backend's own section, validated by its plugin; its issues are named by their full path. */
-function parseUpstream(upstream: UpstreamConfig, registry: BackendRegistry): UpstreamConfig {
+/**
+ * The backend's own section, validated by its plugin; its issues are named by their full path.
+ * Returns the section as parsed, or the lines that say what is wrong.
+ */
+function parseUpstream(upstream: UpstreamConfig, registry: BackendRegistry): { upstream: UpstreamConfig } | { issues: string[] } {
   const plugin = registry.find((candidate) => candidate.name === upstream.backend);
   const known = registry.map((candidate) => candidate.name).join(', ');
-  if (!plugin) throw new ConfigError(`invalid configuration:\n  - upstream.backend: unknown backend "${upstream.backend}"; known: ${known}`);
+  if (!plugin) return { issues: [`  - upstream.backend: unknown backend "${upstream.backend}"; known: ${known}`] };
   const strays = Object.keys(upstream).filter((key) => key !== 'backend' && key !== plugin.name);
   if (strays.length > 0) {
-    const lines = strays.map((key) => `  - upstream.${key}: not a setting of backend "${plugin.name}" (its section is upstream.${plugin.name})`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+    return { issues: strays.map((key) => `  - upstream.${key}: not a setting of backend "${plugin.name}" (its section is upstream.${plugin.name})`) };
   }
   const section = upstream[plugin.name];
-  if (section === undefined) return upstream;
+  if (section === undefined) return { upstream };
   const result = plugin.configSchema.safeParse(section);
-  if (!result.success) {
-    const lines = result.error.issues.map((issue) => `  - ${['upstream', plugin.name, ...issue.path].join('.')}: ${issue.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
-  }
-  return { backend: plugin.name, [plugin.name]: result.data };
+  if (!result.success) return { issues: result.error.issues.map((issue) => `  - ${['upstream', plugin.name, ...issue.path].join('.')}: ${issue.message}`) };
+  return { upstream: { backend: plugin.name, [plugin.name]: result.data } };
 }
 
 /** True when the config names an upstream to serve; else the gateway runs a sandbox. */
@@ -232,19 +231,31 @@ export function hasUpstream(config: GatewayConfig): config is ResolvedConfig {
   return config.upstream !== undefined && config.upstream[config.upstream.backend] !== undefined;
 }
 
-/** Validates a raw config object (file contents with environment applied). */
+/**
+ * Validates a raw config object (file contents with environment applied). Every wrong field is
+ * named at once: the backend's section and the secrets an upstream needs are checked even when the
+ * rest has errors, so that fixing one does not only reveal the next.
+ */
 export function parseConfig(raw: unknown, registry: BackendRegistry): GatewayConfig {
   const result = ConfigSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(`invalid configuration:\n${describeIssues(result.error)}`);
+  const issues = result.success ? [] : describeIssues(result.error).split('\n');
+  const given = (typeof raw === 'object' && raw !== null ? raw : {}) as { upstream?: unknown; keys?: { pepper?: unknown }; webhooks?: { encryptionKey?: unknown } };
+  const selection = result.success ? result.data.upstream : UpstreamSelectionSchema.safeParse(given.upstream).data;
+  let upstream: UpstreamConfig | undefined;
+  if (selection) {
+    const parsed = parseUpstream(selection, registry);
+    if ('issues' in parsed) issues.push(...parsed.issues);
+    else upstream = parsed.upstream;
+  }
+  // An upstream section given (valid or not) means production: its secrets are required too.
+  if (selection !== undefined && selection[selection.backend] !== undefined) {
+    const pepper = result.success ? result.data.keys.pepper : given.keys?.pepper;
+    const encryptionKey = result.success ? result.data.webhooks.encryptionKey : given.webhooks?.encryptionKey;
+    if (!pepper) issues.push('  - keys.pepper: required when an upstream is configured (set KEY_PEPPER)');
+    if (!encryptionKey) issues.push('  - webhooks.encryptionKey: required when an upstream is configured (set WEBHOOK_ENCRYPTION_KEY)');
+  }
+  if (!result.success || issues.length > 0) throw new ConfigError(`invalid configuration:\n${issues.join('\n')}`);
   const config = result.data;
-  if (config.upstream) config.upstream = parseUpstream(config.upstream, registry);
-  if (hasUpstream(config) && !config.keys.pepper) {
-    throw new ConfigError('invalid configuration:\n  - keys.pepper: required when an upstream is configured (set KEY_PEPPER)');
-  }
-  if (hasUpstream(config) && !config.webhooks.encryptionKey) {
-    throw new ConfigError(
-      'invalid configuration:\n  - webhooks.encryptionKey: required when an upstream is configured (set WEBHOOK_ENCRYPTION_KEY)',
-    );
-  }
+  if (upstream) config.upstream = upstream;
   return config;
 }

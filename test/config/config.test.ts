@@ -69,6 +69,21 @@ t.test('config', async (t) => {
     assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
   });
 
+  t.test('names every wrong field at once: the root, the backend\'s section and the secrets an upstream needs', async () => {
+    const raw = { profile: 'C', rateLimits: { keyPerMinute: -1 }, upstream: { backend: 'whmcs', whmcs: { url: 'http://127.0.0.1:1' } } };
+    assert.throws(
+      () => parseConfig(raw, BACKENDS),
+      (error: Error) => {
+        assert.ok(error instanceof ConfigError);
+        const named = error.message.split('\n').filter((line) => line.startsWith('  - ')).map((line) => line.slice(4).split(':')[0]);
+        assert.deepEqual(named.sort(), ['keys.pepper', 'profile', 'rateLimits.keyPerMinute', 'upstream.whmcs.identifier', 'upstream.whmcs.secret', 'webhooks.encryptionKey']);
+        return true;
+      },
+    );
+    // An unknown backend is named beside the rest; no section of its own is checked then.
+    assert.throws(() => parseConfig({ profile: 'C', upstream: { backend: 'nope' } }, BACKENDS), (error: Error) => /- profile:/.test(error.message) && /upstream\.backend: unknown backend "nope"/.test(error.message));
+  });
+
   t.test('the default file may be absent, but one that is there and cannot be read stops the boot', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-config-'));
     const cwd = process.cwd();
