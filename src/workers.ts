@@ -111,11 +111,11 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
       }
       // Workers that keep dying before any of them listens will not start (a port taken, say), as a single process would not.
       if (!serving && (bootFailures += 1) >= BOOT_ATTEMPTS) {
-        log.error({ pid: worker.process.pid, code, signal, attempts: bootFailures }, 'workers failed to start; exiting');
+        log.error({ worker_pid: worker.process.pid, code, signal, attempts: bootFailures }, 'workers failed to start; exiting');
         void shutdown('workers failed to start', 1);
         return;
       }
-      log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another');
+      log.error({ worker_pid: worker.process.pid, code, signal }, 'worker exited; starting another');
       setTimeout(() => {
         if (!shuttingDown) fork();
       }, RESPAWN_DELAY_MS).unref();

@@ -138,7 +138,10 @@ t.test('WORKERS: several processes on one port', async (t) => {
       .map((line) => (JSON.parse(line) as { pid: number }).pid);
     const victim = served.find((pid) => pid !== server.pid) as number;
     process.kill(victim, 'SIGKILL');
-    await waitFor(() => (output.includes('worker exited; starting another') ? true : undefined), 10_000, 'the replacement');
+    const line = await waitFor(() => output.split('\n').find((each) => each.includes('worker exited; starting another')), 10_000, 'the replacement');
+    // One pid per line (the primary's, from the logger): the worker's under a name of its own.
+    assert.deepEqual(JSON.parse(line), { ...JSON.parse(line), pid: server.pid, worker_pid: victim, signal: 'SIGKILL' });
+    assert.equal(line.match(/"pid":/g)?.length, 1, line);
     await waitFor(async () => ((await call(ops, 'GET', '/readyz')).status === 200 ? true : undefined), 30_000, 'every worker ready again');
     for (let index = 0; index < 4; index += 1) assert.equal(await getOnNewConnection(base, '/v1/products', key), 200);
   });
