@@ -148,7 +148,8 @@ function operation(endpoint: Endpoint, offer: DocumentedOffer, components: Compo
     for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
     if (endpoint.idempotent) headers['Idempotent-Replayed'] = REPLAYED;
     const schema = spec.schema ? toSchema(spec.schema, 'output', components) : {};
-    const example = spec.schema ? { ...(exampleOf(schema, components.schemas) as object), ...spec.example } : undefined;
+    const built = exampleOf(schema, components.schemas);
+    const example = spec.example ? { ...(built as object), ...spec.example } : built;
     const content = spec.contentType === 'application/pdf'
       ? { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } } }
       : { 'application/json': { schema, example } };
