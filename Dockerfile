@@ -20,6 +20,7 @@ ENV NODE_ENV=production \
     PORT=3000 \
     OPS_PORT=9464 \
     AUDIT_LOG_FILE=/var/lib/reseller-gateway/audit.log \
+    ADMIN_AUDIT_LOG_FILE=/var/lib/reseller-gateway/admin-audit.log \
     KEYS_FILE=/var/lib/reseller-gateway/keys.json
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

@@ -10,6 +10,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { parse } from 'yaml';
+import { BACKENDS } from '../../mappings/index.js';
+import { loadConfig } from '../../src/load-config.js';
 import { call } from '../helpers/http.js';
 
 const ENTRY = ['--import', 'tsx', 'bin/gateway.ts'];
@@ -112,6 +115,29 @@ t.test('the Dockerfile and docker-compose.yml pass their lint (scripts/lint-cont
   assert.equal(result.status, 0, result.stdout + result.stderr);
   assert.match(result.stdout, /Dockerfile: no problems/);
   assert.match(result.stdout, /docker-compose\.yml: valid against the Compose Specification/);
+});
+
+/** The ENV of the Dockerfile's last stage (the image), as `KEY=value` pairs. */
+function imageEnvironment(): Record<string, string> {
+  const dockerfile = readFileSync('Dockerfile', 'utf8');
+  const last = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const instruction = /^ENV ((?:.*\\\n)*.*)$/m.exec(last)?.[1] ?? '';
+  return Object.fromEntries(instruction.split(/\\\n|\s+/).filter((pair) => pair.includes('=')).map((pair) => pair.trim().split('=') as [string, string]));
+}
+
+t.test('the image writes only to its volume, and each compose service\'s environment loads its config', async () => {
+  const image = imageEnvironment();
+  const config = loadConfig(BACKENDS, { ...image, SANDBOX: '1' });
+  for (const [name, file] of Object.entries({ audit: config.audit.file, admin: config.admin.auditFile, keys: config.keys.file })) {
+    assert.ok(file.startsWith('/var/lib/reseller-gateway/'), `${name}: ${file} is on the volume`);
+  }
+  const compose = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, { environment?: Record<string, string>; command?: unknown }> };
+  for (const name of ['gateway', 'demo-keys']) {
+    const environment = { ...image, ...compose.services[name]?.environment };
+    // The compose file mounts config/demo.json at /app/config/demo.json.
+    const loaded = loadConfig(BACKENDS, { ...environment, CONFIG_FILE: (environment.CONFIG_FILE ?? '').replace(/^\/app\//, '') });
+    assert.equal(loaded.upstream?.backend, 'whmcs', `${name}: the demo serves the WHMCS simulator`);
+  }
 });
 
 t.test("the image's collector: the Dockerfile's CMD and npm start give node the same --max-semi-space-size and --single-threaded-gc", async () => {
