@@ -9,6 +9,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { FastifyHttpProxyOptions } from '@fastify/http-proxy';
+import { DeadlineExceeded } from '../../src/upstream/exchange.js';
 
 /** reply.from's options (@fastify/reply-from, through @fastify/http-proxy). */
 export type ReplyOptions = NonNullable<FastifyHttpProxyOptions['replyOptions']>;
@@ -49,6 +50,8 @@ function failureOf(error: Error & { code?: string; cause?: unknown }): CaptureFa
   const cause = (error.cause ?? {}) as { code?: string; message?: string };
   const code = cause.code ?? error.code ?? '';
   const text = `${code}: ${cause.message ?? error.message}`;
+  // The dispatcher abandoned it at its deadline (src/upstream/deadline-dispatcher.ts).
+  if (error instanceof DeadlineExceeded || error.cause instanceof DeadlineExceeded) return new CaptureFailure('timeout', text);
   if (UNREACHABLE_CODES.has(code) || error.code === 'FST_REPLY_FROM_SERVICE_UNAVAILABLE') return new CaptureFailure('unreachable', text);
   if (error.code === 'FST_REPLY_FROM_GATEWAY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return new CaptureFailure('timeout', text);
   if (error.code === 'FST_REPLY_FROM_BAD_GATEWAY') return new CaptureFailure('invalid', 'the upstream answered with an invalid status code');

@@ -11,6 +11,7 @@ import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import type { ForwardCall, Forwarder } from '../../src/http/forwarding.js';
 import { DETAIL } from '../../src/upstream/answers.js';
+import { DEADLINE_HEADER, DeadlineDispatcher } from '../../src/upstream/deadline-dispatcher.js';
 import { Agent } from '../../src/upstream/undici.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
@@ -56,6 +57,8 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     headersTimeout: config.writeTimeoutMs,
     bodyTimeout: config.writeTimeoutMs,
   });
+  // What the proxy sends through: a request past its deadline is never sent (see the dispatcher).
+  const proxied = new DeadlineDispatcher(agent);
   const observer = deps.hooks?.observer;
 
   function upstreamKey(call: ForwardCall): string {
@@ -80,6 +83,8 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     // Write-ahead: from here on, a retry reconciles (it forwards the same upstream key again).
     if (attempt) await attempt.beforeWrite();
     const started = performance.now();
+    const deadlineMs = write ? config.writeTimeoutMs : config.timeoutMs;
+    const deadline = String(Date.now() + deadlineMs);
     try {
       const answer = await capture(
         reply,
@@ -89,12 +94,15 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
           method: endpoint.method,
           ...(write ? { body: call.body ?? {} } : {}),
           queryString: () => queryOf(call.query),
-          rewriteRequestHeaders: (_request, prepared) =>
-            upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }),
+          rewriteRequestHeaders: (_request, prepared) => ({
+            ...upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }),
+            // Read and removed by the dispatcher: it is never sent.
+            [DEADLINE_HEADER]: deadline,
+          }),
           // Nothing of the upstream's headers is copied onto the reply.
           rewriteHeaders: () => ({}),
         },
-        { deadlineMs: write ? config.writeTimeoutMs : config.timeoutMs, maxBytes: config.maxResponseBytes },
+        { deadlineMs, maxBytes: config.maxResponseBytes },
       );
       const result = readAnswer({ endpoint, write, base }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
@@ -136,7 +144,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
           config: route.config ?? {},
           // Bodies are parsed (and validated) by the gateway, then forwarded as validated.
           proxyPayloads: false,
-          undici: agent,
+          undici: proxied,
           // Never sent twice by the proxy: reads have a deadline, writes are reconciled by idempotency.
           retryMethods: [],
           disableRequestLogging: true,

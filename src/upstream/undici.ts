@@ -16,3 +16,6 @@ Object.assign(Dispatcher.prototype, load('undici/lib/api'));
 
 export const Pool = load('undici/lib/dispatcher/pool') as typeof Undici.Pool;
 export const Agent = load('undici/lib/dispatcher/agent') as typeof Undici.Agent;
+export { Dispatcher };
+/** Presents a handler written for undici's older interface (onConnect, onHeaders, …) through the current one (onRequestStart, …). */
+export const WrapHandler = load('undici/lib/handler/wrap-handler') as { wrap(handler: Undici.Dispatcher.DispatchHandler): Undici.Dispatcher.DispatchHandler };
