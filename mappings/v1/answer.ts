@@ -18,8 +18,8 @@ export interface AnswerContext {
   endpoint: Endpoint;
   /** A POST or PUT: after it was sent, a failure may hide an effect. */
   write: boolean;
-  /** The upstream's base URL: where Location headers must point. */
-  base: URL;
+  /** The request's path parameters, as validated. */
+  params: unknown;
 }
 
 const PDF = 'application/pdf';
@@ -51,25 +51,12 @@ function unreadable(ctx: AnswerContext, why: string, outcomeUnknown = ctx.write)
 }
 
 /**
- * The headers an endpoint documents (Location, Content-Disposition), when the upstream's value is
- * one this gateway would send itself; every other upstream header stays behind.
+ * The headers the contract fixes for the answer (Location, Content-Disposition), made as the
+ * gateway's own handler makes them: from the request and the body as validated. The upstream's own
+ * headers stay behind (a Location of its own may point under its base path, or anywhere).
  */
-function documentedHeaders(ctx: AnswerContext, status: number, headers: IncomingHttpHeaders): Record<string, string> {
-  const documented = Object.keys(ctx.endpoint.responses[status]?.headers ?? {}).map((name) => name.toLowerCase());
-  const kept: Record<string, string> = {};
-  const location = headers.location;
-  if (documented.includes('location') && typeof location === 'string') {
-    const target = URL.canParse(location, ctx.base.href) ? new URL(location, ctx.base) : undefined;
-    const basePath = ctx.base.pathname.replace(/\/+$/, '');
-    const path = target && target.origin === ctx.base.origin && target.pathname.startsWith(`${basePath}/v1/`) ? target.pathname.slice(basePath.length) : '';
-    if (!/^\/v1\/[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/.test(path)) throw unreadable(ctx, `its Location is not a v1 path of the upstream`);
-    kept.location = path;
-  }
-  const disposition = headers['content-disposition'];
-  if (documented.includes('content-disposition') && typeof disposition === 'string' && /^attachment; filename="[A-Za-z0-9._-]{1,100}"$/.test(disposition)) {
-    kept['content-disposition'] = disposition;
-  }
-  return kept;
+function answerHeaders(ctx: AnswerContext, body: unknown): Record<string, string> {
+  return ctx.endpoint.answerHeaders?.({ params: ctx.params, body }) ?? {};
 }
 
 function success(ctx: AnswerContext, answer: Captured): HandlerResult {
@@ -79,7 +66,7 @@ function success(ctx: AnswerContext, answer: Captured): HandlerResult {
   const media = mediaType(answer.headers);
   if (spec.contentType === PDF) {
     if (media !== PDF || answer.body.subarray(0, 5).toString('latin1') !== '%PDF-') throw unreadable(ctx, `answered ${answer.status} without a PDF (${media || 'no content type'})`);
-    return { status: answer.status, body: answer.body, headers: documentedHeaders(ctx, answer.status, answer.headers) };
+    return { status: answer.status, body: answer.body, headers: answerHeaders(ctx, answer.body) };
   }
   if (media !== 'application/json') throw unreadable(ctx, `answered ${answer.status} with ${media || 'no content type'}: ${excerpt(answer.body, redactNothing)}`);
   let json: unknown;
@@ -94,7 +81,8 @@ function success(ctx: AnswerContext, answer: Captured): HandlerResult {
     const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
     throw unreadable(ctx, `answered ${answer.status} with a body that is not the contract's: ${issues.join('; ')}`);
   }
-  return { status: answer.status, body: parsed ? parsed.data : json, headers: documentedHeaders(ctx, answer.status, answer.headers) };
+  const body = parsed ? parsed.data : json;
+  return { status: answer.status, body, headers: answerHeaders(ctx, body) };
 }
 
 interface UpstreamProblem {

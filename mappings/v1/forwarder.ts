@@ -104,7 +104,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
         },
         { deadlineMs, maxBytes: config.maxResponseBytes },
       );
-      const result = readAnswer({ endpoint, write, base }, answer);
+      const result = readAnswer({ endpoint, write, params: call.params }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
     } catch (error) {

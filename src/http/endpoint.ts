@@ -144,6 +144,12 @@ export interface Endpoint<
    */
   audited?: boolean;
   responses: Record<number, ResponseSpec>;
+  /**
+   * The headers the contract fixes for a success answer (Location, Content-Disposition), from the
+   * request's params and the answer's body. The handler sends these; a forwarder sends the same
+   * for a v1 upstream's answer, whose own headers never pass.
+   */
+  answerHeaders?: (answer: { params: z.infer<P>; body: unknown }) => Record<string, string>;
   /** Error reasons this endpoint can answer with, beyond those every endpoint of its kind has. */
   errors: Reason[];
   /**

@@ -95,7 +95,46 @@ t.test('v1 passthrough: what is forwarded', async (t) => {
     assert.equal(me.key.rate_limits.per_minute, 100_000);
   });
 
-  t.test('an order: the validated body, a namespaced Idempotency-Key, Location from the upstream; the replay is served here', async () => {
+  t.test('Location and Content-Disposition are made here, as the gateway\'s own handlers make them, whatever the upstream sends', async () => {
+    for (const [index, location] of [undefined, '/v1/orders/999', '/v1/services/7', 'https://elsewhere.example/v1/orders/42'].entries()) {
+      gw.upstream.answer(json(201, ORDER, location === undefined ? {} : { location }));
+      const placed = await gw.app.inject({
+        method: 'POST',
+        url: '/v1/orders',
+        headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': `location-${index}` },
+        payload: { product_id: '1', billing_cycle: 'monthly' },
+      });
+      assert.equal(placed.statusCode, 201, placed.body);
+      assert.equal(placed.headers.location, `/v1/orders/${ORDER.id}`, String(location));
+    }
+    for (const disposition of [undefined, 'inline; filename="x.pdf"', 'attachment; filename=../../etc/passwd']) {
+      gw.upstream.answer((_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/pdf', ...(disposition === undefined ? {} : { 'content-disposition': disposition }) });
+        response.end('%PDF-1.4 test');
+      });
+      const pdf = await gw.app.inject({ method: 'GET', url: '/v1/billing/invoices/9/pdf', headers: bearer(gw.keys['acme:all']) });
+      assert.equal(pdf.statusCode, 200, pdf.body);
+      assert.equal(pdf.headers['content-disposition'], 'attachment; filename="invoice-9.pdf"', String(disposition));
+    }
+  });
+
+  t.test('an upstream under a path prefix: the contract\'s own Location no longer turns a placed order into a 502', async (t) => {
+    const prefixed = await buildPassthroughGateway({ basePath: '/api' });
+    t.teardown(() => prefixed.close());
+    // The contract's own Location, which does not know the prefix it is served under.
+    prefixed.upstream.answer(json(201, ORDER, { location: '/v1/orders/42' }));
+    const placed = await prefixed.app.inject({
+      method: 'POST',
+      url: '/v1/orders',
+      headers: { ...bearer(prefixed.keys['acme:all']), 'idempotency-key': 'prefixed-1' },
+      payload: { product_id: '1', billing_cycle: 'monthly' },
+    });
+    assert.equal(placed.statusCode, 201, placed.body);
+    assert.equal(placed.headers.location, '/v1/orders/42');
+    assert.equal(prefixed.upstream.received[0]?.url, '/api/v1/orders');
+  });
+
+  t.test('an order: the validated body, a namespaced Idempotency-Key, Location; the replay is served here', async () => {
     gw.upstream.answer(json(201, ORDER, { location: '/v1/orders/42' }));
     const request = {
       method: 'POST' as const,

@@ -98,6 +98,8 @@ export interface PassthroughOptions {
   v1?: Record<string, unknown>;
   /** Gateway config on top of the test defaults. */
   config?: Record<string, unknown>;
+  /** A path prefix under which the upstream serves /v1 (`/api`: upstream.v1.url ends with it). */
+  basePath?: string;
 }
 
 export async function buildPassthroughGateway(options: PassthroughOptions = {}): Promise<PassthroughGateway> {
@@ -111,7 +113,7 @@ export async function buildPassthroughGateway(options: PassthroughOptions = {}):
       doctor: { enabled: false },
       rateLimits: GENEROUS_LIMITS,
       ...options.config,
-      upstream: { backend: 'v1', v1: { url: upstream.url, apiKeys: UPSTREAM_KEYS, timeoutMs: 500, writeTimeoutMs: 700, maxResponseBytes: 4096, ...options.v1 } },
+      upstream: { backend: 'v1', v1: { url: `${upstream.url}${options.basePath ?? ''}`, apiKeys: UPSTREAM_KEYS, timeoutMs: 500, writeTimeoutMs: 700, maxResponseBytes: 4096, ...options.v1 } },
     },
     BACKENDS,
   ) as ResolvedConfig;

@@ -1,6 +1,8 @@
 import { defineEndpoint } from '../../../http/endpoint.js';
 import { IdParamsSchema } from '../params.js';
 
+const pdfHeaders = (invoiceId: string) => ({ 'content-disposition': `attachment; filename="invoice-${invoiceId}.pdf"` });
+
 export default defineEndpoint({
   method: 'GET',
   url: '/v1/billing/invoices/:id/pdf',
@@ -18,6 +20,7 @@ export default defineEndpoint({
       headers: { 'Content-Disposition': 'attachment; filename="invoice-<id>.pdf"' },
     },
   },
+  answerHeaders: ({ params }) => pdfHeaders(params.id),
   errors: ['not_found'],
   async handler({ params, caller, deps, call }) {
     const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, call);
@@ -27,7 +30,7 @@ export default defineEndpoint({
     return {
       status: 200,
       body: Buffer.from(pdf),
-      headers: { 'content-disposition': `attachment; filename="invoice-${invoice.id}.pdf"` },
+      headers: pdfHeaders(invoice.id),
     };
   },
 });

@@ -5,8 +5,10 @@ import { defineEndpoint } from '../../../http/endpoint.js';
 import { requireAttempt } from '../../../http/idempotency.js';
 import { OrderInputSchema, OrderSchema, type Order } from '../../../v1/schemas.js';
 
+const orderHeaders = (order: Order) => ({ location: `/v1/orders/${encodeURIComponent(order.id)}` });
+
 function created(order: Order) {
-  return { status: 201, body: order, headers: { location: `/v1/orders/${order.id}` } };
+  return { status: 201, body: order, headers: orderHeaders(order) };
 }
 
 /**
@@ -51,6 +53,7 @@ export default defineEndpoint({
   responses: {
     201: { description: 'The order was placed.', schema: OrderSchema, headers: { Location: 'URL of the new order.' } },
   },
+  answerHeaders: ({ body }) => orderHeaders(body as Order),
   errors: ['validation_failed', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale', 'backend_misconfigured', 'outcome_unknown'],
   async handler({ body, caller, deps, call, idempotencyKey, attempt }) {
     refuseWhileMisconfigured(deps);
