@@ -163,6 +163,7 @@ function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProb
   }
   if (FORWARDING_FAULTS.has(reason)) return unreadable(ctx, `refused what the gateway forwarded (${said})`, false);
   // The client's own business: its status, reason and words, with the extensions the contract names.
+  // Actions of this contract only; the route narrows them to this gateway's profile (services/actions.ts).
   const allowed = Array.isArray(document.allowed_actions) ? document.allowed_actions.filter((action) => (ALL_ACTIONS as unknown[]).includes(action)) : undefined;
   const errors = fieldErrors(document.errors);
   return new ApiError(reason, detail ?? REASONS[reason].title, {

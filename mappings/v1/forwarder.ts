@@ -95,7 +95,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
           ...(write ? { body: call.body ?? {} } : {}),
           queryString: () => queryOf(call.query),
           rewriteRequestHeaders: (_request, prepared) => ({
-            ...upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }),
+            ...upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }, write),
             // Read and removed by the dispatcher: it is never sent.
             [DEADLINE_HEADER]: deadline,
           }),

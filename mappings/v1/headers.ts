@@ -29,8 +29,11 @@ export function upstreamIdempotencyKey(accountId: string, key: string, recordId:
   return `gw.${createHash('sha256').update(`${accountId}\n${key}\n${recordId}`).digest('hex')}`;
 }
 
-/** `prepared`: what reply-from computed (host, and the body's type and length); nothing else of it is used. */
-export function upstreamHeaders(prepared: IncomingHttpHeaders, who: ForwardedIdentity): Record<string, string> {
+/**
+ * `prepared`: what reply-from computed (host, and for a write the body's type and length); nothing
+ * else of it is used. A read has no body: its type and length there are the client's, left behind.
+ */
+export function upstreamHeaders(prepared: IncomingHttpHeaders, who: ForwardedIdentity, withBody: boolean): Record<string, string> {
   const headers: Record<string, string> = {
     accept: 'application/json, application/problem+json, application/pdf',
     authorization: `Bearer ${who.apiKey}`,
@@ -39,7 +42,7 @@ export function upstreamHeaders(prepared: IncomingHttpHeaders, who: ForwardedIde
     'user-agent': 'reseller-gateway',
     ...who.trace,
   };
-  for (const name of ['host', 'content-type', 'content-length'] as const) {
+  for (const name of withBody ? (['host', 'content-type', 'content-length'] as const) : (['host'] as const)) {
     const value = prepared[name];
     if (value !== undefined) headers[name] = String(value);
   }

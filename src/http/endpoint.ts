@@ -111,6 +111,8 @@ export interface Passthrough<P, Q, B> {
   refuse?(ctx: HandlerContext<P, Q, B, GatewayDeps>): void;
   /** This gateway's answer made from the upstream's successful one. */
   answer?(upstream: HandlerResult, ctx: HandlerContext<P, Q, B, GatewayDeps>): HandlerResult;
+  /** This gateway's error made from the upstream's refusal (returned, then thrown). */
+  failure?(error: unknown, ctx: HandlerContext<P, Q, B, GatewayDeps>): unknown;
 }
 
 export interface Endpoint<

@@ -39,8 +39,13 @@ export function forwardedAnswer(forwarder: Forwarder, endpoint: Endpoint, deps: 
     const ctx = { ...input, deps };
     passthrough?.refuse?.(ctx);
     const forwarded = forwarder.forward({ ...input, endpoint }, reply);
-    // Timed at the same edge as a Backend's calls (timedBackend): the forwarder's work counts as the backend's.
-    const answer = await (input.call.wait?.on(forwarded) ?? forwarded);
+    let answer: HandlerResult;
+    try {
+      // Timed at the same edge as a Backend's calls (timedBackend): the forwarder's work counts as the backend's.
+      answer = await (input.call.wait?.on(forwarded) ?? forwarded);
+    } catch (error) {
+      throw passthrough?.failure ? passthrough.failure(error, ctx) : error;
+    }
     return passthrough?.answer ? passthrough.answer(answer, ctx) : answer;
   };
 }

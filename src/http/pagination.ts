@@ -1,5 +1,7 @@
 /** Pagination of the two lists (contract §6): `page`/`per_page` in, `data`/`meta`/`links` and a Link header out. */
 import { z } from 'zod';
+import { BackendError } from '../backend/backend.js';
+import { DETAIL } from '../upstream/answers.js';
 
 /**
  * A whole number from the query string, in decimal digits only: `z.coerce.number()` would also
@@ -54,9 +56,15 @@ export function paginate<T>(path: string, query: PageQuery, items: T[], total: n
 
 /**
  * A page a v1 upstream answered (already checked against the page schema), with this gateway's own
- * links and Link header: its paths, never the upstream's.
+ * links and Link header: its paths, never the upstream's. A page longer than asked for is not one
+ * this gateway could answer with its `per_page`: unreadable (502).
  */
 export function repaginate(path: string, query: PageQuery, upstream: unknown) {
   const page = upstream as { data: unknown[]; meta: { total: number } };
+  if (page.data.length > query.per_page) {
+    throw new BackendError('upstream_error', DETAIL.unreadable, {
+      operatorMessage: `v1 upstream ${path}: answered ${page.data.length} items for per_page ${query.per_page}`,
+    });
+  }
   return { status: 200, ...paginate(path, query, page.data, page.meta.total) };
 }

@@ -63,6 +63,22 @@ t.test('v1 passthrough: what is forwarded', async (t) => {
     assert.equal(response.headers.link, '</v1/services?page=1&per_page=1>; rel="first", </v1/services?page=1&per_page=1>; rel="prev", </v1/services?page=3&per_page=1>; rel="next", </v1/services?page=3&per_page=1>; rel="last"');
   });
 
+  t.test('a page longer than per_page is not this gateway\'s page: 502', async () => {
+    gw.upstream.answer(json(200, { data: [SERVICE, SERVICE, SERVICE], meta: { page: 1, per_page: 2, total: 3, last_page: 2 }, links: { first: '/v1/services?page=1&per_page=2', prev: null, next: '/v1/services?page=2&per_page=2', last: '/v1/services?page=2&per_page=2' } }));
+    const response = await gw.app.inject({ method: 'GET', url: '/v1/services?per_page=2', headers: bearer(gw.keys['acme:all']) });
+    assert.equal(response.statusCode, 502, response.body);
+    assert.equal(response.json().reason, 'upstream_error');
+  });
+
+  t.test('a read carries no body, so none of the client\'s Content-Type or Content-Length goes upstream', async () => {
+    gw.upstream.answer(json(200, SERVICE));
+    const response = await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'text/html' } });
+    assert.equal(response.statusCode, 200, response.body);
+    const sent = gw.upstream.received.at(-1)!;
+    assert.equal(sent.headers['content-type'], undefined);
+    assert.equal(sent.headers['x-gateway-deadline'], undefined, 'the deadline stays with the gateway\'s dispatcher');
+  });
+
   t.test('keeps the upstream\'s headers behind and states its own (rate limits, request id)', async () => {
     gw.upstream.answer(json(200, SERVICE, { 'set-cookie': 'upstream=1', 'x-powered-by': 'panel', 'x-ratelimit-remaining': '1', 'x-request-id': 'upstream-id', server: 'panel/1.0' }));
     const response = await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['acme:all']) });

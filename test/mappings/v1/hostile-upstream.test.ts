@@ -109,13 +109,15 @@ t.test('v1 passthrough: a hostile upstream', async (t) => {
     assert.notEqual(notFound.request_id, 'upstream-request-id');
     assert.equal(notFound.type, 'https://reseller-gateway.dev/problems/not_found');
 
-    gw.upstream.answer(problem(422, 'invalid_action', { allowed_actions: ['start', 'cancel', 'format_disk'] }));
+    // Narrowed to this contract's actions, then to this gateway's profile (A: no reinstall, no terminate).
+    gw.upstream.answer(problem(422, 'invalid_action', { allowed_actions: ['start', 'cancel', 'format_disk', 'reinstall', 'terminate'] }));
     const invalid = expectProblem(
       await gw.app.inject({ method: 'POST', url: '/v1/services/7/actions', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'act-invalid' }, payload: { action: 'reboot' } }),
       422,
       'invalid_action',
     );
     assert.deepEqual(invalid.allowed_actions, ['start', 'cancel']);
+    assert.equal(invalid.detail, 'upstream says invalid_action');
 
     gw.upstream.answer(problem(503, 'outcome_unknown', {}, { 'retry-after': '12' }));
     const unknown = await gw.app.inject({ method: 'POST', url: '/v1/orders', headers: { ...bearer(gw.keys['acme:all']), 'idempotency-key': 'order-unknown' }, payload: { product_id: '1', billing_cycle: 'monthly' } });

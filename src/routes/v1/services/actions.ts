@@ -112,6 +112,14 @@ function offeredAmong(action: string, profile: Profile, supported: readonly Serv
   return action as ServiceAction;
 }
 
+/** An upstream's 422 `invalid_action`, its `allowed_actions` kept to those of `profile`. */
+function narrowedRefusal(error: unknown, profile: Profile): unknown {
+  if (!(error instanceof ApiError) || error.reason !== 'invalid_action' || !Array.isArray(error.extensions.allowed_actions)) return error;
+  const offered: readonly unknown[] = PROFILE_ACTIONS[profile];
+  const allowed = error.extensions.allowed_actions.filter((action) => offered.includes(action));
+  return new ApiError('invalid_action', error.detail, { extensions: { ...error.extensions, allowed_actions: allowed }, headers: error.headers, ...(error.errors ? { errors: error.errors } : {}) });
+}
+
 /** service.action.succeeded, and service.status_changed when the action changed the status. */
 async function announceSuccess(deps: EndpointDeps, accountId: string, result: ActionResult, trace: TraceContext | undefined): Promise<void> {
   const { events } = deps.webhooks;
@@ -141,7 +149,11 @@ export default defineEndpoint({
   body: ActionInputSchema,
   documented,
   // A v1 upstream decides what it supports, but never runs an action outside this gateway's profile.
-  passthrough: { refuse: ({ body, deps }) => void offeredAmong(body.action, deps.config.profile, ALL_ACTIONS) },
+  passthrough: {
+    refuse: ({ body, deps }) => void offeredAmong(body.action, deps.config.profile, ALL_ACTIONS),
+    // The upstream's `allowed_actions`, narrowed to this gateway's profile: what it offers.
+    failure: (error, { deps }) => narrowedRefusal(error, deps.config.profile),
+  },
   responses: {
     200: { description: 'The action ran; the service as it now stands.', schema: ActionResultSchema, example: { action: 'reboot', outcome: 'completed', effective_on: null } },
     202: {
