@@ -45,13 +45,17 @@ export interface CaptureLimits {
 /** Errors whose request never reached the upstream. */
 const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
+/** The dispatcher abandoned the request at its deadline (src/upstream/deadline-dispatcher.ts), before or during the answer. */
+function isDeadline(error: Error): boolean {
+  return error instanceof DeadlineExceeded || error.cause instanceof DeadlineExceeded;
+}
+
 /** reply-from wraps the transport's error; its `cause` tells what happened. */
 function failureOf(error: Error & { code?: string; cause?: unknown }): CaptureFailure {
   const cause = (error.cause ?? {}) as { code?: string; message?: string };
   const code = cause.code ?? error.code ?? '';
   const text = `${code}: ${cause.message ?? error.message}`;
-  // The dispatcher abandoned it at its deadline (src/upstream/deadline-dispatcher.ts).
-  if (error instanceof DeadlineExceeded || error.cause instanceof DeadlineExceeded) return new CaptureFailure('timeout', text);
+  if (isDeadline(error)) return new CaptureFailure('timeout', text);
   if (UNREACHABLE_CODES.has(code) || error.code === 'FST_REPLY_FROM_SERVICE_UNAVAILABLE') return new CaptureFailure('unreachable', text);
   if (error.code === 'FST_REPLY_FROM_GATEWAY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return new CaptureFailure('timeout', text);
   if (error.code === 'FST_REPLY_FROM_BAD_GATEWAY') return new CaptureFailure('invalid', 'the upstream answered with an invalid status code');
@@ -96,7 +100,7 @@ export function capture(reply: FastifyReply, source: string, options: ReplyOptio
       });
       stream.once('end', () => settle({ answer: { status, headers, body: Buffer.concat(chunks) } }));
       stream.once('error', (error: Error & { code?: string }) => {
-        const kind = error.code === 'UND_ERR_BODY_TIMEOUT' ? 'timeout' : 'broken';
+        const kind = error.code === 'UND_ERR_BODY_TIMEOUT' || isDeadline(error) ? 'timeout' : 'broken';
         settle({ failure: new CaptureFailure(kind, `the answer was cut off: ${error.code ?? ''} ${error.message}`) });
       });
     };

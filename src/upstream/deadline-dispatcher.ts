@@ -1,10 +1,10 @@
 /**
  * A dispatcher that never sends a request whose deadline passed while it waited for a connection,
- * and abandons one in flight at its deadline (the connection is freed for the next request). For a
- * caller that cannot hand undici a signal (@fastify/reply-from builds its requests itself): the
- * deadline, in epoch ms, travels in the DEADLINE_HEADER header, removed here before anything is sent.
- * Without it, a request answered 504 for its deadline could still go out later, once a connection
- * freed up: a write the client was told had timed out, and a queue that only grows.
+ * and abandons one in flight just after its deadline (its connection is freed for the next one).
+ * For a caller that cannot hand undici a signal (@fastify/reply-from builds its requests itself):
+ * the deadline, in epoch ms, travels in the DEADLINE_HEADER header, removed here before anything is
+ * sent. Without it, a request answered 504 for its deadline could still go out later, once a
+ * connection freed up: a write the client was told had timed out, and a queue that only grows.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -13,6 +13,9 @@ import { DeadlineExceeded } from './exchange.js';
 import { Dispatcher, WrapHandler } from './undici.js';
 
 export const DEADLINE_HEADER = 'x-gateway-deadline';
+
+/** A request in flight is abandoned this long after its deadline: the caller's own timer answers the client first. */
+const GRACE_MS = 50;
 
 type Handler = Undici.Dispatcher.DispatchHandler;
 type Controller = Undici.Dispatcher.DispatchController;
@@ -65,7 +68,7 @@ class DeadlineHandler implements Handler {
     const left = this.deadline - Date.now();
     // Aborted here, before it is written: undici then drops it and takes the next in the queue.
     if (left <= 0) controller.abort(new DeadlineExceeded());
-    else this.timer = setTimeout(abortAtDeadline, left, controller);
+    else this.timer = setTimeout(abortAtDeadline, left + GRACE_MS, controller);
   }
 
   onRequestUpgrade(controller: Controller, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
