@@ -15,6 +15,8 @@ import { buildPassthroughGateway, json, ORDER, type PassthroughGateway } from '.
 
 const TIMEOUT_MS = 300;
 const WRITE_TIMEOUT_MS = 400;
+/** How long a request sent just before its deadline may take to reach the upstream, on a loaded host. */
+const IN_TRANSIT_MS = 100;
 
 t.test('v1 passthrough: deadlines with one connection to an upstream that hangs', async (t) => {
   let gw: PassthroughGateway;
@@ -34,13 +36,17 @@ t.test('v1 passthrough: deadlines with one connection to an upstream that hangs'
   const all = (requests: Array<() => Promise<LightMyRequestResponse>>) =>
     Promise.all(requests.map((send) => send().then((response) => ({ response, answeredAt: Date.now() }))));
 
-  /** None reached the upstream after its client had its answer; at least one (the first) reached it. */
+  /**
+   * None reached the upstream after its client had its answer (give or take the time one sent just
+   * before its deadline takes to arrive: before the fix they arrived deadlines later); at least one
+   * (the first) reached it.
+   */
   const neverAfterTheAnswer = (answers: Array<{ response: LightMyRequestResponse; answeredAt: number }>) => {
     const reached = answers.filter(({ response }) => receivedAt.has(String(response.headers['x-request-id'])));
     assert.ok(reached.length >= 1, 'the first one held the connection');
     for (const { response, answeredAt } of reached) {
       const at = receivedAt.get(String(response.headers['x-request-id'])) as number;
-      assert.ok(at <= answeredAt, `request ${response.headers['x-request-id']} reached the upstream ${at - answeredAt} ms after its 504`);
+      assert.ok(at <= answeredAt + IN_TRANSIT_MS, `request ${response.headers['x-request-id']} reached the upstream ${at - answeredAt} ms after its 504`);
     }
   };
 
