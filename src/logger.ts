@@ -18,7 +18,7 @@ const LOGGABLE_QUERY = new Set(['page', 'per_page']);
  */
 const SHOWN_NAME = /^[A-Za-z][A-Za-z_.-]{0,31}$/;
 
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   const index = url.indexOf('?');
   if (index === -1) return url;
   const params = new URLSearchParams(url.slice(index + 1));

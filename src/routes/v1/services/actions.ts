@@ -141,12 +141,12 @@ export default defineEndpoint({
   url: '/v1/services/:id/actions',
   operationId: 'runServiceAction',
   summary: 'Run a service action',
-  description: `${DESCRIPTION} ${CANCEL_TAKES_EFFECT.either}`,
   tag: 'Services',
   scope: 'write:services',
   idempotent: true,
   params: IdParamsSchema,
   body: ActionInputSchema,
+  // The description too: it depends on what the deployment offers (see documented).
   documented,
   // A v1 upstream decides what it supports, but never runs an action outside this gateway's profile.
   passthrough: {
