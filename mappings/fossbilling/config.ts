@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { isTimeZone } from '../../src/backend/time-zone.js';
-import { CircuitBreakerSchema } from '../../src/upstream/settings.js';
+import { CircuitBreakerSchema, UpstreamUrlSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a FOSSBilling product id (digits)');
@@ -23,7 +23,7 @@ const DEFAULT_METHOD_TIMEOUTS_MS: Readonly<Record<string, number>> = {
 
 export const FossbillingConfigSchema = z.strictObject({
   /** Base URL of FOSSBilling; the admin API is `<url>/api/admin/<module>/<method>`. */
-  url: z.url({ protocol: /^https?$/ }),
+  url: UpstreamUrlSchema,
   /** The API token of a staff member (HTTP Basic `admin:<token>`); give it only the permissions used. */
   apiToken: z.string().min(1),
   /** Deadline of one call, for methods without their own. */

@@ -5,6 +5,7 @@
  * no header can make one account act for another.
  */
 import { z } from 'zod';
+import { UpstreamUrlSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 /** Printable ASCII without spaces: the key goes into an HTTP header as it is. */
@@ -27,7 +28,7 @@ function keysFromList(value: unknown): unknown {
 
 export const V1ConfigSchema = z.strictObject({
   /** Where the upstream's v1 API lives: requests go to `<url>/v1/…` (a path prefix is kept). */
-  url: z.url({ protocol: /^https?$/ }).refine((url) => !/[?#]/.test(url), 'must not carry a query or fragment'),
+  url: UpstreamUrlSchema.refine((url) => !/[?#]/.test(url), 'must not carry a query or fragment'),
   /** The upstream API key of each account, by the account's upstream id (`--upstream-id`). */
   apiKeys: z.preprocess(
     keysFromList,

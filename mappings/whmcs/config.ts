@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { isTimeZone } from '../../src/backend/time-zone.js';
-import { CircuitBreakerSchema } from '../../src/upstream/settings.js';
+import { CircuitBreakerSchema, UpstreamUrlSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a WHMCS product id (digits)');
@@ -41,7 +41,7 @@ const DEFAULT_MODULE_FUNCTIONS: Readonly<Record<string, ModuleFunctions>> = {
 
 export const WhmcsConfigSchema = z.strictObject({
   /** Base URL of WHMCS; the API is `<url>/includes/api.php`. */
-  url: z.url({ protocol: /^https?$/ }),
+  url: UpstreamUrlSchema,
   identifier: z.string().min(1),
   secret: z.string().min(1),
   /** Sent as `accesskey`; when WHMCS has one configured, it replaces the API IP allow-list. */

@@ -9,6 +9,16 @@ import type { BackendLogger } from '../backend/logger.js';
 import type { UpstreamClientOptions, UpstreamHooks } from './client.js';
 
 /**
+ * An upstream's base URL. A user name or password in it would never be sent (the pool connects to
+ * the origin; each backend has its own credential fields), and would be printed wherever the URL
+ * is: refused at boot instead.
+ */
+export const UpstreamUrlSchema = z
+  // abort: the check below parses the URL, so it runs only on one that passed.
+  .url({ protocol: /^https?$/, abort: true })
+  .refine((url) => { const parsed = new URL(url); return parsed.username === '' && parsed.password === ''; }, 'must not carry a user name or password (each backend has its own credential fields)');
+
+/**
  * Fail fast while the upstream is down: after `failureThreshold` consecutive calls that found it
  * unreachable, timed out, lost the connection or got a 429/502/503/504, every call fails at once
  * (503, nothing sent) for `openMs`; then one trial call decides. Business errors, 403s and other

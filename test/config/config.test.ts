@@ -69,6 +69,27 @@ t.test('config', async (t) => {
     assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
   });
 
+  t.test('refuses an upstream URL with a user name or password, for every backend, without echoing it', async () => {
+    const common = { KEY_PEPPER: PEPPER, WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
+    const backends = [
+      ['whmcs', 'WHMCS_URL', { WHMCS_IDENTIFIER: 'id', WHMCS_SECRET: 'secret' }],
+      ['fossbilling', 'FOSSBILLING_URL', { FOSSBILLING_API_TOKEN: 'token' }],
+      ['v1', 'V1_UPSTREAM_URL', { V1_UPSTREAM_API_KEYS: 'acme=rk_upstream' }],
+    ] as const;
+    for (const [backend, variable, secrets] of backends) {
+      const env = { ...common, ...secrets };
+      assert.doesNotThrow(() => loadConfig(BACKENDS, { ...env, BACKEND: backend, [variable]: 'https://panel.example/' }), backend);
+      assert.throws(
+        () => loadConfig(BACKENDS, { ...env, BACKEND: backend, [variable]: 'https://basic:hunter2@panel.example/' }),
+        (error: Error) =>
+          error instanceof ConfigError &&
+          new RegExp(`upstream\\.${backend}\\.url: must not carry a user name or password`).test(error.message) &&
+          !error.message.includes('hunter2'),
+        backend,
+      );
+    }
+  });
+
   t.test('names every wrong field at once: the root, the backend\'s section and the secrets an upstream needs', async () => {
     const raw = { profile: 'C', rateLimits: { keyPerMinute: -1 }, upstream: { backend: 'whmcs', whmcs: { url: 'http://127.0.0.1:1' } } };
     assert.throws(
