@@ -10,6 +10,9 @@ import { isDisabled } from '../keys/key-service.js';
 import { Refusal } from '../keys/refusal.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../stores/types.js';
 
+/** The longest grace a rotation may give the old key, for the CLI and the admin API alike. */
+export const MAX_GRACE_SECONDS = 30 * 86_400;
+
 export interface AdminServiceDeps {
   keys: KeyService;
   store: KeyStore;

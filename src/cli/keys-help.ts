@@ -102,7 +102,7 @@ ${EXIT_CODES}`,
   rotate: `usage: reseller-keys rotate <key id> [--grace <seconds>]
 
 Issues a successor with the same account, scopes and limits, printed once; the old key keeps working
-for --grace seconds (default 0: it stops now). A revoked or expired key cannot be rotated.
+for --grace seconds (default 0: it stops now; at most 2592000, 30 days). A revoked or expired key cannot be rotated.
 
 ${COMMON}
 

@@ -7,7 +7,7 @@
  * (src/cli/keys-help.ts); `--json` prints machine-readable output.
  */
 import { parseArgs } from 'node:util';
-import { AdminService } from '../admin/service.js';
+import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
@@ -150,8 +150,10 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
     }
     case 'rotate': {
       if (!sub) throw new UsageError('rotate <key id>');
-      const graceSeconds = values.grace === undefined ? 0 : Number(values.grace);
-      if (!Number.isInteger(graceSeconds) || graceSeconds < 0) throw new UsageError('--grace must be whole seconds');
+      // Checked before anything is written: a grace past the last representable date would fail
+      // only after the successor was stored, and the admin API refuses more than this too.
+      const graceSeconds = wholeNumber('grace', values.grace, 0) ?? 0;
+      if (graceSeconds > MAX_GRACE_SECONDS) throw new UsageError(`--grace must be at most ${MAX_GRACE_SECONDS} seconds (30 days)`);
       const { record, key, old } = await keys.rotateKey(sub, graceSeconds * 1000);
       return {
         text: `${describeKey(old)}\n${describeKey(record)}\nnew key (shown once, store it now): ${key}`,

@@ -105,6 +105,21 @@ t.test('reseller-keys', async (t) => {
     assert.equal((await cli('account', 'disable', 'nobody')).code, 1);
   });
 
+  t.test('rotate --grace is bounded as the admin API bounds it: beyond 30 days a usage error, and no key is made', async () => {
+    env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
+    assert.equal((await cli('account', 'add', 'gamma', '--name', 'Gamma', '--upstream-id', '5')).code, 0);
+    const issued = JSON.parse((await cli('issue', '--account', 'gamma', '--name', 'ci', '--scopes', 'all', '--json')).stdout) as { id: string };
+    // 31 days (the admin API answers 400), and a grace past the last representable date.
+    for (const grace of [String(31 * 86_400), '9999999999999', '1e3', '']) {
+      const run = await cli('rotate', issued.id, '--grace', grace, '--json');
+      assert.equal(run.code, 64, `--grace ${grace}: ${run.stderr}`);
+      assert.match(JSON.parse(run.stderr).error, /--grace/);
+    }
+    const listed = JSON.parse((await cli('list', '--account', 'gamma', '--json')).stdout) as Array<{ id: string; revokedAt: string | null }>;
+    assert.deepEqual(listed.map((key) => [key.id, key.revokedAt]), [[issued.id, null]], 'no successor made, the old key untouched');
+    assert.equal((await cli('rotate', issued.id, '--grace', String(30 * 86_400))).code, 0, '30 days is allowed');
+  });
+
   t.test('admin-token create prints the token once and the config entry with its hash, without a config', async () => {
     env.CONFIG_FILE = join(dir, 'none.json');
     const text = await cli('admin-token', 'create', '--name', 'panel', '--scopes', 'admin:accounts,admin:read');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineAdminEndpoint } from '../endpoint.js';
+import { MAX_GRACE_SECONDS } from '../service.js';
 import { IssuedKeySchema, issuedView, keyIdFor, KeyPathSchema, KeySchema, keyView } from '../schemas.js';
 
 const RotateSchema = z
@@ -8,7 +9,7 @@ const RotateSchema = z
       .number()
       .int()
       .min(0)
-      .max(30 * 86_400)
+      .max(MAX_GRACE_SECONDS)
       .default(0)
       .meta({ description: 'How long the old key keeps working (default 0: it stops now; at most 30 days).' }),
   })
