@@ -82,11 +82,14 @@ async function main(argv: string[], registry: BackendRegistry): Promise<number> 
     const checks = await diagnose(upstream, config);
     const where = sandbox ? `the sandbox upstream, ${sandbox.upstream} (no upstream is configured)` : `the upstream, ${describeUpstream(config, registry)}`;
     const heading = `reseller-doctor: checking ${where} (profile ${config.profile})`;
-    if (checks.length === 0) {
+    if (options.json) {
+      // A script reads the same object whether or not the backend has checks (`checks: []`).
+      process.stdout.write(formatJson(backend.name, checks));
+    } else if (checks.length === 0) {
       process.stdout.write(`${heading}\nThe ${backend.name} backend has no checks.\n`);
-      return DOCTOR_EXIT.ok;
+    } else {
+      process.stdout.write(formatText(heading, checks));
     }
-    process.stdout.write(options.json ? formatJson(backend.name, checks) : formatText(heading, checks));
     return summarize(checks).exitCode;
   } finally {
     await backend.close();

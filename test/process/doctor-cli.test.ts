@@ -107,6 +107,15 @@ t.test('reseller-doctor process', async (t) => {
     assert.match(run.stdout, /^SKIP  /m);
   });
 
+  t.test('--json is JSON for a backend without checks too (the v1 passthrough): no checks, exit code 0', async () => {
+    const configFile = join(dir, 'v1.json');
+    writeFileSync(configFile, JSON.stringify({ profile: 'A', upstream: { backend: 'v1', v1: { url: 'http://127.0.0.1:1/' } } }));
+    const { WHMCS_IDENTIFIER: _identifier, WHMCS_SECRET: _secret, ...rest } = env;
+    const run = await runDoctor({ ...rest, CONFIG_FILE: configFile, V1_UPSTREAM_API_KEYS: `1=rk_0123456789abcdef_${'a'.repeat(43)}` }, '--json');
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), { ok: true, exit_code: 0, backend: 'v1', counts: { pass: 0, fail: 0, warn: 0, skip: 0 }, checks: [] });
+  });
+
   t.test('--help prints the usage and the exit codes; a bad option is exit code 2; a bad config is 78', async () => {
     const help = await runDoctor(env, '--help');
     assert.equal(help.code, 0);
