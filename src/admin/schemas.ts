@@ -8,6 +8,18 @@ import type { DeliveryLogEntry, WebhookRecord } from '../stores/webhook-types.js
 
 const Timestamp = z.string().meta({ format: 'date-time', example: '2026-01-31T12:00:00Z' });
 
+/**
+ * Text a panel passes on (names, a customer id), 1 to `max` characters. Control characters are
+ * refused: printed by the CLI or in a terminal, a line feed or an escape sequence forges output.
+ * The admin API and the CLI both check with these.
+ */
+function plainText(max: number) {
+  return z.string().min(1).max(max).regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'must not contain control characters');
+}
+export const AccountNameSchema = plainText(200);
+export const UpstreamIdSchema = plainText(100);
+export const KeyNameSchema = plainText(100);
+
 /** An account id in a path: any existing id (the CLI allows more than the API creates). */
 export const AccountPathSchema = z.strictObject({ id: z.string().min(1).max(100).meta({ description: 'The account id.' }) });
 export const KeyPathSchema = z.strictObject({ id: z.string().regex(/^[0-9a-f]{16}$/, 'must be a key id (16 hex digits)').meta({ description: 'The key id.' }) });
@@ -98,7 +110,7 @@ export function keyIdFor(recordId: string | undefined): string | undefined {
 
 export const KeyInputSchema = z
   .strictObject({
-    name: z.string().min(1).max(100),
+    name: KeyNameSchema,
     scopes: z.array(z.enum(SCOPES)).meta({ description: 'The v1 scopes the key carries (may be empty: `GET /v1/me` only).' }),
     expires_at: z.iso
       .datetime({ offset: true })

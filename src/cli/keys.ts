@@ -7,7 +7,9 @@
  * (src/cli/keys-help.ts); `--json` prints machine-readable output.
  */
 import { parseArgs } from 'node:util';
+import type { z } from 'zod';
 import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
+import { AccountNameSchema, KeyNameSchema, UpstreamIdSchema } from '../admin/schemas.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
@@ -42,6 +44,13 @@ function wholeNumber(name: string, raw: string | undefined, minimum: 0 | 1): num
     throw new UsageError(`--${name} must be a whole number${minimum === 1 ? ' above 0' : ''}`);
   }
   return Number(raw);
+}
+
+/** An option's text checked with the admin API's own schema: the CLI takes what the API takes. */
+function text(name: string, raw: string, schema: z.ZodType<string>): string {
+  const result = schema.safeParse(raw);
+  if (!result.success) throw new UsageError(`--${name} ${result.error.issues[0]?.message ?? 'is invalid'}`);
+  return result.data;
 }
 
 /** A key record as shown: everything but the secret's hash. */
@@ -112,7 +121,11 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
     case 'account':
       if (sub === 'add' && arg) {
         if (!values.name || !values['upstream-id']) throw new UsageError('--name and --upstream-id are required');
-        const account = await keys.createAccount({ id: arg, name: values.name, upstreamId: values['upstream-id'] });
+        const account = await keys.createAccount({
+          id: arg,
+          name: text('name', values.name, AccountNameSchema),
+          upstreamId: text('upstream-id', values['upstream-id'], UpstreamIdSchema),
+        });
         return { text: `account ${account.id} → upstream customer ${account.upstreamId}`, json: account };
       }
       if (sub === 'list') {
@@ -126,6 +139,7 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       throw new UsageError('account add <id> | account list | account disable <id> | account enable <id>');
     case 'issue': {
       if (!values.account || !values.name) throw new UsageError('--account and --name are required');
+      const name = text('name', values.name, KeyNameSchema);
       if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) throw new UsageError('--expires must be an RFC 3339 time');
       if (values.expires !== undefined && Date.parse(values.expires) <= Date.now()) throw new UsageError('--expires must be in the future');
       const overrides: KeyRateLimitOverrides = {};
@@ -137,7 +151,7 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       if (perDay !== undefined) overrides.perDay = perDay;
       const { record, key } = await keys.issueKey({
         accountId: values.account,
-        name: values.name,
+        name,
         scopes: parseScopes<Scope>(values.scopes, SCOPES),
         expiresAt: values.expires ? new Date(values.expires).toISOString() : null,
         rateLimits: Object.keys(overrides).length > 0 ? overrides : null,

@@ -139,6 +139,26 @@ t.test('admin accounts and keys', async (t) => {
     problem(await gw.admin('POST', '/admin/v1/accounts/page-1/keys', { body: { name: 'k', scopes: [] }, headers: { 'idempotency-key': 'to-disabled' } }), 409, 'account_disabled');
   });
 
+  t.test('names and the upstream id refuse control characters, and nothing is written', async () => {
+    const pointers = (body: { errors: Array<{ pointer: string; detail: string }> }) => body.errors.map((error) => `${error.pointer} ${error.detail}`).sort();
+    const created = problem(await gw.admin('POST', '/admin/v1/accounts', { body: { id: 'ctl', name: 'Acme\nfake line', upstream_id: '1\r\n2' } }), 400, 'invalid_request');
+    assert.deepEqual(pointers(created), ['/name must not contain control characters', '/upstream_id must not contain control characters']);
+    assert.equal(await gw.stores.keys.getAccount('ctl'), null);
+    const changed = problem(await gw.admin('PATCH', '/admin/v1/accounts/acme', { body: { name: '\u001b[31mAcme' } }), 400, 'invalid_request');
+    assert.deepEqual(pointers(changed), ['/name must not contain control characters']);
+    assert.equal((await gw.stores.keys.getAccount('acme'))?.name, 'Acme Hosting');
+    const before = (await gw.stores.keys.listKeys('acme')).length;
+    const issued = problem(
+      await gw.admin('POST', '/admin/v1/accounts/acme/keys', { body: { name: 'ci\u0000', scopes: [] }, headers: { 'idempotency-key': 'ctl-1' } }),
+      400,
+      'invalid_request',
+    );
+    assert.deepEqual(pointers(issued), ['/name must not contain control characters']);
+    assert.equal((await gw.stores.keys.listKeys('acme')).length, before);
+    // Other text is kept as it is: accents, symbols, spaces.
+    assert.equal((await gw.admin('POST', '/admin/v1/accounts', { body: { id: 'uni', name: 'Müller & Söhne — Hosting', upstream_id: 'c-1' } })).statusCode, 201);
+  });
+
   t.test('every call above is in the admin audit log, with what it touched', async () => {
     const records = gw.adminAudit.records;
     const issued = records.find((record) => record.operation === 'issueKey' && record.status === 201);

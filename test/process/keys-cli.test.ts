@@ -91,6 +91,19 @@ t.test('reseller-keys', async (t) => {
     assert.equal(JSON.parse(refused.stderr).exit_code, 1);
   });
 
+  t.test('names and the upstream id are checked as the admin API checks them: control characters are a usage error', async () => {
+    env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
+    const account = await cli('account', 'add', 'ctl', '--name', 'Ctl\nfake line', '--upstream-id', '6', '--json');
+    assert.equal(account.code, 64, account.stderr);
+    assert.deepEqual(JSON.parse(account.stderr), { error: '--name must not contain control characters', exit_code: 64 });
+    assert.equal((await cli('account', 'add', 'ctl', '--name', 'Ctl', '--upstream-id', '6\u001b[2J')).code, 64);
+    assert.equal((await cli('account', 'add', 'ctl', '--name', 'x'.repeat(201), '--upstream-id', '6')).code, 64, 'longer than the API allows');
+    assert.equal((await cli('account', 'add', 'ctl', '--name', 'Ctl', '--upstream-id', '6')).code, 0);
+    const key = await cli('issue', '--account', 'ctl', '--name', 'ci\r', '--scopes', 'all');
+    assert.equal(key.code, 64, key.stderr);
+    assert.deepEqual(JSON.parse((await cli('list', '--account', 'ctl', '--json')).stdout), [], 'no key issued');
+  });
+
   t.test('account disable refuses new keys for the account until it is enabled again', async () => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     assert.equal((await cli('account', 'add', 'delta', '--name', 'Delta', '--upstream-id', '4')).code, 0);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineAdminEndpoint } from '../endpoint.js';
-import { accountView, AccountSchema } from '../schemas.js';
+import { AccountNameSchema, accountView, AccountSchema, UpstreamIdSchema } from '../schemas.js';
 
 const CreateAccountSchema = z
   .strictObject({
@@ -8,8 +8,8 @@ const CreateAccountSchema = z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 characters of A-Z a-z 0-9 _ . - (starting with a letter or digit)')
       .meta({ description: 'The account id: stable, chosen by the panel (e.g. its own reseller id).' }),
-    name: z.string().min(1).max(200),
-    upstream_id: z.string().min(1).max(100).meta({ description: "The backend's customer id (WHMCS clientid)." }),
+    name: AccountNameSchema,
+    upstream_id: UpstreamIdSchema.meta({ description: "The backend's customer id (WHMCS clientid)." }),
   })
   .meta({ id: 'AdminAccountInput' });
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { defineAdminEndpoint } from '../endpoint.js';
-import { AccountPathSchema, accountView, AccountSchema } from '../schemas.js';
+import { AccountNameSchema, AccountPathSchema, accountView, AccountSchema, UpstreamIdSchema } from '../schemas.js';
 
 const UpdateAccountSchema = z
   .strictObject({
-    name: z.string().min(1).max(200).optional(),
-    upstream_id: z.string().min(1).max(100).optional().meta({ description: "Another backend customer: the account's keys serve it from the next request." }),
+    name: AccountNameSchema.optional(),
+    upstream_id: UpstreamIdSchema.optional().meta({ description: "Another backend customer: the account's keys serve it from the next request." }),
   })
   .refine((changes) => changes.name !== undefined || changes.upstream_id !== undefined, 'name or upstream_id is required')
   .meta({ id: 'AdminAccountChanges' });
