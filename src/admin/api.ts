@@ -3,7 +3,7 @@
  * key service and webhooks), registered under `/admin/v1` by the ops listener (src/ops/server.ts),
  * and never on the public port. Without a configured admin token there is none.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { ResolvedConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { Idempotency } from '../http/idempotency.js';
@@ -30,6 +30,11 @@ export interface AdminApi {
   readonly tokenNames: string[];
   /** Adds the admin routes under `/admin/v1` to `ops` (before it listens). */
   register(ops: FastifyInstance): void;
+  /**
+   * Answers an admin path the ops listener's router refused (a malformed URL, an over-long id):
+   * those skip the hooks and the error handler, and are still problems.
+   */
+  routerError(error: FastifyError, reply: FastifyReply): FastifyReply;
 }
 
 export interface AdminApiDeps {
@@ -62,6 +67,12 @@ export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
     tokenNames: config.admin.tokens.map((token) => token.name),
     register(ops) {
       void ops.register(async (scope) => install(scope, endpoints, ctx), { prefix: ADMIN_PREFIX });
+    },
+    routerError(error, reply) {
+      const apiError = error.statusCode !== undefined && error.statusCode < 500
+        ? new ApiError('invalid_request', 'The request path is invalid.')
+        : new ApiError('internal_error', 'An unexpected error occurred; it has been logged.');
+      return sendProblem(reply.header('cache-control', 'no-store'), apiError, ctx.typeBase);
     },
   };
 }

@@ -6,8 +6,9 @@
  * before it listens.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { AdminApi } from '../admin/api.js';
+import { ADMIN_PREFIX } from '../admin/register.js';
 import type { Backend } from '../backend/backend.js';
 import type { Stores } from '../stores/types.js';
 import { boundedPing } from './bounded-ping.js';
@@ -75,6 +76,12 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     exposeHeadRoutes: false,
     // Admin answers carry it (X-Request-Id, the problem's instance) and the admin audit names it.
     genReqId: () => randomUUID(),
+    // The router's own refusals skip every hook; on an admin path they are problems as well.
+    frameworkErrors: (error, request, reply) => {
+      const answer = reply as FastifyReply;
+      if (target.admin && request.url.startsWith(`${ADMIN_PREFIX}/`)) return target.admin.routerError(error, answer);
+      return answer.code(error.statusCode ?? 500).send(error);
+    },
   });
   target.metrics.collectRuntimeMetrics();
   if (target.admin) {

@@ -132,6 +132,10 @@ t.test('admin accounts and keys', async (t) => {
     problem(text, 415, 'unsupported_media_type');
     problem(await gw.admin('GET', '/admin/v1/accounts/nobody'), 404, 'not_found');
     problem(await gw.admin('GET', '/admin/v1/nothing-here'), 404, 'not_found');
+    // Refused by the router itself (before any hook): a problem too, the path not echoed.
+    const tooLong = problem(await gw.admin('GET', `/admin/v1/accounts/${'a'.repeat(101)}/keys`), 400, 'invalid_request');
+    assert.doesNotMatch(JSON.stringify(tooLong), /aaaa/);
+    problem(await gw.admin('GET', '/admin/v1/accounts/%E0%A4%A'), 400, 'invalid_request');
     const wrongMethod = problem(await gw.admin('DELETE', '/admin/v1/accounts/acme'), 405, 'method_not_allowed');
     assert.match(wrongMethod.detail, /use GET, PATCH/);
     const disabledIssue = await gw.admin('POST', '/admin/v1/accounts/page-1/disable');
