@@ -108,15 +108,20 @@ export function keyIdFor(recordId: string | undefined): string | undefined {
   return recordId === undefined ? undefined : createHash('sha256').update(`admin-key:${recordId}`).digest('hex').slice(0, 16);
 }
 
+/**
+ * When a key stops working, for the admin API and the CLI's --expires: RFC 3339 with its offset
+ * (a bare date or a local time would depend on the machine's zone and day order).
+ */
+export const ExpiresAtSchema = z.iso
+  .datetime({ offset: true, error: 'must be an RFC 3339 time with its offset, e.g. 2027-01-01T00:00:00Z' })
+  // A time already past would issue a key that never works: a typo, not a request.
+  .refine((value) => !(Date.parse(value) <= Date.now()), 'must be in the future');
+
 export const KeyInputSchema = z
   .strictObject({
     name: KeyNameSchema,
     scopes: z.array(z.enum(SCOPES)).meta({ description: 'The v1 scopes the key carries (may be empty: `GET /v1/me` only).' }),
-    expires_at: z.iso
-      .datetime({ offset: true })
-      // A time already past would issue a key that never works: a typo, not a request.
-      .refine((value) => !(Date.parse(value) <= Date.now()), 'must be in the future')
-      .nullable()
+    expires_at: ExpiresAtSchema.nullable()
       .optional()
       .meta({ description: 'When the key stops working (RFC 3339, in the future); default never.' }),
     rate_limits: RateLimitsSchema.nullable().optional(),

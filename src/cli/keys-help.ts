@@ -86,7 +86,7 @@ ${EXIT_CODES}`,
 
 Issues a key and prints it once (store it now: only its hash is kept).
   --scopes      a comma-separated list, or all: ${SCOPES.join(', ')}
-  --expires     when the key stops working, e.g. 2027-01-01T00:00:00Z (default: never)
+  --expires     when the key stops working, RFC 3339 with its offset, e.g. 2027-01-01T00:00:00Z (default: never)
   --per-minute, --burst, --per-day   this key's own rate limits instead of the configured defaults
 
 ${COMMON}

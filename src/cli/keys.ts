@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
-import { AccountNameSchema, KeyNameSchema, UpstreamIdSchema } from '../admin/schemas.js';
+import { AccountNameSchema, ExpiresAtSchema, KeyNameSchema, UpstreamIdSchema } from '../admin/schemas.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
@@ -140,8 +140,7 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
     case 'issue': {
       if (!values.account || !values.name) throw new UsageError('--account and --name are required');
       const name = text('name', values.name, KeyNameSchema);
-      if (values.expires !== undefined && Number.isNaN(Date.parse(values.expires))) throw new UsageError('--expires must be an RFC 3339 time');
-      if (values.expires !== undefined && Date.parse(values.expires) <= Date.now()) throw new UsageError('--expires must be in the future');
+      const expires = values.expires === undefined ? undefined : text('expires', values.expires, ExpiresAtSchema);
       const overrides: KeyRateLimitOverrides = {};
       const perMinute = wholeNumber('per-minute', values['per-minute'], 1);
       const burst = wholeNumber('burst', values.burst, 0);
@@ -153,7 +152,7 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
         accountId: values.account,
         name,
         scopes: parseScopes<Scope>(values.scopes, SCOPES),
-        expiresAt: values.expires ? new Date(values.expires).toISOString() : null,
+        expiresAt: expires === undefined ? null : new Date(expires).toISOString(),
         rateLimits: Object.keys(overrides).length > 0 ? overrides : null,
       });
       return { text: `${describeKey(record)}\nkey (shown once, store it now): ${key}`, json: { ...shown(record), key } };

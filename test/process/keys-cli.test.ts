@@ -104,6 +104,21 @@ t.test('reseller-keys', async (t) => {
     assert.deepEqual(JSON.parse((await cli('list', '--account', 'ctl', '--json')).stdout), [], 'no key issued');
   });
 
+  t.test('issue --expires takes an RFC 3339 time with its offset, as the admin API does, not any date Date.parse reads', async () => {
+    env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
+    assert.equal((await cli('account', 'add', 'eps', '--name', 'Eps', '--upstream-id', '7')).code, 0);
+    // Day and month order, and the machine's time zone, would decide when these end.
+    for (const expires of ['1/2/2030', '2030-01-01 10:00', '2030', 'Tue Jan 01 2030']) {
+      const run = await cli('issue', '--account', 'eps', '--name', 'ci', '--scopes', 'all', '--expires', expires, '--json');
+      assert.equal(run.code, 64, `--expires ${expires}: ${run.stdout}`);
+      assert.match(JSON.parse(run.stderr).error, /^--expires must be an RFC 3339 time/);
+    }
+    assert.deepEqual(JSON.parse((await cli('list', '--account', 'eps', '--json')).stdout), [], 'no key issued');
+    const issued = await cli('issue', '--account', 'eps', '--name', 'ci', '--scopes', 'all', '--expires', '2030-01-01T10:00:00+02:00', '--json');
+    assert.equal(issued.code, 0, issued.stderr);
+    assert.equal(JSON.parse(issued.stdout).expiresAt, '2030-01-01T08:00:00.000Z');
+  });
+
   t.test('account disable refuses new keys for the account until it is enabled again', async () => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     assert.equal((await cli('account', 'add', 'delta', '--name', 'Delta', '--upstream-id', '4')).code, 0);
