@@ -7,6 +7,8 @@ import type { GatewayConfig } from '../config.js';
 import { resolvePepper } from '../keys/pepper.js';
 
 const VERSION = 'v1';
+/** GCM's full tag. Without this length stated, decipher accepts a tag cut to as few as 4 bytes. */
+const TAG_BYTES = 16;
 
 export class SecretBox {
   private readonly key: Buffer;
@@ -30,7 +32,7 @@ export class SecretBox {
     if (version !== VERSION || iv === undefined || tag === undefined || ciphertext === undefined) {
       throw new Error('not a sealed webhook secret');
     }
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
   }
