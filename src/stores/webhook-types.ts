@@ -37,15 +37,17 @@ export interface WebhookStore {
   /** Removes the record and the change detector's snapshot. */
   clear(accountId: string): Promise<void>;
   /**
-   * Records an attempt on the endpoint: last_delivery, and failing_since set by the first failure
-   * of a run and cleared by a success. Does nothing when no URL is set. Returns the record after.
+   * Records an attempt made to `url` on the endpoint: last_delivery, and failing_since set by the
+   * first failure of a run and cleared by a success. Does nothing (null) when no URL is set or
+   * another one was set while the attempt was in flight: an old URL's answer says nothing about the
+   * new one. Returns the record after.
    */
-  recordDelivery(accountId: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null>;
+  recordDelivery(accountId: string, url: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null>;
   /**
-   * Disables the endpoint (410, or failing too long) and records why; setting a URL again enables
-   * it. Does nothing when no URL is set.
+   * Disables the endpoint at `url` (410, or failing too long) and records why; setting a URL again
+   * enables it. Does nothing when no URL or another one is set.
    */
-  disable(accountId: string, reason: WebhookDisabledReason): Promise<void>;
+  disable(accountId: string, url: string, reason: WebhookDisabledReason): Promise<void>;
   /**
    * Enables a disabled endpoint again (its reason cleared) and ends its run of failures (failing_since cleared), keeping
    * its URL and secrets. Does nothing when no URL is set. Returns the record after.

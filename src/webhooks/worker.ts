@@ -160,7 +160,9 @@ export class DeliveryWorker {
     const status = result.kind === 'answered' ? result.status : null;
     const ok = status !== null && status >= 200 && status < 300;
     const endedAt = new Date(this.now()).toISOString();
-    const after = await store.recordDelivery(delivery.accountId, { at: endedAt, httpStatus: status, attempts }, ok);
+    // Null when the URL was unset or replaced during the attempt: then its answer was the old URL's,
+    // and it neither disables the endpoint set now nor counts against it (the event goes on to that one).
+    const after = await store.recordDelivery(delivery.accountId, record.url, { at: endedAt, httpStatus: status, attempts }, ok);
     const logged = { event_id: delivery.eventId, account_id: delivery.accountId, attempts, http_status: status };
     const facts = { attempts, lastStatus: status, lastAttemptAt: endedAt };
     if (ok) {
@@ -173,9 +175,9 @@ export class DeliveryWorker {
     // A blocked attempt is counted as such, whatever happens to the event next.
     const failed = (next: WebhookDeliveryOutcome) => this.attempted(result.kind === 'blocked' ? 'blocked' : next);
     const failingFor = after?.failingSince ? this.now() - Date.parse(after.failingSince) : 0;
-    if (status === 410 || failingFor >= config.disableAfterMs) {
+    if (after !== null && (status === 410 || failingFor >= config.disableAfterMs)) {
       const reason = status === 410 ? 'gone' : 'failing';
-      await store.disable(delivery.accountId, reason);
+      await store.disable(delivery.accountId, record.url, reason);
       // Reference W9 wants someone told: the operator's alert on this metric and log line, the
       // reseller through disabled_reason on GET /v1/webhooks.
       log.warn({ ...logged, url_host: new URL(record.url).host, reason }, 'webhook endpoint disabled');

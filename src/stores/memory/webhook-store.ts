@@ -26,17 +26,17 @@ export class MemoryWebhookStore implements WebhookStore {
     this.snapshots.delete(accountId);
   }
 
-  async recordDelivery(accountId: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null> {
+  async recordDelivery(accountId: string, url: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null> {
     const record = this.records.get(accountId);
-    if (!record) return null;
+    if (record?.url !== url) return null;
     record.lastDelivery = { ...delivery };
     record.failingSince = ok ? null : (record.failingSince ?? delivery.at);
     return structuredClone(record);
   }
 
-  async disable(accountId: string, reason: WebhookDisabledReason): Promise<void> {
+  async disable(accountId: string, url: string, reason: WebhookDisabledReason): Promise<void> {
     const record = this.records.get(accountId);
-    if (!record) return;
+    if (record?.url !== url) return;
     record.status = 'disabled';
     record.disabledReason = reason;
   }

@@ -45,17 +45,17 @@ export class RedisWebhookStore implements WebhookStore {
     await this.redis.run((client) => client.del(this.recordKey(accountId), this.snapshotKey(accountId)));
   }
 
-  async recordDelivery(accountId: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null> {
+  async recordDelivery(accountId: string, url: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null> {
     const reply = await this.redis.evalScript(
       this.scripts.recordDelivery,
       [this.recordKey(accountId)],
-      [JSON.stringify(delivery), ok ? '1' : '0', delivery.at],
+      [JSON.stringify(delivery), ok ? '1' : '0', delivery.at, url],
     );
     return parseReply(reply);
   }
 
-  async disable(accountId: string, reason: WebhookDisabledReason): Promise<void> {
-    await this.redis.evalScript(this.scripts.disable, [this.recordKey(accountId)], [reason]);
+  async disable(accountId: string, url: string, reason: WebhookDisabledReason): Promise<void> {
+    await this.redis.evalScript(this.scripts.disable, [this.recordKey(accountId)], [reason, url]);
   }
 
   async enable(accountId: string): Promise<WebhookRecord | null> {
