@@ -142,7 +142,7 @@ export interface BeginRequest extends IdempotencyScope {
    * until sentAt + settleMs no other request may take the key over (it answers in progress).
    */
   settleMs: number;
-  /** How long the record is kept at all. */
+  /** How long the record is kept at all (longer only while a write announced near its end settles). */
   retentionMs: number;
   /** Profile A: after this age any use of the key is stale (410). Null: no stale phase (Profile B). */
   staleAfterMs: number | null;
@@ -174,8 +174,9 @@ export interface IdempotencyStore {
   markUnknown(scope: IdempotencyScope, token: string): Promise<void>;
   /**
    * Write-ahead: records, with the store's clock, that a write whose outcome cannot be observed is
-   * about to be sent, and renews the lease for `leaseMs`. False when `token` no longer holds the
-   * key (its lease ran out and another request took it over): then nothing may be sent.
+   * about to be sent, and renews the lease for `leaseMs`; the record is kept at least the holder's
+   * settleMs from now, however little of its retention is left. False when `token` no longer holds
+   * the key (its lease ran out and another request took it over): then nothing may be sent.
    */
   markSent(scope: IdempotencyScope, token: string, leaseMs: number): Promise<boolean>;
   /**

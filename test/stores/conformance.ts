@@ -633,6 +633,20 @@ export function runIdempotencyConformance(t: Test, name: string, factory: Fixtur
       assert.equal((await acquired(store, request)).sentAt, null);
     });
 
+    test(t, 'a write announced near the end of the retention keeps the record until it has settled', async ({ store, clock }) => {
+      const request = beginRequest({ retentionMs: 2_000, leaseMs: 5_000, settleMs: 1_000 });
+      const first = await acquired(store, request);
+      assert.equal(await store.markSent(request, first.token, 100), true);
+      await store.markUnknown(request, first.token);
+      await clock.advance(1_500);
+      const retry = await acquired(store, request);
+      assert.notEqual(retry.sentAt, null, 'settled, within the retention: the retry reconciles');
+      assert.equal(await store.markSent(request, retry.token, 5_000), true, 'found nothing: it sends again');
+      await clock.advance(750);
+      const during = await store.begin(request);
+      assert.equal(during.kind, 'in_progress', 'past the retention, the write just sent may still run: never a fresh claim');
+    });
+
     test(t, 'a key reused after its record expired gets a new record id', async ({ store, clock }) => {
       const request = beginRequest({ retentionMs: 200, settleMs: 50 });
       const first = await acquired(store, request);

@@ -16,6 +16,8 @@ interface IdempotencyRecord {
   /** Time of the first request: the age that decides staleness counts from here. */
   createdAt: number;
   leaseUntil: number;
+  /** The holder's settle time (BeginRequest.settleMs): markSent keeps the record at least that long. */
+  settleMs: number;
   /** Time of the last write-ahead mark; null while nothing was sent. */
   sentAt: number | null;
   /** The token that set the first write-ahead mark (unmarkSent takes back only its own). */
@@ -59,6 +61,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         endpoint: request.endpoint,
         createdAt: now,
         leaseUntil: now + request.leaseMs,
+        settleMs: request.settleMs,
         sentAt: null,
         sentBy: null,
         response: null,
@@ -79,6 +82,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     record.state = 'in_progress';
     record.token = newRandomId();
     record.leaseUntil = now + request.leaseMs;
+    record.settleMs = request.settleMs;
     return { kind: 'acquired', token: record.token, recordId: record.recordId, sentAt: record.sentAt };
   }
 
@@ -109,6 +113,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (record.sentAt === null) record.sentBy = token;
     record.sentAt = now;
     record.leaseUntil = now + leaseMs;
+    // A write sent near the end of the retention: the record stays until it has settled, or a
+    // request after the expiry would be claimed afresh and send it again while it may still run.
+    const id = recordId(scope);
+    if (this.records.getRemainingTTL(id) < record.settleMs) this.records.set(id, record, { ttl: record.settleMs });
     return true;
   }
 

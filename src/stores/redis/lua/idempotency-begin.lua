@@ -2,8 +2,8 @@
 -- src/stores/memory/idempotency-store.ts. The clock is the server's (TIME).
 --
 -- KEYS[1]: the record, a hash {state, token, recordId, fingerprint, endpoint, createdAt,
---          leaseUntil, sentAt, sentBy, status, headers, body}, scoped to account and client key (not to
---          the endpoint).
+--          leaseUntil, settleMs, sentAt, sentBy, status, headers, body}, scoped to account and client
+--          key (not to the endpoint). settleMs is the holder's: mark-sent keeps the record that long.
 -- ARGV: fingerprint, endpoint, lease_ms, retention_ms, stale_after_ms ('' for none), settle_ms,
 --       new_token, new_record_id
 -- Returns { 'acquired', token, record_id, sent_at ('' for none) } | { 'replay', status, headers_json, body }
@@ -18,7 +18,7 @@ local stale_after_ms, settle_ms = tonumber(ARGV[5]), tonumber(ARGV[6])
 local token = ARGV[7]
 
 local function claim(record_id, sent_at)
-  redis.call('HSET', key, 'state', 'in_progress', 'token', token, 'leaseUntil', now + lease_ms)
+  redis.call('HSET', key, 'state', 'in_progress', 'token', token, 'leaseUntil', now + lease_ms, 'settleMs', settle_ms)
   return { 'acquired', token, record_id, sent_at or '' }
 end
 
