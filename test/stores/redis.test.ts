@@ -198,7 +198,8 @@ t.test('redis: specifics', async (t) => {
   t.test('with replicaAcks, a claim or write-ahead mark counts only once a replica has it (WAIT)', async () => {
     // Generous on a loaded machine: the wait is bounded by the command timeout, raised to match.
     const replicaAcks = { replicas: 1, timeoutMs: 2_000 };
-    const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('wait')}:`, replicaAcks, commandTimeoutMs: 3_000 });
+    const keyPrefix = `${unique('wait')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix, replicaAcks, commandTimeoutMs: 3_000 });
     const request = (key: string) => ({
       accountId: 'acct_1', key, fingerprint: 'f', endpoint: 'POST /v1/orders', leaseMs: 5_000, settleMs: 5_000, retentionMs: 60_000, staleAfterMs: null,
     });
@@ -206,7 +207,15 @@ t.test('redis: specifics', async (t) => {
     const replicaClient = new Redis(replica.url);
     const primary = new Redis(server.url);
     try {
-      await assert.rejects(stores.idempotency.begin(request(unique('alone'))), /reached 0 of 1 replicas within 2000 ms/, 'no replica acknowledged the claim');
+      const alone = request(unique('alone'));
+      await assert.rejects(stores.idempotency.begin(alone), /reached 0 of 1 replicas within 2000 ms/, 'no replica acknowledged the claim');
+      // The claim stood on the primary: taken back, or the retry of a request told "not executed" would be 409 in progress for a lease.
+      const unreplicated = await createRedisStores({ url: server.url, keyPrefix });
+      try {
+        assert.equal((await unreplicated.idempotency.begin(alone)).kind, 'acquired', 'the refused claim holds nothing');
+      } finally {
+        await unreplicated.close();
+      }
 
       await primary.config('SET', 'repl-diskless-sync-delay', '0');
       await replicaClient.replicaof('127.0.0.1', String(server.port));

@@ -40,6 +40,10 @@ export class RedisIdempotencyStore implements IdempotencyStore {
           randomBytes(16).toString('base64url'),
           randomBytes(12).toString('base64url'),
         ],
+        (reply) => {
+          const claim = parseBeginReply(reply);
+          return claim.kind === 'acquired' ? this.release(request, claim.token) : undefined;
+        },
       ),
     );
   }
@@ -52,11 +56,22 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     await this.redis.evalScript(this.scripts.unmarkSent, [this.recordKey(scope)], [token]);
   }
 
-  /** A claim or a write-ahead mark: with replicas configured, it must reach them before it counts. */
-  private async evalDurable(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+  /**
+   * A claim or a write-ahead mark: with replicas configured, it must reach them before it counts.
+   * What stands on the primary alone is taken back by `takeBack` (a claim; a mark is taken back by
+   * the caller, unmarkSent), at best: a claim left would refuse the retry of a request told that
+   * nothing ran as in progress for the whole lease.
+   */
+  private async evalDurable(
+    script: LuaScript,
+    keys: string[],
+    args: Array<string | number>,
+    takeBack?: (reply: unknown) => Promise<void> | undefined,
+  ): Promise<unknown> {
     if (!this.replicaAcks) return this.redis.evalScript(script, keys, args);
     const { reply, acknowledged } = await this.redis.evalScriptAndWait(script, keys, args, this.replicaAcks);
     if (acknowledged < this.replicaAcks.replicas) {
+      await takeBack?.(reply)?.catch(() => undefined);
       throw new StoreUnavailableError(
         `idempotency record reached ${acknowledged} of ${this.replicaAcks.replicas} replicas within ${this.replicaAcks.timeoutMs} ms`,
       );
