@@ -53,6 +53,10 @@ export const IdempotencyConfigSchema = z.strictObject({
    */
   replicaAcks: z.number().int().min(0).default(0),
   replicaWaitMs: PositiveInt.max(400).default(100),
+}).refine((windows) => windows.staleRetentionMs > windows.replayWindowMs, {
+  // A stale key is one older than the replay window: kept no longer than that, none would ever answer 410.
+  path: ['staleRetentionMs'],
+  message: 'must be longer than replayWindowMs (a key past its replay window is remembered this long to answer 410)',
 });
 
 /**

@@ -90,6 +90,14 @@ t.test('config', async (t) => {
     }
   });
 
+  t.test('refuses idempotency windows in which no key would ever be stale', async () => {
+    assert.doesNotThrow(() => parseConfig({ idempotency: { replayWindowMs: 60_000, staleRetentionMs: 120_000 } }, BACKENDS));
+    assert.throws(
+      () => parseConfig({ idempotency: { replayWindowMs: 60_000, staleRetentionMs: 60_000 } }, BACKENDS),
+      (error: Error) => error instanceof ConfigError && /- idempotency\.staleRetentionMs: must be longer than replayWindowMs/.test(error.message),
+    );
+  });
+
   t.test('names every wrong field at once: the root, the backend\'s section and the secrets an upstream needs', async () => {
     const raw = { profile: 'C', rateLimits: { keyPerMinute: -1 }, upstream: { backend: 'whmcs', whmcs: { url: 'http://127.0.0.1:1' } } };
     assert.throws(
