@@ -33,7 +33,12 @@ export interface WebhookRecord {
 
 export interface WebhookStore {
   get(accountId: string): Promise<WebhookRecord | null>;
-  set(accountId: string, record: WebhookRecord): Promise<void>;
+  /**
+   * Replaces the record, only if the stored one still has the sealed secret `expectedSecret` (null:
+   * no record), as the caller read it; false when another write came in between. Two PUTs at once
+   * must not both hand out a new secret while only one is kept.
+   */
+  set(accountId: string, record: WebhookRecord, expectedSecret: string | null): Promise<boolean>;
   /** Removes the record and the change detector's snapshot. */
   clear(accountId: string): Promise<void>;
   /**

@@ -60,7 +60,7 @@ export async function firstAttempts(t: Test, answers: EndpointAnswers, options: 
   const eventOf = (path: string) => `evt_${path.slice(1)}`;
   for (const path of Object.keys(answers)) {
     const record = webhookRecord(`http://127.0.0.1:${port}${path}`, box.seal('whsec_dGVzdA=='), at);
-    await store.set(path, options.record ? options.record(path, record) : record);
+    await store.set(path, options.record ? options.record(path, record) : record, null);
     const body = JSON.stringify({ type: 'webhook.test', timestamp: at, data: {} });
     await outbox.enqueue({ eventId: eventOf(path), accountId: path, body, trace: {} });
     await store.logDelivery(path, { eventId: eventOf(path), type: 'webhook.test', state: 'pending', attempts: 0, lastStatus: null, lastAttemptAt: null, nextAttemptAt: null, createdAt: at, body }, 10);

@@ -796,11 +796,11 @@ export function runWebhookConformance(t: Test, name: string, factory: FixtureFac
       const accountId = unique('acct');
       assert.equal(await store.get(accountId), null);
       const record = webhookRecord('https://hooks.example.com/a', 'whsec_1', '2026-03-01T00:00:00.000Z');
-      await store.set(accountId, record);
+      await store.set(accountId, record, null);
       assert.deepEqual(await store.get(accountId), record);
 
       const replaced = { ...webhookRecord('https://hooks.example.com/b', 'whsec_2', '2026-03-02T00:00:00.000Z'), previousSecret: 'whsec_1', previousSecretExpiresAt: '2026-03-03T00:00:00.000Z' };
-      await store.set(accountId, replaced);
+      await store.set(accountId, replaced, 'whsec_1');
       assert.deepEqual(await store.get(accountId), replaced);
 
       await store.clear(accountId);
@@ -808,9 +808,23 @@ export function runWebhookConformance(t: Test, name: string, factory: FixtureFac
       await store.clear(accountId);
     });
 
+    test(t, 'set writes only over the record the caller read (its secret), else changes nothing', async ({ store }) => {
+      const accountId = unique('acct');
+      const first = webhookRecord('https://hooks.example.com/a', 'whsec_1', '2026-03-01T00:00:00.000Z');
+      assert.equal(await store.set(accountId, first, 'whsec_0'), false, 'there is no record to match');
+      assert.equal(await store.get(accountId), null);
+      assert.equal(await store.set(accountId, first, null), true);
+      const second = webhookRecord('https://hooks.example.com/b', 'whsec_2', '2026-03-02T00:00:00.000Z');
+      assert.equal(await store.set(accountId, second, null), false, 'another write made the record meanwhile');
+      assert.equal(await store.set(accountId, second, 'whsec_0'), false, 'another secret is stored');
+      assert.deepEqual(await store.get(accountId), first);
+      assert.equal(await store.set(accountId, second, 'whsec_1'), true);
+      assert.deepEqual(await store.get(accountId), second);
+    });
+
     test(t, 'accounts do not see each other', async ({ store }) => {
       const [first, second] = [unique('acct'), unique('acct')];
-      await store.set(first, webhookRecord('https://hooks.example.com/1', 's1', '2026-03-01T00:00:00.000Z'));
+      await store.set(first, webhookRecord('https://hooks.example.com/1', 's1', '2026-03-01T00:00:00.000Z'), null);
       assert.equal(await store.get(second), null);
       await store.clear(second);
       assert.ok(await store.get(first));

@@ -76,7 +76,7 @@ function everyMethod(stores: Stores) {
     listKeys: () => stores.keys.listKeys(ACCOUNT.id),
     publishInvalidation: () => stores.keys.publishInvalidation(KEY.id),
     getWebhook: () => stores.webhooks.get(ACCOUNT.id),
-    setWebhook: () => stores.webhooks.set(ACCOUNT.id, webhookRecord('https://example.com/h', 's', '2026-03-01T00:00:00Z')),
+    setWebhook: () => stores.webhooks.set(ACCOUNT.id, webhookRecord('https://example.com/h', 's', '2026-03-01T00:00:00Z'), null),
     clearWebhook: () => stores.webhooks.clear(ACCOUNT.id),
   };
 }

@@ -132,7 +132,7 @@ t.test('redis: specifics', async (t) => {
         retentionMs: 60_000,
         staleAfterMs: null,
       });
-      await stores.webhooks.set('acct_1', webhookRecord('https://example.com/hook', 's', '2026-03-01T00:00:00Z'));
+      await stores.webhooks.set('acct_1', webhookRecord('https://example.com/hook', 's', '2026-03-01T00:00:00Z'), null);
       await stores.keys.putAccount({ id: 'acct_1', name: 'A', upstreamId: '1', createdAt: '2026-03-01T00:00:00Z' });
       await stores.keys.putKey({
         id: '00000000000000aa',

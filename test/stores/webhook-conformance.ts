@@ -30,7 +30,7 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
     test(t, 'deliveries: failing_since starts with the first failure of a run and ends with a success', async ({ store }) => {
       const account = unique('acct');
       assert.equal(await store.recordDelivery(account, 'https://hooks.example.com/a', { at: '2026-03-01T00:00:00.000Z', httpStatus: 500, attempts: 1 }, false), null, 'no URL, nothing recorded');
-      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'));
+      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'), null);
       await store.recordDelivery(account, 'https://hooks.example.com/a', { at: '2026-03-01T00:00:01.000Z', httpStatus: 500, attempts: 1 }, false);
       const second = await store.recordDelivery(account, 'https://hooks.example.com/a', { at: '2026-03-01T00:00:02.000Z', httpStatus: null, attempts: 2 }, false);
       assert.equal(second?.failingSince, '2026-03-01T00:00:01.000Z');
@@ -43,7 +43,7 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
     test(t, 'an attempt made to a URL replaced since is not recorded, and does not disable the new one', async ({ store }) => {
       const account = unique('acct');
       const record = webhookRecord('https://hooks.example.com/new', 'sealed', '2026-03-01T00:00:00.000Z');
-      await store.set(account, record);
+      await store.set(account, record, null);
       assert.equal(await store.recordDelivery(account, 'https://hooks.example.com/a', { at: '2026-03-01T00:00:01.000Z', httpStatus: 410, attempts: 1 }, false), null);
       await store.disable(account, 'https://hooks.example.com/a', 'gone');
       assert.deepEqual(await store.get(account), record);
@@ -53,10 +53,10 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       const account = unique('acct');
       await store.disable(account, 'https://hooks.example.com/a', 'gone');
       assert.equal(await store.get(account), null, 'disabling creates nothing');
-      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'));
+      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'), null);
       await store.disable(account, 'https://hooks.example.com/a', 'gone');
       assert.deepEqual(pick(await store.get(account)), { status: 'disabled', disabledReason: 'gone' });
-      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-02T00:00:00.000Z'));
+      await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-02T00:00:00.000Z'), 'sealed');
       assert.deepEqual(pick(await store.get(account)), { status: 'enabled', disabledReason: null });
       await store.disable(account, 'https://hooks.example.com/a', 'failing');
       assert.deepEqual(pick(await store.get(account)), { status: 'disabled', disabledReason: 'failing' });
@@ -67,7 +67,7 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.equal(await store.enable(account), null);
       assert.equal(await store.get(account), null, 'enabling creates nothing');
       const record = webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z');
-      await store.set(account, { ...record, previousSecret: 'old', previousSecretExpiresAt: '2026-03-02T00:00:00.000Z' });
+      await store.set(account, { ...record, previousSecret: 'old', previousSecretExpiresAt: '2026-03-02T00:00:00.000Z' }, null);
       await store.recordDelivery(account, 'https://hooks.example.com/a', { at: '2026-03-01T00:00:01.000Z', httpStatus: 410, attempts: 1 }, false);
       await store.disable(account, 'https://hooks.example.com/a', 'failing');
       const enabled = await store.enable(account);

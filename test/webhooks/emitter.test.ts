@@ -39,7 +39,7 @@ async function setUp(held: ConstructorParameters<typeof WebhookEvents>[5] = {}) 
     disabledReason: null,
     lastDelivery: null,
     failingSince: null,
-  });
+  }, null);
   const outbox = new FlakyOutbox();
   const lines: string[] = [];
   const log = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });

@@ -49,8 +49,8 @@ async function scenario(stores: Stores): Promise<void> {
   });
   try {
     const [slowco, fastco] = [unique('slowco'), unique('fastco')];
-    await stores.webhooks.set(slowco, webhookRecord(slow.url, box.seal('whsec_dGVzdA=='), new Date().toISOString()));
-    await stores.webhooks.set(fastco, webhookRecord(fast.url, box.seal('whsec_dGVzdA=='), new Date().toISOString()));
+    await stores.webhooks.set(slowco, webhookRecord(slow.url, box.seal('whsec_dGVzdA=='), new Date().toISOString()), null);
+    await stores.webhooks.set(fastco, webhookRecord(fast.url, box.seal('whsec_dGVzdA=='), new Date().toISOString()), null);
     const enqueue = (accountId: string, eventId: string) =>
       stores.webhookOutbox.enqueue({ eventId, accountId, body: JSON.stringify({ type: 'webhook.test', timestamp: new Date().toISOString(), data: {} }), trace: {} });
     const slowIds = Array.from({ length: SLOW_EVENTS }, (_, index) => `evt_slow${index}`);

@@ -46,7 +46,7 @@ t.test('webhook delivery on Redis', async (t) => {
     const secret = newWebhookSecret();
     const stores = await createRedisStores({ url: redis.url, keyPrefix });
     const box = new SecretBox(Buffer.from(TEST_WEBHOOK_KEY, 'base64'));
-    await stores.webhooks.set('acme', webhookRecord(receiver.url, box.seal(secret), new Date().toISOString()));
+    await stores.webhooks.set('acme', webhookRecord(receiver.url, box.seal(secret), new Date().toISOString()), null);
     await stores.close();
 
     // The receiver holds every request open: the first worker dies with its deliveries in flight.

@@ -17,8 +17,10 @@ export class MemoryWebhookStore implements WebhookStore {
     return record ? structuredClone(record) : null;
   }
 
-  async set(accountId: string, record: WebhookRecord): Promise<void> {
+  async set(accountId: string, record: WebhookRecord, expectedSecret: string | null): Promise<boolean> {
+    if ((this.records.get(accountId)?.secret ?? null) !== expectedSecret) return false;
     this.records.set(accountId, structuredClone(record));
+    return true;
   }
 
   async clear(accountId: string): Promise<void> {

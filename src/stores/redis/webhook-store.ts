@@ -11,6 +11,7 @@ import { LuaScript } from './lua-script.js';
 
 export class RedisWebhookStore implements WebhookStore {
   private readonly scripts = {
+    set: LuaScript.load('webhook-set'),
     recordDelivery: LuaScript.load('webhook-record-delivery'),
     lease: LuaScript.load('lease-hold'),
     enable: LuaScript.load('webhook-enable'),
@@ -25,8 +26,7 @@ export class RedisWebhookStore implements WebhookStore {
     return parseRecord(await this.redis.run((client) => client.hgetall(this.recordKey(accountId))));
   }
 
-  async set(accountId: string, record: WebhookRecord): Promise<void> {
-    const key = this.recordKey(accountId);
+  async set(accountId: string, record: WebhookRecord, expectedSecret: string | null): Promise<boolean> {
     const fields: Record<string, string> = {
       url: record.url,
       secret: record.secret,
@@ -38,7 +38,8 @@ export class RedisWebhookStore implements WebhookStore {
     if (record.lastDelivery !== null) fields.lastDelivery = JSON.stringify(record.lastDelivery);
     if (record.failingSince !== null) fields.failingSince = record.failingSince;
     if (record.disabledReason !== null) fields.disabledReason = record.disabledReason;
-    await this.redis.run((client) => client.multi().del(key).hset(key, fields).exec());
+    const reply = await this.redis.evalScript(this.scripts.set, [this.recordKey(accountId)], [expectedSecret ?? '', ...Object.entries(fields).flat()]);
+    return reply === 1;
   }
 
   async clear(accountId: string): Promise<void> {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
 import type { WebhookRecord } from '../../../stores/webhook-types.js';
+import type { SecretBox } from '../../../webhooks/secret-box.js';
 import { newWebhookSecret } from '../../../webhooks/signing.js';
 import { checkWebhookUrl, MAX_WEBHOOK_URL_LENGTH } from '../../../webhooks/url-policy.js';
 import { webhookView, WebhookSetResultSchema } from './schemas.js';
@@ -49,25 +50,43 @@ export default defineEndpoint({
       throw new ApiError('validation_failed', verdict.reason, { errors: [{ pointer: '/url', detail: verdict.reason }] });
     }
     const url = verdict.url.toString();
-    const existing = await stores.webhooks.get(accountId);
-    const secret = existing === null || body.rotate_secret === true ? newWebhookSecret() : undefined;
-    const record: WebhookRecord = {
-      url,
-      secret: secret === undefined ? (existing as WebhookRecord).secret : webhooks.box.seal(secret),
-      previousSecret: existing?.previousSecret ?? null,
-      previousSecretExpiresAt: existing?.previousSecretExpiresAt ?? null,
-      updatedAt: now.toISOString(),
-      status: 'enabled',
-      disabledReason: null,
-      lastDelivery: existing?.url === url ? existing.lastDelivery : null,
-      failingSince: null,
-    };
-    if (existing !== null && secret !== undefined) {
-      record.previousSecret = existing.secret;
-      record.previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
+    // Read, change, write if unchanged: a refused write means another one landed, so this retries
+    // on top of it (a concurrent first PUT then sets the URL only, and one secret is handed out).
+    let written: { record: WebhookRecord; secret: string | undefined } | null = null;
+    while (written === null) {
+      const existing = await stores.webhooks.get(accountId);
+      const change = replacement(existing, url, body.rotate_secret === true, now, webhooks.box);
+      if (await stores.webhooks.set(accountId, change.record, existing?.secret ?? null)) written = change;
     }
-    await stores.webhooks.set(accountId, record);
+    const { record, secret } = written;
     await webhooks.events.emitForWrite(accountId, 'webhook.test', { url }, call.trace);
     return { status: 200, body: { ...webhookView(record), ...(secret === undefined ? {} : { secret }) } };
   },
 });
+
+/** The record a PUT of `url` writes over `existing`, with the new secret in clear when it makes one. */
+function replacement(
+  existing: WebhookRecord | null,
+  url: string,
+  rotate: boolean,
+  now: Date,
+  box: SecretBox,
+): { record: WebhookRecord; secret: string | undefined } {
+  const secret = existing === null || rotate ? newWebhookSecret() : undefined;
+  const record: WebhookRecord = {
+    url,
+    secret: secret === undefined ? (existing as WebhookRecord).secret : box.seal(secret),
+    previousSecret: existing?.previousSecret ?? null,
+    previousSecretExpiresAt: existing?.previousSecretExpiresAt ?? null,
+    updatedAt: now.toISOString(),
+    status: 'enabled',
+    disabledReason: null,
+    lastDelivery: existing?.url === url ? existing.lastDelivery : null,
+    failingSince: null,
+  };
+  if (existing !== null && secret !== undefined) {
+    record.previousSecret = existing.secret;
+    record.previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
+  }
+  return { record, secret };
+}
