@@ -56,15 +56,13 @@ export class AdminService {
 
   /** A new name or upstream customer; the account's keys serve the new customer from the next request. */
   async updateAccount(id: string, changes: AccountChanges): Promise<AccountRecord> {
-    const account = await this.account(id);
-    const updated: AccountRecord = {
+    const { before, after } = await this.changeAccount(id, (account) => ({
       ...account,
       ...(changes.name === undefined ? {} : { name: changes.name }),
       ...(changes.upstreamId === undefined ? {} : { upstreamId: changes.upstreamId }),
-    };
-    await this.deps.store.putAccount(updated);
-    if (updated.upstreamId !== account.upstreamId) await this.invalidateKeysOf(id);
-    return updated;
+    }));
+    if (after.upstreamId !== before.upstreamId) await this.invalidateKeysOf(id);
+    return after;
   }
 
   /**
@@ -73,12 +71,24 @@ export class AdminService {
    * Doing either twice changes nothing (a disabled account keeps when it was disabled).
    */
   async setAccountDisabled(id: string, disabled: boolean): Promise<AccountRecord> {
-    const account = await this.account(id);
-    if (isDisabled(account) === disabled) return account;
-    const updated: AccountRecord = { ...account, disabledAt: disabled ? new Date(this.now()).toISOString() : null };
-    await this.deps.store.putAccount(updated);
-    await this.invalidateKeysOf(id);
-    return updated;
+    const { before, after } = await this.changeAccount(id, (account) =>
+      isDisabled(account) === disabled ? account : { ...account, disabledAt: disabled ? new Date(this.now()).toISOString() : null },
+    );
+    if (after !== before) await this.invalidateKeysOf(id);
+    return after;
+  }
+
+  /**
+   * Read, change, write if unchanged: another operator's change landing in between (a rename
+   * racing a disable) is kept, and this one is made again on top of it. An unchanged account is
+   * not written.
+   */
+  private async changeAccount(id: string, change: (account: AccountRecord) => AccountRecord): Promise<{ before: AccountRecord; after: AccountRecord }> {
+    for (;;) {
+      const before = await this.account(id);
+      const after = change(before);
+      if (after === before || (await this.deps.store.replaceAccount(after, before))) return { before, after };
+    }
   }
 
   private async invalidateKeysOf(accountId: string): Promise<void> {

@@ -103,9 +103,9 @@ export class KeyService {
   }
 
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
-    if (await this.store.getAccount(input.id)) throw new Refusal('exists', `account ${input.id} already exists`);
     const account: AccountRecord = { ...input, createdAt: new Date(this.now()).toISOString() };
-    await this.store.putAccount(account);
+    // Only where none is stored: of two creations at once, the second is refused, not written over the first.
+    if (!(await this.store.replaceAccount(account, null))) throw new Refusal('exists', `account ${input.id} already exists`);
     return account;
   }
 
@@ -135,13 +135,17 @@ export class KeyService {
    * earlier time: revoking again never lengthens a key's life, and the record keeps when it ended.
    */
   async revoke(keyId: string, at: Date = new Date(this.now())): Promise<ApiKeyRecord> {
-    const record = await this.store.getKey(keyId);
-    if (!record) throw new Refusal('unknown', `unknown key ${keyId}`);
-    const earlier = record.revokedAt !== null && Date.parse(record.revokedAt) <= at.getTime();
-    const revoked = { ...record, revokedAt: earlier ? record.revokedAt : at.toISOString() };
-    await this.store.putKey(revoked);
-    await this.invalidate(keyId);
-    return revoked;
+    // Read, change, write if unchanged: a revocation landing in between (a rotation's later end
+    // against an operator's revoke now) is kept, and this one is decided again on top of it.
+    for (;;) {
+      const record = await this.store.getKey(keyId);
+      if (!record) throw new Refusal('unknown', `unknown key ${keyId}`);
+      const earlier = record.revokedAt !== null && Date.parse(record.revokedAt) <= at.getTime();
+      const revoked = { ...record, revokedAt: earlier ? record.revokedAt : at.toISOString() };
+      if (!(await this.store.replaceKey(revoked, record))) continue;
+      await this.invalidate(keyId);
+      return revoked;
+    }
   }
 
   /**

@@ -20,6 +20,11 @@ export function copyOrNull<T>(record: T | undefined): T | null {
   return record === undefined ? null : structuredClone(record);
 }
 
+/** Whether a stored record is still the one a caller read (records are plain JSON, written in one key order). */
+export function sameRecord(stored: AccountRecord | ApiKeyRecord | undefined, expected: AccountRecord | ApiKeyRecord | null): boolean {
+  return stored === undefined ? expected === null : expected !== null && JSON.stringify(stored) === JSON.stringify(expected);
+}
+
 /** getKeyWithAccount for a store where each read is cheap: the key, then its account. */
 export async function keyWithAccount(store: Pick<KeyStore, 'getKey' | 'getAccount'>, id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
   const key = await store.getKey(id);

@@ -223,9 +223,21 @@ export interface AccountRecord {
 
 export interface KeyStore {
   putAccount(account: AccountRecord): Promise<void>;
+  /**
+   * Writes the account only if the stored one is still `expected` (null: none is stored), as the
+   * caller read it; false when another write came in between, and nothing is written. Two operators
+   * at once must not undo each other (a rename racing a disable re-enabling the account).
+   */
+  replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean>;
   getAccount(id: string): Promise<AccountRecord | null>;
   listAccounts(): Promise<AccountRecord[]>;
   putKey(key: ApiKeyRecord): Promise<void>;
+  /**
+   * Writes the key only if the stored one is still `expected`, as the caller read it; false when
+   * another write came in between, and nothing is written (a revocation racing a rotation's grace
+   * must not be undone).
+   */
+  replaceKey(key: ApiKeyRecord, expected: ApiKeyRecord): Promise<boolean>;
   getKey(id: string): Promise<ApiKeyRecord | null>;
   /** A key with its account, as authentication needs them (one round trip where the store allows it); null when either is missing. */
   getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null>;

@@ -749,6 +749,25 @@ export function runKeyStoreConformance(t: Test, name: string, factory: FixtureFa
       assert.deepEqual(await store.listKeys(first.id), [revoked, newer]);
     });
 
+    test(t, 'replace writes only over the record the caller read, else changes nothing', async ({ store }) => {
+      const original = account();
+      assert.equal(await store.replaceAccount(original, null), true, 'none stored: created');
+      assert.equal(await store.replaceAccount({ ...original, name: 'Second' }, null), false, 'one exists now');
+      const disabled = { ...original, disabledAt: '2026-03-03T00:00:00.000Z' };
+      assert.equal(await store.replaceAccount(disabled, original), true);
+      assert.equal(await store.replaceAccount({ ...original, name: 'Renamed' }, original), false, 'read before the disable');
+      assert.deepEqual(await store.getAccount(original.id), disabled);
+
+      const key = apiKey(original.id);
+      await store.putKey(key);
+      const now = { ...key, revokedAt: '2026-03-06T00:00:00.000Z' };
+      assert.equal(await store.replaceKey(now, key), true);
+      assert.equal(await store.replaceKey({ ...key, revokedAt: '2026-04-06T00:00:00.000Z' }, key), false, 'read before the revocation');
+      assert.deepEqual(await store.getKey(key.id), now);
+      assert.deepEqual(await store.listKeys(original.id), [now]);
+      assert.equal(await store.replaceKey(apiKey(original.id), apiKey(original.id)), false, 'no such key');
+    });
+
     test(t, 'a key with its account, as authentication reads them: both, or nothing', async ({ store }) => {
       const owner = account();
       const key = apiKey(owner.id);

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners } from '../key-records.js';
+import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, sameRecord } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 interface KeyFile {
@@ -56,6 +56,15 @@ export class FileKeyStore implements KeyStore {
     });
   }
 
+  async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
+    let written = false;
+    await this.update((data) => {
+      written = sameRecord(data.accounts[account.id], expected);
+      if (written) data.accounts[account.id] = structuredClone(account);
+    });
+    return written;
+  }
+
   async getAccount(id: string): Promise<AccountRecord | null> {
     await this.refresh();
     return copyOrNull(this.data.accounts[id]);
@@ -70,6 +79,15 @@ export class FileKeyStore implements KeyStore {
     await this.update((data) => {
       data.keys[key.id] = structuredClone(key);
     });
+  }
+
+  async replaceKey(key: ApiKeyRecord, expected: ApiKeyRecord): Promise<boolean> {
+    let written = false;
+    await this.update((data) => {
+      written = sameRecord(data.keys[key.id], expected);
+      if (written) data.keys[key.id] = structuredClone(key);
+    });
+    return written;
   }
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {

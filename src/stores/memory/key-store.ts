@@ -1,5 +1,5 @@
 /** Accounts and keys in process memory, gone on exit. Sandbox mode keeps them in a FileKeyStore instead. */
-import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners } from '../key-records.js';
+import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, sameRecord } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 /** Operators create accounts and keys, clients cannot, so plain maps need no bound. */
@@ -12,6 +12,12 @@ export class MemoryKeyStore implements KeyStore {
     this.accounts.set(account.id, structuredClone(account));
   }
 
+  async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
+    if (!sameRecord(this.accounts.get(account.id), expected)) return false;
+    this.accounts.set(account.id, structuredClone(account));
+    return true;
+  }
+
   async getAccount(id: string): Promise<AccountRecord | null> {
     return copyOrNull(this.accounts.get(id));
   }
@@ -22,6 +28,12 @@ export class MemoryKeyStore implements KeyStore {
 
   async putKey(key: ApiKeyRecord): Promise<void> {
     this.keys.set(key.id, structuredClone(key));
+  }
+
+  async replaceKey(key: ApiKeyRecord, expected: ApiKeyRecord): Promise<boolean> {
+    if (!sameRecord(this.keys.get(key.id), expected)) return false;
+    this.keys.set(key.id, structuredClone(key));
+    return true;
   }
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {

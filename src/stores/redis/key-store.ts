@@ -14,6 +14,7 @@ import { LuaScript } from './lua-script.js';
 export class RedisKeyStore implements KeyStore {
   private readonly listeners = new InvalidationListeners();
   private readonly lookupScript = LuaScript.load('key-lookup');
+  private readonly replaceScript = LuaScript.load('key-replace');
   private readonly accountsKey: string;
   private readonly keysKey: string;
 
@@ -48,6 +49,10 @@ export class RedisKeyStore implements KeyStore {
     await this.redis.run((client) => client.hset(this.accountsKey, account.id, JSON.stringify(account)));
   }
 
+  async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
+    return this.replace(this.accountsKey, account.id, JSON.stringify(account), expected);
+  }
+
   async getAccount(id: string): Promise<AccountRecord | null> {
     const json = await this.redis.run((client) => client.hget(this.accountsKey, id));
     return json === null ? null : (JSON.parse(json) as AccountRecord);
@@ -67,6 +72,15 @@ export class RedisKeyStore implements KeyStore {
         .exec(),
     );
     for (const [error] of results ?? []) if (error) throw toStoreError(error);
+  }
+
+  async replaceKey(key: ApiKeyRecord, expected: ApiKeyRecord): Promise<boolean> {
+    return this.replace(this.keysKey, key.id, JSON.stringify(key), expected);
+  }
+
+  private async replace(hash: string, id: string, json: string, expected: AccountRecord | ApiKeyRecord | null): Promise<boolean> {
+    const reply = await this.redis.evalScript(this.replaceScript, [hash], [id, json, expected === null ? '' : JSON.stringify(expected)]);
+    return reply === 1;
   }
 
   async getKey(id: string): Promise<ApiKeyRecord | null> {

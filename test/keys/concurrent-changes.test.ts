@@ -1,0 +1,70 @@
+/**
+ * Two operators (or instances) changing one account or key at once: each reads the record, then
+ * writes it. Neither may undo the other: a revocation must survive a rotation's later end, and a
+ * disable must survive a rename.
+ */
+import assert from 'node:assert/strict';
+import t from 'tap';
+import { AdminService } from '../../src/admin/service.js';
+import { KeyService } from '../../src/keys/key-service.js';
+import { SCOPES } from '../../src/keys/scopes.js';
+import { MemoryKeyStore } from '../../src/stores/memory/key-store.js';
+
+const PEPPER = 'concurrent-test-pepper-0123456789abcdef012345';
+const DAY = 86_400_000;
+
+/** Holds the next two calls of `method` until both have read, so that both work on the same record. */
+function readTogether(store: MemoryKeyStore, method: 'getKey' | 'getAccount'): void {
+  const read = store[method].bind(store) as (id: string) => Promise<unknown>;
+  const waiting: Array<() => void> = [];
+  let held = 0;
+  (store as unknown as Record<string, (id: string) => Promise<unknown>>)[method] = async (id) => {
+    const record = await read(id);
+    if (held < 2) {
+      held += 1;
+      await new Promise<void>((resolve) => {
+        waiting.push(resolve);
+        if (waiting.length === 2) for (const go of waiting.splice(0)) go();
+      });
+    }
+    return record;
+  };
+}
+
+async function setup() {
+  const now = Date.UTC(2026, 10, 28, 12, 0, 0);
+  const store = new MemoryKeyStore();
+  const keys = new KeyService(store, PEPPER, { now: () => now, cacheTtlMs: 1 });
+  const admin = new AdminService({ keys, store, now: () => now });
+  await keys.createAccount({ id: 'acme', name: 'Acme', upstreamId: '1' });
+  return { store, keys, admin, now };
+}
+
+t.test('a revocation now is kept when a rotation ends the key later at the same moment', async () => {
+  const { store, keys, now } = await setup();
+  const { record, key } = await keys.issue({ accountId: 'acme', name: 'k', scopes: [...SCOPES], expiresAt: null });
+  readTogether(store, 'getKey');
+  await Promise.all([keys.revoke(record.id), keys.revoke(record.id, new Date(now + 30 * DAY))]);
+  assert.equal((await store.getKey(record.id))?.revokedAt, new Date(now).toISOString(), 'the earlier end stands');
+  assert.equal(await keys.authenticate(key), 'revoked');
+});
+
+t.test('a rename and a disable at once: the account is renamed and disabled', async () => {
+  const { store, admin } = await setup();
+  readTogether(store, 'getAccount');
+  await Promise.all([admin.updateAccount('acme', { name: 'Acme Hosting' }), admin.setAccountDisabled('acme', true)]);
+  const account = await store.getAccount('acme');
+  assert.equal(account?.name, 'Acme Hosting');
+  assert.notEqual(account?.disabledAt ?? null, null, 'still disabled');
+});
+
+t.test('two creations of one account at once: one is refused, the first is kept', async () => {
+  const { keys, store } = await setup();
+  const results = await Promise.allSettled([
+    keys.createAccount({ id: 'beta', name: 'First', upstreamId: '2' }),
+    keys.createAccount({ id: 'beta', name: 'Second', upstreamId: '3' }),
+  ]);
+  assert.deepEqual(results.map((result) => result.status), ['fulfilled', 'rejected']);
+  assert.match(String((results[1] as PromiseRejectedResult).reason), /account beta already exists/);
+  assert.equal((await store.getAccount('beta'))?.name, 'First');
+});
