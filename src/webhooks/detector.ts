@@ -17,6 +17,8 @@ const PER_PAGE = 100;
 /** Bounds one pass per account (upstream load): 1 000 services and invoices, 50 order reads. */
 const MAX_PAGES = 10;
 const MAX_ORDER_READS = 50;
+/** Snapshot state of an order the baseline found but had no read left for. */
+const UNREAD_ORDER = '_unread';
 
 export interface ChangeDetectorOptions {
   backend: Backend;
@@ -79,15 +81,19 @@ export class ChangeDetector {
     for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline });
 
     // There is no order list in the Backend interface: orders are read one by one, the open ones
-    // already known and the new ones services point at.
-    const orderIds = new Set<string>();
+    // already known and the new ones services point at. Each id maps to whether it is read as a
+    // baseline (recorded, not reported).
+    const orderIds = new Map<string, boolean>();
     for (const [field, state] of Object.entries(snapshot)) {
-      if (field.startsWith('order:') && (state === 'pending' || state === 'other')) orderIds.add(field.slice('order:'.length));
+      if (!field.startsWith('order:')) continue;
+      if (state === 'pending' || state === 'other') orderIds.set(field.slice('order:'.length), false);
+      else if (state === UNREAD_ORDER) orderIds.set(field.slice('order:'.length), true);
     }
     for (const service of services) {
-      if (service.order_id !== null && snapshot[`order:${service.order_id}`] === undefined) orderIds.add(service.order_id);
+      if (service.order_id !== null && snapshot[`order:${service.order_id}`] === undefined) orderIds.set(service.order_id, baseline);
     }
-    for (const id of [...orderIds].slice(0, MAX_ORDER_READS)) {
+    const ids = [...orderIds];
+    for (const [id, quiet] of ids.slice(0, MAX_ORDER_READS)) {
       let order;
       try {
         order = await backend.getOrder(customer, id, ctx);
@@ -95,7 +101,12 @@ export class ChangeDetector {
         if (error instanceof BackendError && error.kind === 'not_found') continue;
         throw error;
       }
-      await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline });
+      await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline: quiet });
+    }
+    // The baseline's orders beyond this pass's reads existed before it too: marked, so that a later
+    // pass reads them as baseline rather than reporting them as created.
+    if (baseline) {
+      for (const [id] of ids.slice(MAX_ORDER_READS)) await store.recordSnapshot(customer.accountId, `order:${id}`, null, UNREAD_ORDER);
     }
     // The pass read no baseline mark (under the detector's lease): it is recorded over none.
     if (baseline) await store.recordSnapshot(customer.accountId, BASELINE_FIELD, null, new Date().toISOString());

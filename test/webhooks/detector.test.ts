@@ -1,0 +1,95 @@
+/**
+ * ChangeDetector: what one pass over an account reports, against a fake backend whose services,
+ * invoices and orders the test sets. The first pass (baseline) reports nothing; later passes report
+ * what changed, each change once.
+ */
+import assert from 'node:assert/strict';
+import t from 'tap';
+import pino from 'pino';
+import { BackendError, type Backend, type Customer } from '../../src/backend/backend.js';
+import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
+import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
+import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
+import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.js';
+import { ChangeDetector } from '../../src/webhooks/detector.js';
+import { WebhookEvents } from '../../src/webhooks/emitter.js';
+
+const ACCOUNT = 'acme';
+
+const service = (id: string, status: Service['status'], orderId: string | null = id) => ({ id, status, order_id: orderId }) as unknown as Service;
+const order = (id: string, status: Order['status']) => ({ id, status }) as unknown as Order;
+
+/** The upstream as the detector reads it: one customer's services, invoices and orders. */
+class FakeBackend {
+  services: Service[] = [];
+  invoices: Invoice[] = [];
+  orders = new Map<string, Order>();
+  orderReads: string[] = [];
+
+  async listServices(_customer: Customer, page: PageRequest) {
+    return { items: this.services.slice((page.page - 1) * page.perPage, page.page * page.perPage), total: this.services.length };
+  }
+
+  async listInvoices(_customer: Customer, page: PageRequest) {
+    return { items: this.invoices.slice((page.page - 1) * page.perPage, page.page * page.perPage), total: this.invoices.length };
+  }
+
+  async getOrder(_customer: Customer, id: string) {
+    this.orderReads.push(id);
+    const found = this.orders.get(id);
+    if (!found) throw new BackendError('not_found', 'no such order');
+    return found;
+  }
+
+  /** A service with its own order, as an order placed in the billing system leaves them. */
+  add(id: string, serviceStatus: Service['status'], orderStatus: Order['status']): void {
+    this.services.push(service(id, serviceStatus));
+    this.orders.set(id, order(id, orderStatus));
+  }
+}
+
+async function setUp() {
+  const store = new MemoryWebhookStore();
+  await store.set(ACCOUNT, {
+    url: 'https://hooks.example.com/in',
+    secret: 'sealed',
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    updatedAt: new Date().toISOString(),
+    status: 'enabled',
+    disabledReason: null,
+    lastDelivery: null,
+    failingSince: null,
+  });
+  const outbox = new MemoryWebhookOutbox();
+  const log = pino({ level: 'silent' });
+  const events = new WebhookEvents(store, outbox, log);
+  const backend = new FakeBackend();
+  const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
+  const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
+  const detector = new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
+  /** The events queued since the last call: `type resource-id`. */
+  const queued = async (): Promise<string[]> => {
+    const claimed = await outbox.claim('test', 10_000, 60_000);
+    for (const delivery of claimed) await outbox.complete(delivery, 'delivered');
+    return claimed.map((delivery) => {
+      const { type, data } = JSON.parse(delivery.body) as { type: string; data: { id: string } };
+      return `${type} ${data.id}`;
+    });
+  };
+  return { store, backend, detector, queued };
+}
+
+t.test('change detector: orders', async (t) => {
+  t.test('an account with more services than one pass reads orders for: later passes report none of them as created', async () => {
+    const { backend, detector, queued } = await setUp();
+    for (let id = 1; id <= 120; id += 1) backend.add(String(id), 'active', 'active');
+    await detector.tick();
+    assert.deepEqual(await queued(), [], 'the first pass is the baseline');
+    for (let pass = 0; pass < 3; pass += 1) await detector.tick();
+    assert.deepEqual(await queued(), [], 'orders that existed before the first pass are no news');
+    backend.add('121', 'pending', 'pending');
+    await detector.tick();
+    assert.deepEqual(await queued(), ['order.created 121'], 'an order placed later is');
+  });
+});
