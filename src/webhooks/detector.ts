@@ -9,7 +9,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { BackendError, type Backend, type Customer } from '../backend/backend.js';
 import type { KeyStore } from '../stores/types.js';
 import type { WebhookStore } from '../stores/webhook-types.js';
-import type { PageResult } from '../v1/schemas.js';
+import type { PageResult, Service } from '../v1/schemas.js';
 import { BASELINE_FIELD, type WebhookEvents } from './emitter.js';
 
 const LEASE = 'webhook-change-detector';
@@ -34,6 +34,8 @@ export class ChangeDetector {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** Per account, the last open order read: the next pass goes on after it. */
+  private readonly lastOpenRead = new Map<string, string>();
 
   constructor(private readonly options: ChangeDetectorOptions) {}
 
@@ -80,20 +82,8 @@ export class ChangeDetector {
     for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline });
     for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline });
 
-    // There is no order list in the Backend interface: orders are read one by one, the open ones
-    // already known and the new ones services point at. Each id maps to whether it is read as a
-    // baseline (recorded, not reported).
-    const orderIds = new Map<string, boolean>();
-    for (const [field, state] of Object.entries(snapshot)) {
-      if (!field.startsWith('order:')) continue;
-      if (state === 'pending' || state === 'other') orderIds.set(field.slice('order:'.length), false);
-      else if (state === UNREAD_ORDER) orderIds.set(field.slice('order:'.length), true);
-    }
-    for (const service of services) {
-      if (service.order_id !== null && snapshot[`order:${service.order_id}`] === undefined) orderIds.set(service.order_id, baseline);
-    }
-    const ids = [...orderIds];
-    for (const [id, quiet] of ids.slice(0, MAX_ORDER_READS)) {
+    const { reads, leftNew } = this.ordersToRead(customer.accountId, snapshot, services, baseline);
+    for (const [id, quiet] of reads) {
       let order;
       try {
         order = await backend.getOrder(customer, id, ctx);
@@ -106,11 +96,49 @@ export class ChangeDetector {
     // The baseline's orders beyond this pass's reads existed before it too: marked, so that a later
     // pass reads them as baseline rather than reporting them as created.
     if (baseline) {
-      for (const [id] of ids.slice(MAX_ORDER_READS)) await store.recordSnapshot(customer.accountId, `order:${id}`, null, UNREAD_ORDER);
+      for (const id of leftNew) await store.recordSnapshot(customer.accountId, `order:${id}`, null, UNREAD_ORDER);
     }
     // The pass read no baseline mark (under the detector's lease): it is recorded over none.
     if (baseline) await store.recordSnapshot(customer.accountId, BASELINE_FIELD, null, new Date().toISOString());
   }
+
+  /**
+   * There is no order list in the Backend interface: orders are read one by one, at most
+   * MAX_ORDER_READS a pass, each with whether it is read as a baseline (recorded, not reported).
+   * New ones that services point at come first (they are news), then those the baseline left, then
+   * the open ones already known, in turn from where the last pass stopped: an account with more
+   * open orders than one pass reads (unpaid orders stay pending) starves none of them.
+   */
+  private ordersToRead(accountId: string, snapshot: Record<string, string>, services: Service[], baseline: boolean) {
+    const fresh = new Set<string>();
+    for (const service of services) {
+      if (service.order_id !== null && snapshot[`order:${service.order_id}`] === undefined) fresh.add(service.order_id);
+    }
+    const unread: string[] = [];
+    const open: string[] = [];
+    for (const [field, state] of Object.entries(snapshot)) {
+      if (!field.startsWith('order:')) continue;
+      if (state === UNREAD_ORDER) unread.push(field.slice('order:'.length));
+      else if (state === 'pending' || state === 'other') open.push(field.slice('order:'.length));
+    }
+    const plan: Array<[string, boolean]> = [
+      ...[...fresh].map((id): [string, boolean] => [id, baseline]),
+      ...unread.map((id): [string, boolean] => [id, true]),
+      ...inTurn(open, this.lastOpenRead.get(accountId)).map((id): [string, boolean] => [id, false]),
+    ];
+    const reads = plan.slice(0, MAX_ORDER_READS);
+    const lastOpen = reads.slice(fresh.size + unread.length).at(-1);
+    if (lastOpen) this.lastOpenRead.set(accountId, lastOpen[0]);
+    return { reads, leftNew: [...fresh].slice(MAX_ORDER_READS) };
+  }
+}
+
+/** Ids in numeric order, starting after `after` and wrapping around. */
+function inTurn(ids: string[], after: string | undefined): string[] {
+  const byId = (a: string, b: string) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+  const sorted = ids.sort(byId);
+  const start = after === undefined ? -1 : sorted.findIndex((id) => byId(id, after) > 0);
+  return start <= 0 ? sorted : [...sorted.slice(start), ...sorted.slice(0, start)];
 }
 
 async function readAll<T>(read: (page: { page: number; perPage: number }) => Promise<PageResult<T>>): Promise<T[]> {

@@ -92,4 +92,20 @@ t.test('change detector: orders', async (t) => {
     await detector.tick();
     assert.deepEqual(await queued(), ['order.created 121'], 'an order placed later is');
   });
+
+  t.test('open orders beyond one pass\'s reads starve neither new orders nor each other', async () => {
+    const { backend, detector, queued } = await setUp();
+    // Orders nobody paid stay pending in WHMCS for good; 60 of them are more than one pass reads.
+    for (let id = 1; id <= 60; id += 1) backend.add(String(id), 'pending', 'pending');
+    await detector.tick();
+    await detector.tick();
+    assert.deepEqual(await queued(), []);
+    backend.add('61', 'pending', 'pending');
+    await detector.tick();
+    assert.deepEqual(await queued(), ['order.created 61'], 'a new order is read before the open ones');
+    for (const id of ['1', '30', '60']) backend.orders.set(id, order(id, 'cancelled'));
+    await detector.tick();
+    await detector.tick();
+    assert.deepEqual((await queued()).sort(), ['order.status_changed 1', 'order.status_changed 30', 'order.status_changed 60'], 'every open order is read in turn');
+  });
 });
