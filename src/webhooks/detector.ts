@@ -56,10 +56,13 @@ export class ChangeDetector {
   async tick(): Promise<void> {
     const { store, keys, log, pollIntervalMs } = this.options;
     try {
-      // The lease outlives two intervals, so a holder that dies is replaced within about three.
-      if (!(await store.holdLease(LEASE, this.holder, pollIntervalMs * 2 + 1_000))) return;
+      // The lease outlives two intervals, so a holder that dies is replaced within about three. It is
+      // renewed before each account: a pass longer than the lease (a slow upstream, many accounts)
+      // stops once another instance has taken it, rather than scanning beside it.
+      const hold = () => store.holdLease(LEASE, this.holder, pollIntervalMs * 2 + 1_000);
+      if (!(await hold())) return;
       for (const account of await keys.listAccounts()) {
-        if (this.stopped) return;
+        if (this.stopped || !(await hold())) return;
         const record = await store.get(account.id);
         if (!record || record.status === 'disabled') continue;
         await this.scan({ accountId: account.id, upstreamId: account.upstreamId }).catch((error: unknown) => {

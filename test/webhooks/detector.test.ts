@@ -10,6 +10,7 @@ import { BackendError, type Backend, type Customer } from '../../src/backend/bac
 import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
 import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
+import type { WebhookRecord } from '../../src/stores/webhook-types.js';
 import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.js';
 import { ChangeDetector } from '../../src/webhooks/detector.js';
 import { WebhookEvents } from '../../src/webhooks/emitter.js';
@@ -48,19 +49,22 @@ class FakeBackend {
   }
 }
 
+/** An enabled endpoint. */
+const endpoint = (url: string): WebhookRecord => ({
+  url,
+  secret: 'sealed',
+  previousSecret: null,
+  previousSecretExpiresAt: null,
+  updatedAt: new Date().toISOString(),
+  status: 'enabled',
+  disabledReason: null,
+  lastDelivery: null,
+  failingSince: null,
+});
+
 async function setUp() {
   const store = new MemoryWebhookStore();
-  await store.set(ACCOUNT, {
-    url: 'https://hooks.example.com/in',
-    secret: 'sealed',
-    previousSecret: null,
-    previousSecretExpiresAt: null,
-    updatedAt: new Date().toISOString(),
-    status: 'enabled',
-    disabledReason: null,
-    lastDelivery: null,
-    failingSince: null,
-  });
+  await store.set(ACCOUNT, endpoint('https://hooks.example.com/in'));
   const outbox = new MemoryWebhookOutbox();
   const log = pino({ level: 'silent' });
   const events = new WebhookEvents(store, outbox, log);
@@ -107,5 +111,36 @@ t.test('change detector: orders', async (t) => {
     await detector.tick();
     await detector.tick();
     assert.deepEqual((await queued()).sort(), ['order.status_changed 1', 'order.status_changed 30', 'order.status_changed 60'], 'every open order is read in turn');
+  });
+});
+
+t.test('change detector: the lease', async (t) => {
+  t.test('a pass that outlives its lease stops at the next account: two instances never scan at once', async () => {
+    let clock = Date.now();
+    const store = new MemoryWebhookStore(() => clock);
+    const log = pino({ level: 'silent' });
+    const events = new WebhookEvents(store, new MemoryWebhookOutbox(), log);
+    const accounts: AccountRecord[] = ['a1', 'a2'].map((id) => ({ id, name: id, upstreamId: id, createdAt: new Date().toISOString() }));
+    for (const { id } of accounts) await store.set(id, endpoint(`https://hooks.example.com/${id}`));
+    const keys = { listAccounts: async () => accounts } as unknown as KeyStore;
+    const scans: string[] = [];
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    const backend = new FakeBackend();
+    backend.listServices = async (customer: Customer, page: PageRequest) => {
+      scans.push(customer.accountId);
+      // The first instance's first read hangs past its lease (a slow upstream).
+      if (scans.length === 1) await slow;
+      return FakeBackend.prototype.listServices.call(backend, customer, page);
+    };
+    const detector = () => new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
+    const first = detector();
+    const pass = first.tick();
+    while (scans.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    clock += 3 * 60_000;
+    await detector().tick();
+    release();
+    await pass;
+    assert.deepEqual(scans, ['a1', 'a1', 'a2'], 'the second instance scanned both; the first, its lease gone, no other');
   });
 });
