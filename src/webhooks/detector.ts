@@ -14,8 +14,11 @@ import { BASELINE_FIELD, type WebhookEvents } from './emitter.js';
 
 const LEASE = 'webhook-change-detector';
 const PER_PAGE = 100;
-/** Bounds one pass per account (upstream load): 1 000 services and invoices, 50 order reads. */
-const MAX_PAGES = 10;
+/**
+ * Bounds one pass's order reads per account (upstream load). Services and invoices are read whole:
+ * a change is seen only by reading the resource, and WHMCS lists services oldest first, so a page
+ * bound left an account's newest services unseen for good.
+ */
 const MAX_ORDER_READS = 50;
 /** Snapshot state of an order the baseline found but had no read left for. */
 const UNREAD_ORDER = '_unread';
@@ -146,7 +149,7 @@ function inTurn(ids: string[], after: string | undefined): string[] {
 
 async function readAll<T>(read: (page: { page: number; perPage: number }) => Promise<PageResult<T>>): Promise<T[]> {
   const items: T[] = [];
-  for (let page = 1; page <= MAX_PAGES; page += 1) {
+  for (let page = 1; ; page += 1) {
     const result = await read({ page, perPage: PER_PAGE });
     items.push(...result.items);
     if (items.length >= result.total || result.items.length === 0) break;

@@ -114,6 +114,19 @@ t.test('change detector: orders', async (t) => {
   });
 });
 
+t.test('change detector: lists', async (t) => {
+  t.test('an account with more than a thousand services: the newest (WHMCS lists by id ascending) are seen too', async () => {
+    const { backend, detector, queued } = await setUp();
+    for (let id = 1; id <= 1_050; id += 1) backend.services.push(service(String(id), 'active', null));
+    await detector.tick();
+    backend.add('1051', 'pending', 'pending');
+    await detector.tick();
+    backend.services[1_050] = service('1051', 'active');
+    await detector.tick();
+    assert.deepEqual(await queued(), ['order.created 1051', 'service.status_changed 1051']);
+  });
+});
+
 t.test('change detector: the lease', async (t) => {
   t.test('a pass that outlives its lease stops at the next account: two instances never scan at once', async () => {
     let clock = Date.now();
