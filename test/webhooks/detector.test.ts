@@ -64,7 +64,7 @@ const endpoint = (url: string): WebhookRecord => ({
 
 async function setUp() {
   const store = new MemoryWebhookStore();
-  await store.set(ACCOUNT, endpoint('https://hooks.example.com/in'));
+  await store.set(ACCOUNT, endpoint('https://hooks.example.com/in'), null);
   const outbox = new MemoryWebhookOutbox();
   const log = pino({ level: 'silent' });
   const events = new WebhookEvents(store, outbox, log);
@@ -134,7 +134,7 @@ t.test('change detector: the lease', async (t) => {
     const log = pino({ level: 'silent' });
     const events = new WebhookEvents(store, new MemoryWebhookOutbox(), log);
     const accounts: AccountRecord[] = ['a1', 'a2'].map((id) => ({ id, name: id, upstreamId: id, createdAt: new Date().toISOString() }));
-    for (const { id } of accounts) await store.set(id, endpoint(`https://hooks.example.com/${id}`));
+    for (const { id } of accounts) await store.set(id, endpoint(`https://hooks.example.com/${id}`), null);
     const keys = { listAccounts: async () => accounts } as unknown as KeyStore;
     const scans: string[] = [];
     let release: () => void = () => undefined;
