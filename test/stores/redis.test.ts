@@ -82,6 +82,26 @@ t.test('redis: specifics', async (t) => {
     }
   });
 
+  t.test('a key stored in another key order and spacing is still the one read: its revocation is written', async () => {
+    const prefix = `${unique('replace')}:`;
+    const stores = await createRedisStores({ url: server.url, keyPrefix: prefix });
+    const admin = new Redis(server.url);
+    try {
+      const service = new KeyService(stores.keys, 'replace-pepper-0123456789abcdef0123456789ab', { cacheTtlMs: 1 });
+      await service.createAccount({ id: 'acct_o', name: 'O', upstreamId: '1' });
+      const { record } = await service.issue({ accountId: 'acct_o', name: 'k', scopes: [] });
+      // As an operator's script or an older version might have written it.
+      const reordered = Object.fromEntries(Object.entries(record).reverse());
+      await admin.hset(`${prefix}{keys}:keys`, record.id, JSON.stringify(reordered, null, 1));
+      const revoked = await service.revoke(record.id);
+      assert.notEqual(revoked.revokedAt, null);
+      assert.deepEqual(await stores.keys.getKey(record.id), revoked);
+    } finally {
+      admin.disconnect();
+      await stores.close();
+    }
+  });
+
   t.test('a copy read before the invalidation subscription broke is read again: messages sent meanwhile are lost', async () => {
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('resubscribe')}:` });
     const admin = new Redis(server.url);
