@@ -15,6 +15,12 @@ import { BASELINE_FIELD, type WebhookEvents } from './emitter.js';
 const LEASE = 'webhook-change-detector';
 const PER_PAGE = 100;
 /**
+ * Far above any reseller's services or invoices (100 000): a pass gives up on the account there, so
+ * an upstream whose pages never end (a total it never reaches, a page parameter ignored) cannot
+ * hold the detector and its memory for good.
+ */
+const MOST_PAGES = 1_000;
+/**
  * Bounds one pass's order reads per account (upstream load). Services and invoices are read whole:
  * a change is seen only by reading the resource, and WHMCS lists services oldest first, so a page
  * bound left an account's newest services unseen for good.
@@ -149,10 +155,11 @@ function inTurn(ids: string[], after: string | undefined): string[] {
 
 async function readAll<T>(read: (page: { page: number; perPage: number }) => Promise<PageResult<T>>): Promise<T[]> {
   const items: T[] = [];
-  for (let page = 1; ; page += 1) {
+  for (let page = 1; page <= MOST_PAGES; page += 1) {
     const result = await read({ page, perPage: PER_PAGE });
     items.push(...result.items);
-    if (items.length >= result.total || result.items.length === 0) break;
+    // A short page is the last, whatever the total says.
+    if (items.length >= result.total || result.items.length < PER_PAGE) return items;
   }
-  return items;
+  throw new Error(`the upstream list did not end within ${MOST_PAGES} pages of ${PER_PAGE}: its pagination is not to be trusted`);
 }

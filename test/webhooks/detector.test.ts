@@ -125,6 +125,29 @@ t.test('change detector: lists', async (t) => {
     await detector.tick();
     assert.deepEqual(await queued(), ['order.created 1051', 'service.status_changed 1051']);
   });
+
+  t.test('a list whose pages never end (a total it never reaches) is given up, and the pass goes on', async () => {
+    const { backend, detector, queued } = await setUp();
+    let reads = 0;
+    backend.listServices = async () => {
+      reads += 1;
+      return { items: Array.from({ length: 100 }, (_, index) => service(String(index + 1), 'active', null)), total: 1e9 };
+    };
+    await detector.tick();
+    assert.equal(reads, 1_000, 'read up to the bound, not for ever');
+    assert.deepEqual(await queued(), []);
+  });
+
+  t.test('a short page is the last, whatever the total says', async () => {
+    const { backend, detector } = await setUp();
+    let reads = 0;
+    backend.listServices = async () => {
+      reads += 1;
+      return { items: [service('1', 'active', null)], total: 50 };
+    };
+    await detector.tick();
+    assert.equal(reads, 1);
+  });
 });
 
 t.test('change detector: the lease', async (t) => {
