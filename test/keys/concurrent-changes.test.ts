@@ -9,27 +9,10 @@ import { AdminService } from '../../src/admin/service.js';
 import { KeyService } from '../../src/keys/key-service.js';
 import { SCOPES } from '../../src/keys/scopes.js';
 import { MemoryKeyStore } from '../../src/stores/memory/key-store.js';
+import { readTogether } from '../helpers/read-together.js';
 
 const PEPPER = 'concurrent-test-pepper-0123456789abcdef012345';
 const DAY = 86_400_000;
-
-/** Holds the next two calls of `method` until both have read, so that both work on the same record. */
-function readTogether(store: MemoryKeyStore, method: 'getKey' | 'getAccount'): void {
-  const read = store[method].bind(store) as (id: string) => Promise<unknown>;
-  const waiting: Array<() => void> = [];
-  let held = 0;
-  (store as unknown as Record<string, (id: string) => Promise<unknown>>)[method] = async (id) => {
-    const record = await read(id);
-    if (held < 2) {
-      held += 1;
-      await new Promise<void>((resolve) => {
-        waiting.push(resolve);
-        if (waiting.length === 2) for (const go of waiting.splice(0)) go();
-      });
-    }
-    return record;
-  };
-}
 
 async function setup() {
   const now = Date.UTC(2026, 10, 28, 12, 0, 0);
@@ -43,7 +26,7 @@ async function setup() {
 t.test('a revocation now is kept when a rotation ends the key later at the same moment', async () => {
   const { store, keys, now } = await setup();
   const { record, key } = await keys.issue({ accountId: 'acme', name: 'k', scopes: [...SCOPES], expiresAt: null });
-  readTogether(store, 'getKey');
+  store.getKey = readTogether(store.getKey.bind(store));
   await Promise.all([keys.revoke(record.id), keys.revoke(record.id, new Date(now + 30 * DAY))]);
   assert.equal((await store.getKey(record.id))?.revokedAt, new Date(now).toISOString(), 'the earlier end stands');
   assert.equal(await keys.authenticate(key), 'revoked');
@@ -51,7 +34,7 @@ t.test('a revocation now is kept when a rotation ends the key later at the same 
 
 t.test('a rename and a disable at once: the account is renamed and disabled', async () => {
   const { store, admin } = await setup();
-  readTogether(store, 'getAccount');
+  store.getAccount = readTogether(store.getAccount.bind(store));
   await Promise.all([admin.updateAccount('acme', { name: 'Acme Hosting' }), admin.setAccountDisabled('acme', true)]);
   const account = await store.getAccount('acme');
   assert.equal(account?.name, 'Acme Hosting');

@@ -5,29 +5,8 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { readTogether } from '../helpers/read-together.js';
 import { secretBoxFor } from '../../src/webhooks/secret-box.js';
-
-/** Holds the next two reads of the account's record until both have been made. */
-function readTogether(gw: TestGateway): void {
-  const store = gw.stores.webhooks;
-  const read = store.get.bind(store);
-  let waiting: Array<() => void> = [];
-  let held = 0;
-  store.get = async (accountId) => {
-    const record = await read(accountId);
-    if (held < 2) {
-      held += 1;
-      await new Promise<void>((resolve) => {
-        waiting.push(resolve);
-        if (waiting.length === 2) for (const go of waiting.splice(0)) go();
-      });
-    }
-    return record;
-  };
-  t.teardown(() => {
-    waiting = [];
-  });
-}
 
 async function putTwice(gw: TestGateway, payload: object): Promise<string[]> {
   const headers = { authorization: `Bearer ${gw.keys['acme:all']}`, 'content-type': 'application/json' };
@@ -43,7 +22,7 @@ t.test('two first PUTs at once hand out one secret, the one stored', async (t) =
   const gw = await buildTestGateway();
   t.teardown(() => gw.close());
   const box = secretBoxFor(gw.config);
-  readTogether(gw);
+  gw.stores.webhooks.get = readTogether(gw.stores.webhooks.get.bind(gw.stores.webhooks));
   const secrets = await putTwice(gw, { url: 'https://hooks.example.com/a' });
   const stored = await gw.stores.webhooks.get('acme');
   assert.deepEqual(secrets, [box.open(stored!.secret)], 'the only secret shown signs the deliveries');
@@ -56,7 +35,7 @@ t.test('two rotations at once: both new secrets sign, one as the current and one
   const headers = { authorization: `Bearer ${gw.keys['acme:all']}`, 'content-type': 'application/json' };
   const first = await gw.app.inject({ method: 'PUT', url: '/v1/webhooks', headers, payload: { url: 'https://hooks.example.com/a' } });
   assert.equal(first.statusCode, 200);
-  readTogether(gw);
+  gw.stores.webhooks.get = readTogether(gw.stores.webhooks.get.bind(gw.stores.webhooks));
   const secrets = await putTwice(gw, { url: 'https://hooks.example.com/a', rotate_secret: true });
   assert.equal(secrets.length, 2);
   const stored = await gw.stores.webhooks.get('acme');
