@@ -71,9 +71,10 @@ export interface WebhookStore {
   /**
    * Records `state` for one resource only if it still holds `expected` (null: nothing), atomically:
    * an observer records what it reported after queueing its events, and a newer state recorded
-   * meanwhile by another observer is never overwritten with an older one. False when not recorded.
+   * meanwhile by another observer is never overwritten with an older one. `state` null forgets the
+   * resource (deleted upstream), on the same condition. False when not recorded.
    */
-  recordSnapshot(accountId: string, resource: string, expected: string | null, state: string): Promise<boolean>;
+  recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null): Promise<boolean>;
   /** The whole snapshot (empty when none was taken). */
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */

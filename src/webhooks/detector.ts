@@ -100,8 +100,12 @@ export class ChangeDetector {
       try {
         order = await backend.getOrder(customer, id, ctx);
       } catch (error) {
-        if (error instanceof BackendError && error.kind === 'not_found') continue;
-        throw error;
+        if (!(error instanceof BackendError && error.kind === 'not_found')) throw error;
+        // Deleted upstream (admins delete stale pending orders): a known one is forgotten, else it
+        // would be read every pass and kept for good.
+        const known = snapshot[`order:${id}`];
+        if (known !== undefined) await store.recordSnapshot(customer.accountId, `order:${id}`, known, null);
+        continue;
       }
       await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline: quiet });
     }

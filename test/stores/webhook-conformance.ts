@@ -134,6 +134,9 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.equal(await store.readSnapshotState(account, 'order:1'), 'active');
       assert.equal(await store.readSnapshotState(unique('acct'), 'order:1'), null, 'accounts do not share snapshots');
       assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'active' });
+      assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', null), false, 'forgotten only over the state expected');
+      assert.equal(await store.recordSnapshot(account, 'order:1', 'active', null), true, 'deleted upstream: forgotten');
+      assert.deepEqual(await store.readSnapshot(account), {});
     });
 
     test(t, 'lease: one holder at a time, renewable, free again after its time', async ({ store, clock }) => {

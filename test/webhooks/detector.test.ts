@@ -112,6 +112,23 @@ t.test('change detector: orders', async (t) => {
     await detector.tick();
     assert.deepEqual((await queued()).sort(), ['order.status_changed 1', 'order.status_changed 30', 'order.status_changed 60'], 'every open order is read in turn');
   });
+  t.test('an open order deleted upstream is forgotten: no longer read, no longer kept', async () => {
+    const { store, backend, detector } = await setUp();
+    for (let id = 1; id <= 60; id += 1) backend.add(String(id), 'pending', 'pending');
+    await detector.tick();
+    // Admins delete stale pending orders (their services go with them).
+    const deleted = ['5', '25', '55'];
+    for (const id of deleted) backend.orders.delete(id);
+    backend.services = backend.services.filter((candidate) => !deleted.includes(candidate.id));
+    await detector.tick();
+    await detector.tick();
+    backend.orderReads = [];
+    await detector.tick();
+    await detector.tick();
+    assert.deepEqual(backend.orderReads.filter((id) => deleted.includes(id)), []);
+    const snapshot = await store.readSnapshot(ACCOUNT);
+    assert.deepEqual(deleted.filter((id) => `order:${id}` in snapshot), []);
+  });
 });
 
 t.test('change detector: lists', async (t) => {

@@ -73,9 +73,13 @@ export class MemoryWebhookStore implements WebhookStore {
     return this.snapshots.get(accountId)?.get(resource) ?? null;
   }
 
-  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string): Promise<boolean> {
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null): Promise<boolean> {
     let snapshot = this.snapshots.get(accountId);
     if ((snapshot?.get(resource) ?? null) !== expected) return false;
+    if (state === null) {
+      snapshot?.delete(resource);
+      return true;
+    }
     if (!snapshot) this.snapshots.set(accountId, (snapshot = new Map()));
     snapshot.set(resource, state);
     return true;

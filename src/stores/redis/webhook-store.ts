@@ -90,11 +90,11 @@ export class RedisWebhookStore implements WebhookStore {
     return this.redis.run((client) => client.hget(this.snapshotKey(accountId), resource));
   }
 
-  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string): Promise<boolean> {
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null): Promise<boolean> {
     const reply = await this.redis.evalScript(
       this.scripts.recordSnapshot,
       [this.snapshotKey(accountId)],
-      [resource, expected ?? '', expected === null ? '0' : '1', state],
+      [resource, expected ?? '', expected === null ? '0' : '1', state ?? '', state === null ? '0' : '1'],
     );
     return reply === 1;
   }
