@@ -10,10 +10,10 @@ import { BackendError, type Backend, type Customer } from '../../src/backend/bac
 import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
 import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
-import type { WebhookRecord } from '../../src/stores/webhook-types.js';
 import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.js';
 import { ChangeDetector } from '../../src/webhooks/detector.js';
 import { WebhookEvents } from '../../src/webhooks/emitter.js';
+import { webhookRecord } from '../stores/conformance.js';
 
 const ACCOUNT = 'acme';
 
@@ -49,22 +49,9 @@ class FakeBackend {
   }
 }
 
-/** An enabled endpoint. */
-const endpoint = (url: string): WebhookRecord => ({
-  url,
-  secret: 'sealed',
-  previousSecret: null,
-  previousSecretExpiresAt: null,
-  updatedAt: new Date().toISOString(),
-  status: 'enabled',
-  disabledReason: null,
-  lastDelivery: null,
-  failingSince: null,
-});
-
 async function setUp() {
   const store = new MemoryWebhookStore();
-  await store.set(ACCOUNT, endpoint('https://hooks.example.com/in'), null);
+  await store.set(ACCOUNT, webhookRecord('https://hooks.example.com/in', 'sealed', new Date().toISOString()), null);
   const outbox = new MemoryWebhookOutbox();
   const log = pino({ level: 'silent' });
   const events = new WebhookEvents(store, outbox, log);
@@ -174,7 +161,7 @@ t.test('change detector: the lease', async (t) => {
     const log = pino({ level: 'silent' });
     const events = new WebhookEvents(store, new MemoryWebhookOutbox(), log);
     const accounts: AccountRecord[] = ['a1', 'a2'].map((id) => ({ id, name: id, upstreamId: id, createdAt: new Date().toISOString() }));
-    for (const { id } of accounts) await store.set(id, endpoint(`https://hooks.example.com/${id}`), null);
+    for (const { id } of accounts) await store.set(id, webhookRecord(`https://hooks.example.com/${id}`, 'sealed', new Date().toISOString()), null);
     const keys = { listAccounts: async () => accounts } as unknown as KeyStore;
     const scans: string[] = [];
     let release: () => void = () => undefined;
