@@ -9,6 +9,7 @@ import type { KeyService, IssueKeyInput } from '../keys/key-service.js';
 import { isDisabled } from '../keys/key-service.js';
 import { Refusal } from '../keys/refusal.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../stores/types.js';
+import { updateIfUnchanged } from '../stores/update-if-unchanged.js';
 
 /** The longest grace a rotation may give the old key, for the CLI and the admin API alike. */
 export const MAX_GRACE_SECONDS = 30 * 86_400;
@@ -79,16 +80,15 @@ export class AdminService {
   }
 
   /**
-   * Read, change, write if unchanged: another operator's change landing in between (a rename
-   * racing a disable) is kept, and this one is made again on top of it. An unchanged account is
-   * not written.
+   * Another operator's change landing in between (a rename racing a disable) is kept, and this one
+   * is made again on top of it. An unchanged account is not written.
    */
-  private async changeAccount(id: string, change: (account: AccountRecord) => AccountRecord): Promise<{ before: AccountRecord; after: AccountRecord }> {
-    for (;;) {
-      const before = await this.account(id);
-      const after = change(before);
-      if (after === before || (await this.deps.store.replaceAccount(after, before))) return { before, after };
-    }
+  private changeAccount(id: string, change: (account: AccountRecord) => AccountRecord): Promise<{ before: AccountRecord; after: AccountRecord }> {
+    return updateIfUnchanged({
+      read: () => this.account(id),
+      change,
+      write: async (after, before) => after === before || (await this.deps.store.replaceAccount(after, before)),
+    });
   }
 
   private async invalidateKeysOf(accountId: string): Promise<void> {

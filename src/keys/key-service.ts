@@ -9,6 +9,7 @@ import type { Scope } from './scopes.js';
 import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
 import { HeldKeys, type HeldKey, type HeldKeysOptions } from './held-keys.js';
 import { Refusal } from './refusal.js';
+import { updateIfUnchanged } from '../stores/update-if-unchanged.js';
 
 export interface AuthenticatedKey {
   key: ApiKeyRecord;
@@ -135,17 +136,22 @@ export class KeyService {
    * earlier time: revoking again never lengthens a key's life, and the record keeps when it ended.
    */
   async revoke(keyId: string, at: Date = new Date(this.now())): Promise<ApiKeyRecord> {
-    // Read, change, write if unchanged: a revocation landing in between (a rotation's later end
-    // against an operator's revoke now) is kept, and this one is decided again on top of it.
-    for (;;) {
-      const record = await this.store.getKey(keyId);
-      if (!record) throw new Refusal('unknown', `unknown key ${keyId}`);
-      const earlier = record.revokedAt !== null && Date.parse(record.revokedAt) <= at.getTime();
-      const revoked = { ...record, revokedAt: earlier ? record.revokedAt : at.toISOString() };
-      if (!(await this.store.replaceKey(revoked, record))) continue;
-      await this.invalidate(keyId);
-      return revoked;
-    }
+    // A revocation landing in between (a rotation's later end against an operator's revoke now) is
+    // kept, and this one is decided again on top of it.
+    const { after: revoked } = await updateIfUnchanged({
+      read: async () => {
+        const record = await this.store.getKey(keyId);
+        if (!record) throw new Refusal('unknown', `unknown key ${keyId}`);
+        return record;
+      },
+      change: (record) => {
+        const earlier = record.revokedAt !== null && Date.parse(record.revokedAt) <= at.getTime();
+        return { ...record, revokedAt: earlier ? record.revokedAt : at.toISOString() };
+      },
+      write: (next, record) => this.store.replaceKey(next, record),
+    });
+    await this.invalidate(keyId);
+    return revoked;
   }
 
   /**

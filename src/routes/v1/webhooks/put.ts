@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../../errors.js';
 import { defineEndpoint } from '../../../http/endpoint.js';
+import { updateIfUnchanged } from '../../../stores/update-if-unchanged.js';
 import type { WebhookRecord } from '../../../stores/webhook-types.js';
 import type { SecretBox } from '../../../webhooks/secret-box.js';
 import { newWebhookSecret } from '../../../webhooks/signing.js';
@@ -50,14 +51,13 @@ export default defineEndpoint({
       throw new ApiError('validation_failed', verdict.reason, { errors: [{ pointer: '/url', detail: verdict.reason }] });
     }
     const url = verdict.url.toString();
-    // Read, change, write if unchanged: a refused write means another one landed, so this retries
-    // on top of it (a concurrent first PUT then sets the URL only, and one secret is handed out).
-    let written: { record: WebhookRecord; secret: string | undefined } | null = null;
-    while (written === null) {
-      const existing = await stores.webhooks.get(accountId);
-      const change = replacement(existing, url, body.rotate_secret === true, now, webhooks.box);
-      if (await stores.webhooks.set(accountId, change.record, existing?.secret ?? null)) written = change;
-    }
+    // A concurrent first PUT that lands in between is kept: this one then sets the URL only, and one
+    // secret is handed out.
+    const { after: written } = await updateIfUnchanged({
+      read: () => stores.webhooks.get(accountId),
+      change: (existing) => replacement(existing, url, body.rotate_secret === true, now, webhooks.box),
+      write: (change, existing) => stores.webhooks.set(accountId, change.record, existing?.secret ?? null),
+    });
     const { record, secret } = written;
     await webhooks.events.emitForWrite(accountId, 'webhook.test', { url }, call.trace);
     return { status: 200, body: { ...webhookView(record), ...(secret === undefined ? {} : { secret }) } };
