@@ -73,10 +73,11 @@ async function authenticate(key: string | undefined, header: string | undefined,
   return callerOf(await ctx.deps.keys.authenticate(key));
 }
 
-function authorize(endpoint: Endpoint, caller: Caller): void {
-  if (endpoint.scope === 'any' || endpoint.scope === 'public') return;
-  if (caller.key.scopes.includes(endpoint.scope)) return;
-  throw new ApiError('insufficient_scope', `This endpoint requires the scope ${endpoint.scope}.`, {
+/** The 403 a caller earns on this endpoint, if any. */
+function scopeRefusal(endpoint: Endpoint, caller: Caller): ApiError | undefined {
+  if (endpoint.scope === 'any' || endpoint.scope === 'public') return undefined;
+  if (caller.key.scopes.includes(endpoint.scope)) return undefined;
+  return new ApiError('insufficient_scope', `This endpoint requires the scope ${endpoint.scope}.`, {
     extensions: { required_scope: endpoint.scope },
     headers: { 'www-authenticate': `Bearer realm="v1", error="insufficient_scope", scope="${endpoint.scope}"` },
   });
@@ -187,17 +188,21 @@ export function registerEndpoint(
     let caller: Caller;
     try {
       caller = held === undefined ? await authenticate(key, header, ctx) : callerOf(held);
-      // Known from here on, even if the scope refuses it (the audit names the key and account).
-      request.caller = caller;
-      authorize(endpoint, caller);
     } catch (error) {
       // A refused request counts for its source IP too.
       if (held !== undefined) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));
       throw error;
     }
+    // Known from here on, even if the scope refuses it (the audit names the key and account).
+    request.caller = caller;
+    // The scope is decided first, but a 403 is still a request the key made: it is counted, in the
+    // same one call, and carries the limits' headers like every authenticated answer (contract §3).
+    const refusal = scopeRefusal(endpoint, caller);
     const decision = held === undefined ? await ctx.rateLimiter.hitKey(caller.key) : await ctx.rateLimiter.hitIpAndKey(sourceAddress(request), caller.key);
     const headers = rateLimitHeaders(decision);
     reply.headers(headers);
+    // In the pipeline's order: the source IP's limit, then the scope, then the key's limits.
+    if (refusal && !decision.violated.includes('ip_minute')) throw refusal;
     if (!decision.allowed) throw rateLimitedError(decision, headers);
   };
 

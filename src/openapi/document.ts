@@ -58,11 +58,11 @@ const RATE_LIMIT_HEADERS = { ...LIMIT_HEADERS, ...NO_STORE };
 
 /**
  * An authenticated operation's problem answers: no-store always; the limits once the key is
- * authenticated, authorised and counted (a 401 or 403 is answered before), and on every 429.
+ * authenticated and counted (a 403 is counted too; a 401 is answered before), and on every 429.
  */
 const AUTHENTICATED_PROBLEM_HEADERS = {
   ...Object.fromEntries(
-    Object.entries(LIMIT_HEADERS).map(([name, header]) => [name, { ...header, description: `${header.description} Present once the key is counted: not on 401 or 403.` }]),
+    Object.entries(LIMIT_HEADERS).map(([name, header]) => [name, { ...header, description: `${header.description} Present once the key is counted (a 403 included): not on 401.` }]),
   ),
   ...NO_STORE,
 };

@@ -127,6 +127,34 @@ t.test('rate limits through the gateway', async (t) => {
     }
   });
 
+  t.test('a 403 is a request the key made: counted, with the limits\' headers; the source IP\'s 429 comes first', async () => {
+    const time = clock();
+    const gw = await buildTestGateway({ stores: createMemoryStores({ now: time.now }), config: { rateLimits: { ...REAL_KEY_LIMITS, ipPerMinute: 30 } } });
+    try {
+      const get = (label: string) => gw.app.inject({ method: 'GET', url: '/v1/webhooks', headers: bearer(gw.keys[label]) });
+      // The first use looks the key up (IP counted alone), the second is held (IP and key in one call).
+      for (const [i, remaining] of [[1, '20'], [2, '19']] as const) {
+        const forbidden = await get('acme:read:products');
+        assert.equal(forbidden.statusCode, 403, `request ${i}`);
+        assert.equal(forbidden.headers['x-ratelimit-remaining'], remaining, `request ${i}`);
+        assert.equal(forbidden.headers['x-ratelimit-limit'], '21');
+        assert.match(String(forbidden.headers['ratelimit-policy']), /"key_minute";q=60/);
+        assert.equal(forbidden.headers['cache-control'], 'no-store');
+      }
+      for (let i = 3; i <= 21; i++) assert.equal((await get('acme:read:products')).statusCode, 403);
+      const spent = await get('acme:read:products');
+      assert.equal(spent.statusCode, 403, 'over its key limit, the scope still answers first');
+      assert.equal(spent.headers['x-ratelimit-remaining'], '0');
+      assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/products', headers: bearer(gw.keys['acme:read:products']) })).statusCode, 429, 'its 403s spent its burst');
+      for (let i = 24; i <= 30; i++) await get('acme:all');
+      const ipRefused = await get('acme:read:products');
+      assert.equal(ipRefused.statusCode, 429, 'the source IP is limited before the scope is');
+      assert.deepEqual(ipRefused.json().violated_policies, ['ip_minute']);
+    } finally {
+      await gw.close();
+    }
+  });
+
   t.test('X-Forwarded-For counts only from a trusted proxy', async () => {
     const untrusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 } } });
     const trusted = await buildTestGateway({ config: { rateLimits: { ipPerMinute: 2 }, trustedProxies: ['127.0.0.1'] } });

@@ -113,6 +113,7 @@ t.test('security suite over every route', async (t) => {
       assert.equal(none.statusCode, 403, `${endpoint.method} ${endpoint.url} without scope: ${none.body}`);
       assert.equal(none.json().reason, 'insufficient_scope');
       assert.equal(none.json().required_scope, endpoint.scope);
+      assert.ok(none.headers['x-ratelimit-remaining'] !== undefined && none.headers['ratelimit'] !== undefined, `${endpoint.url}: a 403 carries the limits`);
       for (const [label, key] of Object.entries(gw.keys)) {
         const match = /^acme:(\w+:\w+)$/.exec(label);
         if (!match) continue;
