@@ -13,7 +13,7 @@ export class WebhookAdmin {
     private readonly accounts: AdminService,
     private readonly store: WebhookStore,
     /** Replays go through it, so the local delivery worker wakes at once. */
-    private readonly events: Pick<WebhookEvents, 'replay'>,
+    private readonly events: Pick<WebhookEvents, 'replay' | 'rebaseline'>,
   ) {}
 
   /** The account's endpoint (URL, status, last delivery); refused when the account or the endpoint is unknown. */
@@ -49,7 +49,8 @@ export class WebhookAdmin {
 
   /** Enables a disabled endpoint (its URL and secret kept); its failing run starts afresh. */
   async enableWebhook(accountId: string): Promise<WebhookRecord> {
-    await this.webhook(accountId);
+    // Changes made while it was disabled are not reported once it is enabled (see rebaseline).
+    if ((await this.webhook(accountId)).status === 'disabled') await this.events.rebaseline(accountId);
     const enabled = await this.store.enable(accountId);
     if (!enabled) throw new Refusal('unknown', `account ${accountId} has no webhook endpoint`);
     return enabled;

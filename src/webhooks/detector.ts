@@ -120,7 +120,8 @@ export class ChangeDetector {
 
   /**
    * There is no order list in the Backend interface: orders are read one by one, at most
-   * MAX_ORDER_READS a pass, each with whether it is read as a baseline (recorded, not reported).
+   * MAX_ORDER_READS a pass, each with whether it is read as a baseline (recorded, not reported): in
+   * a baseline pass all are, a known open order too (an endpoint back from disabled, rebaseline).
    * New ones that services point at come first (they are news), then those the baseline left, then
    * the open ones already known, in turn from where the last pass stopped: an account with more
    * open orders than one pass reads (unpaid orders stay pending) starves none of them.
@@ -140,7 +141,7 @@ export class ChangeDetector {
     const plan: Array<[string, boolean]> = [
       ...[...fresh].map((id): [string, boolean] => [id, baseline]),
       ...unread.map((id): [string, boolean] => [id, true]),
-      ...inTurn(open, this.lastOpenRead.get(accountId)).map((id): [string, boolean] => [id, false]),
+      ...inTurn(open, this.lastOpenRead.get(accountId)).map((id): [string, boolean] => [id, baseline]),
     ];
     const reads = plan.slice(0, MAX_ORDER_READS);
     const lastOpen = reads.slice(fresh.size + unread.length).at(-1);

@@ -96,6 +96,17 @@ export class WebhookEvents {
   }
 
   /**
+   * Makes the detector's next look at the account a baseline again (it records, reports nothing):
+   * for an endpoint coming back after it was disabled or unset. What changed meanwhile is not news
+   * to it: events of a disabled period are not queued for later (W9).
+   */
+  async rebaseline(accountId: string): Promise<void> {
+    const mark = await this.store.readSnapshotState(accountId, BASELINE_FIELD);
+    // Only the detector writes a mark, and only over none: a refused removal cannot leave one behind.
+    if (mark !== null) await this.store.recordSnapshot(accountId, BASELINE_FIELD, mark, null);
+  }
+
+  /**
    * Emits what changed since the last state recorded for a resource, then records the current one.
    * `baseline`: the first look at an account, which records without emitting (its history is not
    * news); `trace`: the request that caused the change, if one did.

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
+import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
 import { bearer } from '../helpers/gateway.js';
 import { eventually, startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { buildAdminGateway, type AdminGateway } from './helpers.js';
@@ -108,8 +109,10 @@ t.test('admin webhooks', async (t) => {
     assert.match(whileDisabled.json().detail, /disabled; enable it first/);
 
     receiver.answer = () => ({ status: 200 });
+    await gw.stores.webhooks.recordSnapshot('acme', BASELINE_FIELD, null, new Date().toISOString());
     const enabled = await gw.admin('POST', '/admin/v1/accounts/acme/webhook/enable');
     assert.equal(enabled.statusCode, 200);
+    assert.equal(await gw.stores.webhooks.readSnapshotState('acme', BASELINE_FIELD), null, 'changes made while it was disabled are no news (W9)');
     assert.deepEqual([enabled.json().status, enabled.json().failing_since, enabled.json().url], ['enabled', null, receiver.url]);
     assert.equal((await gw.admin('POST', `/admin/v1/accounts/acme/webhook/deliveries/${latest.event_id}/replay`)).statusCode, 202);
     await settled(latest.event_id, 'delivered');

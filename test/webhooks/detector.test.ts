@@ -68,7 +68,7 @@ async function setUp() {
       return `${type} ${data.id}`;
     });
   };
-  return { store, backend, detector, queued };
+  return { store, events, backend, detector, queued };
 }
 
 t.test('change detector: orders', async (t) => {
@@ -182,5 +182,31 @@ t.test('change detector: the lease', async (t) => {
     release();
     await pass;
     assert.deepEqual(scans, ['a1', 'a1', 'a2'], 'the second instance scanned both; the first, its lease gone, no other');
+  });
+});
+
+t.test('change detector: an endpoint disabled, then enabled again', async (t) => {
+  t.test('hears of changes from then on, not of those made while it was disabled (W9)', async () => {
+    const { store, events, backend, detector, queued } = await setUp();
+    backend.add('1', 'active', 'active');
+    backend.add('2', 'pending', 'pending');
+    backend.invoices = [{ id: '7', status: 'unpaid' } as unknown as Invoice];
+    await detector.tick();
+    await store.disable(ACCOUNT, 'https://hooks.example.com/in', 'gone');
+    backend.services[0] = service('1', 'suspended');
+    backend.services[1] = service('2', 'active');
+    backend.orders.set('2', order('2', 'active'));
+    backend.invoices = [{ id: '7', status: 'paid' } as unknown as Invoice];
+    backend.add('3', 'pending', 'pending');
+    await detector.tick();
+    // What PUT /v1/webhooks and the admin API's enable do for a disabled endpoint.
+    await events.rebaseline(ACCOUNT);
+    await store.enable(ACCOUNT);
+    await detector.tick();
+    assert.deepEqual(await queued(), [], 'the disabled period\'s changes are not sent once it is back');
+    backend.services[0] = service('1', 'active');
+    backend.orders.set('3', order('3', 'cancelled'));
+    await detector.tick();
+    assert.deepEqual((await queued()).sort(), ['order.status_changed 3', 'service.status_changed 1'], 'later changes are');
   });
 });

@@ -51,6 +51,10 @@ export default defineEndpoint({
       throw new ApiError('validation_failed', verdict.reason, { errors: [{ pointer: '/url', detail: verdict.reason }] });
     }
     const url = verdict.url.toString();
+    // An endpoint set anew or enabled again hears of changes from now on, not of those made while it
+    // was unset or disabled (the detector skips it then, so the mark can go first).
+    const current = await stores.webhooks.get(accountId);
+    if (current === null || current.status === 'disabled') await webhooks.events.rebaseline(accountId);
     // A concurrent first PUT that lands in between is kept: this one then sets the URL only, and one
     // secret is handed out.
     const { after: written } = await updateIfUnchanged({
