@@ -69,8 +69,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       this.records.set(id, created, { ttl: request.retentionMs });
       return { kind: 'acquired', token: created.token, recordId: created.recordId, sentAt: null };
     }
-    // Age counts from the first request; past it every use is stale, whatever the record holds.
-    if (request.staleAfterMs !== null && now - record.createdAt >= request.staleAfterMs) return { kind: 'stale' };
+    // Age counts from the first request; past it (more than the window: the spec replays "within
+    // one hour") every use is stale, whatever the record holds.
+    if (request.staleAfterMs !== null && now - record.createdAt > request.staleAfterMs) return { kind: 'stale' };
     if (record.fingerprint !== request.fingerprint || record.endpoint !== request.endpoint) return { kind: 'conflict' };
     if (record.state === 'completed' && record.response) return { kind: 'replay', response: structuredClone(record.response) };
     // A live holder, or a sent write upstream may still be working on: wait for both.

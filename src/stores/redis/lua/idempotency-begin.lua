@@ -32,8 +32,9 @@ if not state then
   return claim(ARGV[8], nil)
 end
 
--- Age counts from the first request; past it every use is stale, whatever the record holds.
-if stale_after_ms and now - tonumber(record[4]) >= stale_after_ms then
+-- Age counts from the first request; past it (more than the window: the spec replays "within one
+-- hour") every use is stale, whatever the record holds.
+if stale_after_ms and now - tonumber(record[4]) > stale_after_ms then
   return { 'stale' }
 end
 
