@@ -74,6 +74,9 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     loggerInstance: target.log.child({ component: 'ops' }),
     logController: new LogController({ disableRequestLogging: true }),
     exposeHeadRoutes: false,
+    // As on the public listener: a client that never finishes its request (admin bodies included)
+    // does not hold a connection for good.
+    requestTimeout: 30_000,
     // Admin answers carry it (X-Request-Id, the problem's instance) and the admin audit names it.
     genReqId: () => randomUUID(),
     // The router's own refusals skip every hook; on an admin path they are problems as well.
