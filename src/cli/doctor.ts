@@ -15,6 +15,7 @@ import { loadConfig } from '../load-config.js';
 import { DOCTOR_EXIT, formatJson, formatText, summarize } from '../doctor/report.js';
 import { startSandbox, type Sandbox } from '../sandbox.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
+import { processIo, type CliIo } from './io.js';
 
 const USAGE = `usage: reseller-doctor [--json] [--help]
 
@@ -54,24 +55,28 @@ async function diagnose(upstream: Upstream, config: ResolvedConfig): Promise<Doc
   return upstream.backend.diagnose({ serviceActions: PROFILE_ACTIONS[config.profile] });
 }
 
-async function main(argv: string[], registry: BackendRegistry): Promise<number> {
+/**
+ * The doctor on `argv`: its exit code. The entry (bin/reseller-doctor.ts, runDoctorCli) runs it on
+ * the process; tests run it in theirs.
+ */
+export async function doctorCli(registry: BackendRegistry, argv: string[], io: CliIo = processIo): Promise<number> {
   let options: Options | 'help';
   try {
     options = parseOptions(argv);
   } catch (error) {
-    process.stderr.write(`reseller-doctor: ${(error as Error).message}\n${USAGE}`);
+    io.err(`reseller-doctor: ${(error as Error).message}\n${USAGE}`);
     return DOCTOR_EXIT.usage;
   }
   if (options === 'help') {
-    process.stdout.write(USAGE);
+    io.out(USAGE);
     return DOCTOR_EXIT.ok;
   }
   let loaded: GatewayConfig;
   try {
-    loaded = loadConfig(registry);
+    loaded = loadConfig(registry, io.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`reseller-doctor: ${error.message}\n`);
+    io.err(`reseller-doctor: ${error.message}\n`);
     return DOCTOR_EXIT.config;
   }
   const { config, sandbox } = await resolveUpstream(loaded, registry);
@@ -84,11 +89,11 @@ async function main(argv: string[], registry: BackendRegistry): Promise<number> 
     const heading = `reseller-doctor: checking ${where} (profile ${config.profile})`;
     if (options.json) {
       // A script reads the same object whether or not the backend has checks (`checks: []`).
-      process.stdout.write(formatJson(backend.name, checks));
+      io.out(formatJson(backend.name, checks));
     } else if (checks.length === 0) {
-      process.stdout.write(`${heading}\nThe ${backend.name} backend has no checks.\n`);
+      io.out(`${heading}\nThe ${backend.name} backend has no checks.\n`);
     } else {
-      process.stdout.write(formatText(heading, checks));
+      io.out(formatText(heading, checks));
     }
     return summarize(checks).exitCode;
   } finally {
@@ -99,7 +104,7 @@ async function main(argv: string[], registry: BackendRegistry): Promise<number> 
 
 /** The doctor CLI; the entry (bin/reseller-doctor.ts) hands it the registered backends. */
 export function runDoctorCli(registry: BackendRegistry): void {
-  void main(process.argv.slice(2), registry).then(
+  void doctorCli(registry, process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
     },

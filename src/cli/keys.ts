@@ -19,6 +19,7 @@ import { resolvePepper } from '../keys/pepper.js';
 import { createKeyStore } from '../stores/factory.js';
 import { StoreUnavailableError, type AccountRecord, type ApiKeyRecord, type KeyRateLimitOverrides } from '../stores/types.js';
 import { SCOPES, type Scope } from '../keys/scopes.js';
+import { processIo, type CliIo } from './io.js';
 import { helpFor } from './keys-help.js';
 
 class UsageError extends Error {}
@@ -183,63 +184,66 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
   }
 }
 
-function fail(code: number, message: string, json: boolean, help?: string): number {
-  if (json) process.stderr.write(`${JSON.stringify({ error: message, exit_code: code })}\n`);
-  else process.stderr.write(`reseller-keys: ${message}\n${help ? `\n${help}\n` : ''}`);
-  return code;
-}
-
-async function main(registry: BackendRegistry, argv: string[]): Promise<number> {
+/**
+ * The key CLI on `argv`: its exit code. The entry (bin/reseller-keys.ts, runKeysCli) runs it on the
+ * process; tests run it in theirs.
+ */
+export async function keysCli(registry: BackendRegistry, argv: string[], io: CliIo = processIo): Promise<number> {
   const json = argv.includes('--json');
+  const fail = (code: number, message: string, help?: string): number => {
+    if (json) io.err(`${JSON.stringify({ error: message, exit_code: code })}\n`);
+    else io.err(`reseller-keys: ${message}\n${help ? `\n${help}\n` : ''}`);
+    return code;
+  };
   let parsed;
   try {
     parsed = parse(argv);
   } catch (error) {
-    return fail(64, (error as Error).message, json, helpFor(argv.filter((a) => !a.startsWith('-'))));
+    return fail(64, (error as Error).message, helpFor(argv.filter((a) => !a.startsWith('-'))));
   }
   const { values, positionals } = parsed;
   const [command, sub, arg] = positionals;
   // Help needs no config and no store: it works before anything is set up.
   if (values.help) {
-    process.stdout.write(`${helpFor(positionals)}\n`);
+    io.out(`${helpFor(positionals)}\n`);
     return 0;
   }
   if (!command || !COMMANDS.includes(command)) {
-    return fail(64, command ? `unknown command ${command}` : 'a command is required', json, helpFor([]));
+    return fail(64, command ? `unknown command ${command}` : 'a command is required', helpFor([]));
   }
   if (command === 'admin-token') {
     // Needs neither config nor store: the token is random, the config line only its hash.
     try {
       const output = mintToken(sub, values);
-      process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+      io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
       return 0;
     } catch (error) {
-      return fail(64, (error as Error).message, json, helpFor(positionals));
+      return fail(64, (error as Error).message, helpFor(positionals));
     }
   }
   let config;
   try {
-    config = loadConfig(registry);
+    config = loadConfig(registry, io.env);
   } catch (error) {
-    if (error instanceof ConfigError) return fail(78, error.message, json);
+    if (error instanceof ConfigError) return fail(78, error.message);
     throw error;
   }
   let store;
   try {
     store = await createKeyStore(config);
   } catch (error) {
-    if (error instanceof StoreUnavailableError) return fail(69, error.message, json);
+    if (error instanceof StoreUnavailableError) return fail(69, error.message);
     throw error;
   }
   try {
     const service = new AdminService({ keys: new KeyService(store.keys, resolvePepper(config)), store: store.keys });
     const output = await run(command, sub, arg, values, service);
-    process.stdout.write(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+    io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) return fail(64, error.message, json, helpFor(positionals));
-    if (error instanceof StoreUnavailableError) return fail(69, error.message, json);
-    return fail(1, (error as Error).message, json);
+    if (error instanceof UsageError) return fail(64, error.message, helpFor(positionals));
+    if (error instanceof StoreUnavailableError) return fail(69, error.message);
+    return fail(1, (error as Error).message);
   } finally {
     await store.close();
   }
@@ -247,5 +251,5 @@ async function main(registry: BackendRegistry, argv: string[]): Promise<number> 
 
 /** The key CLI; the entry (bin/reseller-keys.ts) hands it the registered backends for the config. */
 export function runKeysCli(registry: BackendRegistry): void {
-  void main(registry, process.argv.slice(2)).then((code) => process.exit(code));
+  void keysCli(registry, process.argv.slice(2)).then((code) => process.exit(code));
 }
