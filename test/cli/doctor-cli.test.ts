@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { BACKENDS } from '../../mappings/index.js';
 import { startWhmcsSimulator, type WhmcsSimulator } from '../../simulators/whmcs/server.js';
-import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../simulators/whmcs/fixtures.js';
 import { doctorCli } from '../../src/cli/doctor.js';
-import { TEST_PEPPER, TEST_WEBHOOK_KEY } from '../helpers/gateway.js';
+import { doctorEnv } from '../helpers/doctor.js';
 
 interface Run {
   code: number;
@@ -35,23 +34,7 @@ t.test('reseller-doctor', async (t) => {
   t.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-doctor-'));
     simulator = await startWhmcsSimulator();
-    const configFile = join(dir, 'gateway.json');
-    writeFileSync(
-      configFile,
-      JSON.stringify({
-        profile: 'A',
-        upstream: { whmcs: { url: simulator.url, publicProductIds: [...SANDBOX_PUBLIC_PRODUCT_IDS], timeZone: 'UTC' } },
-      }),
-    );
-    env = {
-      ...process.env,
-      CONFIG_FILE: configFile,
-      KEY_PEPPER: TEST_PEPPER,
-      WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY,
-      WHMCS_IDENTIFIER: simulator.identifier,
-      WHMCS_SECRET: simulator.secret,
-    };
-    delete env.REDIS_URL;
+    env = doctorEnv(simulator, dir);
   });
   t.teardown(async () => {
     await simulator.close();

@@ -5,13 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { startWhmcsSimulator } from '../../simulators/whmcs/server.js';
-import { SANDBOX_PUBLIC_PRODUCT_IDS } from '../../simulators/whmcs/fixtures.js';
-import { TEST_PEPPER, TEST_WEBHOOK_KEY } from '../helpers/gateway.js';
+import { doctorEnv } from '../helpers/doctor.js';
 
 interface Run {
   code: number | null;
@@ -39,17 +38,7 @@ t.test('reseller-doctor process: passes against the simulator (0); a bad config 
     await simulator.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const configFile = join(dir, 'gateway.json');
-  writeFileSync(configFile, JSON.stringify({ profile: 'A', upstream: { whmcs: { url: simulator.url, publicProductIds: [...SANDBOX_PUBLIC_PRODUCT_IDS], timeZone: 'UTC' } } }));
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    CONFIG_FILE: configFile,
-    KEY_PEPPER: TEST_PEPPER,
-    WEBHOOK_ENCRYPTION_KEY: TEST_WEBHOOK_KEY,
-    WHMCS_IDENTIFIER: simulator.identifier,
-    WHMCS_SECRET: simulator.secret,
-  };
-  delete env.REDIS_URL;
+  const env = doctorEnv(simulator, dir);
   const [run, badConfig] = await Promise.all([runDoctor(env), runDoctor({ ...env, PORT: 'eighty' })]);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /checking the upstream, whmcs at http:\/\/127\.0\.0\.1:\d+ \(profile A\)/);
