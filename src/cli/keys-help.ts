@@ -24,7 +24,7 @@ commands:
   account add <id> --name <name> --upstream-id <clientid>   map an account to a WHMCS client
   account list                                               list accounts
   account disable <id> | account enable <id>                 refuse every key of an account, or let them work again
-  issue --account <id> --name <name> --scopes <list|all>     issue a key (shown once)
+  issue --account <id> --name <name> --scopes <list|all>     issue a key (shown once; none: /v1/me only)
   list [--account <id>]                                      list keys (never the key itself)
   rotate <key id> [--grace <seconds>]                        new key; the old one works for the grace period
   revoke <key id>                                            revoke a key at once
@@ -81,11 +81,12 @@ ADMIN_TOKENS JSON array). Needs no config and no store.
 ${COMMON}
 
 ${EXIT_CODES}`,
-  issue: `usage: reseller-keys issue --account <id> --name <name> --scopes <s1,s2|all>
+  issue: `usage: reseller-keys issue --account <id> --name <name> --scopes <s1,s2|all|none>
                      [--expires <RFC 3339>] [--per-minute N] [--burst N] [--per-day N]
 
 Issues a key and prints it once (store it now: only its hash is kept).
-  --scopes      a comma-separated list, or all: ${SCOPES.join(', ')}
+  --scopes      a comma-separated list, or all: ${SCOPES.join(', ')};
+                or none: a key for GET /v1/me only
   --expires     when the key stops working, RFC 3339 with its offset, e.g. 2027-01-01T00:00:00Z (default: never)
   --per-minute, --burst, --per-day   this key's own rate limits instead of the configured defaults
 

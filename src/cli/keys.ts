@@ -152,7 +152,8 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       const { record, key } = await keys.issueKey({
         accountId: values.account,
         name,
-        scopes: parseScopes<Scope>(values.scopes, SCOPES),
+        // `none`, as the admin API's `[]`: a key for GET /v1/me only (an integration's health check).
+        scopes: values.scopes === 'none' ? [] : parseScopes<Scope>(values.scopes, SCOPES),
         expiresAt: expires === undefined ? null : new Date(expires).toISOString(),
         rateLimits: Object.keys(overrides).length > 0 ? overrides : null,
       });

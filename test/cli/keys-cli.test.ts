@@ -85,6 +85,9 @@ t.test('reseller-keys', async (t) => {
     const refused = await cli('rotate', record.id, '--json');
     assert.equal(refused.code, 1);
     assert.equal(JSON.parse(refused.stderr).exit_code, 1);
+    const bare = await cli('issue', '--account', 'acme', '--name', 'health', '--scopes', 'none', '--json');
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.deepEqual(JSON.parse(bare.stdout).scopes, [], 'none: a key for GET /v1/me only, as the admin API\'s []');
   });
 
   t.test('names and the upstream id are checked as the admin API checks them: control characters are a usage error', async () => {
