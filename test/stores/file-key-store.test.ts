@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import t from 'tap';
 import { pathToFileURL } from 'node:url';
 import { FileKeyStore } from '../../src/stores/memory/index.js';
@@ -130,6 +130,26 @@ t.test('file key store', async (t) => {
     const ids = Array.from({ length: 20 }, (_, index) => index.toString(16).padStart(16, '0'));
     await Promise.all(ids.map((id) => store.putKey(key(id))));
     assert.equal((await new FileKeyStore(path).listKeys()).length, 20);
+  });
+
+  t.test('loses nothing when two processes write at the same moment (the CLI beside a gateway)', async () => {
+    const path = freshPath();
+    // Two instances on one file share no in-process queue: they stand for two processes.
+    const [gateway, cli] = [new FileKeyStore(path), new FileKeyStore(path)];
+    const ids = Array.from({ length: 20 }, (_, index) => index.toString(16).padStart(16, '0'));
+    await Promise.all(ids.map((id, index) => (index % 2 === 0 ? gateway : cli).putKey(key(id))));
+    assert.deepEqual((await new FileKeyStore(path).listKeys()).map((record) => record.id).sort(), ids);
+    assert.deepEqual(readdirSync(dirname(path)), ['keys.json'], 'no lock or temporary file left behind');
+  });
+
+  t.test('a lock left by a writer that died is taken over once stale', async () => {
+    const path = freshPath();
+    await new FileKeyStore(path).putAccount(ACCOUNT);
+    writeFileSync(`${path}.lock`, '999999');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${path}.lock`, old, old);
+    await new FileKeyStore(path).putKey(key('00000000000000ee'));
+    assert.equal((await new FileKeyStore(path).listKeys()).length, 1);
   });
 
   t.test('a key issued by another process works without a restart', async () => {

@@ -7,11 +7,11 @@
  * file is also checked on that interval, so a revocation by the CLI reaches cached keys promptly.
  *
  * Writes replace the file atomically (temp file, fsync, rename; mode 0600) after re-reading it, and
- * are serialised within a process. Two processes writing in the same instant can still lose one
- * update: the file is for one operator and one gateway, not for concurrent administration.
+ * are serialised within a process and, by a lock file beside it, across processes: the CLI writing
+ * while the gateway does (an admin API call, a rotation) loses neither change.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, sameRecord } from '../key-records.js';
@@ -150,16 +150,55 @@ export class FileKeyStore implements KeyStore {
   }
 
   private update(change: (data: KeyFile) => void): Promise<void> {
-    const cycle = this.writes.then(async () => {
-      // Read first, so that what another process wrote since our last look is kept.
-      await this.refresh(true);
-      const next = structuredClone(this.data);
-      change(next);
-      this.fileVersion = await writeAtomically(this.path, `${JSON.stringify(next, null, 2)}\n`);
-      this.data = next;
-    });
+    const cycle = this.writes.then(() =>
+      withFileLock(this.path, async () => {
+        // Read first, so that what another process wrote since our last look is kept.
+        await this.refresh(true);
+        const next = structuredClone(this.data);
+        change(next);
+        this.fileVersion = await writeAtomically(this.path, `${JSON.stringify(next, null, 2)}\n`);
+        this.data = next;
+      }),
+    );
     this.writes = cycle.catch(() => undefined);
     return cycle;
+  }
+}
+
+/** A write cycle takes milliseconds: a lock this old was left by a writer that died. */
+const LOCK_STALE_MS = 10_000;
+/** How long a writer waits for another's cycle before it gives up, naming the lock. */
+const LOCK_WAIT_MS = 5_000;
+
+/**
+ * Runs `work` holding `<path>.lock` (created exclusively; removed after). A stale lock is taken
+ * over; two writers taking over one stale lock at the same instant could both proceed, which needs
+ * a writer to have died mid-cycle first.
+ */
+async function withFileLock(path: string, work: () => Promise<void>): Promise<void> {
+  const lock = `${path}.lock`;
+  await mkdir(dirname(path), { recursive: true });
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let delayMs = 2; ; delayMs = Math.min(delayMs * 2, 50)) {
+    try {
+      const handle = await open(lock, 'wx', 0o600);
+      await handle.close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const held = await stat(lock).catch(() => null);
+    if (held !== null && Date.now() - held.mtimeMs > LOCK_STALE_MS) {
+      await unlink(lock).catch(() => undefined);
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`key file ${path} stayed locked for ${LOCK_WAIT_MS} ms by another writer (${lock})`);
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+  try {
+    await work();
+  } finally {
+    await unlink(lock).catch(() => undefined);
   }
 }
 
