@@ -8,6 +8,7 @@
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { Agent } from '../upstream/undici.js';
+import { attemptSignal } from './attempt-signal.js';
 import { DEFAULT_WEBHOOK_PORTS, HostLookupTimeoutError, isAllowedPort, isPublicAddress, type ResolveHost } from './url-policy.js';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -81,8 +82,7 @@ export async function sendWebhook(
   const chosen = await chooseAddress(url, options);
   if ('kind' in chosen) return chosen;
 
-  const timeout = AbortSignal.timeout(options.timeoutMs ?? DELIVERY_TIMEOUT_MS);
-  const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const attempt = attemptSignal(options.timeoutMs ?? DELIVERY_TIMEOUT_MS, options.signal);
   // One agent per attempt: its only lookup is the pinned address, and nothing is pooled across endpoints.
   // TLS still verifies the certificate against the URL's host name (the servername undici sends).
   const agent = new Agent({ connect: { lookup: pinnedLookup(chosen.address), timeout: CONNECT_TIMEOUT_MS }, pipelining: 0 });
@@ -93,14 +93,15 @@ export async function sendWebhook(
       method: 'POST',
       headers: { 'content-type': 'application/json', 'user-agent': 'reseller-gateway-webhooks/1', ...headers },
       body,
-      signal,
+      signal: attempt.signal,
     });
     await readCapped(answer.body);
     const retryAfter = answer.headers['retry-after'];
     return { kind: 'answered', status: answer.statusCode, retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null };
   } catch (error) {
-    return { kind: 'failed', reason: timeout.aborted ? 'timed out' : describe(error) };
+    return { kind: 'failed', reason: attempt.timedOut ? 'timed out' : describe(error) };
   } finally {
+    attempt.done();
     agent.destroy().catch(() => undefined);
   }
 }
