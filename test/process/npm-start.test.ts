@@ -30,7 +30,8 @@ async function startOnce(): Promise<void> {
   try {
     const deadline = Date.now() + 240_000;
     while (!/try: curl/.test(output)) {
-      assert.equal(child.exitCode, null, output);
+      // Killed by a signal, exitCode stays null: signalCode says it ended.
+      assert.equal(child.exitCode ?? child.signalCode, null, `npm start ended before its banner:\n${output}`);
       assert.ok(Date.now() < deadline, `no banner:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
