@@ -5,7 +5,7 @@
  * no header can make one account act for another.
  */
 import { z } from 'zod';
-import { UpstreamUrlSchema } from '../../src/upstream/settings.js';
+import { CircuitBreakerSchema, UpstreamUrlSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 /** Printable ASCII without spaces: the key goes into an HTTP header as it is. */
@@ -47,6 +47,8 @@ export const V1ConfigSchema = z.strictObject({
   maxResponseBytes: PositiveInt.default(4 * 1024 * 1024),
   /** Connections to the upstream. */
   connections: PositiveInt.default(32),
+  /** See CircuitBreakerSchema: the same rules and defaults as the mapped backends. */
+  circuitBreaker: CircuitBreakerSchema,
 });
 
 export type V1Config = z.infer<typeof V1ConfigSchema>;

@@ -16,6 +16,7 @@ import { Agent } from '../../src/upstream/undici.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { readAnswer } from './answer.js';
+import { createPassthroughBreaker } from './breaker.js';
 import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
 import type { V1Config } from './config.js';
 import { upstreamHeaders, upstreamIdempotencyKey } from './headers.js';
@@ -60,6 +61,20 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
   // What the proxy sends through: a request past its deadline is never sent (see the dispatcher).
   const proxied = new DeadlineDispatcher(agent);
   const observer = deps.hooks?.observer;
+  const breaker = createPassthroughBreaker(config.circuitBreaker, { logger: deps.logger, observer, probe: health });
+
+  /** The upstream's GET /v1/health: its status, or a rejection when no answer came in time. */
+  async function health(): Promise<number> {
+    const { statusCode, body } = await agent.request({
+      origin: base.origin,
+      path: `${basePath}/v1/health`,
+      method: 'GET',
+      headersTimeout: PING_TIMEOUT_MS,
+      bodyTimeout: PING_TIMEOUT_MS,
+    });
+    await body.dump();
+    return statusCode;
+  }
 
   function upstreamKey(call: ForwardCall): string {
     const { customer } = call.caller;
@@ -80,6 +95,9 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     const { url, options } = (reply as ProxyReply).fromParameters(path, reply.request.params, endpoint.url);
     const idempotencyKey =
       attempt && call.idempotencyKey !== undefined ? upstreamIdempotencyKey(caller.account.id, call.idempotencyKey, attempt.recordId) : undefined;
+    // Before the write-ahead mark: a write the open breaker refuses is known not to have run. A
+    // write's ticket is never the trial (the health probe is), so a failed mark leaves none open.
+    const ticket = await breaker.admit(endpoint.operationId, write);
     // Write-ahead: from here on, a retry reconciles (it forwards the same upstream key again).
     if (attempt) await attempt.beforeWrite();
     const started = performance.now();
@@ -104,11 +122,19 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
         },
         { deadlineMs, maxBytes: config.maxResponseBytes },
       );
-      const result = readAnswer({ endpoint, write, params: call.params }, answer);
+      let result: ReturnType<typeof readAnswer>;
+      try {
+        result = readAnswer({ endpoint, write, params: call.params }, answer);
+      } catch (error) {
+        breaker.answered(ticket, endpoint.operationId, answer.status, error);
+        throw error;
+      }
+      breaker.answered(ticket, endpoint.operationId, answer.status);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
     } catch (error) {
       const failure = error instanceof CaptureFailure ? fromCapture(error, write, endpoint.operationId) : error;
+      if (error instanceof CaptureFailure) breaker.lost(ticket, error.kind, failure as BackendError);
       observer?.called(endpoint.operationId, outcomeOf(failure), (performance.now() - started) / 1000);
       throw failure;
     }
@@ -153,21 +179,9 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       });
     },
     forward,
-    async ping() {
-      try {
-        const { statusCode, body } = await agent.request({
-          origin: base.origin,
-          path: `${basePath}/v1/health`,
-          method: 'GET',
-          headersTimeout: PING_TIMEOUT_MS,
-          bodyTimeout: PING_TIMEOUT_MS,
-        });
-        await body.dump();
-        return statusCode === 200;
-      } catch {
-        return false;
-      }
-    },
+    // Through the breaker: false at once while it is open (nothing sent), and a probe answered in
+    // half-open closes it.
+    ping: () => breaker.ping(),
     async close() {
       // Requests still in flight (a hanging upstream) must not hold the shutdown.
       await agent.destroy();

@@ -23,7 +23,8 @@ t.test('v1 passthrough: deadlines with one connection to an upstream that hangs'
   /** When the upstream received each request, by this gateway's request id. */
   const receivedAt = new Map<string, number>();
   t.before(async () => {
-    gw = await buildPassthroughGateway({ v1: { connections: 1, timeoutMs: TIMEOUT_MS, writeTimeoutMs: WRITE_TIMEOUT_MS } });
+    // The breaker off: these timeouts would open it, and its fast 503s are another test's (breaker.test.ts).
+    gw = await buildPassthroughGateway({ v1: { connections: 1, timeoutMs: TIMEOUT_MS, writeTimeoutMs: WRITE_TIMEOUT_MS, circuitBreaker: { enabled: false } } });
     // Hangs on service 7 and on orders; answers the balance at once.
     gw.upstream.answer((request, response, socket) => {
       receivedAt.set(String(request.headers['x-request-id']), Date.now());

@@ -1,0 +1,98 @@
+/**
+ * The passthrough's circuit breaker: the shared one (src/upstream/breaker.ts), told about each
+ * forwarded exchange by the shared client's rules (src/upstream/client.ts): the upstream
+ * unreachable, not answering in time, the connection breaking, or a 429/502/503/504 are
+ * down-signals; every other answer (a success, a 4xx problem, a 500, a body too large) is an answer.
+ */
+import { BackendError } from '../../src/backend/backend.js';
+import type { BackendLogger } from '../../src/backend/logger.js';
+import { DETAIL } from '../../src/upstream/answers.js';
+import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from '../../src/upstream/breaker.js';
+import { OVERLOAD_STATUSES, type UpstreamObserver } from '../../src/upstream/client.js';
+import type { CaptureFailureKind } from './capture.js';
+
+/** Capture failures that say the upstream is down; a body too large or an invalid status is an answer. */
+const DOWN_FAILURES: ReadonlySet<CaptureFailureKind> = new Set<CaptureFailureKind>(['unreachable', 'timeout', 'broken']);
+
+export interface PassthroughBreaker {
+  /**
+   * Lets a forward through, or throws CircuitOpenError (nothing sent; counted as `circuit_open`).
+   * Call it before the write-ahead mark, so that a refused write stays known as not run.
+   */
+  admit(action: string, write: boolean): Promise<BreakerTicket>;
+  /** The upstream answered `status` to `action`; `error` is what readAnswer made of it, if it threw. */
+  answered(ticket: BreakerTicket, action: string, status: number, error?: unknown): void;
+  /** No answer could be read: `kind` says why, `error` is what the client gets. */
+  lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError): void;
+  /** The health probe through the breaker: false at once while it is open, nothing sent. */
+  ping(): Promise<boolean>;
+}
+
+export function createPassthroughBreaker(
+  config: CircuitBreakerConfig,
+  deps: {
+    logger: BackendLogger;
+    observer?: UpstreamObserver | undefined;
+    /** GET /v1/health upstream: resolves with its status, rejects when no answer came. */
+    probe: () => Promise<number>;
+  },
+): PassthroughBreaker {
+  const { observer, probe } = deps;
+  const breaker = createCircuitBreaker(config, { label: 'v1 upstream', logger: deps.logger, onStateChange: observer?.breakerState.bind(observer) });
+
+  function down(action: string, status: number): BackendError {
+    return new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream ${action}: answered ${status}` });
+  }
+
+  function heard(ticket: BreakerTicket, action: string, status: number, error?: unknown): void {
+    if (!OVERLOAD_STATUSES.has(status)) breaker.answered(ticket);
+    else breaker.failed(ticket, error instanceof BackendError ? error : down(action, status));
+  }
+
+  async function ping(ticket: BreakerTicket): Promise<boolean> {
+    let status: number;
+    try {
+      status = await probe();
+    } catch (error) {
+      breaker.failed(ticket, new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream health: ${(error as Error).message}` }));
+      return false;
+    }
+    heard(ticket, 'health', status);
+    return status === 200;
+  }
+
+  function take(action: string): BreakerTicket {
+    try {
+      return breaker.admit(action);
+    } catch (error) {
+      if (error instanceof CircuitOpenError) observer?.called(action, 'circuit_open', 0);
+      throw error;
+    }
+  }
+
+  return {
+    async admit(action, write) {
+      const ticket = take(action);
+      if (!ticket.trial || !write) return ticket;
+      // A write is never the trial (as in client.ts): against an upstream that still hangs, it
+      // would end with its outcome unknown. The health probe goes first; if it was not answered,
+      // this admit throws and the write is never sent.
+      await ping(ticket);
+      return take(action);
+    },
+    answered: heard,
+    lost(ticket, kind, error) {
+      if (DOWN_FAILURES.has(kind)) breaker.failed(ticket, error);
+      else breaker.answered(ticket);
+    },
+    async ping() {
+      let ticket: BreakerTicket;
+      try {
+        ticket = breaker.admit('health');
+      } catch {
+        return false;
+      }
+      return ping(ticket);
+    },
+  };
+}
