@@ -1,15 +1,22 @@
 /**
  * The passthrough's circuit breaker: the shared one (src/upstream/breaker.ts), told about each
- * forwarded exchange by the shared client's rules (src/upstream/client.ts): the upstream
- * unreachable, not answering in time, the connection breaking, or a 429/502/503/504 are
+ * forwarded exchange by rules like the shared client's (src/upstream/client.ts): the upstream
+ * unreachable, not answering in time, the connection breaking, or a 502/503/504 are
  * down-signals; every other answer (a success, a 4xx problem, a 500, a body too large) is an answer.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL } from '../../src/upstream/answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from '../../src/upstream/breaker.js';
-import { OVERLOAD_STATUSES, type UpstreamObserver } from '../../src/upstream/client.js';
+import type { UpstreamObserver } from '../../src/upstream/client.js';
 import type { CaptureFailureKind } from './capture.js';
+
+/**
+ * Statuses that say the upstream is down or overloaded. Not 429, unlike the mapped backends' one
+ * credential: here each account has its own upstream key, and one account past its key's limit
+ * must not open the breaker for every account.
+ */
+const DOWN_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 
 /** Capture failures that say the upstream is down; a body too large or an invalid status is an answer. */
 const DOWN_FAILURES: ReadonlySet<CaptureFailureKind> = new Set<CaptureFailureKind>(['unreachable', 'timeout', 'broken']);
@@ -45,7 +52,7 @@ export function createPassthroughBreaker(
   }
 
   function heard(ticket: BreakerTicket, action: string, status: number, error?: unknown): void {
-    if (!OVERLOAD_STATUSES.has(status)) breaker.answered(ticket);
+    if (!DOWN_STATUSES.has(status)) breaker.answered(ticket);
     else breaker.failed(ticket, error instanceof BackendError ? error : down(action, status));
   }
 

@@ -102,7 +102,7 @@ export interface UpstreamClient<Id extends string, Params, Answer> {
  * with no (or no free) worker, or a rate limiter. A 500 is the application answering (often one
  * action's fatal error), so it does not count.
  */
-export const OVERLOAD_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+const OVERLOAD_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 export function createUpstreamClient<Id extends string, Params, Answer>(
   protocol: UpstreamProtocol<Id, Params, Answer>,

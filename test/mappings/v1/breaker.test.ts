@@ -69,6 +69,14 @@ t.test('v1 passthrough: circuit breaker', async (t) => {
     assert.equal(gw.upstream.received.filter((request) => request.method === 'POST').length, 0);
   });
 
+  t.test("one account past its upstream key's limit (429) does not open it for the others", async () => {
+    gw.upstream.answer(problem(429, 'rate_limited', { violated_policies: ['key_minute'] }, { 'retry-after': '7' }));
+    for (let i = 0; i < 5; i += 1) assert.equal((await read()).statusCode, 503);
+    gw.upstream.answer(json(200, SERVICE));
+    const other = await gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: bearer(gw.keys['beta:all']) });
+    assert.equal(other.statusCode, 200, other.body);
+  });
+
   t.test("the upstream's own refusals are answers: many 404s and 422s never open it", async () => {
     gw.upstream.answer(problem(404, 'not_found'));
     for (let i = 0; i < 5; i += 1) assert.equal((await read()).statusCode, 404);
