@@ -27,8 +27,8 @@ export interface PassthroughBreaker {
    * Call it before the write-ahead mark, so that a refused write stays known as not run.
    */
   admit(action: string, write: boolean): Promise<BreakerTicket>;
-  /** The upstream answered `status` to `action`; `error` is what readAnswer made of it, if it threw. */
-  answered(ticket: BreakerTicket, action: string, status: number, error?: unknown): void;
+  /** The upstream answered `status` to `action`. */
+  answered(ticket: BreakerTicket, action: string, status: number): void;
   /** No answer could be read: `kind` says why, `error` is what the client gets. */
   lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError): void;
   /** The health probe through the breaker: false at once while it is open, nothing sent. */
@@ -51,9 +51,9 @@ export function createPassthroughBreaker(
     return new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream ${action}: answered ${status}` });
   }
 
-  function heard(ticket: BreakerTicket, action: string, status: number, error?: unknown): void {
+  function heard(ticket: BreakerTicket, action: string, status: number): void {
     if (!DOWN_STATUSES.has(status)) breaker.answered(ticket);
-    else breaker.failed(ticket, error instanceof BackendError ? error : down(action, status));
+    else breaker.failed(ticket, down(action, status));
   }
 
   async function ping(ticket: BreakerTicket): Promise<boolean> {

@@ -122,14 +122,9 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
         },
         { deadlineMs, maxBytes: config.maxResponseBytes },
       );
-      let result: ReturnType<typeof readAnswer>;
-      try {
-        result = readAnswer({ endpoint, write, params: call.params }, answer);
-      } catch (error) {
-        breaker.answered(ticket, endpoint.operationId, answer.status, error);
-        throw error;
-      }
+      // Its status alone tells the breaker whether the upstream is up, whatever readAnswer makes of it.
       breaker.answered(ticket, endpoint.operationId, answer.status);
+      const result = readAnswer({ endpoint, write, params: call.params }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
     } catch (error) {
