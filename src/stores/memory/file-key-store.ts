@@ -237,8 +237,8 @@ function parseKeyFile(path: string, text: string): KeyFile {
   return file as KeyFile;
 }
 
+/** Only under withFileLock, which made the directory. */
 async function writeAtomically(path: string, text: string): Promise<string> {
-  await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await open(temporary, 'wx', 0o600);
   try {
