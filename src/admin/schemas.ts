@@ -19,8 +19,12 @@ function plainText(max: number) {
 export const AccountNameSchema = plainText(200);
 export const UpstreamIdSchema = plainText(100);
 export const KeyNameSchema = plainText(100);
+/** A new account's id: what the admin API and the CLI create (it goes into URLs, keys and logs). */
+export const AccountIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 characters of A-Z a-z 0-9 _ . - (starting with a letter or digit)');
 
-/** An account id in a path: any existing id (the CLI allows more than the API creates). */
+/** An account id in a path: any existing id (one created before ids were checked may be longer). */
 export const AccountPathSchema = z.strictObject({ id: z.string().min(1).max(100).meta({ description: 'The account id.' }) });
 export const KeyPathSchema = z.strictObject({ id: z.string().regex(/^[0-9a-f]{16}$/, 'must be a key id (16 hex digits)').meta({ description: 'The key id.' }) });
 

@@ -45,7 +45,8 @@ ${COMMON}
 ${EXIT_CODES}`,
   'account add': `usage: reseller-keys account add <id> --name <name> --upstream-id <clientid>
 
-Creates account <id> for the upstream customer <clientid> (the WHMCS client id).
+Creates account <id> for the upstream customer <clientid> (the WHMCS client id). <id>: 1 to 64
+characters of A-Z a-z 0-9 _ . - starting with a letter or digit, as the admin API takes.
 
 ${COMMON}
 

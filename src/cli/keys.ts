@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
-import { AccountNameSchema, ExpiresAtSchema, KeyNameSchema, UpstreamIdSchema } from '../admin/schemas.js';
+import { AccountIdSchema, AccountNameSchema, ExpiresAtSchema, KeyNameSchema, UpstreamIdSchema } from '../admin/schemas.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
@@ -48,9 +48,9 @@ function wholeNumber(name: string, raw: string | undefined, minimum: 0 | 1): num
 }
 
 /** An option's text checked with the admin API's own schema: the CLI takes what the API takes. */
-function text(name: string, raw: string, schema: z.ZodType<string>): string {
+function text(what: string, raw: string, schema: z.ZodType<string>): string {
   const result = schema.safeParse(raw);
-  if (!result.success) throw new UsageError(`--${name} ${result.error.issues[0]?.message ?? 'is invalid'}`);
+  if (!result.success) throw new UsageError(`${what} ${result.error.issues[0]?.message ?? 'is invalid'}`);
   return result.data;
 }
 
@@ -123,9 +123,9 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       if (sub === 'add' && arg) {
         if (!values.name || !values['upstream-id']) throw new UsageError('--name and --upstream-id are required');
         const account = await keys.createAccount({
-          id: arg,
-          name: text('name', values.name, AccountNameSchema),
-          upstreamId: text('upstream-id', values['upstream-id'], UpstreamIdSchema),
+          id: text('the account id', arg, AccountIdSchema),
+          name: text('--name', values.name, AccountNameSchema),
+          upstreamId: text('--upstream-id', values['upstream-id'], UpstreamIdSchema),
         });
         return { text: `account ${account.id} → upstream customer ${account.upstreamId}`, json: account };
       }
@@ -140,8 +140,8 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       throw new UsageError('account add <id> | account list | account disable <id> | account enable <id>');
     case 'issue': {
       if (!values.account || !values.name) throw new UsageError('--account and --name are required');
-      const name = text('name', values.name, KeyNameSchema);
-      const expires = values.expires === undefined ? undefined : text('expires', values.expires, ExpiresAtSchema);
+      const name = text('--name', values.name, KeyNameSchema);
+      const expires = values.expires === undefined ? undefined : text('--expires', values.expires, ExpiresAtSchema);
       const overrides: KeyRateLimitOverrides = {};
       const perMinute = wholeNumber('per-minute', values['per-minute'], 1);
       const burst = wholeNumber('burst', values.burst, 0);

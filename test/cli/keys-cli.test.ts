@@ -103,6 +103,17 @@ t.test('reseller-keys', async (t) => {
     assert.deepEqual(JSON.parse((await cli('list', '--account', 'ctl', '--json')).stdout), [], 'no key issued');
   });
 
+  t.test('account add checks the id as the admin API does: nothing is created from an id the API would refuse', async () => {
+    env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
+    for (const id of ['a\nfake line', 'a/b', '../x', '_lead', 'a b', '{acct}', 'x'.repeat(65), 'é']) {
+      const run = await cli('account', 'add', id, '--name', 'Odd', '--upstream-id', '8', '--json');
+      assert.equal(run.code, 64, `${JSON.stringify(id)}: ${run.stderr}`);
+      assert.match(JSON.parse(run.stderr).error, /^the account id must be 1 to 64 characters/);
+    }
+    assert.deepEqual((JSON.parse((await cli('account', 'list', '--json')).stdout) as Array<{ name: string }>).filter((account) => account.name === 'Odd'), [], 'none created');
+    assert.equal((await cli('account', 'add', 'Z9_a.b-c', '--name', 'Odd', '--upstream-id', '8')).code, 0, 'every character the API allows');
+  });
+
   t.test('issue --expires takes an RFC 3339 time with its offset, as the admin API does, not any date Date.parse reads', async () => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     assert.equal((await cli('account', 'add', 'eps', '--name', 'Eps', '--upstream-id', '7')).code, 0);

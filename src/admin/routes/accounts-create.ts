@@ -1,13 +1,10 @@
 import { z } from 'zod';
 import { defineAdminEndpoint } from '../endpoint.js';
-import { AccountNameSchema, accountView, AccountSchema, UpstreamIdSchema } from '../schemas.js';
+import { AccountIdSchema, AccountNameSchema, accountView, AccountSchema, UpstreamIdSchema } from '../schemas.js';
 
 const CreateAccountSchema = z
   .strictObject({
-    id: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 characters of A-Z a-z 0-9 _ . - (starting with a letter or digit)')
-      .meta({ description: 'The account id: stable, chosen by the panel (e.g. its own reseller id).' }),
+    id: AccountIdSchema.meta({ description: 'The account id: stable, chosen by the panel (e.g. its own reseller id).' }),
     name: AccountNameSchema,
     upstream_id: UpstreamIdSchema.meta({ description: "The backend's customer id (WHMCS clientid)." }),
   })
