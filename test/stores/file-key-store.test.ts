@@ -152,6 +152,21 @@ t.test('file key store', async (t) => {
     assert.equal((await new FileKeyStore(path).listKeys()).length, 1);
   });
 
+  t.test('writers that find one stale lock at the same moment take it over one at a time: nothing is lost', async () => {
+    // Each finds the dead writer's lock stale; only one may take it over, the others wait for it.
+    for (let round = 0; round < 12; round += 1) {
+      const path = freshPath();
+      await new FileKeyStore(path).putAccount(ACCOUNT);
+      writeFileSync(`${path}.lock`, '999999');
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(`${path}.lock`, old, old);
+      const ids = Array.from({ length: 8 }, (_, index) => `${round}`.padStart(8, '0') + index.toString(16).padStart(8, '0'));
+      await Promise.all(ids.map((id) => new FileKeyStore(path).putKey(key(id))));
+      assert.deepEqual((await new FileKeyStore(path).listKeys()).map((record) => record.id).sort(), ids, `round ${round}`);
+      assert.deepEqual(readdirSync(dirname(path)), ['keys.json'], 'no lock or set-aside lock left behind');
+    }
+  });
+
   t.test('a key issued by another process works without a restart', async () => {
     const path = freshPath();
     const gateway = new FileKeyStore(path, { checkIntervalMs: 0 });

@@ -171,9 +171,8 @@ const LOCK_STALE_MS = 10_000;
 const LOCK_WAIT_MS = 5_000;
 
 /**
- * Runs `work` holding `<path>.lock` (created exclusively; removed after). A stale lock is taken
- * over; two writers taking over one stale lock at the same instant could both proceed, which needs
- * a writer to have died mid-cycle first.
+ * Runs `work` holding `<path>.lock` (created exclusively; removed after). A stale lock (a writer
+ * died holding it) is taken over by one writer at a time (removeStaleLock).
  */
 async function withFileLock(path: string, work: () => Promise<void>): Promise<void> {
   const lock = `${path}.lock`;
@@ -188,8 +187,8 @@ async function withFileLock(path: string, work: () => Promise<void>): Promise<vo
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const held = await stat(lock).catch(() => null);
-    if (held !== null && Date.now() - held.mtimeMs > LOCK_STALE_MS) {
-      await unlink(lock).catch(() => undefined);
+    if (held !== null && isStale(held.mtimeMs)) {
+      await removeStaleLock(lock);
       continue;
     }
     if (Date.now() > deadline) throw new Error(`key file ${path} stayed locked for ${LOCK_WAIT_MS} ms by another writer (${lock})`);
@@ -199,6 +198,34 @@ async function withFileLock(path: string, work: () => Promise<void>): Promise<vo
     await work();
   } finally {
     await unlink(lock).catch(() => undefined);
+  }
+}
+
+function isStale(mtimeMs: number): boolean {
+  return Date.now() - mtimeMs > LOCK_STALE_MS;
+}
+
+/**
+ * Removes the lock if it is still stale, under `<lock>.takeover` (made exclusively). Two writers
+ * that both found it stale must not both go ahead: the second's unlink would remove the lock the
+ * first had just made. Under the guard, only a lock still stale goes. A guard left by a writer that
+ * died in these few system calls is itself removed once stale.
+ */
+async function removeStaleLock(lock: string): Promise<void> {
+  const guard = `${lock}.takeover`;
+  try {
+    await (await open(guard, 'wx', 0o600)).close();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const held = await stat(guard).catch(() => null);
+    if (held !== null && isStale(held.mtimeMs)) await unlink(guard).catch(() => undefined);
+    return;
+  }
+  try {
+    const held = await stat(lock).catch(() => null);
+    if (held !== null && isStale(held.mtimeMs)) await unlink(lock).catch(() => undefined);
+  } finally {
+    await unlink(guard).catch(() => undefined);
   }
 }
 
