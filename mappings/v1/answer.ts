@@ -29,6 +29,11 @@ function mediaType(headers: IncomingHttpHeaders): string {
   return (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
+/** The answer is a Problem+JSON document (by its media type): the upstream wrote it, not a proxy. */
+export function isProblemAnswer(answer: Captured): boolean {
+  return mediaType(answer.headers) === 'application/problem+json';
+}
+
 /** Retry-After as delta seconds (1 s to a day); anything else is ignored. */
 function retryAfterMs(headers: IncomingHttpHeaders): number | undefined {
   const value = headers['retry-after'];
@@ -93,7 +98,7 @@ interface UpstreamProblem {
 
 /** A Problem+JSON document of the closed table, its status matching its reason; else undefined. */
 function problemOf(answer: Captured): UpstreamProblem | undefined {
-  if (mediaType(answer.headers) !== 'application/problem+json') return undefined;
+  if (!isProblemAnswer(answer)) return undefined;
   let document: unknown;
   try {
     document = JSON.parse(answer.body.toString('utf8'));

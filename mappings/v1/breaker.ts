@@ -3,6 +3,9 @@
  * forwarded exchange by rules like the shared client's (src/upstream/client.ts): the upstream
  * unreachable, not answering in time, the connection breaking, or a 502/503/504 are
  * down-signals; every other answer (a success, a 4xx problem, a 500, a body too large) is an answer.
+ * So is a 502 the upstream wrote itself, a Problem+JSON document (`upstream_error`): it is up and
+ * speaks of one exchange with its own backend (a record it could not read), which must not stop
+ * every account's requests. A 502 page of a proxy in front of it says the upstream is not there.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
@@ -27,8 +30,8 @@ export interface PassthroughBreaker {
    * Call it before the write-ahead mark, so that a refused write stays known as not run.
    */
   admit(action: string, write: boolean): Promise<BreakerTicket>;
-  /** The upstream answered `status` to `action`. */
-  answered(ticket: BreakerTicket, action: string, status: number): void;
+  /** The upstream answered `status` to `action`; `problem`: with a Problem+JSON document. */
+  answered(ticket: BreakerTicket, action: string, status: number, problem: boolean): void;
   /** No answer could be read: `kind` says why, `error` is what the client gets. */
   lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError): void;
   /** The health probe through the breaker: false at once while it is open, nothing sent. */
@@ -51,8 +54,8 @@ export function createPassthroughBreaker(
     return new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream ${action}: answered ${status}` });
   }
 
-  function heard(ticket: BreakerTicket, action: string, status: number): void {
-    if (!DOWN_STATUSES.has(status)) breaker.answered(ticket);
+  function heard(ticket: BreakerTicket, action: string, status: number, problem: boolean): void {
+    if (!DOWN_STATUSES.has(status) || (status === 502 && problem)) breaker.answered(ticket);
     else breaker.failed(ticket, down(action, status));
   }
 
@@ -64,7 +67,7 @@ export function createPassthroughBreaker(
       breaker.failed(ticket, new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream health: ${(error as Error).message}` }));
       return false;
     }
-    heard(ticket, 'health', status);
+    heard(ticket, 'health', status, false);
     return status === 200;
   }
 

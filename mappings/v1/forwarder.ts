@@ -15,7 +15,7 @@ import { DEADLINE_HEADER, DeadlineDispatcher } from '../../src/upstream/deadline
 import { Agent } from '../../src/upstream/undici.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
-import { readAnswer } from './answer.js';
+import { isProblemAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
 import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
 import type { V1Config } from './config.js';
@@ -122,8 +122,9 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
         },
         { deadlineMs, maxBytes: config.maxResponseBytes },
       );
-      // Its status alone tells the breaker whether the upstream is up, whatever readAnswer makes of it.
-      breaker.answered(ticket, endpoint.operationId, answer.status);
+      // The status, and whether the upstream wrote the answer itself, tell the breaker whether it
+      // is up, whatever readAnswer makes of the answer.
+      breaker.answered(ticket, endpoint.operationId, answer.status, isProblemAnswer(answer));
       const result = readAnswer({ endpoint, write, params: call.params }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;

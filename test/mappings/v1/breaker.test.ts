@@ -88,6 +88,24 @@ t.test('v1 passthrough: circuit breaker', async (t) => {
     assert.equal(gw.upstream.received.length, sent + 1);
   });
 
+  t.test("a 502 problem the upstream wrote (one record its backend could not give) is an answer; a proxy's 502 page is a down-signal", async () => {
+    gw.upstream.answer(problem(502, 'upstream_error'));
+    for (let i = 0; i < 5; i += 1) assert.equal((await read()).statusCode, 502);
+    gw.upstream.answer(json(200, SERVICE));
+    const sent = gw.upstream.received.length;
+    assert.equal((await read()).statusCode, 200, 'still closed');
+    assert.equal(gw.upstream.received.length, sent + 1);
+
+    gw.upstream.answer((_request, response) => {
+      response.writeHead(502, { 'content-type': 'text/html' });
+      response.end('<html><body>502 Bad Gateway</body></html>');
+    });
+    assert.deepEqual([(await read()).statusCode, (await read()).statusCode], [502, 502]);
+    const before = gw.upstream.received.length;
+    assert.equal((await read()).statusCode, 503, 'open');
+    assert.equal(gw.upstream.received.length, before, 'nothing sent');
+  });
+
   t.test('readiness asks through the breaker: down at once while it is open, nothing sent', async () => {
     await open();
     const probes: string[] = [];
