@@ -167,6 +167,23 @@ t.test('file key store', async (t) => {
     }
   });
 
+  t.test('a writer waits while another takes a stale lock over, and goes ahead past a takeover left by a writer that died', async () => {
+    const path = freshPath();
+    await new FileKeyStore(path).putAccount(ACCOUNT);
+    const old = new Date(Date.now() - 60_000);
+    writeFileSync(`${path}.lock`, '');
+    utimesSync(`${path}.lock`, old, old);
+    writeFileSync(`${path}.lock.takeover`, '');
+    let done = false;
+    const write = new FileKeyStore(path).putKey(key('00000000000000e1')).then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal(done, false, 'another writer is taking the lock over');
+    utimesSync(`${path}.lock.takeover`, old, old);
+    await write;
+    assert.equal((await new FileKeyStore(path).listKeys()).length, 1);
+    assert.deepEqual(readdirSync(dirname(path)), ['keys.json'], 'the dead takeover and the stale lock are gone');
+  });
+
   t.test('a key issued by another process works without a restart', async () => {
     const path = freshPath();
     const gateway = new FileKeyStore(path, { checkIntervalMs: 0 });

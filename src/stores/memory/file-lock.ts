@@ -27,10 +27,8 @@ export async function withFileLock(path: string, work: () => Promise<void>): Pro
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const held = await stat(lock).catch(() => null);
-    if (held !== null && isStale(held.mtimeMs)) {
-      await removeStaleLock(lock);
-      continue;
-    }
+    // Removed: try again at once. Another writer taking it over: wait, as for a held lock.
+    if (held !== null && isStale(held.mtimeMs) && (await removeStaleLock(lock))) continue;
     if (Date.now() > deadline) throw new Error(`key file ${path} stayed locked for ${LOCK_WAIT_MS} ms by another writer (${lock})`);
     await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
@@ -49,21 +47,23 @@ function isStale(mtimeMs: number): boolean {
  * Removes the lock if it is still stale, under `<lock>.takeover` (made exclusively). Two writers
  * that both found it stale must not both go ahead: the second's unlink would remove the lock the
  * first had just made. Under the guard, only a lock still stale goes. A guard left by a writer that
- * died in these few system calls is itself removed once stale.
+ * died in these few system calls is itself removed once stale. False: another writer is at it.
  */
-async function removeStaleLock(lock: string): Promise<void> {
+async function removeStaleLock(lock: string): Promise<boolean> {
   const guard = `${lock}.takeover`;
   try {
     await (await open(guard, 'wx', 0o600)).close();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     const held = await stat(guard).catch(() => null);
-    if (held !== null && isStale(held.mtimeMs)) await unlink(guard).catch(() => undefined);
-    return;
+    if (held === null || !isStale(held.mtimeMs)) return false;
+    await unlink(guard).catch(() => undefined);
+    return true;
   }
   try {
     const held = await stat(lock).catch(() => null);
     if (held !== null && isStale(held.mtimeMs)) await unlink(lock).catch(() => undefined);
+    return true;
   } finally {
     await unlink(guard).catch(() => undefined);
   }
