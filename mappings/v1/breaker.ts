@@ -11,7 +11,8 @@ import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL } from '../../src/upstream/answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from '../../src/upstream/breaker.js';
-import type { UpstreamObserver } from '../../src/upstream/client.js';
+import { tracedLogger, type UpstreamObserver } from '../../src/upstream/client.js';
+import type { TraceContext } from '../../src/ops/trace.js';
 import type { CaptureFailureKind } from './capture.js';
 
 /**
@@ -29,11 +30,11 @@ export interface PassthroughBreaker {
    * Lets a forward through, or throws CircuitOpenError (nothing sent; counted as `circuit_open`).
    * Call it before the write-ahead mark, so that a refused write stays known as not run.
    */
-  admit(action: string, write: boolean): Promise<BreakerTicket>;
+  admit(action: string, write: boolean, trace: TraceContext | undefined): Promise<BreakerTicket>;
   /** The upstream answered `status` to `action`; `problem`: with a Problem+JSON document. */
-  answered(ticket: BreakerTicket, action: string, status: number, problem: boolean): void;
+  answered(ticket: BreakerTicket, action: string, status: number, problem: boolean, trace: TraceContext | undefined): void;
   /** No answer could be read: `kind` says why, `error` is what the client gets. */
-  lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError): void;
+  lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError, trace: TraceContext | undefined): void;
   /** The health probe through the breaker: false at once while it is open, nothing sent. */
   ping(): Promise<boolean>;
 }
@@ -48,32 +49,52 @@ export function createPassthroughBreaker(
   },
 ): PassthroughBreaker {
   const { observer, probe } = deps;
-  const breaker = createCircuitBreaker(config, { label: 'v1 upstream', logger: deps.logger, onStateChange: observer?.breakerState.bind(observer) });
+  /** The trace of the request whose admission or outcome the breaker is being told (around those synchronous calls). */
+  let reporting: TraceContext | undefined;
+  const breaker = createCircuitBreaker(config, {
+    label: 'v1 upstream',
+    logger: tracedLogger(deps.logger, () => reporting),
+    onStateChange: observer?.breakerState.bind(observer),
+  });
+
+  /** Tells the breaker, its log lines (opened, closed, half-open) naming the request's trace. */
+  function report<T>(trace: TraceContext | undefined, tell: () => T): T {
+    reporting = trace;
+    try {
+      return tell();
+    } finally {
+      reporting = undefined;
+    }
+  }
 
   function down(action: string, status: number): BackendError {
     return new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream ${action}: answered ${status}` });
   }
 
-  function heard(ticket: BreakerTicket, action: string, status: number, problem: boolean): void {
-    if (!DOWN_STATUSES.has(status) || (status === 502 && problem)) breaker.answered(ticket);
-    else breaker.failed(ticket, down(action, status));
+  function heard(ticket: BreakerTicket, action: string, status: number, problem: boolean, trace: TraceContext | undefined): void {
+    report(trace, () => {
+      if (!DOWN_STATUSES.has(status) || (status === 502 && problem)) breaker.answered(ticket);
+      else breaker.failed(ticket, down(action, status));
+    });
   }
 
-  async function ping(ticket: BreakerTicket): Promise<boolean> {
+  /** The health probe as the breaker's call; `trace`: the request waiting on it, if one is. */
+  async function ping(ticket: BreakerTicket, trace: TraceContext | undefined): Promise<boolean> {
     let status: number;
     try {
       status = await probe();
     } catch (error) {
-      breaker.failed(ticket, new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream health: ${(error as Error).message}` }));
+      const failure = new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream health: ${(error as Error).message}` });
+      report(trace, () => breaker.failed(ticket, failure));
       return false;
     }
-    heard(ticket, 'health', status, false);
+    heard(ticket, 'health', status, false, trace);
     return status === 200;
   }
 
-  function take(action: string): BreakerTicket {
+  function take(action: string, trace: TraceContext | undefined): BreakerTicket {
     try {
-      return breaker.admit(action);
+      return report(trace, () => breaker.admit(action));
     } catch (error) {
       if (error instanceof CircuitOpenError) observer?.called(action, 'circuit_open', 0);
       throw error;
@@ -81,19 +102,18 @@ export function createPassthroughBreaker(
   }
 
   return {
-    async admit(action, write) {
-      const ticket = take(action);
+    async admit(action, write, trace) {
+      const ticket = take(action, trace);
       if (!ticket.trial || !write) return ticket;
       // A write is never the trial (as in client.ts): against an upstream that still hangs, it
       // would end with its outcome unknown. The health probe goes first; if it was not answered,
       // this admit throws and the write is never sent.
-      await ping(ticket);
-      return take(action);
+      await ping(ticket, trace);
+      return take(action, trace);
     },
     answered: heard,
-    lost(ticket, kind, error) {
-      if (DOWN_FAILURES.has(kind)) breaker.failed(ticket, error);
-      else breaker.answered(ticket);
+    lost(ticket, kind, error, trace) {
+      report(trace, () => (DOWN_FAILURES.has(kind) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
     },
     async ping() {
       let ticket: BreakerTicket;
@@ -102,7 +122,7 @@ export function createPassthroughBreaker(
       } catch {
         return false;
       }
-      return ping(ticket);
+      return ping(ticket, undefined);
     },
   };
 }

@@ -97,7 +97,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       attempt && call.idempotencyKey !== undefined ? upstreamIdempotencyKey(caller.account.id, call.idempotencyKey, attempt.recordId) : undefined;
     // Before the write-ahead mark: a write the open breaker refuses is known not to have run. A
     // write's ticket is never the trial (the health probe is), so a failed mark leaves none open.
-    const ticket = await breaker.admit(endpoint.operationId, write);
+    const ticket = await breaker.admit(endpoint.operationId, write, call.call.trace);
     // Write-ahead: from here on, a retry reconciles (it forwards the same upstream key again).
     if (attempt) await attempt.beforeWrite();
     const started = performance.now();
@@ -124,13 +124,13 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       );
       // The status, and whether the upstream wrote the answer itself, tell the breaker whether it
       // is up, whatever readAnswer makes of the answer.
-      breaker.answered(ticket, endpoint.operationId, answer.status, isProblemAnswer(answer));
+      breaker.answered(ticket, endpoint.operationId, answer.status, isProblemAnswer(answer), call.call.trace);
       const result = readAnswer({ endpoint, write, params: call.params }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
     } catch (error) {
       const failure = error instanceof CaptureFailure ? fromCapture(error, write, endpoint.operationId) : error;
-      if (error instanceof CaptureFailure) breaker.lost(ticket, error.kind, failure as BackendError);
+      if (error instanceof CaptureFailure) breaker.lost(ticket, error.kind, failure as BackendError, call.call.trace);
       observer?.called(endpoint.operationId, outcomeOf(failure), (performance.now() - started) / 1000);
       throw failure;
     }

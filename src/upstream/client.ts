@@ -295,7 +295,7 @@ function traced(line: object, trace: TraceContext | undefined): object {
 }
 
 /** A logger whose lines name the trace `current()` returns when they are written. */
-function tracedLogger(logger: BackendLogger, current: () => TraceContext | undefined): BackendLogger {
+export function tracedLogger(logger: BackendLogger, current: () => TraceContext | undefined): BackendLogger {
   return {
     ...(logger.info ? { info: (line: object, msg: string) => logger.info?.(traced(line, current()), msg) } : {}),
     warn: (line, msg) => logger.warn(traced(line, current()), msg),

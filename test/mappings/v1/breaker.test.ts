@@ -45,6 +45,18 @@ t.test('v1 passthrough: circuit breaker', async (t) => {
     assert.equal(gw.upstream.received.length, sent + 2);
   });
 
+  t.test("the breaker's log lines name the trace of the request that moved it", async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const traced = () => gw.app.inject({ method: 'GET', url: '/v1/services/7', headers: { ...bearer(gw.keys['acme:all']), traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+    gw.upstream.answer(json(503, { error: 'overloaded' }));
+    await read();
+    assert.equal((await traced()).statusCode, 503);
+    const opened = gw.logs.find((line) => /v1 upstream circuit breaker opened/.test(line));
+    assert.ok(opened);
+    assert.equal(JSON.parse(opened).trace_id, traceId, opened);
+    assert.equal((opened.match(/"trace_id"/g) ?? []).length, 1, 'once');
+  });
+
   t.test('a write refused while open is known not to have run: retried with its key after recovery, it is sent once', async () => {
     await open();
     const refused = await order('breaker-order-1');
