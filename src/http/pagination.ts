@@ -10,7 +10,15 @@ import { DETAIL } from '../upstream/answers.js';
  */
 function decimalInteger(min: number, max: number, fallback: number) {
   const digits = (value: unknown) => (typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value);
-  return z.preprocess(digits, z.int({ error: 'Expected a whole number in decimal digits.' }).min(min).max(max).default(fallback));
+  const range = `Expected a whole number from ${min} to ${max}.`;
+  return z.preprocess(
+    digits,
+    z
+      .int({ error: 'Expected a whole number in decimal digits.' })
+      .min(min, { error: range })
+      .max(max, { error: range })
+      .default(fallback),
+  );
 }
 
 export const PageQuerySchema = z.strictObject({

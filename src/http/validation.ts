@@ -14,17 +14,27 @@ function pointer(part: InputPart, path: PropertyKey[]): string {
   return `/${[...prefix, ...segments].join('/')}`;
 }
 
-function describe(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+/** The value the issue is about: zod leaves it out of its issues unless asked to report input. */
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const segment of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
+function describe(issue: z.core.$ZodIssue, input: unknown): string {
+  if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) return 'is required';
   return issue.message;
 }
 
-function fieldErrors(part: InputPart, error: z.ZodError): FieldError[] {
+function fieldErrors(part: InputPart, error: z.ZodError, input: unknown): FieldError[] {
   return error.issues
     .flatMap((issue) =>
       issue.code === 'unrecognized_keys'
         ? issue.keys.map((key) => ({ pointer: pointer(part, [...issue.path, key]), detail: 'is not a field of this request' }))
-        : [{ pointer: pointer(part, issue.path), detail: describe(issue) }],
+        : [{ pointer: pointer(part, issue.path), detail: describe(issue, input) }],
     )
     .slice(0, 20);
 }
@@ -32,7 +42,7 @@ function fieldErrors(part: InputPart, error: z.ZodError): FieldError[] {
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, part: InputPart): z.infer<T> {
   const result = compiled(schema).safeParse(value);
   if (result.success) return result.data;
-  const errors = fieldErrors(part, result.error);
+  const errors = fieldErrors(part, result.error, value);
   const where = part === 'body' ? 'request body' : part === 'query' ? 'query string' : 'path';
   throw new ApiError('invalid_request', `The ${where} is invalid.`, { errors });
 }

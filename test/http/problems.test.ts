@@ -86,12 +86,27 @@ t.test('every failure is Problem+JSON', async (t) => {
     const body = assertProblem(await post(JSON.stringify({ product_id: 7, billing_cycle: 'weekly' })), 400, 'invalid_request');
     const pointers = (body.errors as Array<{ pointer: string }>).map((e) => e.pointer).sort();
     assert.deepEqual(pointers, ['/billing_cycle', '/product_id']);
+    // A field sent with the wrong type is not a missing one: the detail says which it is.
+    const errors = body.errors as Array<{ pointer: string; detail: string }>;
+    assert.match(errors.find((e) => e.pointer === '/product_id')?.detail ?? '', /expected string, received number/);
+    const missing = assertProblem(await post(JSON.stringify({ billing_cycle: 'monthly' })), 400, 'invalid_request');
+    assert.deepEqual(missing.errors, [{ pointer: '/product_id', detail: 'is required' }]);
+    const nulled = assertProblem(await post(JSON.stringify({ ...order, product_id: null })), 400, 'invalid_request');
+    assert.match((nulled.errors as Array<{ detail: string }>)[0]?.detail ?? '', /received null/);
   });
 
   t.test('bad pagination → 400 pointing at the query', async () => {
     const response = await gw.app.inject({ method: 'GET', url: '/v1/services?per_page=500', headers: bearer(gw.keys['acme:all']) });
     const body = assertProblem(response, 400, 'invalid_request');
-    assert.deepEqual((body.errors as Array<{ pointer: string }>).map((e) => e.pointer), ['/query/per_page']);
+    assert.deepEqual(body.errors, [{ pointer: '/query/per_page', detail: 'Expected a whole number from 1 to 100.' }]);
+    for (const [query, detail] of [
+      ['per_page=0', 'Expected a whole number from 1 to 100.'],
+      ['page=0', 'Expected a whole number from 1 to 1000000.'],
+      ['page=abc', 'Expected a whole number in decimal digits.'],
+    ] as const) {
+      const answer = await gw.app.inject({ method: 'GET', url: `/v1/services?${query}`, headers: bearer(gw.keys['acme:all']) });
+      assert.deepEqual(assertProblem(answer, 400, 'invalid_request').errors, [{ pointer: `/query/${query.split('=')[0]}`, detail }], query);
+    }
   });
 
   t.test('pagination in anything but decimal digits → 400, as any other bad value', async () => {
