@@ -6,7 +6,7 @@
  * `call`. FOSSBilling's own words never reach `detail`; they go to `operatorMessage`, redacted.
  */
 import { BackendError } from '../../src/backend/backend.js';
-import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, isPlainObject, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
 import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
@@ -60,7 +60,7 @@ function retryAfterMs(value: string | string[] | undefined): number | undefined 
 function envelopeError(method: string, error: unknown, headers: Exchange['headers'], redact: (text: string) => string): BackendError {
   const fields = isPlainObject(error) ? error : {};
   const code = typeof fields.code === 'number' || typeof fields.code === 'string' ? fields.code : 9999;
-  const message = typeof fields.message === 'string' ? fields.message : '';
+  const message = redact(typeof fields.message === 'string' ? fields.message : '');
   const operatorMessage = redact(`FOSSBilling ${method}: error ${code}: ${message}`);
   const numeric = Number(code);
   if (AUTH_CODES.has(numeric)) {
@@ -83,8 +83,7 @@ function envelopeError(method: string, error: unknown, headers: Exchange['header
 export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol<FossbillingMethod, FossbillingParams, unknown> {
   const prefix = `${new URL(config.url).pathname.replace(/\/+$/, '')}/api/admin/`;
   const authorization = `Basic ${Buffer.from(`admin:${config.apiToken}`).toString('base64')}`;
-  const secrets = [config.apiToken, authorization.slice(6)].filter((secret) => secret.length >= 3);
-  const redact = (text: string): string => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
+  const redact = redactor([config.apiToken, authorization.slice(6)]);
 
   return {
     label: 'FOSSBilling',

@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { BackendError, type BackendErrorKind } from '../../src/backend/backend.js';
 import { ApiError, type FieldError, REASONS, type Reason } from '../../src/errors.js';
 import type { Endpoint, HandlerResult } from '../../src/http/endpoint.js';
-import { DETAIL, excerpt } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, type Redact } from '../../src/upstream/answers.js';
 import { ALL_ACTIONS } from '../../src/v1/schemas.js';
 import type { Captured } from './capture.js';
 
@@ -20,10 +20,11 @@ export interface AnswerContext {
   write: boolean;
   /** The request's path parameters, as validated. */
   params: unknown;
+  /** Removes this account's upstream key from the upstream's words, wherever they go (an upstream may echo it). */
+  redact: Redact;
 }
 
 const PDF = 'application/pdf';
-const redactNothing = (text: string): string => text;
 
 function mediaType(headers: IncomingHttpHeaders): string {
   return (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
@@ -73,7 +74,7 @@ function success(ctx: AnswerContext, answer: Captured): HandlerResult {
     if (media !== PDF || answer.body.subarray(0, 5).toString('latin1') !== '%PDF-') throw unreadable(ctx, `answered ${answer.status} without a PDF (${media || 'no content type'})`);
     return { status: answer.status, body: answer.body, headers: answerHeaders(ctx, answer.body) };
   }
-  if (media !== 'application/json') throw unreadable(ctx, `answered ${answer.status} with ${media || 'no content type'}: ${excerpt(answer.body, redactNothing)}`);
+  if (media !== 'application/json') throw unreadable(ctx, `answered ${answer.status} with ${media || 'no content type'}: ${excerpt(answer.body, ctx.redact)}`);
   let json: unknown;
   try {
     json = JSON.parse(answer.body.toString('utf8'));
@@ -112,12 +113,12 @@ function problemOf(answer: Captured): UpstreamProblem | undefined {
   return { reason: reason as Reason, detail: cleanText((document as { detail?: unknown }).detail), document: document as Record<string, unknown> };
 }
 
-function fieldErrors(value: unknown): FieldError[] | undefined {
+function fieldErrors(value: unknown, redact: Redact): FieldError[] | undefined {
   if (!Array.isArray(value)) return undefined;
   const errors = value.slice(0, 50).flatMap((item: { pointer?: unknown; detail?: unknown }) => {
     const pointer = cleanText(item?.pointer, 200);
     const detail = cleanText(item?.detail, 500);
-    return pointer !== undefined && detail !== undefined && pointer.startsWith('/') ? [{ pointer, detail }] : [];
+    return pointer !== undefined && detail !== undefined && pointer.startsWith('/') ? [{ pointer: redact(pointer), detail: redact(detail) }] : [];
   });
   return errors.length > 0 ? errors : undefined;
 }
@@ -141,7 +142,8 @@ const FORWARDING_FAULTS: ReadonlySet<Reason> = new Set<Reason>([
 ]);
 
 function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProblem): Error {
-  const { reason, detail, document } = problem;
+  const { reason, document } = problem;
+  const detail = problem.detail === undefined ? undefined : ctx.redact(problem.detail);
   const retryAfter = retryAfterMs(answer.headers);
   const said = `${answer.status} ${reason}${detail ? `: ${detail}` : ''}`;
   if (reason === 'unauthenticated' || reason === 'insufficient_scope') {
@@ -170,7 +172,7 @@ function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProb
   // The client's own business: its status, reason and words, with the extensions the contract names.
   // Actions of this contract only; the route narrows them to this gateway's profile (services/actions.ts).
   const allowed = Array.isArray(document.allowed_actions) ? document.allowed_actions.filter((action) => (ALL_ACTIONS as unknown[]).includes(action)) : undefined;
-  const errors = fieldErrors(document.errors);
+  const errors = fieldErrors(document.errors, ctx.redact);
   return new ApiError(reason, detail ?? REASONS[reason].title, {
     ...(reason === 'invalid_action' && allowed ? { extensions: { allowed_actions: allowed } } : {}),
     ...(errors ? { errors } : {}),
@@ -181,7 +183,7 @@ function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProb
 /** Any other failure status, by what it says about the upstream. */
 function normalise(ctx: AnswerContext, answer: Captured): BackendError {
   const { status } = answer;
-  const what = `answered ${status} (${mediaType(answer.headers) || 'no content type'}): ${excerpt(answer.body, redactNothing)}`;
+  const what = `answered ${status} (${mediaType(answer.headers) || 'no content type'}): ${excerpt(answer.body, ctx.redact)}`;
   const retryAfter = retryAfterMs(answer.headers);
   if (status >= 300 && status < 400) return unreadable(ctx, `answered ${status}, a redirect, which is not followed`);
   if (status === 401 || status === 403) return new BackendError('upstream_error', DETAIL.refused, { operatorMessage: `${label(ctx)}: refused the gateway: ${what}` });

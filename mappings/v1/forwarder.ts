@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, RouteOptions } from 'fastify';
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import type { ForwardCall, Forwarder } from '../../src/http/forwarding.js';
-import { DETAIL } from '../../src/upstream/answers.js';
+import { DETAIL, redactor } from '../../src/upstream/answers.js';
 import { DEADLINE_HEADER, DeadlineDispatcher } from '../../src/upstream/deadline-dispatcher.js';
 import { Agent } from '../../src/upstream/undici.js';
 import { traceHeaders } from '../../src/ops/trace.js';
@@ -125,7 +125,9 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       // The status, and whether the upstream wrote the answer itself, tell the breaker whether it
       // is up, whatever readAnswer makes of the answer.
       breaker.answered(ticket, endpoint.operationId, answer.status, isProblemAnswer(answer), call.call.trace);
-      const result = readAnswer({ endpoint, write, params: call.params }, answer);
+      // Built only when an answer is quoted: most are not.
+      const redact = (text: string): string => redactor([apiKey])(text);
+      const result = readAnswer({ endpoint, write, params: call.params, redact }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
     } catch (error) {

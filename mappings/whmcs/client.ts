@@ -7,7 +7,7 @@
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
-import { DETAIL, excerpt, isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, isPlainObject, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
 import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
@@ -37,7 +37,8 @@ export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
 
 /**
  * WHMCS answered `result: "error"` (or GetInvoice's `status: "error"`). The action mapper classifies
- * `upstreamMessage`; left unclassified, this is an upstream error.
+ * `upstreamMessage` (credentials redacted: rules quote it to the operator); left unclassified, this is
+ * an upstream error.
  */
 export class UpstreamBusinessError extends BackendError {
   readonly upstreamMessage: string;
@@ -81,12 +82,8 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
   const base = new URL(config.url);
   const path = `${base.pathname.replace(/\/+$/, '')}/includes/api.php`;
   const credentials = encodeForm({ identifier: config.identifier, secret: config.secret, accesskey: config.accessKey });
-  const secrets = [config.identifier, config.secret, config.accessKey]
-    .filter((value): value is string => value !== undefined && value.length >= 3)
-    .flatMap((value) => [value, encodeURIComponent(value)]);
-
   /** No credential ever reaches a message, even when WHMCS (or a proxy page) echoes the request. */
-  const redact = (text: string): string => secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
+  const redact = redactor([config.identifier, config.secret, config.accessKey]);
 
   function read(action: UpstreamAction<ActionId>, { statusCode, body }: Exchange): WhmcsAnswer {
     const parsed = parseJsonBody(body);
@@ -103,8 +100,8 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
     }
     if (!isPlainObject(parsed)) throw unreadableAnswer('WHMCS', action, `not a JSON object: ${excerpt(body, redact)}`, redact);
     if (parsed.result === 'error' || parsed.status === 'error') {
-      const upstreamMessage = message ?? '';
-      throw new UpstreamBusinessError(upstreamMessage, redact(`WHMCS ${action.name} failed: ${upstreamMessage}`));
+      const upstreamMessage = redact(message ?? '');
+      throw new UpstreamBusinessError(upstreamMessage, `WHMCS ${action.name} failed: ${upstreamMessage}`);
     }
     if (parsed.result !== 'success') throw unreadableAnswer('WHMCS', action, `no result "success": ${excerpt(body, redact)}`, redact);
     return parsed;

@@ -18,11 +18,55 @@ export const DETAIL = {
 /** Removes credentials (and anything else secret) from text bound for the logs. */
 export type Redact = (text: string) => string;
 
+const hexEscape = (char: string): string => `%${char.charCodeAt(0).toString(16).toUpperCase()}`;
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#039;' };
+
+/**
+ * The forms a secret takes when an upstream echoes it back: as sent; URL-encoded as JavaScript, PHP's
+ * rawurlencode and urlencode, and a form encoder write it; HTML-escaped (htmlspecialchars, `'` as
+ * `&#039;` or `&#39;`); inside a JSON string (PHP's json_encode also escapes `/`).
+ */
+function echoes(secret: string): string[] {
+  const uri = encodeURIComponent(secret);
+  const raw = uri.replace(/[!'()*]/g, hexEscape);
+  const html = secret.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] as string);
+  const json = JSON.stringify(secret).slice(1, -1);
+  return [
+    secret,
+    uri,
+    raw,
+    raw.replace(/%20/g, '+').replace(/~/g, hexEscape),
+    new URLSearchParams({ s: secret }).toString().slice(2),
+    html,
+    html.replace(/&#039;/g, '&#39;'),
+    json,
+    json.replace(/\//g, '\\/'),
+  ];
+}
+
+/** A Redact that replaces every echo of the secrets (shorter than 3 characters: too common to tell). */
+export function redactor(secrets: ReadonlyArray<string | undefined>): Redact {
+  const forms = [...new Set(secrets.flatMap((secret) => (secret === undefined || secret.length < 3 ? [] : echoes(secret))))];
+  // Longest first: one form may hold another (a secret with `&` holds it escaped and not).
+  forms.sort((a, b) => b.length - a.length);
+  return (text) => forms.reduce((result, form) => result.split(form).join('[redacted]'), text);
+}
+
+/** How much of a body is read to describe it, and how much of that is shown. */
+const EXCERPT_WINDOW = 4096;
+const EXCERPT_SHOWN = 200;
+/** The longest echo of a secret the window's end may cut; that much of a cut window is never shown. */
+const LONGEST_ECHO = 512;
+
 /** What an unreadable body looked like. JSON is never quoted: it may hold a service password. */
 export function excerpt(body: Buffer, redact: Redact): string {
-  const start = body.subarray(0, 400).toString('utf8').replace(/^\uFEFF/, '').replace(/\s+/g, ' ').trim();
-  if (/^[[{"]/.test(start)) return `${body.length} bytes of JSON-like text`;
-  return `"${redact(start.slice(0, 200))}"`;
+  const window = body.subarray(0, EXCERPT_WINDOW).toString('utf8').replace(/^\uFEFF/, '');
+  if (/^\s*[[{"]/.test(window)) return `${body.length} bytes of JSON-like text`;
+  // Redacted whole, before anything is cut: a secret across a cut would show in part. One the
+  // window's own end cuts is left unredacted, so the window's tail is dropped.
+  const redacted = redact(window);
+  const shown = body.length > EXCERPT_WINDOW ? redacted.slice(0, -LONGEST_ECHO) : redacted;
+  return `"${shown.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_SHOWN)}"`;
 }
 
 /** An answer we cannot read; from a write it may hide a half-done action. */

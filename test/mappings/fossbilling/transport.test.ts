@@ -51,6 +51,20 @@ t.test('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', as
     assert.equal(error.detail, 'The billing system reported an error.');
   });
 
+  t.test('an error message that echoes the token, as sent or HTML-escaped, keeps it out of upstreamMessage (rules quote it)', async () => {
+    const echoed = protocol.read.bind(protocol, actions['order/get']);
+    const tokenWithAmp = fossbillingProtocol(config({ apiToken: 'tok&en-secret' }));
+    for (const [read, message] of [
+      [echoed, `Invalid token ${TOKEN}`],
+      [tokenWithAmp.read.bind(tokenWithAmp, actions['order/get']), 'Invalid token tok&amp;en-secret'],
+    ] as const) {
+      const error = await failure(() => read(reply(200, answers.envelope.error(message, 9999))));
+      assert.ok(error instanceof FossbillingError);
+      assert.equal(error.upstreamMessage, 'Invalid token [redacted]');
+      assert.doesNotMatch(error.operatorMessage ?? '', /secret/);
+    }
+  });
+
   t.test('keeps code 740 (HTTP 404) for the mapping, which answers not_found', async () => {
     const error = await failure(() => protocol.read(actions['order/get'], reply(404, answers.envelope.error(answers.messages.noSuchMethod, 740))));
     assert.ok(error instanceof FossbillingError);

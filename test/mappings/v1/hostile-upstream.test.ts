@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { bearer } from '../../helpers/gateway.js';
-import { buildPassthroughGateway, json, ORDER, type PassthroughGateway, problem, SERVICE } from './harness.js';
+import { buildPassthroughGateway, json, ORDER, type PassthroughGateway, problem, SERVICE, UPSTREAM_KEYS } from './harness.js';
 
 function expectProblem(response: LightMyRequestResponse, status: number, reason: string): any {
   assert.equal(response.statusCode, status, response.body);
@@ -147,6 +147,23 @@ t.test('v1 passthrough: a hostile upstream', async (t) => {
     const body = expectProblem(limited, 503, 'upstream_unavailable');
     assert.equal(limited.headers['retry-after'], '7');
     assert.equal(body.violated_policies, undefined);
+  });
+
+  t.test('an upstream that echoes the account\'s upstream key: neither the client nor the log sees it', async () => {
+    const key = UPSTREAM_KEYS['up-acme'];
+    const logged = gw.logs.length;
+    gw.upstream.answer((_request, response) => {
+      response.writeHead(401, { 'content-type': 'text/html' });
+      response.end(`<p>Bad key &quot;${key}&quot;</p>${'.'.repeat(180)}<p>Authorization: Bearer ${key}</p>`);
+    });
+    expectProblem(await getService(), 502, 'upstream_error');
+    gw.upstream.answer(problem(404, 'not_found', { detail: `no service for key ${key}` }));
+    assert.equal(expectProblem(await getService(), 404, 'not_found').detail, 'no service for key [redacted]');
+    gw.upstream.answer(problem(500, 'internal_error', { detail: `backend rejected ${encodeURIComponent(key)}` }));
+    expectProblem(await getService(), 502, 'upstream_error');
+    const lines = gw.logs.slice(logged).join('');
+    assert.match(lines, /Bad key/, 'the operator still reads what the upstream said');
+    assert.ok(!lines.includes(key.slice(0, 12)), lines);
   });
 
   t.test('a problem whose status is not its reason\'s, or an unknown reason → 502', async () => {

@@ -112,6 +112,19 @@ t.test('WHMCS client: requests and answers', async (t) => {
     assert.match(error.operatorMessage ?? '', /\[redacted\]/);
   });
 
+  t.test('an echo HTML-escaped or PHP-urlencoded is redacted too; a business error\'s message is kept redacted', async () => {
+    const html = CREDENTIALS.secret.replace(/&/g, '&amp;');
+    const php = encodeURIComponent(CREDENTIALS.secret).replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+    whmcs.answer('GetClientsDetails', `<p>secret=${html} again=${php}</p>`);
+    const error = await rejectsWith(client().call('GetClientsDetails', {}), 'upstream_error');
+    assert.equal(error.operatorMessage?.includes(html) || error.operatorMessage?.includes(php), false, error.operatorMessage);
+    // Rules quote upstreamMessage to the operator (moduleFunctions, the payment gateway, the doctor).
+    whmcs.answer('ModuleCustom', { result: 'error', message: `Function not found for ${CREDENTIALS.accessKey}` });
+    const business = await rejectsWith(client().call('ModuleCustom', { serviceid: '1', func_name: 'x' }), 'upstream_error');
+    assert.ok(business instanceof UpstreamBusinessError);
+    assert.equal(business.upstreamMessage, 'Function not found for [redacted]');
+  });
+
   t.test('a truncated answer is never quoted: it may hold a service password', async () => {
     whmcs.answer('GetClientsProducts', `{"result":"success","products":{"product":[{"id":"1","password":"${SERVICE_PASSWORD}"`);
     const error = await rejectsWith(client().call('GetClientsProducts', { clientid: '1' }), 'upstream_error');
