@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { BackendEnvVar, BackendRegistry } from './backend/registry.js';
 import { ConfigError, parseConfig, type GatewayConfig } from './config.js';
+import { jsonSyntaxError } from './json-syntax.js';
 
 const DEFAULT_CONFIG_FILE = 'config/gateway.json';
 
@@ -68,13 +69,14 @@ function readConfigFile(path: string, optional: boolean): Record<string, unknown
     if (optional && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`);
   }
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
-    return parsed as Record<string, unknown>;
+    parsed = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`config file ${path} is not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError(`config file ${path} is not valid JSON: ${jsonSyntaxError(text, error)}`);
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`config file ${path} is not a JSON object`);
+  return parsed as Record<string, unknown>;
 }
 
 /** Each backend's environment variables, as paths into its section. */

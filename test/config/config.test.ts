@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -67,6 +67,28 @@ t.test('config', async (t) => {
     assert.throws(() => loadConfig(BACKENDS, { WHMCS_URL: 'not a url', KEY_PEPPER: PEPPER }), (error: Error) => /upstream\.whmcs\.url/.test(error.message) && /upstream\.whmcs\.identifier/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { KEY_PEPPER: 'short' }), (error: Error) => /keys\.pepper/.test(error.message));
     assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
+  });
+
+  t.test('a config file that is not JSON is refused by line and column, never quoting the text around the error', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'rg-config-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'gateway.json');
+    for (const [text, where] of [
+      ['{\n  "upstream": {\n    "whmcs": { "secret": s3cr3t-value-42 }\n  }\n}\n', /an unexpected character/],
+      ['{\n  "keys": { "pepper": "s3cr3t-value-42 }\n}', /Bad control character in string literal at line 2, column 41$/],
+      ['{\n  "keys": { "pepper": "s3cr3t-value-42", }\n}', /Expected double-quoted property name at line 2, column 42$/],
+      ['{ "keys": { "pepper": "s3cr3t-value-42"', /after property value at line 1, column 40$/],
+      ['{ "keys": ', /ends too early/],
+    ] as const) {
+      writeFileSync(file, text);
+      assert.throws(
+        () => loadConfig(BACKENDS, { CONFIG_FILE: file }),
+        (error: Error) => error instanceof ConfigError && where.test(error.message) && !/s3cr3t|value-42/.test(error.message),
+        text,
+      );
+    }
+    writeFileSync(file, '[1]');
+    assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: file }), /is not a JSON object/);
   });
 
   t.test('refuses an upstream URL with a user name or password, for every backend, without echoing it', async () => {

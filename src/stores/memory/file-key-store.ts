@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { withFileLock } from './file-lock.js';
+import { jsonSyntaxError } from '../../json-syntax.js';
 import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, sameRecord } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
@@ -191,7 +192,7 @@ function parseKeyFile(path: string, text: string): KeyFile {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new Error(`key file ${path} is not valid JSON: ${(error as Error).message}`);
+    throw new Error(`key file ${path} is not valid JSON: ${jsonSyntaxError(text, error)}`);
   }
   const file = parsed as Partial<KeyFile> | null;
   if (!isObject(file) || !isObject(file.accounts) || !isObject(file.keys)) {
