@@ -1,12 +1,13 @@
 /**
  * pino options for the application log. Secrets never reach it: the Authorization header is not
- * logged at all, query strings are logged with their values masked (a key may arrive there by
- * mistake), and every field that could hold a secret is redacted wherever it appears.
+ * logged at all, query strings are logged with their values masked and path segments that look
+ * like a key replaced (a key may arrive there by mistake), and every field that could hold a secret is redacted wherever it appears.
  */
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';
 import type { GatewayConfig } from './config.js';
 import { sourceAddress } from './http/source-address.js';
+import { redactPath } from './secret-like.js';
 
 /** Query parameters whose values are harmless to log. */
 const LOGGABLE_QUERY = new Set(['page', 'per_page']);
@@ -20,13 +21,13 @@ const SHOWN_NAME = /^[A-Za-z][A-Za-z_.-]{0,31}$/;
 
 function redactUrl(url: string): string {
   const index = url.indexOf('?');
-  if (index === -1) return url;
+  if (index === -1) return redactPath(url);
   const params = new URLSearchParams(url.slice(index + 1));
   const masked = [...params.keys()].map((name) => {
     if (LOGGABLE_QUERY.has(name)) return `${name}=${encodeURIComponent(params.get(name) ?? '')}`;
     return SHOWN_NAME.test(name) ? `${name}=[redacted]` : '[redacted]';
   });
-  return `${url.slice(0, index)}?${masked.join('&')}`;
+  return `${redactPath(url.slice(0, index))}?${masked.join('&')}`;
 }
 
 const REDACT_PATHS = [

@@ -10,6 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuditLog } from '../audit.js';
 import type { AnyReason } from '../errors.js';
 import type { AuditSubject } from './endpoint.js';
+import { clientText } from '../secret-like.js';
 
 export interface AdminAuditRecord {
   time: string;
@@ -42,16 +43,9 @@ export type AdminAuditLog = AuditLog<AdminAuditRecord>;
 /** Requests whose record was attempted: a failed write is not retried, so no call gets two. */
 const attempted = new WeakSet<FastifyRequest>();
 
-/** What an admin token, an API key or a webhook secret starts with. */
-const SECRET_LIKE = /^(rgadm_|rk_|whsec_)/i;
-
-/**
- * Text the client sent (a path segment, an id in a body): control characters removed, length
- * bounded, and replaced whole when it looks like a secret someone pasted in the wrong place.
- */
-function clientText(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  return SECRET_LIKE.test(value) ? '[redacted]' : value.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 200);
+/** Text the client sent, fit for a record (see clientText); null when it is not text. */
+function recordedText(value: unknown): string | null {
+  return typeof value === 'string' ? clientText(value) : null;
 }
 
 function outcomeOf(status: number): AdminAuditRecord['outcome'] {
@@ -67,7 +61,7 @@ function outcomeOf(status: number): AdminAuditRecord['outcome'] {
 export function subjectOf(route: string, params: unknown, added: AuditSubject = {}): AuditSubject {
   const subject = fromPath(route, params);
   for (const [field, value] of Object.entries(added) as Array<[keyof AuditSubject, string | undefined]>) {
-    const text = clientText(value);
+    const text = recordedText(value);
     if (text !== null) subject[field] = text;
   }
   return subject;
@@ -75,13 +69,13 @@ export function subjectOf(route: string, params: unknown, added: AuditSubject = 
 
 function fromPath(route: string, params: unknown): AuditSubject {
   const raw = (params ?? {}) as Record<string, unknown>;
-  const id = clientText(raw.id);
+  const id = recordedText(raw.id);
   const subject: AuditSubject = {};
   if (id !== null) {
     if (route.startsWith('/admin/v1/keys/')) subject.keyId = id;
     else subject.accountId = id;
   }
-  const eventId = clientText(raw.event_id);
+  const eventId = recordedText(raw.event_id);
   if (eventId !== null) subject.eventId = eventId;
   return subject;
 }

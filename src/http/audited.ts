@@ -10,6 +10,7 @@ import type { AuditLog, AuditRecord } from '../audit.js';
 import { ApiError } from '../errors.js';
 import { bearerKey, parseApiKey } from '../keys/api-key.js';
 import type { StoredResponse } from '../stores/types.js';
+import { clientText } from '../secret-like.js';
 import { sourceAddress } from './source-address.js';
 
 /** Requests whose record was attempted: a failed write is not retried, so no request gets two. */
@@ -17,11 +18,6 @@ const attempted = new WeakSet<FastifyRequest>();
 
 export function isAudited(request: FastifyRequest): boolean {
   return request.routeOptions.config?.audited === true;
-}
-
-/** Client text in a record: control characters removed, length bounded. */
-function clientText(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 200);
 }
 
 function outcomeOf(status: number): AuditRecord['outcome'] {

@@ -38,6 +38,8 @@ t.test('no admin secret reaches a log', async (t) => {
     await gw.admin('POST', '/admin/v1/accounts/acme/keys', { body: { name: all, scopes: ['nope'] }, headers: { 'idempotency-key': 'log-3' } });
     await gw.admin('GET', `/admin/v1/accounts/${encodeURIComponent(all)}`);
     await gw.admin('GET', `/admin/v1/keys/${encodeURIComponent(all)}`);
+    // A control character ahead of it: removed before the secret check, not after.
+    await gw.admin('GET', `/admin/v1/accounts/${encodeURIComponent(`\u0001${all}`)}`);
     await gw.app.inject({ method: 'GET', url: '/admin/v1/accounts', headers: { authorization: `Bearer ${all}` } });
     await gw.app.inject({ method: 'GET', url: '/v1/services', headers: { authorization: `Bearer ${rotated.json().new.key}` } });
 

@@ -171,6 +171,11 @@ t.test('end to end, profile A', async (t) => {
     expectProblem(missing, 404, 'not_found');
     assert.equal(gw.audit.records.at(-1)?.outcome, 'not_found');
 
+    // A key pasted where the id belongs is refused, and recorded without the key.
+    expectProblem(await call(base, 'GET', `/v1/services/${key}/credentials`, { key }), 400, 'invalid_request');
+    assert.equal(gw.audit.records.at(-1)?.service_id, '[redacted]');
+    assert.ok(!JSON.stringify(gw.audit.records).includes(key));
+
     gw.audit.failing = true;
     try {
       const refused = await call(base, 'GET', '/v1/services/1/credentials', { key });

@@ -54,7 +54,7 @@ t.test('one line per request: pino format, the request, its answer and ids, the 
   }
 });
 
-t.test('a key or token sent as a bare query parameter name never reaches the log', async () => {
+t.test('a key or token sent as a bare query parameter name, or in the path, never reaches the log', async () => {
   const gw = await buildTestGateway();
   try {
     const key = gw.keys['acme:all'] as string;
@@ -64,6 +64,11 @@ t.test('a key or token sent as a bare query parameter name never reaches the log
       [`/v1/me?foo=1&${key}`, '/v1/me?foo=[redacted]&[redacted]'],
       [`/v1/services?page=2&${token}=`, '/v1/services?page=2&[redacted]'],
       [`/v1/services?${encodeURIComponent(key)}=x`, '/v1/services?[redacted]'],
+      // Pasted into the path, in place of an id or after a stray slash.
+      [`/v1/services/${key}/credentials`, '/v1/services/[redacted]/credentials'],
+      [`/v1/services/7/${token}?page=1`, '/v1/services/7/[redacted]?page=1'],
+      [`/admin/v1/keys/x-${token}`, '/admin/v1/keys/[redacted]'],
+      ['/v1/services/park_7', '/v1/services/park_7'],
     ];
     for (const [url] of urls) {
       const response = await gw.app.inject({ method: 'GET', url });

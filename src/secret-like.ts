@@ -1,0 +1,31 @@
+/**
+ * Client text that looks like one of this gateway's secrets (an API key, an admin token, a webhook
+ * secret) pasted where an id or a path belongs: logs and audit records show `[redacted]` instead.
+ */
+
+/** What an API key, an admin token or a webhook secret starts with, at the start of the text or after a separator. */
+const SECRET_LIKE = /(?:^|[^A-Za-z0-9])(?:rk_|rgadm_|whsec_)/i;
+
+export function looksSecret(text: string): boolean {
+  return SECRET_LIKE.test(text);
+}
+
+/**
+ * Text the client sent (a path segment, an id in a body), fit for a record: control characters
+ * removed (before the check, so that none hides a secret from it), replaced whole when it looks
+ * like a secret, length bounded.
+ */
+export function clientText(text: string): string {
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, '');
+  return looksSecret(clean) ? '[redacted]' : clean.slice(0, 200);
+}
+
+/** A URL path with every segment that looks like a secret replaced by `[redacted]`. */
+export function redactPath(path: string): string {
+  // Most paths hold none of the prefixes: one test, no split.
+  if (!/rk_|rgadm_|whsec_/i.test(path)) return path;
+  return path
+    .split('/')
+    .map((segment) => (looksSecret(segment) ? '[redacted]' : segment))
+    .join('/');
+}
