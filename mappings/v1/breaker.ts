@@ -11,7 +11,7 @@ import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL } from '../../src/upstream/answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from '../../src/upstream/breaker.js';
-import { tracedLogger, type UpstreamObserver } from '../../src/upstream/client.js';
+import { tracedReports, type UpstreamObserver } from '../../src/upstream/client.js';
 import type { TraceContext } from '../../src/ops/trace.js';
 import type { CaptureFailureKind } from './capture.js';
 
@@ -49,23 +49,12 @@ export function createPassthroughBreaker(
   },
 ): PassthroughBreaker {
   const { observer, probe } = deps;
-  /** The trace of the request whose admission or outcome the breaker is being told (around those synchronous calls). */
-  let reporting: TraceContext | undefined;
+  const { logger, report } = tracedReports(deps.logger);
   const breaker = createCircuitBreaker(config, {
     label: 'v1 upstream',
-    logger: tracedLogger(deps.logger, () => reporting),
+    logger,
     onStateChange: observer?.breakerState.bind(observer),
   });
-
-  /** Tells the breaker, its log lines (opened, closed, half-open) naming the request's trace. */
-  function report<T>(trace: TraceContext | undefined, tell: () => T): T {
-    reporting = trace;
-    try {
-      return tell();
-    } finally {
-      reporting = undefined;
-    }
-  }
 
   function down(action: string, status: number): BackendError {
     return new BackendError('unavailable', DETAIL.unreachable, { operatorMessage: `v1 upstream ${action}: answered ${status}` });

@@ -114,11 +114,10 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     options.dispatcher ?? new Pool(options.origin, { connections: options.connections, pipelining: 1, connectTimeout: options.connectTimeoutMs });
   const logger = options.logger;
   const { observer } = options;
-  /** The trace of the call whose admission or outcome the breaker is being told (set around those synchronous calls). */
-  let reporting: TraceContext | undefined;
+  const { logger: breakerLogger, report } = tracedReports(logger);
   const breaker = createCircuitBreaker(options.circuitBreaker, {
     label,
-    logger: logger && tracedLogger(logger, () => reporting),
+    logger: breakerLogger,
     now: options.now,
     onStateChange: observer?.breakerState.bind(observer),
   });
@@ -193,22 +192,12 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     } catch (error) {
       if (!(error instanceof ExchangeFailure)) throw error;
       if (!action.retry || error.sent || Date.now() >= request.deadline) throw transportError(action, error);
-      logger?.warn(traced({ action: action.name, error: redact(error.message) }, trace), `${label} read failed before sending; retrying once`);
+      logger?.warn(withTrace({ action: action.name, error: redact(error.message) }, trace), `${label} read failed before sending; retrying once`);
       try {
         return read(action, await exchange(dispatcher, request));
       } catch (second) {
         throw second instanceof ExchangeFailure ? transportError(action, second) : second;
       }
-    }
-  }
-
-  /** Tells the breaker, its log lines naming the call's trace. */
-  function report<T>(trace: TraceContext | undefined, tell: () => T): T {
-    reporting = trace;
-    try {
-      return tell();
-    } finally {
-      reporting = undefined;
     }
   }
 
@@ -274,7 +263,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       return answers.cached(id, action.cacheTtlMs, key, () => send(action, params, trace), (error) => {
         // While the breaker is open, every stale read would log this: its opening was logged once.
         if (error instanceof CircuitOpenError) return;
-        logger?.warn(traced({ action: action.name, error: describeFailure(error) }, trace), `${label} refresh failed; serving the cached answer`);
+        logger?.warn(withTrace({ action: action.name, error: describeFailure(error) }, trace), `${label} refresh failed; serving the cached answer`);
       });
     }
     if (action.coalesce) return answers.coalesced(id, key, () => send(action, params, trace));
@@ -290,15 +279,34 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
 }
 
 /** A log line's fields, with the trace id of the call it is about. */
-function traced(line: object, trace: TraceContext | undefined): object {
+function withTrace(line: object, trace: TraceContext | undefined): object {
   return trace === undefined ? line : { ...line, trace_id: trace.traceId };
 }
 
-/** A logger whose lines name the trace `current()` returns when they are written. */
-export function tracedLogger(logger: BackendLogger, current: () => TraceContext | undefined): BackendLogger {
+export interface TracedReports<L extends BackendLogger | undefined> {
+  /** The logger to give a circuit breaker: its lines name the trace of the call being reported. */
+  logger: L;
+  /** Tells the breaker (`tell`, synchronous: an admission or an outcome) on behalf of the call with this trace. */
+  report<T>(trace: TraceContext | undefined, tell: () => T): T;
+}
+
+/** A breaker's log lines (opened, half-open, closed) name the trace of the call that moved it. */
+export function tracedReports<L extends BackendLogger | undefined>(logger: L): TracedReports<L> {
+  let reporting: TraceContext | undefined;
+  const traced = logger && {
+    ...(logger.info ? { info: (line: object, msg: string) => logger.info?.(withTrace(line, reporting), msg) } : {}),
+    warn: (line: object, msg: string) => logger.warn(withTrace(line, reporting), msg),
+    error: (line: object, msg: string) => logger.error(withTrace(line, reporting), msg),
+  };
   return {
-    ...(logger.info ? { info: (line: object, msg: string) => logger.info?.(traced(line, current()), msg) } : {}),
-    warn: (line, msg) => logger.warn(traced(line, current()), msg),
-    error: (line, msg) => logger.error(traced(line, current()), msg),
+    logger: traced as L,
+    report(trace, tell) {
+      reporting = trace;
+      try {
+        return tell();
+      } finally {
+        reporting = undefined;
+      }
+    },
   };
 }
