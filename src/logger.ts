@@ -30,23 +30,12 @@ function redactUrl(url: string): string {
   return `${redactPath(url.slice(0, index))}?${masked.join('&')}`;
 }
 
+/** The names of the config's and the upstreams' secrets (a Redis URL may hold a password), at the top and one level down. */
+const SECRET_NAMES = ['password', 'secret', 'identifier', 'accesskey', 'accessKey', 'pepper', 'authorization', 'key', 'token', 'apiToken', 'apiKey', 'apiKeys', 'encryptionKey', 'redisUrl'];
+
 const REDACT_PATHS = [
-  'password',
-  'secret',
-  'identifier',
-  'accesskey',
-  'accessKey',
-  'pepper',
-  'authorization',
-  'key',
-  '*.password',
-  '*.secret',
-  '*.identifier',
-  '*.accesskey',
-  '*.accessKey',
-  '*.pepper',
-  '*.authorization',
-  '*.key',
+  ...SECRET_NAMES,
+  ...SECRET_NAMES.map((name) => `*.${name}`),
   'req.headers.authorization',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
