@@ -19,7 +19,7 @@ export async function createStores(config: StoreConfig): Promise<Stores> {
   }
   if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks });
   // Keys persist in a file so the operator CLI, another process, can issue them to a running gateway.
-  return createMemoryStores({ keysFile: config.keys.file });
+  return createMemoryStores({ keysFile: config.keys.file, idempotencyMaxRecords: config.idempotency?.memoryMaxRecords });
 }
 
 /** For the key CLI: the same key store the gateway uses. */

@@ -8,7 +8,9 @@ import {
   MemoryWebhookStore,
   createMemoryStores,
 } from '../../src/stores/memory/index.js';
-import type { KeyLimitRequest, RateLimitStore } from '../../src/stores/types.js';
+import { type KeyLimitRequest, type RateLimitStore, StoreUnavailableError } from '../../src/stores/types.js';
+import { bearer, buildTestGateway } from '../helpers/gateway.js';
+import { IdempotencyConfigSchema } from '../../src/config.js';
 import {
   ManualClock,
   runIdempotencyConformance,
@@ -139,24 +141,58 @@ t.test('memory: rate-limit properties over minutes of simulated time', async (t)
     await hitIp(store, '192.0.2.3', policy);
     assert.equal((await hitIp(store, '192.0.2.1', policy)).allowed, true, 'its counter was evicted');
   });
+
+  t.test('requests from many addresses never push a key\'s counter out: its day limit holds', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 2, 10, 12));
+    const store = new MemoryRateLimitStore({ now: clock.now, maxCounters: 2 });
+    const request = { ...keyRequest(1_000, 1_000), perDay: 1 };
+    await hitKey(store, request);
+    assert.deepEqual((await hitKey(store, request)).violated, ['key_day']);
+    for (let address = 1; address <= 5; address += 1) await hitIp(store, `192.0.2.${address}`, { limit: 10, windowMs: 60_000 });
+    assert.deepEqual((await hitKey(store, request)).violated, ['key_day'], 'the key\'s day counter is still there');
+  });
 });
 
 t.test('memory: idempotency bound', async (t) => {
-  t.test('keeps at most maxRecords records', async () => {
-    const store = new MemoryIdempotencyStore({ maxRecords: 2 });
-    const request = (key: string) => ({
-      accountId: 'acct',
-      key,
-      fingerprint: 'f',
-      endpoint: 'POST /v1/orders',
-      leaseMs: 60_000,
-      settleMs: 60_000,
-      retentionMs: 60_000,
-      staleAfterMs: null,
-    });
-    for (const key of ['a', 'b', 'c']) await store.begin(request(key));
-    assert.equal((await store.begin(request('c'))).kind, 'in_progress');
-    assert.equal((await store.begin(request('a'))).kind, 'acquired', 'the oldest was evicted');
+  const request = (key: string) => ({
+    accountId: 'acct',
+    key,
+    fingerprint: 'f',
+    endpoint: 'POST /v1/orders',
+    leaseMs: 60_000,
+    settleMs: 60_000,
+    retentionMs: 60_000,
+    staleAfterMs: null,
+  });
+
+  t.test('holds at most maxRecords live records and forgets none before it expires: a new key is refused instead', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryIdempotencyStore({ now: clock.now, maxRecords: 2 });
+    for (const key of ['a', 'b']) assert.equal((await store.begin(request(key))).kind, 'acquired');
+    await assert.rejects(store.begin(request('c')), (error: Error) => error instanceof StoreUnavailableError && /maximum of 2 live records/.test(error.message));
+    assert.equal((await store.begin(request('a'))).kind, 'in_progress', 'the oldest is still held');
+    await clock.advance(60_001);
+    assert.equal((await store.begin(request('c'))).kind, 'acquired', 'expired records make room');
+  });
+
+  t.test('through the gateway: a new key past the bound answers 503 store_unavailable and sends nothing', async (t) => {
+    const { memoryMaxRecords } = IdempotencyConfigSchema.parse({ memoryMaxRecords: 1 });
+    const gw = await buildTestGateway({ stores: createMemoryStores({ idempotencyMaxRecords: memoryMaxRecords }) });
+    t.teardown(() => gw.close());
+    const order = (key: string) =>
+      gw.app.inject({
+        method: 'POST',
+        url: '/v1/orders',
+        headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json', 'idempotency-key': key },
+        payload: JSON.stringify({ product_id: '1', billing_cycle: 'monthly' }),
+      });
+    assert.equal((await order('first')).statusCode, 201);
+    const orders = gw.simulator.state.orders.length;
+    const refused = await order('second');
+    assert.equal(refused.statusCode, 503, refused.body);
+    assert.equal(refused.json().reason, 'store_unavailable');
+    assert.equal(gw.simulator.state.orders.length, orders, 'nothing was sent');
+    assert.equal((await order('first')).headers['idempotent-replayed'], 'true');
   });
 });
 

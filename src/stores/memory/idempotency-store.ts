@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { BeginRequest, BeginResult, IdempotencyScope, IdempotencyStore, StoredResponse } from '../types.js';
+import { type BeginRequest, type BeginResult, type IdempotencyScope, type IdempotencyStore, type StoredResponse, StoreUnavailableError } from '../types.js';
 
 interface IdempotencyRecord {
   state: 'in_progress' | 'completed' | 'unknown';
@@ -28,11 +28,14 @@ interface IdempotencyRecord {
 export interface MemoryIdempotencyStoreOptions {
   now?: () => number;
   /**
-   * Records kept at most; past it the least recently used go first, losing their protection.
-   * Size it above the number of keyed requests expected within the retention period.
+   * Records kept at most. None is forgotten before it expires (a retry would run again): with
+   * this many live, a new key is refused as the store being unavailable (503, nothing sent).
    */
   maxRecords?: number;
 }
+
+/** A full store looks for expired records at most this often (each look reads every record). */
+const PURGE_INTERVAL_MS = 1_000;
 
 function newRandomId(): string {
   return randomBytes(16).toString('base64url');
@@ -41,11 +44,26 @@ function newRandomId(): string {
 export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly now: () => number;
   private readonly records: LRUCache<string, IdempotencyRecord>;
+  private readonly maxRecords: number;
+  private purgedAt = -Infinity;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     const now = options.now ?? Date.now;
     this.now = now;
-    this.records = new LRUCache({ max: options.maxRecords ?? 50_000, perf: { now }, ttlResolution: 0 });
+    this.maxRecords = options.maxRecords ?? 50_000;
+    this.records = new LRUCache({ max: this.maxRecords, perf: { now }, ttlResolution: 0 });
+  }
+
+  /** Room for one more record, expired ones removed first; never by evicting a live one. */
+  private makeRoom(now: number): void {
+    if (this.records.size < this.maxRecords) return;
+    if (now - this.purgedAt >= PURGE_INTERVAL_MS) {
+      this.purgedAt = now;
+      this.records.purgeStale();
+    }
+    if (this.records.size >= this.maxRecords) {
+      throw new StoreUnavailableError(`the memory idempotency store holds its maximum of ${this.maxRecords} live records (idempotency.memoryMaxRecords)`);
+    }
   }
 
   async begin(request: BeginRequest): Promise<BeginResult> {
@@ -53,6 +71,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const id = recordId(request);
     const record = this.records.get(id);
     if (!record) {
+      this.makeRoom(now);
       const created: IdempotencyRecord = {
         state: 'in_progress',
         token: newRandomId(),

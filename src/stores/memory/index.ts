@@ -21,6 +21,8 @@ export interface MemoryStoresOptions {
   now?: () => number;
   /** Keep accounts and keys in this JSON file (shared with the operator CLI); absent: in memory only. */
   keysFile?: string;
+  /** MemoryIdempotencyStoreOptions.maxRecords. */
+  idempotencyMaxRecords?: number | undefined;
 }
 
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
@@ -29,7 +31,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
   return {
     kind: 'memory',
     rateLimits: new MemoryRateLimitStore({ now }),
-    idempotency: new MemoryIdempotencyStore({ now }),
+    idempotency: new MemoryIdempotencyStore({ now, maxRecords: options.idempotencyMaxRecords }),
     keys: fileKeys ?? new MemoryKeyStore(),
     webhooks: new MemoryWebhookStore(now),
     webhookOutbox: new MemoryWebhookOutbox(now),

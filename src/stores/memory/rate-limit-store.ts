@@ -23,7 +23,11 @@ interface Counter {
 
 export interface MemoryRateLimitStoreOptions {
   now?: () => number;
-  /** Counters kept at most; the least recently used go first (that key starts afresh). */
+  /**
+   * Counters kept at most, of source addresses and, apart, of keys and accounts; the least recently
+   * used go first (that address or key starts afresh). Apart, so that requests from many addresses
+   * (which anyone can send) never push a key's or an account's counter out.
+   */
   maxCounters?: number;
 }
 
@@ -32,13 +36,20 @@ const LOG_COMPACT_AT = 64;
 
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly now: () => number;
-  private readonly counters: LRUCache<string, Counter>;
+  private readonly sources: LRUCache<string, Counter>;
+  private readonly holders: LRUCache<string, Counter>;
 
   constructor(options: MemoryRateLimitStoreOptions = {}) {
     const now = options.now ?? Date.now;
     this.now = now;
     // The counters expire on the same (injectable) clock as the rules read.
-    this.counters = new LRUCache({ max: options.maxCounters ?? 100_000, perf: { now }, ttlResolution: 0 });
+    const counters = () => new LRUCache<string, Counter>({ max: options.maxCounters ?? 100_000, perf: { now }, ttlResolution: 0 });
+    this.sources = counters();
+    this.holders = counters();
+  }
+
+  private counters(check: PolicyCheck): LRUCache<string, Counter> {
+    return check.name === 'ip_minute' ? this.sources : this.holders;
   }
 
   async hit(groups: readonly PolicyGroup[]): Promise<RateDecision> {
@@ -46,7 +57,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const checked: PolicyCheck[] = [];
     const outcomes: RuleOutcome[] = [];
     for (const group of groups) {
-      const readings = group.map((check) => read(check.rule, this.counters.get(check.counter), now));
+      const readings = group.map((check) => read(check.rule, this.counters(check).get(check.counter), now));
       const allowed = group.every((check, index) => ruleAllows(check.rule, readings[index] as RuleReading));
       if (allowed) this.consume(group, now);
       group.forEach((check, index) => outcomes.push(ruleOutcome(check.rule, readings[index] as RuleReading, allowed, now)));
@@ -58,13 +69,16 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   private consume(group: PolicyGroup, now: number): void {
     // Each counter written once, with a TTL that covers every rule kept in it.
-    const touched = new Map<string, { counter: Counter; ttlMs: number }>();
+    const touched = new Map<string, { counter: Counter; ttlMs: number; table: LRUCache<string, Counter> }>();
     for (const check of group) {
       let entry = touched.get(check.counter);
-      if (!entry) touched.set(check.counter, (entry = { counter: this.counters.get(check.counter) ?? {}, ttlMs: 0 }));
+      if (!entry) {
+        const table = this.counters(check);
+        touched.set(check.counter, (entry = { counter: table.get(check.counter) ?? {}, ttlMs: 0, table }));
+      }
       entry.ttlMs = Math.max(entry.ttlMs, consume(check.rule, entry.counter, now));
     }
-    for (const [name, { counter, ttlMs }] of touched) this.counters.set(name, counter, { ttl: Math.max(1, Math.ceil(ttlMs)) });
+    for (const [name, { counter, ttlMs, table }] of touched) table.set(name, counter, { ttl: Math.max(1, Math.ceil(ttlMs)) });
   }
 }
 
