@@ -106,8 +106,11 @@ export function runOnce(directory: string, input: RateInput): Promise<RateResult
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // The loader ends by itself within its duration and its requests' timeout; past that, it is stuck.
+    const limit = setTimeout(() => child.kill('SIGKILL'), (input.durationS + 60) * 1_000);
     child.once('error', reject);
     child.once('close', (code) => {
+      clearTimeout(limit);
       const line = output.split('\n').find((each) => each.startsWith('RATE_JSON '));
       if (code !== 0 || !line) return reject(new Error(`constant-rate loader exited with ${code}:\n${output}`));
       resolve(JSON.parse(line.slice('RATE_JSON '.length)) as RateResult);
