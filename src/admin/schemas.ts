@@ -50,7 +50,7 @@ export function accountView(account: AccountRecord): z.infer<typeof AccountSchem
   };
 }
 
-const RateLimitsSchema = z
+export const RateLimitsSchema = z
   .strictObject({
     per_minute: z.number().int().min(1).optional().meta({ description: 'Sustained requests per minute.' }),
     burst: z.number().int().min(0).optional().meta({ description: 'Requests allowed at once on top of the sustained rate.' }),

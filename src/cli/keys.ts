@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
-import { AccountIdSchema, AccountNameSchema, ExpiresAtSchema, KeyNameSchema, UpstreamIdSchema } from '../admin/schemas.js';
+import { AccountIdSchema, AccountNameSchema, ExpiresAtSchema, KeyNameSchema, RateLimitsSchema, UpstreamIdSchema } from '../admin/schemas.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
@@ -39,12 +39,19 @@ function parseScopes<S extends string>(raw: string | undefined, known: readonly 
   return scopes as S[];
 }
 
-function wholeNumber(name: string, raw: string | undefined, minimum: 0 | 1): number | undefined {
+function wholeNumber(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < minimum) {
-    throw new UsageError(`--${name} must be a whole number${minimum === 1 ? ' above 0' : ''}`);
-  }
+  if (!/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number`);
   return Number(raw);
+}
+
+/** A limit override in decimal digits, checked with the admin API's own schema (whole, safe, its minimum). */
+function limit(name: string, raw: string | undefined, schema: z.ZodType<number | undefined>): number | undefined {
+  const value = wholeNumber(name, raw);
+  if (value === undefined) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) throw new UsageError(`--${name} ${result.error.issues[0]?.message ?? 'is invalid'}`);
+  return value;
 }
 
 /** An option's text checked with the admin API's own schema: the CLI takes what the API takes. */
@@ -143,9 +150,10 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       const name = text('--name', values.name, KeyNameSchema);
       const expires = values.expires === undefined ? undefined : text('--expires', values.expires, ExpiresAtSchema);
       const overrides: KeyRateLimitOverrides = {};
-      const perMinute = wholeNumber('per-minute', values['per-minute'], 1);
-      const burst = wholeNumber('burst', values.burst, 0);
-      const perDay = wholeNumber('per-day', values['per-day'], 1);
+      const { per_minute: perMinuteSchema, burst: burstSchema, per_day: perDaySchema } = RateLimitsSchema.shape;
+      const perMinute = limit('per-minute', values['per-minute'], perMinuteSchema);
+      const burst = limit('burst', values.burst, burstSchema);
+      const perDay = limit('per-day', values['per-day'], perDaySchema);
       if (perMinute !== undefined) overrides.perMinute = perMinute;
       if (burst !== undefined) overrides.burst = burst;
       if (perDay !== undefined) overrides.perDay = perDay;
@@ -167,7 +175,7 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       if (!sub) throw new UsageError('rotate <key id>');
       // Checked before anything is written: a grace past the last representable date would fail
       // only after the successor was stored, and the admin API refuses more than this too.
-      const graceSeconds = wholeNumber('grace', values.grace, 0) ?? 0;
+      const graceSeconds = wholeNumber('grace', values.grace) ?? 0;
       if (graceSeconds > MAX_GRACE_SECONDS) throw new UsageError(`--grace must be at most ${MAX_GRACE_SECONDS} seconds (30 days)`);
       const { record, key, old } = await keys.rotateKey(sub, graceSeconds * 1000);
       return {

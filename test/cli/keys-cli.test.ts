@@ -129,6 +129,21 @@ t.test('reseller-keys', async (t) => {
     assert.equal(JSON.parse(issued.stdout).expiresAt, '2030-01-01T08:00:00.000Z');
   });
 
+  t.test('limit overrides are checked with the admin API\'s schema: one it would refuse is a usage error, and no key is made', async () => {
+    env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
+    assert.equal((await cli('account', 'add', 'lim', '--name', 'Lim', '--upstream-id', '9')).code, 0);
+    // Past JavaScript's safe integers the admin API answers 400, and could not show such a key.
+    for (const [option, value] of [['--per-minute', '99999999999999999999'], ['--per-minute', '0'], ['--per-day', '0'], ['--burst', '1.5'], ['--per-day', '1e3']]) {
+      const run = await cli('issue', '--account', 'lim', '--name', 'ci', '--scopes', 'none', option as string, value as string, '--json');
+      assert.equal(run.code, 64, `${option} ${value}: ${run.stdout}`);
+      assert.match(JSON.parse(run.stderr).error, new RegExp(`^${option}`));
+    }
+    assert.deepEqual(JSON.parse((await cli('list', '--account', 'lim', '--json')).stdout), [], 'no key issued');
+    const issued = await cli('issue', '--account', 'lim', '--name', 'ci', '--scopes', 'none', '--per-minute', '10', '--burst', '0', '--per-day', '100', '--json');
+    assert.equal(issued.code, 0, issued.stderr);
+    assert.deepEqual(JSON.parse(issued.stdout).rateLimits, { perMinute: 10, burst: 0, perDay: 100 });
+  });
+
   t.test('account disable refuses new keys for the account until it is enabled again', async () => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     assert.equal((await cli('account', 'add', 'delta', '--name', 'Delta', '--upstream-id', '4')).code, 0);
