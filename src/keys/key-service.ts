@@ -186,7 +186,15 @@ export class KeyService {
       rateLimits: old.rateLimits,
       ...(successorId === undefined ? {} : { keyId: successorId }),
     });
-    const revoked = await this.revoke(keyId, new Date(end));
+    let revoked: ApiKeyRecord;
+    try {
+      revoked = await this.revoke(keyId, new Date(end));
+    } catch (error) {
+      // Without a successor id nobody can resume this rotation (the CLI's): the successor, whose
+      // secret was never shown, is ended too (best effort: the store may refuse that as well).
+      if (successorId === undefined) await this.revoke(issued.record.id, new Date(now)).catch(() => undefined);
+      throw error;
+    }
     return { ...issued, old: revoked, replaced: leftBehind !== null };
   }
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import { KeyService } from '../../src/keys/key-service.js';
 import { MemoryKeyStore } from '../../src/stores/memory/key-store.js';
+import { StoreUnavailableError } from '../../src/stores/types.js';
 import { SCOPES } from '../../src/keys/scopes.js';
 
 const PEPPER = 'rotate-test-pepper-0123456789abcdef0123456789';
@@ -28,6 +29,28 @@ t.test('key rotation', async (t) => {
     await assert.rejects(keys.rotate(record.id, HOUR), new RegExp(`key ${record.id} is revoked`));
     assert.equal(await keys.authenticate(key), 'revoked');
     assert.equal((await keys.list('acme')).length, 1, 'no successor');
+  });
+
+  t.test('a rotation nobody can resume (no successor id) whose old key could not be ended leaves no live successor', async () => {
+    const store = new MemoryKeyStore();
+    const keys = new KeyService(store, PEPPER, { cacheTtlMs: 1 });
+    await keys.createAccount({ id: 'acme', name: 'Acme', upstreamId: '1' });
+    const { record, key } = await keys.issue({ accountId: 'acme', name: 'k', scopes: [...SCOPES] });
+    const replaceKey = store.replaceKey.bind(store);
+    let failures = 1;
+    store.replaceKey = async (...args) => {
+      if (failures > 0) {
+        failures -= 1;
+        throw new StoreUnavailableError('the store dropped out (test)');
+      }
+      return replaceKey(...args);
+    };
+    await assert.rejects(keys.rotate(record.id, HOUR), StoreUnavailableError);
+    const listed = await keys.list('acme');
+    assert.equal(listed.length, 2);
+    const successor = listed.find((each) => each.id !== record.id);
+    assert.ok(successor?.revokedAt !== null && Date.parse(successor?.revokedAt ?? '') <= Date.now(), 'the successor was ended at once');
+    assert.equal(await keys.authenticate(key) === 'revoked', false, 'the old key still works: nothing was rotated');
   });
 
   t.test('an earlier attempt\'s successor is issued again after a grace of 0 ended the old key; another successor is not', async () => {
