@@ -86,7 +86,9 @@ function replacement(
     status: 'enabled',
     disabledReason: null,
     lastDelivery: existing?.url === url ? existing.lastDelivery : null,
-    failingSince: null,
+    // The same URL, still enabled: its run of failures goes on (re-sending the URL must not keep a
+    // dead endpoint from being disabled). A new URL, or one enabled again, starts afresh.
+    failingSince: existing?.url === url && existing.status === 'enabled' ? existing.failingSince : null,
   };
   if (existing !== null && secret !== undefined) {
     record.previousSecret = existing.secret;
