@@ -242,6 +242,24 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
       await store.complete(taken!, 'delivered');
     });
 
+    test(t, 'a consumer whose claim was taken over can no longer finish the entry: it is the new claimer\'s', async ({ store, clock }) => {
+      await store.enqueue(entry('evt_1'));
+      const [stale] = await store.claim('a', 1, IDLE_MS);
+      await clock.advance(IDLE_MS + 100);
+      const [taken] = await store.claim('b', 1, IDLE_MS);
+      assert.equal(taken?.eventId, 'evt_1');
+      // The stalled consumer's attempt ends: none of it counts.
+      await store.reschedule(stale!, 0);
+      await store.release(stale!, 0);
+      await store.complete(stale!, 'failed');
+      assert.deepEqual(await store.failed(), []);
+      assert.deepEqual(await store.claim('c', 10, IDLE_MS), [], 'still b\'s, not queued again');
+      await store.complete(taken!, 'delivered');
+      await clock.advance(IDLE_MS + 100);
+      assert.deepEqual(await store.claim('c', 10, IDLE_MS), [], 'delivered once');
+      assert.equal((await store.backlog()).depth, 0);
+    });
+
     test(t, 'a failed entry is listed as failed', async ({ store }) => {
       await store.enqueue(entry('evt_9'));
       const [claimed] = await store.claim('a', 1, IDLE_MS);

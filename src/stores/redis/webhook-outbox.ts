@@ -18,6 +18,7 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     enqueue: LuaScript.load('webhook-enqueue'),
     promote: LuaScript.load('webhook-promote'),
     reschedule: LuaScript.load('webhook-reschedule'),
+    complete: LuaScript.load('webhook-complete'),
     backlog: LuaScript.load('webhook-backlog'),
   };
   private readonly keys: { stream: string; retry: string; failed: string; pending: string };
@@ -55,28 +56,21 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     const reclaimed = await this.redis.run(
       (client) => client.xautoclaim(this.keys.stream, GROUP, consumer, Math.ceil(claimIdleMs), '0-0', 'COUNT', max) as Promise<unknown>,
     );
-    const claimed = parseEntries((reclaimed as [string, StreamEntry[]])[1]);
+    const claimed = parseEntries((reclaimed as [string, StreamEntry[]])[1], consumer);
     if (claimed.length < max) {
       const reply = await this.redis.run(
         (client) =>
           client.xreadgroup('GROUP', GROUP, consumer, 'COUNT', max - claimed.length, 'STREAMS', this.keys.stream, '>') as Promise<unknown>,
       );
       const streams = (reply ?? []) as Array<[string, StreamEntry[]]>;
-      for (const [, entries] of streams) claimed.push(...parseEntries(entries));
+      for (const [, entries] of streams) claimed.push(...parseEntries(entries, consumer));
     }
     return claimed;
   }
 
   async complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void> {
-    await this.redis.run((client) => {
-      const batch = client
-        .multi()
-        .xack(this.keys.stream, GROUP, delivery.handle)
-        .xdel(this.keys.stream, delivery.handle)
-        .zrem(this.keys.pending, delivery.eventId);
-      if (outcome === 'failed') batch.lpush(this.keys.failed, delivery.eventId).ltrim(this.keys.failed, 0, MAX_FAILED - 1);
-      return batch.exec();
-    });
+    const { id, consumer } = claimOf(delivery);
+    await this.redis.evalScript(this.scripts.complete, [this.keys.stream, this.keys.pending, this.keys.failed], [GROUP, id, consumer, delivery.eventId, outcome, MAX_FAILED]);
   }
 
   async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
@@ -90,8 +84,9 @@ export class RedisWebhookOutbox implements WebhookOutbox {
   /** Out of the stream and into the retry schedule, in one step: see webhook-reschedule.lua. */
   private async putBack(delivery: ClaimedDelivery, delayMs: number, attempted: number): Promise<void> {
     const { handle: _handle, ...entry } = delivery;
+    const { id, consumer } = claimOf(delivery);
     const next = JSON.stringify({ ...entry, attempts: entry.attempts + attempted });
-    await this.redis.evalScript(this.scripts.reschedule, [this.keys.stream, this.keys.retry], [GROUP, delivery.handle, next, Math.ceil(delayMs)]);
+    await this.redis.evalScript(this.scripts.reschedule, [this.keys.stream, this.keys.retry], [GROUP, id, next, Math.ceil(delayMs), consumer]);
   }
 
   async failed(): Promise<string[]> {
@@ -115,13 +110,22 @@ export class RedisWebhookOutbox implements WebhookOutbox {
   }
 }
 
+/**
+ * A claim's handle: the stream id and the consumer holding it (a stream id holds no space). Only
+ * that consumer may finish the entry: one that stalled past the idle time has lost it.
+ */
+function claimOf(delivery: ClaimedDelivery): { id: string; consumer: string } {
+  const at = delivery.handle.indexOf(' ');
+  return { id: delivery.handle.slice(0, at), consumer: delivery.handle.slice(at + 1) };
+}
+
 /** Deleted entries come back from XAUTOCLAIM without fields; they are skipped. */
-function parseEntries(entries: StreamEntry[]): ClaimedDelivery[] {
+function parseEntries(entries: StreamEntry[], consumer: string): ClaimedDelivery[] {
   const parsed: ClaimedDelivery[] = [];
   for (const [id, fields] of entries) {
     const value = fields?.[1];
     if (value === undefined) continue;
-    parsed.push({ ...(JSON.parse(value) as OutboxEntry), handle: id });
+    parsed.push({ ...(JSON.parse(value) as OutboxEntry), handle: `${id} ${consumer}` });
   }
   return parsed;
 }
