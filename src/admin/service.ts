@@ -103,14 +103,13 @@ export class AdminService {
    * under that id, whose answer was never recorded, is replaced: one key, with this answer's secret.
    */
   async issueKey(input: IssueKeyInput): Promise<IssuedKey> {
-    const replaces = await this.leftBehind(input.keyId);
+    const left = input.keyId === undefined ? null : await this.deps.store.getKey(input.keyId);
+    // An earlier attempt's key revoked since (its answer may have reached the caller, who revoked
+    // it): issuing it again would bring it back.
+    if (left?.revokedAt != null) throw new Refusal('key_inactive', `key ${left.id} was revoked (since ${left.revokedAt}); issue a new key instead`);
     const issued = await this.deps.keys.issue(input);
-    if (replaces) await this.deps.keys.invalidate(issued.record.id);
+    if (left !== null) await this.deps.keys.invalidate(issued.record.id);
     return issued;
-  }
-
-  private async leftBehind(keyId: string | undefined): Promise<boolean> {
-    return keyId !== undefined && (await this.deps.store.getKey(keyId)) !== null;
   }
 
   /** One account's keys (the account must exist), or every key; never a secret. */

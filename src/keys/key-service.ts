@@ -171,6 +171,10 @@ export class KeyService {
     const now = this.now();
     const leftBehind = successorId === undefined ? null : await this.store.getKey(successorId);
     const resumed = leftBehind?.accountId === old.accountId;
+    // Its successor revoked since (the first answer may have reached the caller): not brought back.
+    if (resumed && leftBehind.revokedAt !== null) {
+      throw new Refusal('key_inactive', `key ${leftBehind.id} was revoked (since ${leftBehind.revokedAt}); issue a new key instead`);
+    }
     if (!resumed && old.revokedAt !== null && Date.parse(old.revokedAt) <= now) {
       throw new Refusal('key_inactive', `key ${keyId} is revoked (since ${old.revokedAt}) and cannot be rotated; issue a new key instead`);
     }

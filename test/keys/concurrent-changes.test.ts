@@ -51,3 +51,19 @@ t.test('two creations of one account at once: one is refused, the first is kept'
   assert.match(String((results[1] as PromiseRejectedResult).reason), /account beta already exists/);
   assert.equal((await store.getAccount('beta'))?.name, 'First');
 });
+
+t.test('a retried issue or rotation whose key was revoked in between does not bring the key back', async () => {
+  const { store, keys, admin } = await setup();
+  // The first attempt wrote its key but its answer was never recorded; the caller revoked the key.
+  const issued = await admin.issueKey({ accountId: 'acme', name: 'k', scopes: [...SCOPES], keyId: '00000000000000b1' });
+  await keys.revoke(issued.record.id);
+  await assert.rejects(admin.issueKey({ accountId: 'acme', name: 'k', scopes: [...SCOPES], keyId: '00000000000000b1' }), /key 00000000000000b1 was revoked/);
+  assert.notEqual((await store.getKey('00000000000000b1'))?.revokedAt, null);
+  assert.equal(await keys.authenticate(issued.key), 'revoked');
+
+  const old = await admin.issueKey({ accountId: 'acme', name: 'old', scopes: [...SCOPES] });
+  const rotated = await admin.rotateKey(old.record.id, DAY, '00000000000000b2');
+  await keys.revoke(rotated.record.id);
+  await assert.rejects(admin.rotateKey(old.record.id, DAY, '00000000000000b2'), /key 00000000000000b2 was revoked/);
+  assert.notEqual((await store.getKey('00000000000000b2'))?.revokedAt, null);
+});
