@@ -3,8 +3,11 @@
  * secret) pasted where an id or a path belongs: logs and audit records show `[redacted]` instead.
  */
 
-/** What an API key, an admin token or a webhook secret starts with, at the start of the text or after a separator. */
-const SECRET_LIKE = /(?:^|[^A-Za-z0-9])(?:rk_|rgadm_|whsec_)/i;
+/**
+ * Text that starts as an API key, an admin token or a webhook secret does (a pasted key, cut or
+ * whole), or holds one whole anywhere; an id such as `acme_rk_1` holds none.
+ */
+const SECRET_LIKE = /^(?:rk_|rgadm_|whsec_)|rk_[0-9a-f]{16}_|rgadm_[A-Za-z0-9_-]{20}|whsec_[A-Za-z0-9+/]{20}/i;
 
 export function looksSecret(text: string): boolean {
   return SECRET_LIKE.test(text);

@@ -68,7 +68,9 @@ t.test('a key or token sent as a bare query parameter name, or in the path, neve
       [`/v1/services/${key}/credentials`, '/v1/services/[redacted]/credentials'],
       [`/v1/services/7/${token}?page=1`, '/v1/services/7/[redacted]?page=1'],
       [`/admin/v1/keys/x-${token}`, '/admin/v1/keys/[redacted]'],
+      [`/v1/services/x%20${key}`, '/v1/services/[redacted]'],
       ['/v1/services/park_7', '/v1/services/park_7'],
+      ['/v1/services/acme_rk_1', '/v1/services/acme_rk_1'],
     ];
     for (const [url] of urls) {
       const response = await gw.app.inject({ method: 'GET', url });
