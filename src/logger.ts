@@ -1,7 +1,8 @@
 /**
  * pino options for the application log. Secrets never reach it: the Authorization header is not
  * logged at all, query strings are logged with their values masked and path segments that look
- * like a key replaced (a key may arrive there by mistake), and every field that could hold a secret is redacted wherever it appears.
+ * like a key replaced (a key may arrive there by mistake), and every field that could hold a
+ * secret is redacted wherever it appears.
  */
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';

@@ -125,9 +125,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       // The status, and whether the upstream wrote the answer itself, tell the breaker whether it
       // is up, whatever readAnswer makes of the answer.
       breaker.answered(ticket, endpoint.operationId, answer.status, isProblemAnswer(answer), call.call.trace);
-      // Built only when an answer is quoted: most are not.
-      const redact = (text: string): string => redactor([apiKey])(text);
-      const result = readAnswer({ endpoint, write, params: call.params, redact }, answer);
+      const result = readAnswer({ endpoint, write, params: call.params, redact: redactor([apiKey]) }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
     } catch (error) {

@@ -44,12 +44,21 @@ function echoes(secret: string): string[] {
   ];
 }
 
-/** A Redact that replaces every echo of the secrets (shorter than 3 characters: too common to tell). */
+/**
+ * A Redact that replaces every echo of the secrets (shorter than 3 characters: too common to tell).
+ * The echoes are worked out at its first use: most answers are never quoted, so a redactor made
+ * per request (the v1 passthrough's, for the account's key) costs nothing until one is.
+ */
 export function redactor(secrets: ReadonlyArray<string | undefined>): Redact {
-  const forms = [...new Set(secrets.flatMap((secret) => (secret === undefined || secret.length < 3 ? [] : echoes(secret))))];
-  // Longest first: one form may hold another (a secret with `&` holds it escaped and not).
-  forms.sort((a, b) => b.length - a.length);
-  return (text) => forms.reduce((result, form) => result.split(form).join('[redacted]'), text);
+  let forms: string[] | undefined;
+  return (text) => {
+    if (forms === undefined) {
+      forms = [...new Set(secrets.flatMap((secret) => (secret === undefined || secret.length < 3 ? [] : echoes(secret))))];
+      // Longest first: one form may hold another (a secret with `&` holds it escaped and not).
+      forms.sort((a, b) => b.length - a.length);
+    }
+    return forms.reduce((result, form) => result.split(form).join('[redacted]'), text);
+  };
 }
 
 /** How much of a body is read to describe it, and how much of that is shown. */
