@@ -66,16 +66,17 @@ export interface WebhookStore {
   /** A page of the delivery log, newest first, and how many entries it holds. */
   listDeliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }>;
   getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null>;
-  /** What the change detector's snapshot holds for one resource (`order:12` → a state string; null: nothing yet). */
-  readSnapshotState(accountId: string, resource: string): Promise<string | null>;
+  /** What the change detector's snapshot holds for one resource (`order:12` → its state and tag; null: nothing yet). */
+  readSnapshotState(accountId: string, resource: string): Promise<SnapshotEntry | null>;
   /**
-   * Records `state` for one resource only if it still holds `expected` (null: nothing), atomically:
-   * an observer records what it reported after queueing its events, and a newer state recorded
-   * meanwhile by another observer is never overwritten with an older one. `state` null forgets the
-   * resource (deleted upstream), on the same condition. False when not recorded.
+   * Records `state` for one resource only if it still holds the state `expected` (null: nothing),
+   * atomically: an observer records what it reported after queueing its events, and a newer state
+   * recorded meanwhile by another observer is never overwritten with an older one. `tag` is stored
+   * with it ('' stores none). `state` null forgets the resource (deleted upstream), on the same
+   * condition. False when not recorded.
    */
-  recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null): Promise<boolean>;
-  /** The whole snapshot (empty when none was taken). */
+  recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag?: string): Promise<boolean>;
+  /** The whole snapshot's states (empty when none was taken). */
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */
   holdLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
@@ -104,6 +105,17 @@ export interface DeliveryLogEntry {
   body: string;
 }
 
+/**
+ * One resource's entry in the change detector's snapshot: its last reported state, and the tag
+ * written with it (random, new at every record; '' when none was), from which the events of the
+ * next change take their ids: two observers of one change, or a pass repeated after a crash, give
+ * its events the same ids.
+ */
+export interface SnapshotEntry {
+  state: string;
+  tag: string;
+}
+
 /** One event waiting for delivery to an account's endpoint. */
 export interface OutboxEntry {
   eventId: string;
@@ -130,7 +142,8 @@ export interface ClaimedDelivery extends OutboxEntry {
  * idle time (a crash), another consumer claims it again.
  */
 export interface WebhookOutbox {
-  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void>;
+  /** Adds the entry; false (nothing added) while an entry with its event id still waits. */
+  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean>;
   /** Up to `max` entries due now: retries whose time has come, new entries, abandoned claims. */
   claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]>;
   /** Done with the entry: delivered, dropped, or (failed) given up and kept in the failed list. */

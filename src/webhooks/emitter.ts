@@ -11,7 +11,7 @@ import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { DeliveryLog } from './delivery-log.js';
 import { eventBody, type EventData, type EventType } from './events.js';
 import { HeldEvents, type HeldEntry, type HeldEventsOptions } from './held-events.js';
-import { newEventId } from './signing.js';
+import { changeEventId, newEventId, newSnapshotTag } from './signing.js';
 
 /** Snapshot field that says the detector has taken its first look (before it, nothing is "new"). */
 export const BASELINE_FIELD = '_baseline';
@@ -34,14 +34,6 @@ export class WebhookEvents {
   ) {
     this.history = new DeliveryLog(store, log, now);
     this.held = new HeldEvents({ ...held, queue: (entry) => this.queue(entry), log });
-  }
-
-  /**
-   * Queues an event for the account's endpoint; nothing when none is set or it is disabled. The
-   * trace of the request that caused it (a new one without a request) goes with it to every attempt.
-   */
-  emit<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace?: TraceContext): Promise<boolean> {
-    return this.queue(this.entryOf(accountId, type, data, trace));
   }
 
   /**
@@ -69,19 +61,23 @@ export class WebhookEvents {
     return this.held.close();
   }
 
-  private entryOf<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace: TraceContext | undefined): HeldEntry {
+  /**
+   * The event as queued: the trace of the request that caused it (a new one without a request) goes
+   * with it to every attempt. `eventId`: a change's, from its snapshot entry; else a new one.
+   */
+  private entryOf<T extends EventType>(accountId: string, type: T, data: EventData<T>, trace: TraceContext | undefined, eventId?: string): HeldEntry {
     const at = new Date(this.now());
-    const eventId = newEventId(at.getTime());
-    return { eventId, accountId, body: eventBody(eventId, type, data, at), trace: captureTraceHeaders(trace) };
+    const id = eventId ?? newEventId(at.getTime());
+    return { eventId: id, accountId, body: eventBody(id, type, data, at), trace: captureTraceHeaders(trace) };
   }
 
-  private async queue(entry: HeldEntry): Promise<boolean> {
+  /** Queues an event for the account's endpoint; nothing when none is set, it is disabled, or the event waits already. */
+  private async queue(entry: HeldEntry): Promise<void> {
     const record = await this.store.get(entry.accountId);
-    if (!record || record.status === 'disabled') return false;
-    await this.outbox.enqueue(entry);
+    if (!record || record.status === 'disabled') return;
+    if (!(await this.outbox.enqueue(entry))) return;
     await this.history.queued(entry.accountId, entry.eventId, entry.body);
     this.onEnqueued();
-    return true;
   }
 
   /**
@@ -103,7 +99,7 @@ export class WebhookEvents {
   async rebaseline(accountId: string): Promise<void> {
     const mark = await this.store.readSnapshotState(accountId, BASELINE_FIELD);
     // Only the detector writes a mark, and only over none: a refused removal cannot leave one behind.
-    if (mark !== null) await this.store.recordSnapshot(accountId, BASELINE_FIELD, mark, null);
+    if (mark !== null) await this.store.recordSnapshot(accountId, BASELINE_FIELD, mark.state, null);
   }
 
   /**
@@ -115,25 +111,27 @@ export class WebhookEvents {
     const state = observed.resource.status;
     const field = `${observed.kind}:${observed.resource.id}`;
     const previous = await this.store.readSnapshotState(accountId, field);
-    if (previous === state) return;
-    for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, previous)) {
+    if (previous?.state === state) return;
+    for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, previous?.state ?? null)) {
       try {
-        await this.emit(accountId, type, data as never, trace);
+        // Its id is the change's: whoever reports it again (a write and the detector at once, a
+        // pass after a crash between queueing and recording) reports it under the same id.
+        await this.queue(this.entryOf(accountId, type, data as never, trace, changeEventId(accountId, field, previous, type, state)));
       } catch (error) {
         // Not queued: the state stays unrecorded so that the next look reports the change again,
         // from after the events already queued (an invoice's created, when its paid failed).
-        if (reportedFrom !== null && reportedFrom !== previous) await this.record(accountId, field, previous, reportedFrom);
+        if (reportedFrom !== null && reportedFrom !== previous?.state) await this.record(accountId, field, previous?.state ?? null, reportedFrom);
         throw error;
       }
     }
-    // Only if nobody recorded another state meanwhile: that observer reports from there. Two
-    // observers of one change (a write and the detector) can both queue it: a rare duplicate.
-    await this.store.recordSnapshot(accountId, field, previous, state);
+    // Only if nobody recorded another state meanwhile: that observer reports from there. A new tag
+    // gives the next change of this resource ids of its own.
+    await this.store.recordSnapshot(accountId, field, previous?.state ?? null, state, newSnapshotTag());
   }
 
   private async record(accountId: string, field: string, expected: string | null, state: string): Promise<void> {
     try {
-      await this.store.recordSnapshot(accountId, field, expected, state);
+      await this.store.recordSnapshot(accountId, field, expected, state, newSnapshotTag());
     } catch (error) {
       this.log.warn({ err: error, account_id: accountId, resource: field }, 'webhook events queued but not recorded; the next look reports them again');
     }

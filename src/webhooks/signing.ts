@@ -2,7 +2,7 @@
  * Standard Webhooks v1 signatures: HMAC-SHA256 over `id.timestamp.body` with the endpoint's secret,
  * computed by the reference library receivers verify with.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 export interface SignedHeaders {
@@ -16,9 +16,25 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** Event ids sort by creation time and contain no `.` (the signed content's separator). */
+/** Ids of events that are no change (a write's action, a test) sort by creation time; no id contains a `.` (the signed content's separator). */
 export function newEventId(now = Date.now()): string {
   return `evt_${now.toString(36).padStart(9, '0')}${randomBytes(10).toString('hex')}`;
+}
+
+/**
+ * The id of an event a change brings: the same for everyone who reports that change, since it is
+ * made from the account, the resource, the snapshot entry the change is reported from (its state
+ * and the tag recorded with it, new at every record) and where it goes. A later change of the same
+ * resource is reported from another entry, so it gets ids of its own.
+ */
+export function changeEventId(accountId: string, resource: string, from: { state: string; tag: string } | null, type: string, state: string): string {
+  const digest = createHash('sha256').update(JSON.stringify([accountId, resource, from?.state ?? null, from?.tag ?? '', type, state])).digest('hex');
+  return `evt_${digest.slice(0, 32)}`;
+}
+
+/** A snapshot entry's tag: random, so that no two records share one. */
+export function newSnapshotTag(): string {
+  return randomBytes(12).toString('base64url');
 }
 
 /**

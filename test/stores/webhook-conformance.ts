@@ -131,12 +131,29 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.equal(await store.recordSnapshot(account, 'order:1', null, 'active'), false, 'recorded meanwhile');
       assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', 'active'), true);
       assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', 'cancelled'), false, 'a newer state stays');
-      assert.equal(await store.readSnapshotState(account, 'order:1'), 'active');
+      assert.deepEqual(await store.readSnapshotState(account, 'order:1'), { state: 'active', tag: '' });
       assert.equal(await store.readSnapshotState(unique('acct'), 'order:1'), null, 'accounts do not share snapshots');
       assert.deepEqual(await store.readSnapshot(account), { 'order:1': 'active' });
       assert.equal(await store.recordSnapshot(account, 'order:1', 'pending', null), false, 'forgotten only over the state expected');
       assert.equal(await store.recordSnapshot(account, 'order:1', 'active', null), true, 'deleted upstream: forgotten');
       assert.deepEqual(await store.readSnapshot(account), {});
+    });
+
+    test(t, 'snapshot: a tag is kept with its state, replaced with it, and forgotten with it', async ({ store }) => {
+      const account = unique('acct');
+      assert.equal(await store.recordSnapshot(account, 'service:1', null, 'pending', 't1'), true);
+      assert.deepEqual(await store.readSnapshotState(account, 'service:1'), { state: 'pending', tag: 't1' });
+      assert.equal(await store.recordSnapshot(account, 'service:1', 'active', 'suspended', 't2'), false);
+      assert.deepEqual(await store.readSnapshotState(account, 'service:1'), { state: 'pending', tag: 't1' }, 'not recorded: the tag stays too');
+      assert.equal(await store.recordSnapshot(account, 'service:1', 'pending', 'active', 't3'), true);
+      assert.deepEqual(await store.readSnapshotState(account, 'service:1'), { state: 'active', tag: 't3' });
+      assert.deepEqual(await store.readSnapshot(account), { 'service:1': 'active' }, 'the whole snapshot holds states only');
+      assert.equal(await store.recordSnapshot(account, 'service:1', 'active', 'suspended'), true);
+      assert.deepEqual(await store.readSnapshotState(account, 'service:1'), { state: 'suspended', tag: '' }, 'recorded without a tag: none');
+      await store.recordSnapshot(account, 'service:1', 'suspended', 'active', 't4');
+      assert.equal(await store.recordSnapshot(account, 'service:1', 'active', null), true);
+      assert.equal(await store.recordSnapshot(account, 'service:1', null, 'pending'), true);
+      assert.deepEqual(await store.readSnapshotState(account, 'service:1'), { state: 'pending', tag: '' }, 'forgotten with its state');
     });
 
     test(t, 'lease: one holder at a time, renewable, free again after its time', async ({ store, clock }) => {
@@ -173,6 +190,20 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
       await store.complete(claimed!, 'delivered');
       await clock.advance(IDLE_MS + 100);
       assert.deepEqual(await store.claim('b', 10, IDLE_MS), []);
+    });
+
+    test(t, 'an event id that still waits is not added again; once done, it may be', async ({ store }) => {
+      assert.equal(await store.enqueue(entry('evt_1')), true);
+      assert.equal(await store.enqueue({ ...entry('evt_1'), body: '{"id":"evt_1","again":true}' }), false, 'waiting: a change reported twice');
+      const [claimed, ...rest] = await store.claim('a', 10, IDLE_MS);
+      assert.deepEqual(rest, [], 'one entry');
+      assert.equal(claimed?.body, entry('evt_1').body, 'the first report is the one delivered');
+      await store.reschedule(claimed!, 0);
+      assert.equal(await store.enqueue(entry('evt_1')), false, 'waiting for a retry still waits');
+      const [retried] = await store.claim('a', 10, IDLE_MS);
+      await store.complete(retried!, 'delivered');
+      assert.equal(await store.enqueue(entry('evt_1')), true, 'delivered: a later report is queued (the receiver deduplicates)');
+      assert.equal((await store.backlog()).depth, 1);
     });
 
     test(t, 'claims at most max, in enqueue order', async ({ store }) => {

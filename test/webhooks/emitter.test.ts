@@ -18,7 +18,7 @@ const ACCOUNT = 'acme';
 /** An outbox whose next `failures` enqueues fail, as a store that drops out would. */
 class FlakyOutbox extends MemoryWebhookOutbox {
   failures = 0;
-  override async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void> {
+  override async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
     if (this.failures > 0) {
       this.failures -= 1;
       throw new Error('outbox unavailable');
@@ -133,9 +133,71 @@ t.test('webhook events: observe', async (t) => {
     };
     await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }), /store unavailable/);
     store.recordSnapshot = record;
+    const [created, first] = await outbox.claim('test', 100, 60_000);
+    assert.ok(created && first);
+    await outbox.complete(first, 'delivered');
     await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
-    assert.deepEqual(await queuedTypes(outbox), ['order.created', 'order.status_changed', 'order.status_changed'], 'a duplicate, not a loss');
+    const [again] = await outbox.claim('test', 100, 60_000);
+    assert.equal(JSON.parse(again?.body ?? '{}').type, 'order.status_changed', 'reported again: a duplicate, not a loss');
+    assert.equal(again?.eventId, first.eventId, 'under the id of the first report, so the receiver can tell');
     assert.deepEqual(await store.readSnapshot(ACCOUNT), { 'order:12': 'active' });
+  });
+
+  t.test('a change reported again while its first report still waits is not queued twice', async () => {
+    const { store, outbox, events } = await setUp();
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
+    const record = store.recordSnapshot.bind(store);
+    store.recordSnapshot = async () => {
+      throw new Error('store unavailable');
+    };
+    await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }), /store unavailable/);
+    store.recordSnapshot = record;
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
+    assert.deepEqual(await queuedTypes(outbox), ['order.created', 'order.status_changed']);
+    assert.deepEqual((await store.listDeliveries(ACCOUNT, 0, 10)).entries.map((entry) => entry.type).sort(), ['order.created', 'order.status_changed']);
+  });
+
+  t.test('two observers of one change (a write and the detector) report it under one id', async () => {
+    const { outbox, events } = await setUp();
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
+    await outbox.claim('test', 100, 60_000).then((claimed) => Promise.all(claimed.map((delivery) => outbox.complete(delivery, 'delivered'))));
+    const enqueue = outbox.enqueue.bind(outbox);
+    const ids: string[] = [];
+    // The other observer reads the snapshot (still pending) before this one records `active`.
+    outbox.enqueue = async (entry) => {
+      outbox.enqueue = async (second) => {
+        ids.push(second.eventId);
+        return enqueue(second);
+      };
+      ids.push(entry.eventId);
+      const added = await enqueue(entry);
+      await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
+      return added;
+    };
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
+    assert.equal(ids.length, 2, 'both observers reported the change');
+    assert.equal(ids[0], ids[1]);
+    assert.deepEqual(await queuedTypes(outbox), ['order.status_changed'], 'queued once: the second found it waiting');
+  });
+
+  t.test('a resource that changes back and forth gets new ids for every change', async () => {
+    const { outbox, events } = await setUp();
+    for (const status of ['pending', 'active', 'pending', 'active'] as const) await events.observe(ACCOUNT, { kind: 'order', resource: order(status) });
+    const claimed = await outbox.claim('test', 100, 60_000);
+    assert.equal(claimed.length, 4);
+    assert.equal(new Set(claimed.map((delivery) => delivery.eventId)).size, 4);
+  });
+
+  t.test('event ids are per account', async () => {
+    const { store, outbox, events } = await setUp();
+    const other = await store.get(ACCOUNT);
+    assert.ok(other);
+    await store.set('globex', other, null);
+    await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
+    await events.observe('globex', { kind: 'order', resource: order('pending') });
+    const claimed = await outbox.claim('test', 100, 60_000);
+    assert.deepEqual(claimed.map((delivery) => delivery.accountId), [ACCOUNT, 'globex'], 'the same order id at two accounts: two events');
+    assert.notEqual(claimed[0]?.eventId, claimed[1]?.eventId);
   });
 
   t.test('a newer state recorded meanwhile is kept: its observer reports from there', async () => {
@@ -145,8 +207,9 @@ t.test('webhook events: observe', async (t) => {
     // Another observer records `cancelled` while this one queues `active`.
     outbox.enqueue = async (entry) => {
       outbox.enqueue = enqueue;
-      await enqueue(entry);
+      const added = await enqueue(entry);
       await events.observe(ACCOUNT, { kind: 'order', resource: order('cancelled') });
+      return added;
     };
     await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
     assert.deepEqual(await store.readSnapshot(ACCOUNT), { 'order:12': 'cancelled' });

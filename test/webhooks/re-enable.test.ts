@@ -36,7 +36,7 @@ t.test('PUT /v1/webhooks and the detector\'s baseline mark', async (t) => {
     assert.equal(answer.statusCode, 200);
     assert.equal(answer.json().status, 'enabled');
     assert.equal(await mark(), null);
-    assert.equal(await gw.stores.webhooks.readSnapshotState('acme', 'service:1'), 'active', 'the states stay: a baseline records over them');
+    assert.equal((await gw.stores.webhooks.readSnapshotState('acme', 'service:1'))?.state, 'active', 'the states stay: a baseline records over them');
   });
 
   t.test('a PUT after an unset drops a mark a pass wrote back after the unset', async () => {

@@ -19,9 +19,11 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void> {
+  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
+    if (this.slots.some((slot) => slot.entry.eventId === entry.eventId)) return false;
     const now = this.now();
     this.slots.push({ entry: { ...entry, attempts: 0 }, dueAt: now, claim: null, enqueuedAt: now });
+    return true;
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {

@@ -1,11 +1,11 @@
 /** Webhook configuration, endpoint status and change-detector snapshots in process memory. */
 import { compareText } from '../key-records.js';
-import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
+import type { DeliveryLogEntry, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
 
 /** One record per account, and accounts are created by operators, so plain maps need no bound. */
 export class MemoryWebhookStore implements WebhookStore {
   private readonly records = new Map<string, WebhookRecord>();
-  private readonly snapshots = new Map<string, Map<string, string>>();
+  private readonly snapshots = new Map<string, Map<string, SnapshotEntry>>();
   private readonly leases = new Map<string, { holder: string; until: number }>();
   /** Per account, event id → entry; bounded by `keep` at every write. */
   private readonly deliveries = new Map<string, Map<string, DeliveryLogEntry>>();
@@ -69,24 +69,25 @@ export class MemoryWebhookStore implements WebhookStore {
     return entry ? { ...entry } : null;
   }
 
-  async readSnapshotState(accountId: string, resource: string): Promise<string | null> {
-    return this.snapshots.get(accountId)?.get(resource) ?? null;
+  async readSnapshotState(accountId: string, resource: string): Promise<SnapshotEntry | null> {
+    const entry = this.snapshots.get(accountId)?.get(resource);
+    return entry ? { ...entry } : null;
   }
 
-  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null): Promise<boolean> {
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag = ''): Promise<boolean> {
     let snapshot = this.snapshots.get(accountId);
-    if ((snapshot?.get(resource) ?? null) !== expected) return false;
+    if ((snapshot?.get(resource)?.state ?? null) !== expected) return false;
     if (state === null) {
       snapshot?.delete(resource);
       return true;
     }
     if (!snapshot) this.snapshots.set(accountId, (snapshot = new Map()));
-    snapshot.set(resource, state);
+    snapshot.set(resource, { state, tag });
     return true;
   }
 
   async readSnapshot(accountId: string): Promise<Record<string, string>> {
-    return Object.fromEntries(this.snapshots.get(accountId) ?? []);
+    return Object.fromEntries([...(this.snapshots.get(accountId) ?? [])].map(([resource, entry]) => [resource, entry.state]));
   }
 
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {

@@ -33,9 +33,9 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     };
   }
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<void> {
+  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
     const value = JSON.stringify({ ...entry, attempts: 0 });
-    await this.redis.evalScript(this.scripts.enqueue, [this.keys.stream, this.keys.pending], [entry.eventId, value]);
+    return (await this.redis.evalScript(this.scripts.enqueue, [this.keys.stream, this.keys.pending], [entry.eventId, value])) === 1;
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {

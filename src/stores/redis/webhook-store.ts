@@ -5,9 +5,12 @@
  * of event ids by creation time, `{acct:<id>}:webhook-delivery-order`; one script writes and trims both.
  */
 import { accountTag } from '../rate-policies.js';
-import type { DeliveryLogEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
+import type { DeliveryLogEntry, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
+
+/** A snapshot field's tag is kept beside it in the same hash, under this prefix (webhook-record-snapshot.lua). */
+const TAG_FIELD = 'tag:';
 
 export class RedisWebhookStore implements WebhookStore {
   private readonly scripts = {
@@ -86,21 +89,23 @@ export class RedisWebhookStore implements WebhookStore {
     return json === null ? null : (JSON.parse(json) as DeliveryLogEntry);
   }
 
-  async readSnapshotState(accountId: string, resource: string): Promise<string | null> {
-    return this.redis.run((client) => client.hget(this.snapshotKey(accountId), resource));
+  async readSnapshotState(accountId: string, resource: string): Promise<SnapshotEntry | null> {
+    const [state, tag] = await this.redis.run((client) => client.hmget(this.snapshotKey(accountId), resource, `${TAG_FIELD}${resource}`));
+    return state === null || state === undefined ? null : { state, tag: tag ?? '' };
   }
 
-  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null): Promise<boolean> {
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag = ''): Promise<boolean> {
     const reply = await this.redis.evalScript(
       this.scripts.recordSnapshot,
       [this.snapshotKey(accountId)],
-      [resource, expected ?? '', expected === null ? '0' : '1', state ?? '', state === null ? '0' : '1'],
+      [resource, expected ?? '', expected === null ? '0' : '1', state ?? '', state === null ? '0' : '1', tag],
     );
     return reply === 1;
   }
 
   async readSnapshot(accountId: string): Promise<Record<string, string>> {
-    return this.redis.run((client) => client.hgetall(this.snapshotKey(accountId)));
+    const fields = await this.redis.run((client) => client.hgetall(this.snapshotKey(accountId)));
+    return Object.fromEntries(Object.entries(fields).filter(([field]) => !field.startsWith(TAG_FIELD)));
   }
 
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
