@@ -113,8 +113,9 @@ export const WebhookConfigSchema = z.strictObject({
   /** Deliveries in flight per instance. */
   concurrency: PositiveInt.default(8),
   /**
-   * Deliveries in flight per account within one instance (reference S7), so that one account's
-   * slow receiver cannot take every slot; what it has beyond that waits in the outbox.
+   * Deliveries in flight per account, across all instances (reference S7), so that one account's
+   * slow receiver cannot take every slot and no receiver gets more at once as instances are added;
+   * what it has beyond that waits in the outbox.
    */
   perAccountConcurrency: PositiveInt.default(2),
 });

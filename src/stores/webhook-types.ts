@@ -80,6 +80,14 @@ export interface WebhookStore {
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */
   holdLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Takes one of the account's `limit` delivery slots for `holder` (a delivery in flight), shared
+   * by every instance, for `ttlMs`: a holder that dies frees its slot when that runs out. False
+   * while all are held.
+   */
+  takeDeliverySlot(accountId: string, holder: string, limit: number, ttlMs: number): Promise<boolean>;
+  /** Frees the holder's slot; nothing when it holds none. */
+  freeDeliverySlot(accountId: string, holder: string): Promise<void>;
 }
 
 /**

@@ -2,9 +2,10 @@
  * The delivery worker every instance runs: it claims due outbox entries, signs and sends each one,
  * and decides what happens next (done, retried later, given up, endpoint disabled). Delivery is at
  * least once: an instance that dies mid-delivery leaves the entry to be claimed again. At most
- * `perAccountConcurrency` of one account's deliveries are in flight (reference S7): a claimed entry
- * beyond that is put back unattempted for one worker interval, so that an account whose receiver
- * hangs holds a few slots, never all of them, and the other accounts' events go on.
+ * `perAccountConcurrency` of one account's deliveries are in flight across all instances (reference
+ * S7; slots in the store): a claimed entry beyond that is put back unattempted for one worker
+ * interval, so that an account whose receiver hangs holds a few slots, never all of them, the other
+ * accounts' events go on, and a receiver never gets more at once however many instances deliver.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -128,7 +129,23 @@ export class DeliveryWorker {
     this.inFlight.add(tracked);
   }
 
+  /** Delivers within one of the account's slots across instances; put back unattempted while all are held. */
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const { outbox, store, config } = this.options;
+    // A slot outlives the longest attempt as a claim does: a dead holder's frees as its entry is taken over.
+    if (!(await store.takeDeliverySlot(delivery.accountId, delivery.handle, config.perAccountConcurrency, config.claimIdleMs))) {
+      return outbox.release(delivery, config.workerIntervalMs);
+    }
+    try {
+      await this.attempt(delivery);
+    } finally {
+      await store.freeDeliverySlot(delivery.accountId, delivery.handle).catch((error: unknown) => {
+        this.options.log.warn({ err: error, account_id: delivery.accountId }, 'webhook delivery slot not freed; it frees itself in claimIdleMs');
+      });
+    }
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const { outbox, store } = this.options;
     const record = await store.get(delivery.accountId);
     if (!record || record.status === 'disabled') {

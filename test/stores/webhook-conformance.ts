@@ -156,6 +156,23 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.deepEqual(await store.readSnapshotState(account, 'service:1'), { state: 'pending', tag: '' }, 'forgotten with its state');
     });
 
+    test(t, 'delivery slots: at most the limit per account, freed by their holder or by time', async ({ store, clock }) => {
+      const [account, other] = [unique('acct'), unique('acct')];
+      assert.equal(await store.takeDeliverySlot(account, 'a', 2, 300), true);
+      assert.equal(await store.takeDeliverySlot(account, 'b', 2, 300), true);
+      assert.equal(await store.takeDeliverySlot(account, 'c', 2, 300), false, 'both held');
+      assert.equal(await store.takeDeliverySlot(account, 'a', 2, 300), true, 'a holder takes its own again');
+      assert.equal(await store.takeDeliverySlot(other, 'c', 2, 300), true, 'accounts do not share slots');
+      await store.freeDeliverySlot(account, 'b');
+      await store.freeDeliverySlot(account, 'b');
+      assert.equal(await store.takeDeliverySlot(account, 'c', 2, 300), true, 'freed by its holder');
+      assert.equal(await store.takeDeliverySlot(account, 'd', 2, 300), false);
+      await clock.advance(400);
+      assert.equal(await store.takeDeliverySlot(account, 'd', 2, 300), true, 'a dead holder\'s slot frees itself');
+      assert.equal(await store.takeDeliverySlot(account, 'e', 2, 300), true);
+      assert.equal(await store.takeDeliverySlot(account, 'f', 2, 300), false);
+    });
+
     test(t, 'lease: one holder at a time, renewable, free again after its time', async ({ store, clock }) => {
       const lease = unique('lease');
       assert.equal(await store.holdLease(lease, 'a', 300), true);

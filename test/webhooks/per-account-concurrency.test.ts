@@ -30,7 +30,8 @@ t.teardown(async () => {
   await redis.stop();
 });
 
-async function scenario(stores: Stores): Promise<void> {
+/** `instances` workers share the stores, as instances (or WORKERS processes) share Redis. */
+async function scenario(stores: Stores, instances = 1): Promise<void> {
   const box = new SecretBox(randomBytes(32));
   const slow = await startReceiver();
   const fast = await startReceiver();
@@ -39,14 +40,14 @@ async function scenario(stores: Stores): Promise<void> {
   slow.answer = () => hanging.then(() => ({ status: 200 }));
   // Defaults but for speed: 8 slots, 2 per account.
   const config = WebhookConfigSchema.parse({ allowPrivateTargets: true, workerIntervalMs: WORKER_INTERVAL_MS, retryScheduleMs: [0, 60_000] });
-  const worker = new DeliveryWorker({
+  const workers = Array.from({ length: instances }, () => new DeliveryWorker({
     outbox: stores.webhookOutbox,
     store: stores.webhooks,
     box,
     config,
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },
     log: pino({ level: 'silent' }),
-  });
+  }));
   try {
     const [slowco, fastco] = [unique('slowco'), unique('fastco')];
     await stores.webhooks.set(slowco, webhookRecord(slow.url, box.seal('whsec_dGVzdA=='), new Date().toISOString()), null);
@@ -58,12 +59,12 @@ async function scenario(stores: Stores): Promise<void> {
     await enqueue(fastco, 'evt_fast');
 
     const started = Date.now();
-    worker.start();
+    for (const worker of workers) worker.start();
     // Before: every slot hung on slowco, and evt_fast waited for the 15 s timeouts.
     await fast.waitFor((r) => r.headers['webhook-id'] === 'evt_fast', 'the other account\'s event', 2_000);
     assert.ok(Date.now() - started < 2_000, `delivered after ${Date.now() - started} ms`);
     await sleep(10 * WORKER_INTERVAL_MS);
-    assert.equal(slow.received.length, config.perAccountConcurrency, 'the hanging account holds its share of slots, no more');
+    assert.equal(slow.received.length, config.perAccountConcurrency, 'the hanging account holds its share of slots, no more, however many instances deliver');
 
     answerSlow();
     await eventually(async () => slow.received.length >= SLOW_EVENTS && (await stores.webhookOutbox.backlog()).depth === 0, 'all slow events delivered');
@@ -76,7 +77,7 @@ async function scenario(stores: Stores): Promise<void> {
     }
   } finally {
     answerSlow();
-    await worker.stop();
+    await Promise.all(workers.map((worker) => worker.stop()));
     await slow.close();
     await fast.close();
   }
@@ -96,6 +97,15 @@ t.test('per-account concurrency: a hanging receiver does not hold up other accou
     const stores = await createRedisStores({ url: redis.url, keyPrefix: `${unique('hol')}:` });
     try {
       await scenario(stores);
+    } finally {
+      await stores.close();
+    }
+  });
+
+  t.test('three instances on one Redis: the account\'s share is one for all of them', async () => {
+    const stores = await createRedisStores({ url: redis.url, keyPrefix: `${unique('hol')}:` });
+    try {
+      await scenario(stores, 3);
     } finally {
       await stores.close();
     }

@@ -7,6 +7,8 @@ export class MemoryWebhookStore implements WebhookStore {
   private readonly records = new Map<string, WebhookRecord>();
   private readonly snapshots = new Map<string, Map<string, SnapshotEntry>>();
   private readonly leases = new Map<string, { holder: string; until: number }>();
+  /** Per account, holder → when its delivery slot runs out; emptied as deliveries end. */
+  private readonly slots = new Map<string, Map<string, number>>();
   /** Per account, event id → entry; bounded by `keep` at every write. */
   private readonly deliveries = new Map<string, Map<string, DeliveryLogEntry>>();
 
@@ -88,6 +90,22 @@ export class MemoryWebhookStore implements WebhookStore {
 
   async readSnapshot(accountId: string): Promise<Record<string, string>> {
     return Object.fromEntries([...(this.snapshots.get(accountId) ?? [])].map(([resource, entry]) => [resource, entry.state]));
+  }
+
+  async takeDeliverySlot(accountId: string, holder: string, limit: number, ttlMs: number): Promise<boolean> {
+    const now = this.now();
+    let held = this.slots.get(accountId);
+    if (!held) this.slots.set(accountId, (held = new Map()));
+    for (const [other, until] of held) if (until <= now) held.delete(other);
+    if (!held.has(holder) && held.size >= limit) return false;
+    held.set(holder, now + ttlMs);
+    return true;
+  }
+
+  async freeDeliverySlot(accountId: string, holder: string): Promise<void> {
+    const held = this.slots.get(accountId);
+    held?.delete(holder);
+    if (held?.size === 0) this.slots.delete(accountId);
   }
 
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {

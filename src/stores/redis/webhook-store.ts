@@ -3,6 +3,7 @@
  * detector's snapshot beside it, `{acct:<id>}:webhook-snapshot` (same slot: cleared together).
  * The delivery log is a hash of entries, `{acct:<id>}:webhook-deliveries`, ordered by a sorted set
  * of event ids by creation time, `{acct:<id>}:webhook-delivery-order`; one script writes and trims both.
+ * The account's deliveries in flight, across instances, are `{acct:<id>}:webhook-slots`.
  */
 import { accountTag } from '../rate-policies.js';
 import type { DeliveryLogEntry, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
@@ -21,6 +22,7 @@ export class RedisWebhookStore implements WebhookStore {
     disable: LuaScript.load('webhook-disable'),
     logDelivery: LuaScript.load('webhook-log-delivery'),
     recordSnapshot: LuaScript.load('webhook-record-snapshot'),
+    takeSlot: LuaScript.load('webhook-slot-take'),
   };
 
   constructor(private readonly redis: RedisConnection) {}
@@ -108,6 +110,14 @@ export class RedisWebhookStore implements WebhookStore {
     return Object.fromEntries(Object.entries(fields).filter(([field]) => !field.startsWith(TAG_FIELD)));
   }
 
+  async takeDeliverySlot(accountId: string, holder: string, limit: number, ttlMs: number): Promise<boolean> {
+    return (await this.redis.evalScript(this.scripts.takeSlot, [this.slotsKey(accountId)], [holder, limit, Math.ceil(ttlMs)])) === 1;
+  }
+
+  async freeDeliverySlot(accountId: string, holder: string): Promise<void> {
+    await this.redis.run((client) => client.zrem(this.slotsKey(accountId), holder));
+  }
+
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     const reply = await this.redis.evalScript(this.scripts.lease, [this.redis.key(`lease:${name}`)], [holder, Math.ceil(ttlMs)]);
     return reply === 1;
@@ -115,6 +125,10 @@ export class RedisWebhookStore implements WebhookStore {
 
   private recordKey(accountId: string): string {
     return this.redis.key(`${accountTag(accountId)}:webhook`);
+  }
+
+  private slotsKey(accountId: string): string {
+    return this.redis.key(`${accountTag(accountId)}:webhook-slots`);
   }
 
   private snapshotKey(accountId: string): string {
