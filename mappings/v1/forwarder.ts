@@ -65,14 +65,18 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
 
   /** The upstream's GET /v1/health: its status, or a rejection when no answer came in time. */
   async function health(): Promise<number> {
+    // The whole answer (a wait for a connection and the body included): a body that drips in
+    // must not hold the breaker's trial, nor a write waiting for it.
+    const signal = AbortSignal.timeout(PING_TIMEOUT_MS);
     const { statusCode, body } = await agent.request({
       origin: base.origin,
       path: `${basePath}/v1/health`,
       method: 'GET',
       headersTimeout: PING_TIMEOUT_MS,
       bodyTimeout: PING_TIMEOUT_MS,
+      signal,
     });
-    await body.dump();
+    await body.dump({ limit: 128 * 1024, signal });
     return statusCode;
   }
 
