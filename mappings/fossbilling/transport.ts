@@ -100,8 +100,10 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
     callKey: (action, params) => `${action.name}?${JSON.stringify(params)}`,
     read(action: UpstreamAction<FossbillingMethod>, answer: Exchange): unknown {
       const parsed = parseJsonBody(answer.body);
-      // Errors come inside HTTP 200 mostly, and with 401/403/404/429/503 for some codes: the envelope decides.
-      if (isPlainObject(parsed) && 'error' in parsed && parsed.error !== null) throw envelopeError(action.name, parsed.error, answer.headers, redact);
+      // Errors come inside HTTP 200 mostly, and with 400/401/403/404/429/503 for some codes: the envelope decides.
+      // Never with another 5xx: an `error` there is a proxy's or a fatal error's, and a write may have run.
+      const envelope = answer.statusCode < 500 || answer.statusCode === 503;
+      if (envelope && isPlainObject(parsed) && 'error' in parsed && parsed.error !== null) throw envelopeError(action.name, parsed.error, answer.headers, redact);
       if (answer.statusCode < 200 || answer.statusCode > 299) {
         // A 5xx can come from a PHP fatal error halfway through a write.
         const why = `HTTP ${answer.statusCode}: ${excerpt(answer.body, redact)}`;

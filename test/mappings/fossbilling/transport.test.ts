@@ -102,6 +102,20 @@ t.test('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', as
     const crashed = await failure(() => protocol.read(actions['order/create'], reply(500, '<html>Fatal error</html>')));
     assert.equal(crashed.outcomeUnknown, true);
   });
+
+  t.test('a JSON `error` with a 500, 502 or 504 is no envelope (FOSSBilling sends none with them): after a write the outcome is unknown', async () => {
+    // A proxy's page ({"error": "Gateway Timeout"}, a Google-style {"error": {code, message}}) or a fatal error's.
+    const bodies = [
+      [504, { error: 'Gateway Timeout' }],
+      [502, { error: { code: 502, message: 'upstream connection reset' } }],
+      [500, { result: null, error: { message: 'Call to a member function on null', code: 9999 } }],
+    ] as const;
+    for (const [statusCode, body] of bodies) {
+      const error = await failure(() => protocol.read(actions['order/create'], reply(statusCode, body, { 'content-type': 'application/json' })));
+      assert.equal(error instanceof FossbillingError, false, `HTTP ${statusCode}: not FOSSBilling's own refusal`);
+      assert.equal(error.outcomeUnknown, true, `HTTP ${statusCode}: the write may have run`);
+    }
+  });
 });
 
 t.test('FOSSBilling transport against the simulator', async (t) => {
