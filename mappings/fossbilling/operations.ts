@@ -46,6 +46,8 @@ const IS_ID = /^[1-9][0-9]{0,17}$/;
 const MAX_PER_PAGE = 500;
 /** Orders read by one key search; more matches of the tag's prefix than this cannot be told apart. */
 const KEY_SEARCH_PAGE = 20;
+/** Pages of MAX_PER_PAGE joined rows read for one service list; past that a list is refused. */
+const MAX_ORDER_PAGES = 20;
 
 export type FossbillingOperations = ReturnType<typeof fossbillingOperations>;
 
@@ -213,7 +215,28 @@ export function fossbillingOperations(
     return { items: answer.list.map((row) => map(row, currency)), total: answer.total };
   }
 
-  const listServices = (customer: Customer, page: PageRequest) => clientPage('order/get_list', OrderListAnswer, 'orders', customer, page, mapService);
+  /**
+   * order/get_list LEFT JOINs the order meta without GROUP BY (Order/Service.php getSearchQuery): an
+   * order with n meta rows (the order key, `stock_reserved_qty`, `cancel_at_period_end`) is counted
+   * n times in `total` and can be cut across two pages. So the client's orders are read whole, at
+   * FOSSBilling's largest page, each kept once, and the v1 page is cut from them.
+   */
+  async function listServices(customer: Customer, page: PageRequest): Promise<PageResult<ReturnType<typeof mapService>>> {
+    const clientId = clientIdOf(customer);
+    const read = (upstreamPage: number) => request('order/get_list', { client_id: clientId, page: upstreamPage, per_page: MAX_PER_PAGE }, OrderListAnswer);
+    const [first, currency] = await Promise.all([read(1), currencyOf(customer)]);
+    const pages = Math.ceil(first.total / MAX_PER_PAGE);
+    if (pages > MAX_ORDER_PAGES) throw unreadable(`order/get_list counts ${first.total} rows for client ${clientId}, more than the gateway reads`);
+    const rest = await Promise.all(Array.from({ length: Math.max(0, pages - 1) }, (_, index) => read(index + 2)));
+    const orders = new Map<string, RawOrder>();
+    for (const row of [first, ...rest].flatMap((answer) => answer.list)) {
+      if (row.client_id !== customer.upstreamId) throw unreadable(`order/get_list for client ${customer.upstreamId} answered another client's orders`);
+      if (!orders.has(row.id)) orders.set(row.id, row);
+    }
+    const all = [...orders.values()].sort((left, right) => Number(right.id) - Number(left.id));
+    const start = (page.page - 1) * page.perPage;
+    return { items: all.slice(start, start + page.perPage).map((order) => mapService(order, currency)), total: all.length };
+  }
 
   async function readService(customer: Customer, id: string) {
     const [order, currency] = await Promise.all([rawOrder(customer, id, 'service'), currencyOf(customer)]);

@@ -148,14 +148,14 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
 });
 
 t.test('FOSSBilling simulator quirks', async (t) => {
-  t.test('counts an order once per meta row in unfiltered lists, as the SQL join does, and the mapping shows each service once', async () => {
+  t.test('counts an order once per meta row in unfiltered lists, as the SQL join does; the mapping shows each service once and counts services', async () => {
     const seed = createFossbillingSeed();
     seed.orders[0]!.meta = { gateway_idempotency_key: 'acct_1:k:rec-1', stock_reserved_qty: '1' };
     const sim = await startFossbillingSimulator({ seed });
     const backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken }));
     try {
       const { items, total } = await backend.listServices(CUSTOMER, PAGE, CTX);
-      assert.equal(total, 5);
+      assert.equal(total, 4);
       assert.deepEqual(items.map((service) => service.id), ['4', '3', '2', '1']);
       const search = await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k'));
       assert.equal(search.kind === 'found' && search.order.id, '1');
