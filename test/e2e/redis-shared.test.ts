@@ -106,11 +106,12 @@ t.test('two gateways sharing one Redis', async (t) => {
       assert.deepEqual(await sentinel('get'), ['evalsha'], 'the rate-limit decision, nothing else');
       assert.equal((await order('trips-1')).statusCode, 201);
       // The rate-limit decision, then the idempotency claim, the write-ahead mark and the outcome; besides
-      // them only the order's webhook event (its snapshot read, the account's endpoint read, and the
-      // snapshot recorded after the event, by a script that checks it still holds what was read).
+      // them only the order's webhook event (its snapshot entry read, state and tag in one HMGET, the
+      // account's endpoint read, and the snapshot recorded after the event, by a script that checks it
+      // still holds what was read).
       const post = await sentinel('post');
       assert.deepEqual(post.filter((command) => command === 'evalsha'), ['evalsha', 'evalsha', 'evalsha', 'evalsha', 'evalsha'], post.join(' '));
-      assert.deepEqual(new Set(post.filter((command) => command !== 'evalsha')), new Set(['hget', 'hgetall']), post.join(' '));
+      assert.deepEqual(new Set(post.filter((command) => command !== 'evalsha')), new Set(['hmget', 'hgetall']), post.join(' '));
     } finally {
       monitor.disconnect();
       admin.disconnect();
