@@ -60,7 +60,7 @@ export class FileKeyStore implements KeyStore {
   async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
     let written = false;
     await this.update((data) => {
-      written = sameRecord(data.accounts[account.id], expected);
+      written = sameRecord(own(data.accounts, account.id), expected);
       if (written) data.accounts[account.id] = structuredClone(account);
     });
     return written;
@@ -68,7 +68,7 @@ export class FileKeyStore implements KeyStore {
 
   async getAccount(id: string): Promise<AccountRecord | null> {
     await this.refresh();
-    return copyOrNull(this.data.accounts[id]);
+    return copyOrNull(own(this.data.accounts, id));
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
@@ -85,7 +85,7 @@ export class FileKeyStore implements KeyStore {
   async replaceKey(key: ApiKeyRecord, expected: ApiKeyRecord): Promise<boolean> {
     let written = false;
     await this.update((data) => {
-      written = sameRecord(data.keys[key.id], expected);
+      written = sameRecord(own(data.keys, key.id), expected);
       if (written) data.keys[key.id] = structuredClone(key);
     });
     return written;
@@ -94,8 +94,8 @@ export class FileKeyStore implements KeyStore {
   async getKey(id: string): Promise<ApiKeyRecord | null> {
     await this.refresh();
     // An unknown id may be a key the CLI wrote since the last check: look at the file once more.
-    if (this.data.keys[id] === undefined) await this.refresh(true);
-    return copyOrNull(this.data.keys[id]);
+    if (own(this.data.keys, id) === undefined) await this.refresh(true);
+    return copyOrNull(own(this.data.keys, id));
   }
 
   getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
@@ -166,6 +166,14 @@ export class FileKeyStore implements KeyStore {
   }
 }
 
+/**
+ * The record stored under `id`, never one of Object.prototype's (`constructor`, `__proto__`,
+ * `toString` …): the file's maps are plain objects, and such ids are not accounts or keys.
+ */
+function own<T>(records: Record<string, T>, id: string): T | undefined {
+  return Object.hasOwn(records, id) ? records[id] : undefined;
+}
+
 async function readKeyFile(
   path: string,
   knownVersion: string | null | undefined,
@@ -233,8 +241,8 @@ function changedKeys(before: KeyFile, after: KeyFile): string[] {
   const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
   const ids = new Set([...Object.keys(before.keys), ...Object.keys(after.keys)]);
   return [...ids].filter((id) => {
-    const accountId = (after.keys[id] ?? before.keys[id])?.accountId ?? '';
-    return changed(before.keys[id], after.keys[id]) || changed(before.accounts[accountId], after.accounts[accountId]);
+    const accountId = (own(after.keys, id) ?? own(before.keys, id))?.accountId ?? '';
+    return changed(own(before.keys, id), own(after.keys, id)) || changed(own(before.accounts, accountId), own(after.accounts, accountId));
   });
 }
 
