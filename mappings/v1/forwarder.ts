@@ -46,6 +46,12 @@ function queryOf(query: unknown): string {
   return new URLSearchParams(entries.map(([name, value]): [string, string] => [name, String(value)])).toString();
 }
 
+/** The endpoint's path with its validated parameters (ids of digits), e.g. `/v1/services/7`. */
+function routedPath(pattern: string, params: unknown): string {
+  const values = (params ?? {}) as Record<string, unknown>;
+  return pattern.replace(/:([A-Za-z_]+)/g, (_, name: string) => encodeURIComponent(String(values[name])));
+}
+
 export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogger; hooks?: UpstreamHooks }): Forwarder {
   const base = new URL(config.url.replace(/\/+$/, ''));
   const basePath = base.pathname.replace(/\/+$/, '');
@@ -82,7 +88,8 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
 
   function upstreamKey(call: ForwardCall): string {
     const { customer } = call.caller;
-    const key = config.apiKeys[customer.upstreamId];
+    // Only a configured entry: an id such as `constructor` must not find Object.prototype's.
+    const key = Object.hasOwn(config.apiKeys, customer.upstreamId) ? config.apiKeys[customer.upstreamId] : undefined;
     if (key === undefined) {
       throw new BackendError('upstream_error', DETAIL.refused, {
         operatorMessage: `upstream.v1.apiKeys has no key for upstream id "${customer.upstreamId}" (account ${customer.accountId}); nothing was sent`,
@@ -95,8 +102,10 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     const { endpoint, caller, attempt } = call;
     const write = endpoint.method !== 'GET';
     const apiKey = upstreamKey(call);
-    const path = reply.request.url.split('?')[0] as string;
-    const { url, options } = (reply as ProxyReply).fromParameters(path, reply.request.params, endpoint.url);
+    // The path as routed and validated, never the raw request target: in absolute form
+    // (`GET http://host/v1/…`) the router reads its path, and the proxy would rebuild another.
+    const path = routedPath(endpoint.url, call.params);
+    const { url, options } = (reply as ProxyReply).fromParameters(path, call.params, endpoint.url);
     const idempotencyKey =
       attempt && call.idempotencyKey !== undefined ? upstreamIdempotencyKey(caller.account.id, call.idempotencyKey, attempt.recordId) : undefined;
     // Before the write-ahead mark: a write the open breaker refuses is known not to have run. A
