@@ -106,6 +106,22 @@ function requestId(): string {
   return randomUUID().toLowerCase();
 }
 
+/**
+ * The request target in origin form. A client may send it in absolute form (`GET http://host/v1/me`,
+ * RFC 9112 §3.2.2, which a server must accept); the router finds the route by its path, but what
+ * reads the raw target after it (the passthrough's proxy, which refused it as a foreign
+ * destination; logs; idempotency fingerprints) would see another text for the same request.
+ */
+export function originForm(target: string | undefined): string {
+  if (target === undefined || target.charCodeAt(0) === 47 /* / */) return target ?? '/';
+  try {
+    const url = new URL(target);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? `${url.pathname}${url.search}` : target;
+  } catch {
+    return target;
+  }
+}
+
 export async function buildApp(config: ResolvedConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config, overrides.logStream),
@@ -122,6 +138,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     // the stores and the upstream client close only after the server has.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 100 },
+    rewriteUrl: (request) => originForm(request.url),
     clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase),
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks
     // and the error handler; they are still problems.

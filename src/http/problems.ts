@@ -61,8 +61,12 @@ function fromFramework(error: FastifyError): ApiError | null {
 
 function bodyProblem(error: FastifyError): string {
   if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return 'The request body is empty but declared as JSON.';
-  // Fastify answers a __proto__ or constructor.prototype key with the same error as broken JSON.
-  return 'The request body is not valid JSON, or holds a forbidden property name (__proto__, constructor.prototype).';
+  // Fastify answers a __proto__ or constructor.prototype key with the same error as broken JSON (a SyntaxError).
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return 'The request body is not valid JSON, or holds a forbidden property name (__proto__, constructor.prototype).';
+  }
+  // Another 400 of the framework or a plugin (the passthrough's proxy refusing a target): not the body's.
+  return 'The request could not be read as sent.';
 }
 
 export function toApiError(error: unknown): ApiError {

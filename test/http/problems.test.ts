@@ -175,3 +175,16 @@ t.test('every failure is Problem+JSON', async (t) => {
     assert.ok(!gw.logs.join('').includes(key));
   });
 });
+
+t.test("the framework's and plugins' 400s are told apart: only a body that could not be parsed is called one", async () => {
+  const { toApiError } = await import('../../src/http/problems.js');
+  const parse = Object.assign(new SyntaxError('Unexpected token } in JSON'), { statusCode: 400 });
+  assert.match(toApiError(parse).detail, /not valid JSON/);
+  const empty = Object.assign(new Error('empty'), { statusCode: 400, code: 'FST_ERR_CTP_EMPTY_JSON_BODY' });
+  assert.match(toApiError(empty).detail, /empty but declared as JSON/);
+  // As the passthrough's proxy refused a request target it took for a foreign destination.
+  const refused = Object.assign(new Error('source/request contain invalid characters'), { statusCode: 400 });
+  const problem = toApiError(refused);
+  assert.equal(problem.reason, 'invalid_request');
+  assert.equal(problem.detail, 'The request could not be read as sent.');
+});
