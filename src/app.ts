@@ -3,7 +3,6 @@
  * loads config, listens and shuts down; tests build the app and use inject or a real port.
  */
 import { randomUUID } from 'node:crypto';
-import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createAdminApi, type AdminApi } from './admin/api.js';
 import type { AdminAuditLog } from './admin/audit.js';
@@ -13,6 +12,7 @@ import { ApiError, problemDocument } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
+import { answerUnreadableRequest } from './http/unreadable-request.js';
 import { Idempotency } from './http/idempotency.js';
 import { registerEndpoint, type RegisterContext } from './http/register.js';
 import { forwardedAnswer } from './http/forwarding.js';
@@ -68,28 +68,6 @@ export interface AppOverrides {
   resolveHost?: (host: string) => Promise<string[]>;
   /** False: events are queued but no delivery worker or change detector runs (tests that do not deliver). */
   runWebhooks?: boolean;
-}
-
-/**
- * Requests Node cannot parse (oversized headers, a broken request line) never reach Fastify's
- * handlers: answer them as a problem too, with a request id, then close the connection.
- */
-function answerUnreadableRequest(error: Error & { code?: string }, socket: Duplex, typeBase: string): void {
-  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const requestId = randomUUID();
-  const detail = error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request could not be read.';
-  const body = JSON.stringify(problemDocument(new ApiError('invalid_request', detail), requestId, typeBase));
-  socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
-      'Content-Type: application/problem+json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
 }
 
 function requireRegistry(backends: BackendRegistry | undefined): BackendRegistry {

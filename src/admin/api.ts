@@ -28,6 +28,8 @@ const ADMIN_WRITE_TIMEOUT_MS = 5_000;
 export interface AdminApi {
   /** The names of the configured tokens (never their hashes), for the start-up log. */
   readonly tokenNames: string[];
+  /** Where its problems' types point (config.problemTypeBase). */
+  readonly problemTypeBase: string;
   /** Adds the admin routes under `/admin/v1` to `ops` (before it listens). */
   register(ops: FastifyInstance): void;
   /**
@@ -65,6 +67,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
   const endpoints = adminEndpoints({ serverUrl: publicBaseUrl({ host: config.ops.host, port: config.ops.port }), profile: config.profile });
   return {
     tokenNames: config.admin.tokens.map((token) => token.name),
+    problemTypeBase: config.problemTypeBase,
     register(ops) {
       void ops.register(async (scope) => install(scope, endpoints, ctx), { prefix: ADMIN_PREFIX });
     },

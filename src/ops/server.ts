@@ -6,10 +6,12 @@
  * before it listens.
  */
 import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { AdminApi } from '../admin/api.js';
 import { ADMIN_PREFIX } from '../admin/register.js';
 import type { Backend } from '../backend/backend.js';
+import { answerUnreadableRequest } from '../http/unreadable-request.js';
 import type { Stores } from '../stores/types.js';
 import { boundedPing } from './bounded-ping.js';
 
@@ -70,6 +72,7 @@ export interface OpsTarget {
  * and scrapes would drown the application log.
  */
 export function buildOpsApp(target: OpsTarget): FastifyInstance {
+  const { admin } = target;
   const ops = Fastify({
     loggerInstance: target.log.child({ component: 'ops' }),
     logController: new LogController({ disableRequestLogging: true }),
@@ -79,6 +82,9 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     requestTimeout: 30_000,
     // Admin answers carry it (X-Request-Id, the problem's instance) and the admin audit names it.
     genReqId: () => randomUUID(),
+    // Requests Node cannot parse (oversized headers) answered as a problem, as the admin API's are,
+    // rather than Node's bare 431.
+    ...(admin ? { clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) => answerUnreadableRequest(error, socket, admin.problemTypeBase) } : {}),
     // The router's own refusals skip every hook; on an admin path they are problems as well.
     frameworkErrors: (error, request, reply) => {
       const answer = reply as FastifyReply;
