@@ -23,12 +23,22 @@ export function clientText(text: string): string {
   return looksSecret(clean) ? '[redacted]' : clean.slice(0, 200);
 }
 
-/** A URL path with every segment that looks like a secret replaced by `[redacted]`. */
+/** A URL path with every segment that looks like a secret, as sent or percent-decoded, replaced by `[redacted]`. */
 export function redactPath(path: string): string {
-  // Most paths hold none of the prefixes: one test, no split.
-  if (!/rk_|rgadm_|whsec_/i.test(path)) return path;
+  // Most paths hold neither a prefix nor an escape: one test, no split.
+  if (!/rk_|rgadm_|whsec_|%/i.test(path)) return path;
   return path
     .split('/')
-    .map((segment) => (looksSecret(segment) ? '[redacted]' : segment))
+    .map((segment) => (looksSecret(segment) || looksSecret(decoded(segment)) ? '[redacted]' : segment))
     .join('/');
+}
+
+/** A path segment percent-decoded (`rk%5F…` is `rk_…`); as it is when it is not valid escapes. */
+function decoded(segment: string): string {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

@@ -69,6 +69,9 @@ t.test('a key or token sent as a bare query parameter name, or in the path, neve
       [`/v1/services/7/${token}?page=1`, '/v1/services/7/[redacted]?page=1'],
       [`/admin/v1/keys/x-${token}`, '/admin/v1/keys/[redacted]'],
       [`/v1/services/x%20${key}`, '/v1/services/[redacted]'],
+      // Percent-encoded, in part or whole: the router decodes it, and so does whoever reads the log.
+      [`/v1/services/${key.replace(/_/g, '%5F')}`, '/v1/services/[redacted]'],
+      [`/v1/services/7/${[...token].map((char) => `%${char.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')}`, '/v1/services/7/[redacted]'],
       ['/v1/services/park_7', '/v1/services/park_7'],
       ['/v1/services/acme_rk_1', '/v1/services/acme_rk_1'],
     ];
