@@ -3,23 +3,15 @@
  * headers) as a problem with a request id, as the public listener does, not with Node's bare 431.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import t from 'tap';
+import { rawExchange } from '../helpers/http.js';
 import { buildAdminGateway } from './helpers.js';
 
 t.test('admin API: a request with oversized headers is a problem', async (t) => {
   const gw = await buildAdminGateway();
   t.teardown(() => gw.close());
   const port = Number(new URL(await gw.ops.listen({ host: '127.0.0.1', port: 0 })).port);
-  const raw = await new Promise<string>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`GET /admin/v1/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.tokens.all?.token}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    });
-    let data = '';
-    socket.on('data', (chunk) => (data += String(chunk)));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
+  const raw = await rawExchange(port, `GET /admin/v1/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.tokens.all?.token}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
   assert.match(raw, /^HTTP\/1\.1 400 /);
   assert.match(raw, /content-type: application\/problem\+json/i);
   const requestId = /x-request-id: ([0-9a-f-]{36})/i.exec(raw)?.[1];

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 /** A tiny client for end-to-end tests against a gateway listening on a real loopback port. */
 import { request } from 'undici';
 
@@ -33,4 +34,18 @@ export async function call(
     text: bytes.toString('utf8'),
     json: () => JSON.parse(bytes.toString('utf8')),
   };
+}
+
+/**
+ * One request written to a fresh connection exactly as given (what a client library would not
+ * send: an oversized header, a target in absolute form); resolves with everything answered.
+ */
+export function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.on('data', (chunk) => (data += String(chunk)));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
 }

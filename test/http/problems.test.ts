@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { rawExchange } from '../helpers/http.js';
 
 function assertProblem(response: LightMyRequestResponse, status: number, reason: string): Record<string, unknown> {
   assert.equal(response.statusCode, status, response.body);
@@ -145,15 +145,7 @@ t.test('every failure is Problem+JSON', async (t) => {
   t.test('requests Node cannot read (oversized headers) → 400 problem with a request id', async () => {
     const base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = new URL(base);
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => {
-        socket.write(`GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-      });
-      let data = '';
-      socket.on('data', (chunk) => (data += String(chunk)));
-      socket.on('end', () => resolve(data));
-      socket.on('error', reject);
-    });
+    const raw = await rawExchange(Number(port), `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     assert.match(raw, /^HTTP\/1\.1 400 /);
     assert.match(raw, /content-type: application\/problem\+json/i);
     assert.match(raw, /x-request-id: [0-9a-f-]{36}/i);

@@ -6,20 +6,9 @@
  * which the proxy serves itself, must not refuse it (they answered 400).
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import t from 'tap';
+import { rawExchange } from '../helpers/http.js';
 import { buildPassthroughGateway, json, ORDER, SERVICE, type PassthroughGateway } from '../mappings/v1/harness.js';
-
-/** One request on a fresh connection, written as given; resolves with the status line. */
-function rawRequest(port: number, lines: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(`${lines.join('\r\n')}\r\n\r\n`));
-    let data = '';
-    socket.on('data', (chunk) => (data += chunk));
-    socket.on('end', () => resolve(data.split('\r\n')[0] ?? ''));
-    socket.on('error', reject);
-  });
-}
 
 t.test('v1 passthrough: a request target in absolute form', async (t) => {
   let gw: PassthroughGateway;
@@ -45,12 +34,12 @@ t.test('v1 passthrough: a request target in absolute form', async (t) => {
     t.test(`GET http://gateway.example${path} is served, and goes upstream as ${path}`, async () => {
       gw.upstream.answer(json(200, answer));
       const before = gw.upstream.received.length;
-      const status = await rawRequest(port, [
+      const status = (await rawExchange(port, `${[
         `GET http://gateway.example${path} HTTP/1.1`,
         'Host: gateway.example',
         `Authorization: Bearer ${gw.keys['acme:all']}`,
         'Connection: close',
-      ]);
+      ].join('\r\n')}\r\n\r\n`)).split('\r\n')[0] ?? '';
       const forwarded = gw.upstream.received.slice(before).map((request) => request.url);
       assert.deepEqual(forwarded, [path], `forwarded for ${path} (${status})`);
       assert.match(status, /^HTTP\/1\.1 200 /, 'served as in origin form');

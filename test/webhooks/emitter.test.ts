@@ -54,6 +54,20 @@ async function queuedTypes(outbox: MemoryWebhookOutbox): Promise<string[]> {
 const order = (status: Order['status']) => ({ id: '12', status }) as unknown as Order;
 const invoice = (status: Invoice['status']) => ({ id: '7', status }) as unknown as Invoice;
 
+/** An order seen pending, then active: its status_changed queued, the store failing to record it. */
+async function queuedNotRecorded() {
+  const fixture = await setUp();
+  const { store, events } = fixture;
+  await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
+  const record = store.recordSnapshot.bind(store);
+  store.recordSnapshot = async () => {
+    throw new Error('store unavailable');
+  };
+  await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }), /store unavailable/);
+  store.recordSnapshot = record;
+  return fixture;
+}
+
 t.test('webhook events: observe', async (t) => {
   t.test('the payload carries the event id (the webhook-id it is sent under) and api_version v1 before type', async () => {
     const { outbox, events } = await setUp();
@@ -125,14 +139,7 @@ t.test('webhook events: observe', async (t) => {
   });
 
   t.test('queued but not recorded (a crash, the store failing): the next look reports it again', async () => {
-    const { store, outbox, events } = await setUp();
-    await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
-    const record = store.recordSnapshot.bind(store);
-    store.recordSnapshot = async () => {
-      throw new Error('store unavailable');
-    };
-    await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }), /store unavailable/);
-    store.recordSnapshot = record;
+    const { store, outbox, events } = await queuedNotRecorded();
     const [created, first] = await outbox.claim('test', 100, 60_000);
     assert.ok(created && first);
     await outbox.complete(first, 'delivered');
@@ -144,14 +151,7 @@ t.test('webhook events: observe', async (t) => {
   });
 
   t.test('a change reported again while its first report still waits is not queued twice', async () => {
-    const { store, outbox, events } = await setUp();
-    await events.observe(ACCOUNT, { kind: 'order', resource: order('pending') });
-    const record = store.recordSnapshot.bind(store);
-    store.recordSnapshot = async () => {
-      throw new Error('store unavailable');
-    };
-    await assert.rejects(events.observe(ACCOUNT, { kind: 'order', resource: order('active') }), /store unavailable/);
-    store.recordSnapshot = record;
+    const { store, outbox, events } = await queuedNotRecorded();
     await events.observe(ACCOUNT, { kind: 'order', resource: order('active') });
     assert.deepEqual(await queuedTypes(outbox), ['order.created', 'order.status_changed']);
     assert.deepEqual((await store.listDeliveries(ACCOUNT, 0, 10)).entries.map((entry) => entry.type).sort(), ['order.created', 'order.status_changed']);
