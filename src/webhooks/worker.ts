@@ -89,7 +89,10 @@ export class DeliveryWorker {
         const room = config.concurrency - this.inFlight.size;
         if (room <= 0 || this.stopping.signal.aborted) break;
         const claimed = await outbox.claim(this.consumer, room, config.claimIdleMs);
-        const surplus = claimed.filter((delivery) => !this.startDelivery(delivery));
+        // A slot refused (the account's share is in flight on other instances) is surplus too: put
+        // back until the next interval, not claimed again at once.
+        const started = await Promise.all(claimed.map((delivery) => this.startDelivery(delivery)));
+        const surplus = claimed.filter((_, index) => !started[index]);
         await Promise.all(surplus.map((delivery) => outbox.release(delivery, config.workerIntervalMs)));
         // Claiming again at once after a put-back would take the same busy account's entries back
         // in a loop: the next interval (or a finished delivery) looks again, past what was put back.
@@ -103,19 +106,27 @@ export class DeliveryWorker {
     }
   }
 
-  /** Starts the delivery unless its account already has its share in flight; false if not started. */
-  private startDelivery(delivery: ClaimedDelivery): boolean {
+  /** Starts the delivery unless its account already has its share in flight (here or on any instance); false if not started. */
+  private async startDelivery(delivery: ClaimedDelivery): Promise<boolean> {
+    const { store, config } = this.options;
     const { accountId } = delivery;
     const running = this.accountsInFlight.get(accountId) ?? 0;
-    if (running >= this.options.config.perAccountConcurrency) return false;
+    if (running >= config.perAccountConcurrency) return false;
     this.accountsInFlight.set(accountId, running + 1);
-    this.track(
-      this.deliver(delivery).finally(() => {
-        const left = (this.accountsInFlight.get(accountId) ?? 1) - 1;
-        if (left === 0) this.accountsInFlight.delete(accountId);
-        else this.accountsInFlight.set(accountId, left);
-      }),
-    );
+    const done = () => {
+      const left = (this.accountsInFlight.get(accountId) ?? 1) - 1;
+      if (left === 0) this.accountsInFlight.delete(accountId);
+      else this.accountsInFlight.set(accountId, left);
+    };
+    // A slot outlives the longest attempt as a claim does: a dead holder's frees as its entry is taken over.
+    let slot = false;
+    try {
+      slot = await store.takeDeliverySlot(accountId, delivery.handle, config.perAccountConcurrency, config.claimIdleMs);
+    } finally {
+      if (!slot) done();
+    }
+    if (!slot) return false;
+    this.track(this.deliver(delivery).finally(done));
     return true;
   }
 
@@ -129,13 +140,9 @@ export class DeliveryWorker {
     this.inFlight.add(tracked);
   }
 
-  /** Delivers within one of the account's slots across instances; put back unattempted while all are held. */
+  /** Delivers within the slot taken for it, and frees that slot. */
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
-    const { outbox, store, config } = this.options;
-    // A slot outlives the longest attempt as a claim does: a dead holder's frees as its entry is taken over.
-    if (!(await store.takeDeliverySlot(delivery.accountId, delivery.handle, config.perAccountConcurrency, config.claimIdleMs))) {
-      return outbox.release(delivery, config.workerIntervalMs);
-    }
+    const { store } = this.options;
     try {
       await this.attempt(delivery);
     } finally {
