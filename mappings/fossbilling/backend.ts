@@ -10,6 +10,7 @@ import { diagnoseFossbilling } from './doctor.js';
 import { notFound, unreadable } from './errors.js';
 import { mapAccount, mapOrder, mapProduct, money } from './map.js';
 import { PROBE } from './methods.js';
+import type { RawOrder } from './parse.js';
 import { fossbillingOperations, fossbillingSetup, type FossbillingOperations } from './operations.js';
 import { FOSSBILLING_SERVICE_ACTIONS } from './service-actions.js';
 import { createFossbillingTransport, type FossbillingCall, type FossbillingTransport, type TransportOptions } from './transport.js';
@@ -29,10 +30,16 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
   /** For what is not a customer's call (the catalog; its answer is cached and shared). */
   const shared = fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(undefined, freshness)));
   /** The operations of one Backend call: their upstream calls carry its context (the trace), and their own freshness. */
+  const wholeLists = new WeakMap<CallContext, Map<string, Promise<RawOrder[]>>>();
+  const listsOf = (context: CallContext): Map<string, Promise<RawOrder[]>> => {
+    let lists = wholeLists.get(context);
+    if (!lists) wholeLists.set(context, (lists = new Map()));
+    return lists;
+  };
   const operations = (context: CallContext | undefined): FossbillingOperations =>
     context === undefined
       ? shared
-      : fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(context, freshness)));
+      : fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(context, freshness)), listsOf(context));
   const { catalog, publicProduct } = shared;
 
   /**

@@ -66,6 +66,8 @@ export function fossbillingSetup(config: FossbillingConfig): FossbillingSetup {
 export function fossbillingOperations(
   { config, methods, publicIds }: FossbillingSetup,
   call: (method: FossbillingMethod, params: Record<string, unknown>, freshness?: Freshness) => Promise<unknown>,
+  /** Whole order lists read under one call context, by client id: the detector's pages of one pass read it once. */
+  wholeLists: Map<string, Promise<RawOrder[]>> = new Map(),
 ) {
   async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S, freshness?: Freshness): Promise<z.infer<S>> {
     const answer = await call(method, params, freshness);
@@ -223,8 +225,16 @@ export function fossbillingOperations(
    */
   async function listServices(customer: Customer, page: PageRequest): Promise<PageResult<ReturnType<typeof mapService>>> {
     const clientId = clientIdOf(customer);
+    let whole = wholeLists.get(clientId);
+    if (!whole) wholeLists.set(clientId, (whole = allOrders(customer, clientId)));
+    const [all, currency] = await Promise.all([whole, currencyOf(customer)]);
+    const start = (page.page - 1) * page.perPage;
+    return { items: all.slice(start, start + page.perPage).map((order) => mapService(order, currency)), total: all.length };
+  }
+
+  async function allOrders(customer: Customer, clientId: string): Promise<RawOrder[]> {
     const read = (upstreamPage: number) => request('order/get_list', { client_id: clientId, page: upstreamPage, per_page: MAX_PER_PAGE }, OrderListAnswer);
-    const [first, currency] = await Promise.all([read(1), currencyOf(customer)]);
+    const first = await read(1);
     const pages = Math.ceil(first.total / MAX_PER_PAGE);
     if (pages > MAX_ORDER_PAGES) throw unreadable(`order/get_list counts ${first.total} rows for client ${clientId}, more than the gateway reads`);
     const rest = await Promise.all(Array.from({ length: Math.max(0, pages - 1) }, (_, index) => read(index + 2)));
@@ -233,9 +243,7 @@ export function fossbillingOperations(
       if (row.client_id !== customer.upstreamId) throw unreadable(`order/get_list for client ${customer.upstreamId} answered another client's orders`);
       if (!orders.has(row.id)) orders.set(row.id, row);
     }
-    const all = [...orders.values()].sort((left, right) => Number(right.id) - Number(left.id));
-    const start = (page.page - 1) * page.perPage;
-    return { items: all.slice(start, start + page.perPage).map((order) => mapService(order, currency)), total: all.length };
+    return [...orders.values()].sort((left, right) => Number(right.id) - Number(left.id));
   }
 
   async function readService(customer: Customer, id: string) {

@@ -89,7 +89,14 @@ export class ChangeDetector {
     const snapshot = await store.readSnapshot(customer.accountId);
     const baseline = snapshot[BASELINE_FIELD] === undefined;
 
-    const services = await readAll((page) => backend.listServices(customer, page, ctx));
+    // A service list the backend refuses (FOSSBilling past its rows bound) must not leave the
+    // account's invoices and known orders unwatched: the pass goes on without it, and fails after.
+    let servicesFailure: unknown = null;
+    const services = await readAll((page) => backend.listServices(customer, page, ctx)).catch((error: unknown) => {
+      if (baseline) throw error;
+      servicesFailure = error;
+      return [] as Service[];
+    });
     const invoices = await readAll((page) => backend.listInvoices(customer, page, ctx));
     for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline });
     for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline });
@@ -116,6 +123,7 @@ export class ChangeDetector {
     }
     // The pass read no baseline mark (under the detector's lease): it is recorded over none.
     if (baseline) await store.recordSnapshot(customer.accountId, BASELINE_FIELD, null, new Date().toISOString());
+    if (servicesFailure !== null) throw servicesFailure;
   }
 
   /**
