@@ -22,13 +22,13 @@ export interface FossbillingBackendOptions extends TransportOptions {
 
 export function createFossbillingBackend(config: FossbillingConfig, options: FossbillingBackendOptions = {}): Backend {
   const transport: FossbillingTransport = options.call
-    ? { call: options.call, close: () => Promise.resolve() }
+    ? { call: options.call, reject: () => undefined, close: () => Promise.resolve() }
     : createFossbillingTransport(config, options);
-  const { call } = transport;
+  const { call, reject } = transport;
   const setup = fossbillingSetup(config);
   const { methods } = setup;
   /** For what is not a customer's call (the catalog; its answer is cached and shared). */
-  const shared = fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(undefined, freshness)));
+  const shared = fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(undefined, freshness)), reject);
   /** The operations of one Backend call: their upstream calls carry its context (the trace), and their own freshness. */
   const wholeLists = new WeakMap<CallContext, Map<string, Promise<RawOrder[]>>>();
   const listsOf = (context: CallContext): Map<string, Promise<RawOrder[]>> => {
@@ -39,7 +39,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
   const operations = (context: CallContext | undefined): FossbillingOperations =>
     context === undefined
       ? shared
-      : fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(context, freshness)), listsOf(context));
+      : fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(context, freshness)), reject, listsOf(context));
   const { catalog, publicProduct } = shared;
 
   /**

@@ -66,14 +66,17 @@ export function fossbillingSetup(config: FossbillingConfig): FossbillingSetup {
 export function fossbillingOperations(
   { config, methods, publicIds }: FossbillingSetup,
   call: (method: FossbillingMethod, params: Record<string, unknown>, freshness?: Freshness) => Promise<unknown>,
+  /** Told of a result of an unexpected shape, so that a cached one is not served again. */
+  reject: (method: FossbillingMethod, params: Record<string, unknown>, result: unknown) => void,
   /** Whole order lists read under one call context, by client id: the detector's pages of one pass read it once. */
   wholeLists: Map<string, Promise<RawOrder[]>> = new Map(),
 ) {
   async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S, freshness?: Freshness): Promise<z.infer<S>> {
     const answer = await call(method, params, freshness);
     const parsed = schema.safeParse(answer);
-    if (!parsed.success) throw unreadable(`FOSSBilling ${method}: unexpected answer: ${describeIssues(parsed.error)}`, methods[method].safety === 'write');
-    return parsed.data;
+    if (parsed.success) return parsed.data;
+    reject(method, params, answer);
+    throw unreadable(`FOSSBilling ${method}: unexpected answer: ${describeIssues(parsed.error)}`, methods[method].safety === 'write');
   }
 
   const clientIdOf = (customer: Customer): string => {

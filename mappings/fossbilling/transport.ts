@@ -119,10 +119,16 @@ export type TransportOptions = UpstreamWiring;
 
 export interface FossbillingTransport {
   call: FossbillingCall;
+  /** A result of an unexpected shape: not kept in the cache (UpstreamClient.reject). */
+  reject(method: FossbillingMethod, params: FossbillingParams, result: unknown): void;
   close(): Promise<void>;
 }
 
 export function createFossbillingTransport(config: FossbillingConfig, options: TransportOptions = {}): FossbillingTransport {
   const client = createUpstreamClient(fossbillingProtocol(config), upstreamClientOptions(config, MAX_RESPONSE_BYTES, options));
-  return { call: (method, params, context) => client.call(method, params, context), close: () => client.close() };
+  return {
+    call: (method, params, context) => client.call(method, params, context),
+    reject: (method, params, result) => client.reject(method, params, result),
+    close: () => client.close(),
+  };
 }

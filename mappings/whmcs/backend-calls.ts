@@ -90,7 +90,13 @@ export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallCont
   }
 
   async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S, freshness?: Freshness): Promise<z.output<S>> {
-    return parse(id, await client.call(id, params, withFreshness(undefined, freshness)), schema);
+    const answer = await client.call(id, params, withFreshness(undefined, freshness));
+    try {
+      return parse(id, answer, schema);
+    } catch (error) {
+      client.reject(id, params, answer);
+      throw error;
+    }
   }
 
   function clientIdOf(customer: Customer): string {

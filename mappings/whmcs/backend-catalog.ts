@@ -53,7 +53,13 @@ export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): Whmc
     const answer = await calls.client.call('GetProducts', {}, withFreshness(undefined, freshness));
     let entry = catalogs.get(answer);
     if (!entry) {
-      entry = { products: calls.parse('GetProducts', answer, ProductsAnswer) };
+      try {
+        entry = { products: calls.parse('GetProducts', answer, ProductsAnswer) };
+      } catch (error) {
+        // Not kept: the next read asks WHMCS again rather than failing on it until the TTL ends.
+        calls.client.reject('GetProducts', {}, answer);
+        throw error;
+      }
       catalogs.set(answer, entry);
     }
     return entry;

@@ -29,6 +29,8 @@ export type WhmcsClientOptions = UpstreamWiring;
 export interface WhmcsClient {
   readonly actions: ActionTable;
   call(action: ActionId, params?: FormParams, context?: UpstreamCallContext): Promise<WhmcsAnswer>;
+  /** An answer of an unexpected shape: not kept in the cache (UpstreamClient.reject). */
+  reject(action: ActionId, params: FormParams, answer: WhmcsAnswer): void;
   close(): Promise<void>;
 }
 
@@ -128,5 +130,10 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
 export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptions = {}): WhmcsClient {
   const actions = declareActions(config);
   const client = createUpstreamClient(whmcsProtocol(config, actions), upstreamClientOptions(config, MAX_RESPONSE_BYTES, options));
-  return { actions, call: (id, params = {}, context) => client.call(id, params, context), close: () => client.close() };
+  return {
+    actions,
+    call: (id, params = {}, context) => client.call(id, params, context),
+    reject: (id, params, answer) => client.reject(id, params, answer),
+    close: () => client.close(),
+  };
 }

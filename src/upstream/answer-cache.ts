@@ -40,6 +40,8 @@ export interface AnswerCache<A> {
   fresh(action: string, ttlMs: number, key: string, load: () => Promise<A>): Promise<A>;
   /** After a write: later reads start new flights, and the named actions' answers are dropped. */
   written(invalidates: readonly string[]): void;
+  /** Drops `answer` if it is the one kept for the call (its caller found it unusable): the next read loads again. */
+  forget(action: string, key: string, answer: A): void;
   clear(): void;
 }
 
@@ -118,6 +120,11 @@ export function createAnswerCache<A>(now: () => number = Date.now, events?: Answ
         cache.generation += 1;
         cache.entries.clear();
       }
+    },
+
+    forget(action, key, answer) {
+      const entries = caches.get(action)?.entries;
+      if (entries?.peek(key)?.answer === answer) entries.delete(key);
     },
 
     clear() {

@@ -94,6 +94,12 @@ export interface UpstreamClient<Id extends string, Params, Answer> {
   readonly actions: ActionTable<Id>;
   /** A coalesced or cached read is sent once, with the context of the call that sent it; `context.freshness` says which answer will do. */
   call(id: Id, params: Params, context?: UpstreamCallContext): Promise<Answer>;
+  /**
+   * The mapping found `answer` unusable (an unexpected shape): when it is the one cached for the
+   * call, it is dropped, so that the next read asks the upstream again instead of failing the same
+   * way until the TTL runs out.
+   */
+  reject(id: Id, params: Params, answer: Answer): void;
   close(): Promise<void>;
 }
 
@@ -275,7 +281,12 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     if (ownsDispatcher) await dispatcher.close();
   }
 
-  return { actions, call, close };
+  function reject(id: Id, params: Params, answer: Answer): void {
+    const action = actions[id];
+    if (action.cacheTtlMs !== undefined) answers.forget(id, protocol.callKey(action, params), answer);
+  }
+
+  return { actions, call, reject, close };
 }
 
 /** A log line's fields, with the trace id of the call it is about. */

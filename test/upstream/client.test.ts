@@ -124,6 +124,20 @@ t.test('upstream client (backend-neutral)', async (t) => {
     await toy.close();
   });
 
+  t.test('a cached answer the mapping rejects is dropped, and only that answer: the next read asks again', async () => {
+    const toy = client();
+    const first = await toy.call('catalog', {});
+    toy.reject('catalog', {}, { another: 'answer' });
+    assert.equal(await toy.call('catalog', {}), first, 'an answer that is not the cached one drops nothing');
+    toy.reject('catalog', {}, first);
+    const second = await toy.call('catalog', {});
+    assert.notEqual(second, first);
+    assert.equal(await toy.call('catalog', {}), second, 'the new answer is cached');
+    toy.reject('list', {}, first);
+    assert.equal(upstream.hits.length, 2);
+    await toy.close();
+  });
+
   t.test('an uncached read is sent whatever is cached or in flight, and leaves the cache as it was', async () => {
     const toy = client();
     const cached = await toy.call('catalog', {});

@@ -112,3 +112,16 @@ t.test('WHMCS backend: the mapped catalog is cached with the answer', async (t) 
     await backend.close();
   });
 });
+
+t.test('WHMCS backend: a catalog answer of an unexpected shape is not kept', async (t) => {
+  const whmcs = new FakeWhmcs();
+  t.teardown(() => whmcs.close());
+  // A glitch: "success" with the products cut away, as a truncated or rewritten answer can be.
+  whmcs.answer('GetProducts', { ...answers.catalog, products: 'unavailable' }, { times: 1 });
+  const backend = whmcs.backend();
+  await rejectsWith(backend.listProducts(CTX), 'upstream_error');
+  whmcs.answer('GetProducts', answers.catalog);
+  const products = await backend.listProducts(CTX);
+  assert.deepEqual(products.map((product) => product.id), ['1', '2', '3', '4'], 'the next read asks WHMCS again, within the TTL');
+  assert.equal(whmcs.requests('GetProducts').length, 2);
+});
