@@ -8,7 +8,7 @@ import { BackendError, type Customer } from '../../src/backend/backend.js';
 import { type UpstreamCallContext, withFreshness } from '../../src/upstream/client.js';
 import type { Freshness } from '../../src/upstream/policy.js';
 import type { ActionId } from './actions.js';
-import { type FormParams, UpstreamBusinessError, type WhmcsClient } from './client.js';
+import { type FormParams, UpstreamBusinessError, type WhmcsAnswer, type WhmcsClient } from './client.js';
 import { ClientDetailsAnswer, type RawClient } from './parse.js';
 import { describeIssues } from './parse-fields.js';
 
@@ -57,6 +57,8 @@ export interface WhmcsCalls {
   readonly client: WhmcsClient;
   /** The answer checked against its schema; a mismatch is an upstream error (outcome unknown for a write). */
   parse<S extends z.ZodType>(id: ActionId, answer: unknown, schema: S): z.output<S>;
+  /** As parse, for the answer of a call made with `params`: a mismatch also drops it from the answer cache. */
+  parseCalled<S extends z.ZodType>(id: ActionId, params: FormParams, answer: WhmcsAnswer, schema: S): z.output<S>;
   /** A field the schema leaves optional because only some requests read it (see parse.ts): this one does. */
   needed<T>(id: ActionId, field: string, value: T | undefined): T;
   request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S, freshness?: Freshness): Promise<z.output<S>>;
@@ -89,14 +91,18 @@ export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallCont
     );
   }
 
-  async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S, freshness?: Freshness): Promise<z.output<S>> {
-    const answer = await client.call(id, params, withFreshness(undefined, freshness));
+  function parseCalled<S extends z.ZodType>(id: ActionId, params: FormParams, answer: WhmcsAnswer, schema: S): z.output<S> {
     try {
       return parse(id, answer, schema);
     } catch (error) {
+      // Not kept: the next read asks WHMCS again rather than failing on it until the TTL ends.
       client.reject(id, params, answer);
       throw error;
     }
+  }
+
+  async function request<S extends z.ZodType>(id: ActionId, params: FormParams, schema: S, freshness?: Freshness): Promise<z.output<S>> {
+    return parseCalled(id, params, await client.call(id, params, withFreshness(undefined, freshness)), schema);
   }
 
   function clientIdOf(customer: Customer): string {
@@ -109,6 +115,7 @@ export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallCont
   return {
     client,
     parse,
+    parseCalled,
     needed(id, field, value) {
       if (value !== undefined) return value;
       throw unreadableAnswer(`WHMCS ${client.actions[id].name} answer has no ${field}, which this request needs`);

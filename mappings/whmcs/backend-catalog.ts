@@ -53,13 +53,7 @@ export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): Whmc
     const answer = await calls.client.call('GetProducts', {}, withFreshness(undefined, freshness));
     let entry = catalogs.get(answer);
     if (!entry) {
-      try {
-        entry = { products: calls.parse('GetProducts', answer, ProductsAnswer) };
-      } catch (error) {
-        // Not kept: the next read asks WHMCS again rather than failing on it until the TTL ends.
-        calls.client.reject('GetProducts', {}, answer);
-        throw error;
-      }
+      entry = { products: calls.parseCalled('GetProducts', {}, answer, ProductsAnswer) };
       catalogs.set(answer, entry);
     }
     return entry;
