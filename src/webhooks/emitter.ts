@@ -111,8 +111,9 @@ export class WebhookEvents {
     const state = observed.resource.status;
     const field = `${observed.kind}:${observed.resource.id}`;
     const previous = await this.store.readSnapshotState(accountId, field);
-    if (previous?.state === state) return;
-    for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, previous?.state ?? null)) {
+    const from = previous?.state ?? null;
+    if (from === state) return;
+    for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, from)) {
       try {
         // Its id is the change's: whoever reports it again (a write and the detector at once, a
         // pass after a crash between queueing and recording) reports it under the same id.
@@ -120,13 +121,13 @@ export class WebhookEvents {
       } catch (error) {
         // Not queued: the state stays unrecorded so that the next look reports the change again,
         // from after the events already queued (an invoice's created, when its paid failed).
-        if (reportedFrom !== null && reportedFrom !== previous?.state) await this.record(accountId, field, previous?.state ?? null, reportedFrom);
+        if (reportedFrom !== null && reportedFrom !== from) await this.record(accountId, field, from, reportedFrom);
         throw error;
       }
     }
     // Only if nobody recorded another state meanwhile: that observer reports from there. A new tag
     // gives the next change of this resource ids of its own.
-    await this.store.recordSnapshot(accountId, field, previous?.state ?? null, state, newSnapshotTag());
+    await this.store.recordSnapshot(accountId, field, from, state, newSnapshotTag());
   }
 
   private async record(accountId: string, field: string, expected: string | null, state: string): Promise<void> {

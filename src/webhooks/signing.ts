@@ -4,6 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import type { SnapshotEntry } from '../stores/webhook-types.js';
 
 export interface SignedHeaders {
   'webhook-id': string;
@@ -27,7 +28,7 @@ export function newEventId(now = Date.now()): string {
  * and the tag recorded with it, new at every record) and where it goes. A later change of the same
  * resource is reported from another entry, so it gets ids of its own.
  */
-export function changeEventId(accountId: string, resource: string, from: { state: string; tag: string } | null, type: string, state: string): string {
+export function changeEventId(accountId: string, resource: string, from: SnapshotEntry | null, type: string, state: string): string {
   const digest = createHash('sha256').update(JSON.stringify([accountId, resource, from?.state ?? null, from?.tag ?? '', type, state])).digest('hex');
   return `evt_${digest.slice(0, 32)}`;
 }
