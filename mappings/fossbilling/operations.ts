@@ -68,8 +68,11 @@ export function fossbillingOperations(
   call: (method: FossbillingMethod, params: Record<string, unknown>, freshness?: Freshness) => Promise<unknown>,
   /** Told of a result of an unexpected shape, so that a cached one is not served again. */
   reject: (method: FossbillingMethod, params: Record<string, unknown>, result: unknown) => void,
-  /** Whole order lists read under one call context, by client id: the detector's pages of one pass read it once. */
-  wholeLists: Map<string, Promise<RawOrder[]>> = new Map(),
+  /**
+   * Whole order lists read under one call context, by client id: the detector's pages of one pass
+   * read it once. None for the shared operations (no context): each of their lists is read anew.
+   */
+  wholeLists?: Map<string, Promise<RawOrder[]>>,
 ) {
   async function request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S, freshness?: Freshness): Promise<z.infer<S>> {
     const answer = await call(method, params, freshness);
@@ -228,8 +231,11 @@ export function fossbillingOperations(
    */
   async function listServices(customer: Customer, page: PageRequest): Promise<PageResult<ReturnType<typeof mapService>>> {
     const clientId = clientIdOf(customer);
-    let whole = wholeLists.get(clientId);
-    if (!whole) wholeLists.set(clientId, (whole = allOrders(customer, clientId)));
+    let whole = wholeLists?.get(clientId);
+    if (!whole) {
+      whole = allOrders(customer, clientId);
+      wholeLists?.set(clientId, whole);
+    }
     const [all, currency] = await Promise.all([whole, currencyOf(customer)]);
     const start = (page.page - 1) * page.perPage;
     return { items: all.slice(start, start + page.perPage).map((order) => mapService(order, currency)), total: all.length };
