@@ -109,7 +109,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     trustProxy: config.trustedProxies.length > 0 ? trustedProxyTest(config.trustedProxies) : false,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    exposeHeadRoutes: false,
+    // Every GET route answers HEAD too (RFC 9110 §9.3.2): the same gates, status and headers, no body.
+    exposeHeadRoutes: true,
     // Time to receive a whole request (slow-client protection); it does not limit slow upstream answers.
     requestTimeout: 30_000,
     // While draining, requests on open connections are still served (with Connection: close):
@@ -169,7 +170,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const problems = installProblemHandling(app, config.problemTypeBase, audit);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
-      servedRoutes.push(`${method} ${route.url}`);
+      // HEAD is GET's twin, implied wherever GET is documented: the 405 table lists it, not the document.
+      if (method !== 'HEAD') servedRoutes.push(`${method} ${route.url}`);
       problems.addRoute(method, route.url);
     }
   });

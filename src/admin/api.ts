@@ -111,11 +111,12 @@ function install(scope: FastifyInstance, endpoints: AdminEndpoint[], ctx: AdminR
   // An admin path no endpoint serves: 405 with Allow when another method would, else 404 (not audited: no call was made).
   const shapes = endpoints.map((endpoint) => ({
     pattern: new RegExp(`^${endpoint.url.replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`),
-    method: endpoint.method,
+    // A GET route answers HEAD too (the ops listener exposes HEAD routes).
+    methods: endpoint.method === 'GET' ? ['GET', 'HEAD'] : [endpoint.method],
   }));
   scope.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    const allow = [...new Set(shapes.filter((shape) => shape.pattern.test(path)).map((shape) => shape.method))].sort().join(', ');
+    const allow = [...new Set(shapes.filter((shape) => shape.pattern.test(path)).flatMap((shape) => shape.methods))].sort().join(', ');
     const error = allow
       ? new ApiError('method_not_allowed', `${request.method} is not allowed here; use ${allow}.`, { headers: { allow } })
       : new ApiError('not_found', 'No such admin resource.');

@@ -274,7 +274,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
         'Authentication: `Authorization: Bearer <key>`; keys in the query string are refused.',
         'Rate limits: per key 60/min with a burst of 20 (21 at once from rest, then one per second) and 5,000 per UTC day; per source IP 600/min' +
           (profile === 'A' ? '; per account 120/min across its keys.' : '.'),
-        'Every response carries `X-Request-Id`; errors are `application/problem+json`. A path this document lists, called with a method it does not list, answers 405 `method_not_allowed` with `Allow`; any other path 404 `not_found`.',
+        'Every response carries `X-Request-Id`; errors are `application/problem+json`. Every GET operation answers HEAD too, behind the same key, scope and limits: the status and headers GET would have, no body. A path this document lists, called with any other method it does not list, answers 405 `method_not_allowed` with `Allow`; any other path 404 `not_found`.',
         'Money is a decimal string with an ISO 4217 code; timestamps are RFC 3339 UTC; ids are strings.',
       ].join('\n\n'),
     },

@@ -76,7 +76,8 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
   const ops = Fastify({
     loggerInstance: target.log.child({ component: 'ops' }),
     logController: new LogController({ disableRequestLogging: true }),
-    exposeHeadRoutes: false,
+    // Probes (livez, readyz, metrics) and admin reads answer HEAD as GET, without the body.
+    exposeHeadRoutes: true,
     // As on the public listener: a client that never finishes its request (admin bodies included)
     // does not hold a connection for good.
     requestTimeout: 30_000,

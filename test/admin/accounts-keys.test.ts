@@ -137,7 +137,14 @@ t.test('admin accounts and keys', async (t) => {
     assert.doesNotMatch(JSON.stringify(tooLong), /aaaa/);
     problem(await gw.admin('GET', '/admin/v1/accounts/%E0%A4%A'), 400, 'invalid_request');
     const wrongMethod = problem(await gw.admin('DELETE', '/admin/v1/accounts/acme'), 405, 'method_not_allowed');
-    assert.match(wrongMethod.detail, /use GET, PATCH/);
+    assert.match(wrongMethod.detail, /use GET, HEAD, PATCH\.$/);
+    // An admin read answers HEAD as GET: its status and length, no body.
+    const read = await gw.admin('GET', '/admin/v1/accounts/acme');
+    const head = await gw.ops.inject({ method: 'HEAD', url: '/admin/v1/accounts/acme', headers: { authorization: `Bearer ${gw.tokens.all?.token}` } });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.body, '');
+    assert.equal(head.headers['content-length'], String(read.rawPayload.length));
+    assert.equal((await gw.ops.inject({ method: 'HEAD', url: '/admin/v1/accounts/acme' })).statusCode, 401, 'HEAD needs a token as GET does');
     const disabledIssue = await gw.admin('POST', '/admin/v1/accounts/page-1/disable');
     assert.equal(disabledIssue.statusCode, 200);
     problem(await gw.admin('POST', '/admin/v1/accounts/page-1/keys', { body: { name: 'k', scopes: [] }, headers: { 'idempotency-key': 'to-disabled' } }), 409, 'account_disabled');

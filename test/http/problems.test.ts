@@ -51,10 +51,10 @@ t.test('every failure is Problem+JSON', async (t) => {
   t.test('known path, wrong method → 405 with Allow', async () => {
     const response = await gw.app.inject({ method: 'DELETE', url: '/v1/services/5' });
     assertProblem(response, 405, 'method_not_allowed');
-    assert.equal(response.headers.allow, 'GET');
+    assert.equal(response.headers.allow, 'GET, HEAD');
     const webhooks = await gw.app.inject({ method: 'POST', url: '/v1/webhooks' });
     assertProblem(webhooks, 405, 'method_not_allowed');
-    assert.equal(webhooks.headers.allow, 'GET, PUT');
+    assert.equal(webhooks.headers.allow, 'GET, HEAD, PUT');
   });
 
   t.test('body over the limit → 413', async () => {

@@ -213,6 +213,18 @@ t.test('metrics on the ops listener', async (t) => {
     assert.equal(gw.audit.records.length, 1);
   });
 
+  t.test('probes and the scrape answer HEAD as GET, without the body (load balancers probe with HEAD)', async () => {
+    for (const url of ['/metrics', '/livez', '/readyz']) {
+      const get = await ops.inject({ method: 'GET', url });
+      const head = await ops.inject({ method: 'HEAD', url });
+      assert.equal(head.statusCode, get.statusCode, url);
+      assert.equal(head.body, '', url);
+      assert.equal(head.headers['content-type'], get.headers['content-type'], url);
+      assert.equal(head.headers['cache-control'], 'no-store', url);
+    }
+    assert.equal((await ops.inject({ method: 'HEAD', url: '/livez' })).headers['content-length'], String((await ops.inject({ method: 'GET', url: '/livez' })).rawPayload.length));
+  });
+
   t.test('the public port serves neither metrics nor probes', async () => {
     for (const url of ['/metrics', '/livez', '/readyz']) {
       assert.equal((await gw.app.inject({ method: 'GET', url })).statusCode, 404, url);

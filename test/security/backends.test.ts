@@ -109,6 +109,26 @@ for (const plugin of BACKENDS) {
       }
     });
 
+    t.test('HEAD on every GET route: the status and headers GET has, no body; another account\'s record 404', async () => {
+      // (undici closes a connection after a HEAD, and asks the server to: Connection differs too.)
+      const varying = /^(date|x-request-id|ratelimit|x-ratelimit-|keep-alive|connection)/;
+      const stable = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !varying.test(name)));
+      const key = gw.keys['acme:all'];
+      for (const endpoint of allEndpoints(gw.config).filter((e) => e.method === 'GET' && e.url !== '/v1/products/:id')) {
+        const record = RECORD_OF[endpoint.url];
+        const path = endpoint.url.replace(':id', record ? record(records.acme) : '');
+        const what = `${plugin.name}: HEAD ${path}`;
+        const get = await call(gw.base, 'GET', path, { key });
+        const head = await call(gw.base, 'HEAD', path, { key });
+        assert.equal(get.status, 200, `GET ${path}: ${get.text}`);
+        assert.equal(head.status, 200, what);
+        assert.equal(head.bytes.length, 0, what);
+        assert.equal(head.headers['content-length'], String(get.bytes.length), what);
+        assert.deepEqual(stable(head.headers), stable(get.headers), what);
+        if (record) assert.equal((await call(gw.base, 'HEAD', endpoint.url.replace(':id', record(records.beta)), { key })).status, 404, `${what} of beta's record`);
+      }
+    });
+
     t.test('an id that is not one: 400 invalid_request on every route, never 5xx, never a record', async () => {
       for (const endpoint of endpoints) {
         for (const id of ODD_IDS) {

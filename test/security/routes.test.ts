@@ -175,6 +175,45 @@ t.test('security suite over every route', async (t) => {
     assert.ok(gw.simulator.calls.some((c) => c.action === 'getclientsproducts'));
   });
 
+  t.test('every GET route answers HEAD as GET, behind the same gates, without the body (RFC 9110 §9.3.2)', async () => {
+    // What differs from one request to the next: the request's id, the limits consumed, the time.
+    const varying = /^(x-request-id|date|ratelimit|x-ratelimit-)/;
+    const stable = (headers: Record<string, unknown>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !varying.test(name)));
+    const reads = endpoints.filter((e) => e.method === 'GET');
+    assert.ok(reads.length >= 10);
+    for (const endpoint of reads) {
+      const label = `HEAD ${endpoint.url}`;
+      const get = await gw.app.inject(request(endpoint, 'acme', bearer(gw.keys['acme:all'])));
+      const head = await gw.app.inject({ ...request(endpoint, 'acme', bearer(gw.keys['acme:all'])), method: 'HEAD' });
+      assert.equal(get.statusCode, 200, `GET ${endpoint.url}: ${get.body}`);
+      assert.equal(head.statusCode, 200, label);
+      assert.equal(head.body, '', `${label} sends no body`);
+      assert.equal(head.headers['content-length'], String(get.rawPayload.length), `${label}: the length GET's body has`);
+      assert.deepEqual(stable(head.headers), stable(get.headers), `${label}: GET's headers`);
+      if (endpoint.scope === 'public') continue;
+      const missing = await gw.app.inject({ ...request(endpoint, 'acme', {}), method: 'HEAD' });
+      assert.equal(missing.statusCode, 401, label);
+      assert.equal(missing.headers['www-authenticate'], 'Bearer realm="v1"', label);
+      assert.equal(missing.body, '', label);
+      if (endpoint.scope !== 'any') {
+        const unscoped = await gw.app.inject({ ...request(endpoint, 'acme', bearer(gw.keys['acme:none'])), method: 'HEAD' });
+        assert.equal(unscoped.statusCode, 403, label);
+        assert.ok(unscoped.headers['x-ratelimit-remaining'] !== undefined, `${label}: a HEAD counts against the key's limits`);
+      }
+      const ids = OWN_IDS[endpoint.url];
+      if (ids && endpoint.url !== '/v1/products/:id') {
+        const other = await gw.app.inject({ method: 'HEAD', url: endpoint.url.replace(':id', ids.beta), headers: bearer(gw.keys['acme:all']) });
+        assert.equal(other.statusCode, 404, `${label} of beta's record`);
+      }
+    }
+    // Allow names HEAD wherever GET is, and nowhere else.
+    const products = await gw.app.inject({ method: 'DELETE', url: '/v1/products', headers: bearer(gw.keys['acme:all']) });
+    assert.equal(products.statusCode, 405);
+    assert.equal(products.headers.allow, 'GET, HEAD');
+    const orders = await gw.app.inject({ method: 'DELETE', url: '/v1/orders', headers: bearer(gw.keys['acme:all']) });
+    assert.equal(orders.headers.allow, 'POST');
+  });
+
   t.test('authenticated answers carry no-store, the request id and rate-limit headers', async () => {
     for (const endpoint of endpoints.filter((e) => e.scope !== 'public')) {
       const response = await gw.app.inject(request(endpoint, 'acme', bearer(gw.keys['acme:all'])));
