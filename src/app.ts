@@ -12,6 +12,7 @@ import { ApiError, problemDocument } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
+import { installJsonBodyParser } from './http/json-body.js';
 import { answerUnreadableRequest } from './http/unreadable-request.js';
 import { Idempotency } from './http/idempotency.js';
 import { registerEndpoint, type RegisterContext } from './http/register.js';
@@ -129,6 +130,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     },
   });
   app.removeContentTypeParser('text/plain');
+  installJsonBodyParser(app);
   app.decorateRequest('caller', undefined);
   app.decorateRequest('v1Input', undefined);
   const servedRoutes: string[] = [];

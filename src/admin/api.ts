@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { ResolvedConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { Idempotency } from '../http/idempotency.js';
+import { installJsonBodyParser } from '../http/json-body.js';
 import { sendProblem } from '../http/problems.js';
 import type { KeyService } from '../keys/key-service.js';
 import type { Stores } from '../stores/types.js';
@@ -82,6 +83,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
 
 function install(scope: FastifyInstance, endpoints: AdminEndpoint[], ctx: AdminRegisterContext): void {
   scope.removeContentTypeParser('text/plain');
+  installJsonBodyParser(scope);
   scope.decorateRequest('adminCaller', undefined);
   scope.decorateRequest('adminInput', undefined);
   scope.addHook('onRequest', async (request, reply) => {

@@ -23,7 +23,7 @@ const V1_BODIES: Record<string, unknown> = {
 };
 
 /** What is sent instead of the valid body, and the problem it earns. */
-const BAD_BODIES: Array<{ name: string; contentType: string | undefined; payload: (valid: unknown) => string; status: number; reason: string }> = [
+const BAD_BODIES: Array<{ name: string; contentType: string | undefined; payload: (valid: unknown) => string | Buffer; status: number; reason: string }> = [
   { name: 'malformed JSON', contentType: 'application/json', payload: (valid) => JSON.stringify(valid).slice(0, -1), status: 400, reason: 'invalid_request' },
   { name: 'an empty JSON body', contentType: 'application/json', payload: () => '', status: 400, reason: 'invalid_request' },
   { name: 'JSON null', contentType: 'application/json', payload: () => 'null', status: 400, reason: 'invalid_request' },
@@ -35,6 +35,10 @@ const BAD_BODIES: Array<{ name: string; contentType: string | undefined; payload
   { name: 'a form', contentType: 'application/x-www-form-urlencoded', payload: () => 'action=reboot', status: 415, reason: 'unsupported_media_type' },
   { name: 'multipart', contentType: 'multipart/form-data; boundary=x', payload: () => '--x\r\n\r\n--x--', status: 415, reason: 'unsupported_media_type' },
   { name: 'application/json-patch+json', contentType: 'application/json-patch+json', payload: (valid) => JSON.stringify(valid), status: 415, reason: 'unsupported_media_type' },
+  { name: 'JSON in UTF-16, declared', contentType: 'application/json; charset=utf-16', payload: (valid) => Buffer.from(JSON.stringify(valid), 'utf16le'), status: 415, reason: 'unsupported_media_type' },
+  { name: 'JSON declared ISO-8859-1', contentType: 'application/json; charset="ISO-8859-1"', payload: (valid) => JSON.stringify(valid), status: 415, reason: 'unsupported_media_type' },
+  { name: 'non-ASCII bytes declared US-ASCII', contentType: 'application/json; charset=us-ascii', payload: (valid) => Buffer.from(JSON.stringify(valid).replace('"', '"\u00fc'), 'latin1'), status: 415, reason: 'unsupported_media_type' },
+  { name: 'Latin-1 bytes, undeclared', contentType: 'application/json', payload: (valid) => Buffer.from(JSON.stringify(valid).replace('"', '"\u00fc'), 'latin1'), status: 400, reason: 'invalid_request' },
   { name: 'a body over 64 KiB', contentType: 'application/json', payload: (valid) => JSON.stringify({ ...(valid as object), pad: 'x'.repeat(70_000) }), status: 413, reason: 'payload_too_large' },
 ];
 
@@ -116,6 +120,31 @@ t.test('security suite: bodies and headers', async (t) => {
     }
     assert.deepEqual(await gw.stores.keys.listAccounts(), accountsBefore, 'no account was created or changed');
     assert.deepEqual(await gw.stores.keys.listKeys(), keysBefore, 'no key was issued, rotated or revoked');
+  });
+
+  t.test('a body is read as UTF-8: Latin-1 bytes are refused, not stored with U+FFFD; UTF-8 declared in any spelling is read', async () => {
+    const account = { id: 'utf8-check', name: 'M\u00fcller GmbH', upstream_id: '3' };
+    const create = (contentType: string, payload: Buffer, idempotencyKey: string) =>
+      gw.ops.inject({
+        method: 'POST',
+        url: '/admin/v1/accounts',
+        headers: { authorization: `Bearer ${gw.tokens.all?.token}`, 'idempotency-key': idempotencyKey, 'content-type': contentType },
+        payload,
+      });
+    const latin1 = await create('application/json', Buffer.from(JSON.stringify(account), 'latin1'), 'utf8-check-1');
+    assertProblem(latin1, 400, 'invalid_request', 'Latin-1 bytes');
+    assert.match(latin1.json().detail, /not valid UTF-8/);
+    assert.equal(await gw.stores.keys.getAccount(account.id), null, 'nothing was created');
+    const utf8 = await create('application/json; charset="UTF-8"', Buffer.from(JSON.stringify(account), 'utf8'), 'utf8-check-2');
+    assert.equal(utf8.statusCode, 201, utf8.body);
+    assert.equal((await gw.stores.keys.getAccount(account.id))?.name, 'M\u00fcller GmbH');
+    const ascii = await gw.app.inject({
+      method: 'PUT',
+      url: '/v1/webhooks',
+      headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json;charset=US-ASCII' },
+      payload: JSON.stringify({ url: 'https://hooks.example.com/ascii' }),
+    });
+    assert.equal(ascii.statusCode, 200, ascii.body);
   });
 
   t.test('headers over the limit: a 400 problem with a request id on every v1 route', async () => {
