@@ -88,7 +88,18 @@ function success(ctx: AnswerContext, answer: Captured): HandlerResult {
     throw unreadable(ctx, `answered ${answer.status} with a body that is not the contract's: ${issues.join('; ')}`);
   }
   const body = parsed ? parsed.data : json;
+  // The record answered is the one asked for: a cache or a routing fault upstream could hand this
+  // account another's record (under the account's own key, the upstream's isolation is all there is).
+  const asked = (ctx.params as { id?: unknown } | undefined)?.id;
+  if (asked !== undefined && answeredId(body) !== asked) throw unreadable(ctx, `answered ${answer.status} with another record than ${String(asked)}`);
   return { status: answer.status, body, headers: answerHeaders(ctx, body) };
+}
+
+/** Which record an answer is: a record's own id, credentials' service, an action's service. */
+function answeredId(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const record = body as { id?: unknown; service_id?: unknown; service?: { id?: unknown } | null };
+  return record.id ?? record.service_id ?? record.service?.id;
 }
 
 interface UpstreamProblem {

@@ -102,6 +102,25 @@ t.test('v1 passthrough: a hostile upstream', async (t) => {
     });
   }
 
+  t.test('another record than the one asked for → 502, nothing of it passed on; the operator sees which', async () => {
+    const acme = bearer(gw.keys['acme:all']);
+    const other = { ...SERVICE, id: '8', hostname: 'beta-only.example.com' };
+    for (const [url, body] of [
+      ['/v1/services/7', other],
+      ['/v1/services/7/credentials', { service_id: '8', username: 'beta', password: 'beta-secret', hostname: null, ip_addresses: [] }],
+      ['/v1/orders/42', { ...ORDER, id: '43' }],
+    ] as const) {
+      gw.upstream.answer(json(200, body));
+      const response = await gw.app.inject({ method: 'GET', url, headers: acme });
+      const problemBody = expectProblem(response, 502, 'upstream_error');
+      assert.doesNotMatch(JSON.stringify(problemBody), /beta/, url);
+      assert.ok(gw.logs.some((line) => line.includes('with another record than')), url);
+    }
+    // The record asked for passes, as before.
+    gw.upstream.answer(json(200, SERVICE));
+    assert.equal((await getService()).statusCode, 200);
+  });
+
   t.test('its problems pass through with their status, reason and detail, under this gateway\'s request id', async () => {
     gw.upstream.answer(problem(404, 'not_found'));
     const notFound = expectProblem(await getService(), 404, 'not_found');
