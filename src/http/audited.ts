@@ -53,9 +53,9 @@ async function writeOnce(audit: AuditLog, record: AuditRecord, request: FastifyR
   await audit.write(record);
 }
 
-/** The names of the fields sent (never their values). */
-function fieldNames(response: StoredResponse): string[] {
-  if (!response.headers['content-type']?.startsWith('application/json')) return [];
+/** The names of the fields sent (never their values): none for a HEAD, which sends no body. */
+function fieldNames(request: FastifyRequest, response: StoredResponse): string[] {
+  if (request.method === 'HEAD' || !response.headers['content-type']?.startsWith('application/json')) return [];
   const body: unknown = JSON.parse(response.body);
   return typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.keys(body) : [];
 }
@@ -63,7 +63,7 @@ function fieldNames(response: StoredResponse): string[] {
 /** Records an answer the handler produced; throws (503) when it cannot, so that answer never leaves. */
 export async function auditAnswer(request: FastifyRequest, audit: AuditLog, response: StoredResponse): Promise<void> {
   try {
-    await writeOnce(audit, recordOf(request, response.status, null, fieldNames(response)), request);
+    await writeOnce(audit, recordOf(request, response.status, null, fieldNames(request, response)), request);
   } catch (error) {
     throw new ApiError('store_unavailable', 'The credentials read could not be audited, so nothing is returned.', {
       headers: { 'retry-after': '5' },

@@ -166,6 +166,14 @@ t.test('end to end, profile A', async (t) => {
     assert.equal(record?.key_id, gw.keyIds['acme:all']);
     assert.equal(record?.service_id, '1');
     assert.ok(!JSON.stringify(gw.audit.records).includes(gw.simulator.state.services[0]!.password));
+    assert.ok(record?.fields.includes('password'));
+
+    // A HEAD is audited too, with no field named: nothing of the record was sent.
+    const head = await call(base, 'HEAD', '/v1/services/1/credentials', { key });
+    assert.equal(head.status, 200);
+    assert.equal(head.bytes.length, 0);
+    assert.equal(gw.audit.records.at(-1)?.request_id, head.headers['x-request-id']);
+    assert.deepEqual(gw.audit.records.at(-1)?.fields, []);
 
     const missing = await call(base, 'GET', '/v1/services/17/credentials', { key });
     expectProblem(missing, 404, 'not_found');
