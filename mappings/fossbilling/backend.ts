@@ -8,7 +8,7 @@ import { withFreshness } from '../../src/upstream/client.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
 import { notFound, unreadable } from './errors.js';
-import { mapAccount, mapOrder, mapProduct, money } from './map.js';
+import { mapAccount, mapProduct, money } from './map.js';
 import { PROBE } from './methods.js';
 import type { RawOrder } from './parse.js';
 import { fossbillingOperations, fossbillingSetup, type FossbillingOperations } from './operations.js';
@@ -72,7 +72,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     },
     placeOrder: forCustomer((of) => of.placeOrder),
     findOrderByIdempotencyKey: forCustomer((of) => of.findOrderByIdempotencyKey),
-    getOrder: forCustomer(({ rawOrder, currencyOf }) => async (customer, id: string) => mapOrder(await rawOrder(customer, id, 'order'), await currencyOf(customer), config.timeZone)),
+    getOrder: forCustomer((of) => of.readOrder),
     listServices: forCustomer((of) => of.listServices),
     getService: forCustomer(({ readService }) => (customer, id: string) => readService(customer, id)),
     getCredentials: forCustomer((of) => of.getCredentials),

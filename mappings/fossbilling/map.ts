@@ -159,18 +159,51 @@ function hostnameOf(order: RawOrder): string | null {
   return null;
 }
 
-export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: string): Order {
+/** The invoice FOSSBilling links to the order: only while it is unpaid (paying it clears the link). */
+export function unpaidInvoiceOf(order: RawOrder): string | null {
+  return order.unpaid_invoice_id && order.unpaid_invoice_id !== '0' ? order.unpaid_invoice_id : null;
+}
+
+/**
+ * The order's own invoice among those an `order_id` search found: the oldest with a line for the
+ * order (later ones are its renewals). Only invoices of the client that show such a line count: a
+ * FOSSBilling that ignored the filter would list the client's other invoices.
+ */
+export function ownInvoice(invoices: RawInvoice[], clientId: string, orderId: string): RawInvoice | null {
+  let own: RawInvoice | null = null;
+  for (const invoice of invoices) {
+    if (invoice.client_id !== clientId || !invoice.lines.some((line) => line.order_id === orderId)) continue;
+    if (own === null || Number(invoice.id) < Number(own.id)) own = invoice;
+  }
+  return own;
+}
+
+const PAYMENT_STATUS: Record<Invoice['status'], NonNullable<Order['payment_status']>> = {
+  draft: 'unpaid',
+  unpaid: 'unpaid',
+  payment_pending: 'unpaid',
+  collections: 'unpaid',
+  paid: 'paid',
+  refunded: 'refunded',
+  cancelled: 'cancelled',
+  other: 'other',
+};
+
+/**
+ * `invoice`: the order's own invoice when FOSSBilling no longer links one (ownInvoice); without
+ * it, an order with no unpaid invoice shows none.
+ */
+export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: string, invoice: RawInvoice | null = null): Order {
   const created = utcOf(order.created_at, timeZone);
   if (created === null) throw unreadable(`order ${order.id} has no creation time`);
-  const invoiceId = order.unpaid_invoice_id && order.unpaid_invoice_id !== '0' ? order.unpaid_invoice_id : null;
+  const unpaid = unpaidInvoiceOf(order);
   return {
     id: order.id,
     status: ORDER_STATUS[order.status] ?? 'other',
     created_at: created,
     total: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
-    invoice_id: invoiceId,
-    // FOSSBilling only links the unpaid invoice; once paid, the link is gone.
-    payment_status: invoiceId === null ? null : 'unpaid',
+    invoice_id: unpaid ?? invoice?.id ?? null,
+    payment_status: unpaid !== null ? 'unpaid' : invoice ? PAYMENT_STATUS[invoiceStatus(invoice)] : null,
     service_ids: [order.id],
   };
 }

@@ -19,9 +19,11 @@ import {
   mapInvoiceDocument,
   mapOrder,
   mapService,
+  ownInvoice,
   PAY_TYPES,
   PERIOD_OF_CYCLE,
   productPrices,
+  unpaidInvoiceOf,
 } from './map.js';
 import { declareMethods, type FossbillingMethod } from './methods.js';
 import {
@@ -36,6 +38,7 @@ import {
   OrderListAnswer,
   ProductListAnswer,
   type RawClient,
+  type RawInvoice,
   type RawOrder,
   type RawProduct,
 } from './parse.js';
@@ -48,6 +51,8 @@ const MAX_PER_PAGE = 500;
 const KEY_SEARCH_PAGE = 20;
 /** Pages of MAX_PER_PAGE joined rows read for one service list; past that a list is refused. */
 const MAX_ORDER_PAGES = 20;
+/** Invoices per page of one order's search: newest first, so its own (the oldest) is on the last. */
+const ORDER_INVOICE_PAGE = 100;
 
 export type FossbillingOperations = ReturnType<typeof fossbillingOperations>;
 
@@ -133,6 +138,24 @@ export function fossbillingOperations(
     // order/get takes no owner filter: another client's order is simply not found.
     if (order.client_id !== clientIdOf(customer) || order.id !== id) throw notFound(what);
     return order;
+  }
+
+  /**
+   * An order as v1 shows it. FOSSBilling links an order's invoice only while it is unpaid (paying it
+   * clears `unpaid_invoice_id`: Invoice/ServiceInvoiceItem.php markAsPaid), so without that link
+   * its invoices are searched by `order_id` (those with a line for it) for its own.
+   */
+  async function readOrder(customer: Customer, id: string): Promise<Order> {
+    const order = await rawOrder(customer, id, 'order');
+    const [currency, invoices] = await Promise.all([currencyOf(customer), unpaidInvoiceOf(order) === null ? orderInvoices(customer, order.id) : []]);
+    return mapOrder(order, currency, config.timeZone, ownInvoice(invoices, customer.upstreamId, order.id));
+  }
+
+  async function orderInvoices(customer: Customer, orderId: string): Promise<RawInvoice[]> {
+    const search = (page: number) =>
+      request('invoice/get_list', { client_id: clientIdOf(customer), order_id: orderId, page, per_page: ORDER_INVOICE_PAGE }, InvoiceListAnswer);
+    const first = await search(1);
+    return first.total > first.list.length ? (await search(Math.ceil(first.total / ORDER_INVOICE_PAGE))).list : first.list;
   }
 
   /** Tied to this use of the key (its record), so a key reused after its record expired never matches an older order. */
@@ -303,6 +326,7 @@ export function fossbillingOperations(
     catalog,
     publicProduct,
     rawOrder,
+    readOrder,
     placeOrder,
     findOrderByIdempotencyKey,
     listServices,

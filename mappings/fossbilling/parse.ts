@@ -140,6 +140,8 @@ export const HostingServiceAnswer = z
 
 const InvoiceLine = z.object({
   title: z.string().nullish().transform((value) => value ?? ''),
+  /** The order a line of type `order` is for (its rel_id), else null (Invoice/Service.php toApiArray). */
+  order_id: Id.nullish(),
   total: Amount.nullish(),
   taxed: Flag.optional().transform((value) => value === true),
 });

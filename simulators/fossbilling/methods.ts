@@ -103,7 +103,7 @@ function orderOf(state: FossbillingState, params: Params): SimOrder {
 }
 
 function invoiceView(state: FossbillingState, invoice: SimInvoice) {
-  const lines = invoice.lines.map((line, index) => ({ id: index + 1, title: line.title, period: '1M', quantity: line.quantity, unit: 'product', price: line.price, tax: 0, taxed: line.taxed ? 1 : 0, charged: 0, total: Number(line.price) * line.quantity, order_id: null, type: 'order', rel_id: null, task: 'activate', status: 'pending_approval' }));
+  const lines = invoice.lines.map((line, index) => ({ id: index + 1, title: line.title, period: '1M', quantity: line.quantity, unit: 'product', price: line.price, tax: 0, taxed: line.taxed ? 1 : 0, charged: 0, total: Number(line.price) * line.quantity, order_id: line.order_id ?? null, type: line.order_id === undefined ? 'custom' : 'order', rel_id: line.order_id ?? null, task: line.order_id === undefined ? null : 'renew', status: 'pending_approval' }));
   const subtotal = lines.reduce((sum, line) => sum + line.total, 0);
   const taxable = lines.filter((line) => line.taxed).reduce((sum, line) => sum + line.total, 0);
   const tax = Number(invoice.taxrate) > 0 && taxable !== 0 ? Math.round(taxable * Number(invoice.taxrate)) / 100 : 0;
@@ -247,9 +247,15 @@ export const METHODS: Readonly<Record<string, Handler>> = {
     order.canceled_at = null;
     return setStatus(order, 'active');
   },
+  // Filters as Invoice\Repository\InvoiceRepository::getSearchQueryBuilder(): `order_id` keeps the
+  // invoices with a line of type order for it; newest first.
   'invoice/get_list': (state, params) =>
     paginate(
-      state.invoices.filter((invoice) => !params.client_id || invoice.client_id === Number(params.client_id)).sort((left, right) => right.id - left.id).map((invoice) => invoiceView(state, invoice)),
+      state.invoices
+        .filter((invoice) => !params.client_id || invoice.client_id === Number(params.client_id))
+        .filter((invoice) => !params.order_id || invoice.lines.some((line) => line.order_id === Number(params.order_id)))
+        .sort((left, right) => right.id - left.id)
+        .map((invoice) => invoiceView(state, invoice)),
       params,
     ),
   'invoice/get': (state, params) => {

@@ -60,7 +60,8 @@ export interface SimInvoice {
   paid_at: string | null;
   created_at: string;
   buyer: { first_name: string; last_name: string; company: string | null; email: string };
-  lines: Array<{ title: string; price: string; quantity: number; taxed: boolean }>;
+  /** `order_id`: the order a line is for (type `order`, its rel_id); none for a custom line. */
+  lines: Array<{ title: string; price: string; quantity: number; taxed: boolean; order_id?: number }>;
 }
 
 export interface FossbillingState {
@@ -118,8 +119,8 @@ export function createFossbillingSeed(): FossbillingState {
     ],
     orders: [order(1, 1, 'active'), order(2, 1, 'suspended'), order(3, 1, 'canceled'), order(4, 1, 'pending_setup', { unpaid_invoice_id: 2 }), order(5, 2, 'active')],
     invoices: [
-      { id: 1, client_id: 1, serie: 'FOSS', nr: '1', currency: 'USD', status: 'paid', approved: true, taxrate: '20', credit: '0.00', due_at: '2026-01-08 00:00:00', paid_at: '2026-01-02 11:00:00', created_at: '2026-01-01 10:00:00', buyer: buyer(1), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: true }] },
-      { id: 2, client_id: 1, serie: 'FOSS', nr: '2', currency: 'USD', status: 'unpaid', approved: true, taxrate: '0', credit: '0.00', due_at: '2026-02-08 00:00:00', paid_at: null, created_at: '2026-02-01 10:00:00', buyer: buyer(1), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: false }] },
+      { id: 1, client_id: 1, serie: 'FOSS', nr: '1', currency: 'USD', status: 'paid', approved: true, taxrate: '20', credit: '0.00', due_at: '2026-01-08 00:00:00', paid_at: '2026-01-02 11:00:00', created_at: '2026-01-01 10:00:00', buyer: buyer(1), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: true, order_id: 1 }] },
+      { id: 2, client_id: 1, serie: 'FOSS', nr: '2', currency: 'USD', status: 'unpaid', approved: true, taxrate: '0', credit: '0.00', due_at: '2026-02-08 00:00:00', paid_at: null, created_at: '2026-02-01 10:00:00', buyer: buyer(1), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: false, order_id: 4 }] },
       { id: 3, client_id: 2, serie: 'FOSS', nr: '3', currency: 'EUR', status: 'unpaid', approved: true, taxrate: '0', credit: '0.00', due_at: '2026-02-08 00:00:00', paid_at: null, created_at: '2026-02-01 10:00:00', buyer: buyer(2), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: false }] },
     ],
     nextOrderId: 6,

@@ -109,7 +109,8 @@ t.test('FOSSBilling mapping on answers built from the source', async (t) => {
 
   t.test('survives missing optional fields', async () => {
     const { unpaid_invoice_id: _a, expires_at: _b, activated_at: _c, total: _d, meta: _e, config: _f, ...bare } = answers.order;
-    const fake = reads().answer('order/get', bare);
+    // No invoice links the order, and the search for its own finds none.
+    const fake = reads().answer('order/get', bare).answer('invoice/get_list', answers.page([]));
     const backend = backendWith(fake);
     const order = await backend.getOrder(CUSTOMER, '7', CTX);
     assert.equal(order.invoice_id, null);

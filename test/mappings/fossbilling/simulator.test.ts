@@ -53,7 +53,10 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     assert.deepEqual(services.items.map((service) => service.id), ['4', '3', '2', '1']);
     for (const service of services.items) ServiceSchema.parse(service);
     assert.deepEqual(services.items.map((service) => service.status), ['pending', 'cancelled', 'suspended', 'active']);
-    OrderSchema.parse(await backend.getOrder(CUSTOMER, '4', CTX));
+    // Order 4 links its unpaid invoice 2; order 1's invoice 1 is paid (the link gone), found by order; order 2 has none.
+    const orders = await Promise.all(['4', '1', '2'].map((id) => backend.getOrder(CUSTOMER, id, CTX)));
+    for (const order of orders) OrderSchema.parse(order);
+    assert.deepEqual(orders.map((order) => [order.invoice_id, order.payment_status]), [['2', 'unpaid'], ['1', 'paid'], [null, null]]);
     const credentials = await backend.getCredentials(CUSTOMER, '1', CTX);
     assert.equal(credentials.username, 'user1');
     assert.equal(credentials.password, null);
