@@ -8,7 +8,7 @@ import { createAdminApi, type AdminApi } from './admin/api.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend, BackendCapabilities } from './backend/backend.js';
 import type { ResolvedConfig } from './config.js';
-import { ApiError, problemDocument } from './errors.js';
+import { ApiError } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';

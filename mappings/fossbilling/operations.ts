@@ -6,8 +6,8 @@
  * always filtered by it.
  */
 import type { z } from 'zod';
-import { BackendError, type Customer, type OrderKeyContext, type OrderSearch, type WriteContext } from '../../src/backend/backend.js';
-import type { Order, OrderInput, PageRequest, PageResult, ServiceAction } from '../../src/v1/schemas.js';
+import { BackendError, type Customer, type WriteContext } from '../../src/backend/backend.js';
+import type { Order, PageRequest, PageResult, ServiceAction } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { afterWrite } from '../../src/upstream/answers.js';
 import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
@@ -21,15 +21,12 @@ import {
   mapService,
   ownInvoice,
   PAY_TYPES,
-  PERIOD_OF_CYCLE,
-  productPrices,
   unpaidInvoiceOf,
 } from './map.js';
 import { declareMethods, type FossbillingMethod } from './methods.js';
 import {
   ActionAnswer,
   ClientAnswer,
-  CreatedOrderAnswer,
   describeIssues,
   HostingServiceAnswer,
   InvoiceAnswer,
@@ -42,13 +39,12 @@ import {
   type RawOrder,
   type RawProduct,
 } from './parse.js';
+import { orderPlacement } from './order-placement.js';
 import { planServiceAction } from './service-actions.js';
 
 const IS_ID = /^[1-9][0-9]{0,17}$/;
 /** FOSSBilling's largest page (src/library/FOSSBilling/PaginationOptions.php). */
 const MAX_PER_PAGE = 500;
-/** Orders read by one key search; more matches of the tag's prefix than this cannot be told apart. */
-const KEY_SEARCH_PAGE = 20;
 /** Pages of MAX_PER_PAGE joined rows read for one service list; past that a list is refused. */
 const MAX_ORDER_PAGES = 20;
 /** Invoices per page of one order's search: newest first, so its own (the oldest) is on the last. */
@@ -158,75 +154,6 @@ export function fossbillingOperations(
     return first.total > first.list.length ? (await search(Math.ceil(first.total / ORDER_INVOICE_PAGE))).list : first.list;
   }
 
-  /** Tied to this use of the key (its record), so a key reused after its record expired never matches an older order. */
-  const orderKeyTag = (customer: Customer, ctx: OrderKeyContext): string => `${customer.accountId}:${ctx.idempotencyKey}:${ctx.idempotencyRecord}`;
-
-  async function placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order> {
-    // Checked against the catalog as it is now: a cycle disabled since must be refused here.
-    const [product, account] = await Promise.all([publicProduct(input.product_id, 'fresh'), client(customer)]);
-    if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
-    if (account.status === 'canceled') throw new BackendError('validation', 'The account is closed and cannot place orders.');
-    const currency = mapAccount(account, config.defaultCurrency).currency;
-    const offered = productPrices(product, currency).map((price) => price.billing_cycle);
-    if (!offered.includes(input.billing_cycle)) {
-      throw new BackendError('validation', `billing_cycle: "${input.billing_cycle}" is not offered for product ${product.id}; offered: ${offered.join(', ')}.`);
-    }
-    const optionIds = Object.keys(input.config_options ?? {});
-    if (optionIds.length > 0) throw new BackendError('validation', `config_options.${optionIds[0]}: product ${product.id} has no such option.`);
-    const period = PERIOD_OF_CYCLE[input.billing_cycle];
-    await ctx.beforeWrite();
-    const created = await classified(
-      request(
-        'order/create',
-        {
-          client_id: clientIdOf(customer),
-          product_id: product.id,
-          ...(period === undefined ? {} : { period }),
-          config: input.hostname === undefined ? {} : { hostname: input.hostname },
-          // Stored right after the order row, before hooks and invoice that can still fail with the
-          // order in place (Order/Service.php createOrder): what findOrderByIdempotencyKey searches for.
-          meta: { [config.orderKeyMeta]: orderKeyTag(customer, ctx) },
-          activate: config.activateOrders,
-          invoice_option: config.invoiceOption,
-        },
-        CreatedOrderAnswer,
-      ),
-      [
-        { match: (error) => Number(error.code) === 831, error: () => new BackendError('validation', `product_id: product ${product.id} is out of stock.`) },
-        { match: (error) => [4892, 4893, 4894].includes(Number(error.code)), error: () => new BackendError('validation', 'The order is missing details the product requires.') },
-        { match: byMessage(/client not found/i), error: (cause) => new BackendError('upstream_error', 'The account is not set up correctly.', { operatorMessage: cause.operatorMessage }) },
-      ],
-    );
-    return afterWrite(rawOrder(customer, created, 'order').then((order) => mapOrder(order, currency, config.timeZone)), `order/create (order ${created})`);
-  }
-
-  /**
-   * Absent only with proof: the search answered, covered every match, and its rows show their meta
-   * (a FOSSBilling that ignored the filter or hid meta could otherwise look like "no order").
-   */
-  async function findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch> {
-    const unknown = (reason: string): OrderSearch => ({ kind: 'unknown', reason: `order key search for client ${customer.upstreamId}: ${reason}` });
-    const tag = orderKeyTag(customer, ctx);
-    let answer: z.infer<typeof OrderListAnswer>;
-    try {
-      // The meta filter matches `value LIKE '<tag>%'` (src/modules/Order/Service.php getSearchQuery): compare exactly here.
-      answer = await request(
-        'order/get_list',
-        { client_id: clientIdOf(customer), meta: { [config.orderKeyMeta]: tag }, page: 1, per_page: KEY_SEARCH_PAGE },
-        OrderListAnswer,
-      );
-    } catch (error) {
-      if (!(error instanceof BackendError)) throw error;
-      return unknown(`order/get_list failed: ${error.operatorMessage ?? error.detail}`);
-    }
-    const metaOf = (order: RawOrder) => (Array.isArray(order.meta) ? {} : order.meta);
-    const match = answer.list.find((order) => order.client_id === customer.upstreamId && metaOf(order)?.[config.orderKeyMeta] === tag);
-    if (match) return { kind: 'found', order: mapOrder(match, await currencyOf(customer), config.timeZone) };
-    if (answer.total > answer.list.length) return unknown(`the search matched ${answer.total} orders, more than one page`);
-    if (answer.list.some((order) => metaOf(order) === undefined)) return unknown('order/get_list rows do not show their meta');
-    return { kind: 'absent' };
-  }
-
   /** One page of a list filtered by client: every row must be the customer's all the same. */
   async function clientPage<Row extends { client_id?: string | null | undefined }, Item>(
     method: 'order/get_list' | 'invoice/get_list',
@@ -327,8 +254,7 @@ export function fossbillingOperations(
     publicProduct,
     rawOrder,
     readOrder,
-    placeOrder,
-    findOrderByIdempotencyKey,
+    ...orderPlacement({ config, request, clientIdOf, client, publicProduct, rawOrder, currencyOf }),
     listServices,
     readService,
     getCredentials,

@@ -1,0 +1,101 @@
+/**
+ * Placing a FOSSBilling order, and finding one placed under an Idempotency-Key again (reconciliation):
+ * the key's use is stored in the order's meta, which `order/get_list` can filter by.
+ */
+import type { z } from 'zod';
+import { BackendError, type Customer, type OrderKeyContext, type OrderSearch, type WriteContext } from '../../src/backend/backend.js';
+import { afterWrite } from '../../src/upstream/answers.js';
+import type { Freshness } from '../../src/upstream/policy.js';
+import type { Order, OrderInput } from '../../src/v1/schemas.js';
+import type { FossbillingConfig } from './config.js';
+import { byMessage, classified } from './errors.js';
+import { mapAccount, mapOrder, PERIOD_OF_CYCLE, productPrices } from './map.js';
+import type { FossbillingMethod } from './methods.js';
+import { CreatedOrderAnswer, OrderListAnswer, type RawClient, type RawOrder, type RawProduct } from './parse.js';
+
+/** Orders read by one key search; more matches of the tag's prefix than this cannot be told apart. */
+const KEY_SEARCH_PAGE = 20;
+
+/** What placing and finding orders takes from the operations of one Backend call (operations.ts). */
+export interface PlacementDeps {
+  config: FossbillingConfig;
+  request<S extends z.ZodType>(method: FossbillingMethod, params: Record<string, unknown>, schema: S, freshness?: Freshness): Promise<z.infer<S>>;
+  clientIdOf(customer: Customer): string;
+  client(customer: Customer): Promise<RawClient>;
+  publicProduct(id: string, freshness?: Freshness): Promise<RawProduct | undefined>;
+  rawOrder(customer: Customer, id: string, what: string): Promise<RawOrder>;
+  currencyOf(customer: Customer): Promise<string>;
+}
+
+export function orderPlacement({ config, request, clientIdOf, client, publicProduct, rawOrder, currencyOf }: PlacementDeps) {
+  /** Tied to this use of the key (its record), so a key reused after its record expired never matches an older order. */
+  const orderKeyTag = (customer: Customer, ctx: OrderKeyContext): string => `${customer.accountId}:${ctx.idempotencyKey}:${ctx.idempotencyRecord}`;
+
+  async function placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order> {
+    // Checked against the catalog as it is now: a cycle disabled since must be refused here.
+    const [product, account] = await Promise.all([publicProduct(input.product_id, 'fresh'), client(customer)]);
+    if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
+    if (account.status === 'canceled') throw new BackendError('validation', 'The account is closed and cannot place orders.');
+    const currency = mapAccount(account, config.defaultCurrency).currency;
+    const offered = productPrices(product, currency).map((price) => price.billing_cycle);
+    if (!offered.includes(input.billing_cycle)) {
+      throw new BackendError('validation', `billing_cycle: "${input.billing_cycle}" is not offered for product ${product.id}; offered: ${offered.join(', ')}.`);
+    }
+    const optionIds = Object.keys(input.config_options ?? {});
+    if (optionIds.length > 0) throw new BackendError('validation', `config_options.${optionIds[0]}: product ${product.id} has no such option.`);
+    const period = PERIOD_OF_CYCLE[input.billing_cycle];
+    await ctx.beforeWrite();
+    const created = await classified(
+      request(
+        'order/create',
+        {
+          client_id: clientIdOf(customer),
+          product_id: product.id,
+          ...(period === undefined ? {} : { period }),
+          config: input.hostname === undefined ? {} : { hostname: input.hostname },
+          // Stored right after the order row, before hooks and invoice that can still fail with the
+          // order in place (Order/Service.php createOrder): what findOrderByIdempotencyKey searches for.
+          meta: { [config.orderKeyMeta]: orderKeyTag(customer, ctx) },
+          activate: config.activateOrders,
+          invoice_option: config.invoiceOption,
+        },
+        CreatedOrderAnswer,
+      ),
+      [
+        { match: (error) => Number(error.code) === 831, error: () => new BackendError('validation', `product_id: product ${product.id} is out of stock.`) },
+        { match: (error) => [4892, 4893, 4894].includes(Number(error.code)), error: () => new BackendError('validation', 'The order is missing details the product requires.') },
+        { match: byMessage(/client not found/i), error: (cause) => new BackendError('upstream_error', 'The account is not set up correctly.', { operatorMessage: cause.operatorMessage }) },
+      ],
+    );
+    return afterWrite(rawOrder(customer, created, 'order').then((order) => mapOrder(order, currency, config.timeZone)), `order/create (order ${created})`);
+  }
+
+  /**
+   * Absent only with proof: the search answered, covered every match, and its rows show their meta
+   * (a FOSSBilling that ignored the filter or hid meta could otherwise look like "no order").
+   */
+  async function findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch> {
+    const unknown = (reason: string): OrderSearch => ({ kind: 'unknown', reason: `order key search for client ${customer.upstreamId}: ${reason}` });
+    const tag = orderKeyTag(customer, ctx);
+    let answer: z.infer<typeof OrderListAnswer>;
+    try {
+      // The meta filter matches `value LIKE '<tag>%'` (src/modules/Order/Service.php getSearchQuery): compare exactly here.
+      answer = await request(
+        'order/get_list',
+        { client_id: clientIdOf(customer), meta: { [config.orderKeyMeta]: tag }, page: 1, per_page: KEY_SEARCH_PAGE },
+        OrderListAnswer,
+      );
+    } catch (error) {
+      if (!(error instanceof BackendError)) throw error;
+      return unknown(`order/get_list failed: ${error.operatorMessage ?? error.detail}`);
+    }
+    const metaOf = (order: RawOrder) => (Array.isArray(order.meta) ? {} : order.meta);
+    const match = answer.list.find((order) => order.client_id === customer.upstreamId && metaOf(order)?.[config.orderKeyMeta] === tag);
+    if (match) return { kind: 'found', order: mapOrder(match, await currencyOf(customer), config.timeZone) };
+    if (answer.total > answer.list.length) return unknown(`the search matched ${answer.total} orders, more than one page`);
+    if (answer.list.some((order) => metaOf(order) === undefined)) return unknown('order/get_list rows do not show their meta');
+    return { kind: 'absent' };
+  }
+
+  return { placeOrder, findOrderByIdempotencyKey };
+}
