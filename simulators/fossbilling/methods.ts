@@ -188,7 +188,34 @@ function createOrder(state: FossbillingState, params: Params): number {
     created_at: stamp,
     updated_at: stamp,
   });
+  if (params.invoice_option === 'issue-invoice' && Number(price) > 0) issueInvoice(state, state.orders.at(-1) as SimOrder, stamp);
   return id;
+}
+
+/**
+ * `issue-invoice`: Order\Service::createOrder() generates the order's invoice (Invoice\Service::
+ * generateForOrder: one line of type order for it), approves it and links it as the order's unpaid one.
+ */
+function issueInvoice(state: FossbillingState, order: SimOrder, stamp: string): void {
+  const client = clientOf(state, order.client_id);
+  const id = Math.max(0, ...state.invoices.map((invoice) => invoice.id)) + 1;
+  state.invoices.push({
+    id,
+    client_id: client.id,
+    serie: 'FOSS',
+    nr: String(id),
+    currency: order.currency,
+    status: 'unpaid',
+    approved: true,
+    taxrate: '0',
+    credit: '0.00',
+    due_at: stamp,
+    paid_at: null,
+    created_at: stamp,
+    buyer: { first_name: client.first_name, last_name: client.last_name, company: client.company, email: client.email },
+    lines: [{ title: `${order.title}${order.period ? ` (${order.period})` : ''}`, price: order.price, quantity: 1, taxed: false, order_id: order.id }],
+  });
+  order.unpaid_invoice_id = id;
 }
 
 export const METHODS: Readonly<Record<string, Handler>> = {

@@ -25,6 +25,8 @@ export function startProgress(state: FossbillingState, options: ProgressOptions)
       if (seedInvoices.has(invoice.id) || invoice.status !== 'unpaid' || !due(`invoice:${invoice.id}`)) continue;
       invoice.status = 'paid';
       invoice.paid_at = sqlNow();
+      // Paying it clears the orders' link (Invoice\ServiceInvoiceItem::markAsPaid → unsetUnpaidInvoice).
+      for (const order of state.orders) if (order.unpaid_invoice_id === invoice.id) order.unpaid_invoice_id = null;
     }
   });
 }

@@ -99,6 +99,16 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     assert.deepEqual(await backend.findOrderByIdempotencyKey(OTHER_CUSTOMER, keyed('k-place')), { kind: 'absent' });
     assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-pla')), { kind: 'absent' });
     assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-place', 'rec-2')), { kind: 'absent' }, 'another use of the key');
+    // Its invoice (issue-invoice) is linked while unpaid; once paid, the link is gone and it is found by order.
+    assert.equal(order.payment_status, 'unpaid');
+    assert.ok(order.invoice_id !== null);
+    const invoice = sim.state.invoices.find((candidate) => String(candidate.id) === order.invoice_id);
+    assert.ok(invoice, 'the simulator issued the invoice');
+    Object.assign(invoice, { status: 'paid', paid_at: '2026-11-29 10:00:00' });
+    const placed = sim.state.orders.find((candidate) => String(candidate.id) === order.id);
+    Object.assign(placed ?? {}, { unpaid_invoice_id: null });
+    const paid = await backend.getOrder(CUSTOMER, order.id, CTX);
+    assert.deepEqual([paid.invoice_id, paid.payment_status], [order.invoice_id, 'paid']);
   });
 
   t.test('an order that timed out after it was placed is found by reconciliation, not placed twice', async () => {
