@@ -164,18 +164,40 @@ export function unpaidInvoiceOf(order: RawOrder): string | null {
   return order.unpaid_invoice_id && order.unpaid_invoice_id !== '0' ? order.unpaid_invoice_id : null;
 }
 
+/** What an `order_id` search tells of an order's billing: its latest invoice, and whether a refund followed it. */
+export interface OrderInvoice {
+  invoice: RawInvoice;
+  refunded: boolean;
+}
+
+const byIdDesc = (left: RawInvoice, right: RawInvoice): number => right.id.length - left.id.length || (right.id < left.id ? -1 : right.id > left.id ? 1 : 0);
+
+/** The invoice's lines for the order, summed (a credit note's are negative). */
+function orderLinesTotal(invoice: RawInvoice, orderId: string): number {
+  return invoice.lines.filter((line) => line.order_id === orderId).reduce((sum, line) => sum + Number(line.total ?? 0), 0);
+}
+
 /**
- * The order's own invoice among those an `order_id` search found: the oldest with a line for the
- * order (later ones are its renewals). Only invoices of the client that show such a line count: a
- * FOSSBilling that ignored the filter would list the client's other invoices.
+ * A refund FOSSBilling issued (Invoice/Service.php refundInvoice, logic credit_note or
+ * negative_invoice): a new invoice of status `refunded` whose lines are the refunded one's, negated
+ * (same type and rel_id). The refunded invoice itself keeps its status `paid`.
  */
-export function ownInvoice(invoices: RawInvoice[], clientId: string, orderId: string): RawInvoice | null {
-  let own: RawInvoice | null = null;
-  for (const invoice of invoices) {
-    if (invoice.client_id !== clientId || !invoice.lines.some((line) => line.order_id === orderId)) continue;
-    if (own === null || Number(invoice.id) < Number(own.id)) own = invoice;
-  }
-  return own;
+function isCreditNote(invoice: RawInvoice, orderId: string): boolean {
+  return invoice.status === 'refunded' && orderLinesTotal(invoice, orderId) < 0;
+}
+
+/**
+ * The order's latest invoice among those an `order_id` search found (newest first): the newest of
+ * the client's with a line for the order that is not a credit note, refunded when a credit note
+ * for the order came after it. The same invoice FOSSBilling links while it is unpaid, so paying it
+ * does not switch the order to an older invoice. Only invoices of the client that show such a line
+ * count: a FOSSBilling that ignored the filter would list the client's other invoices.
+ */
+export function latestInvoice(invoices: RawInvoice[], clientId: string, orderId: string): OrderInvoice | null {
+  const mine = invoices.filter((invoice) => invoice.client_id === clientId && invoice.lines.some((line) => line.order_id === orderId)).sort(byIdDesc);
+  const index = mine.findIndex((invoice) => !isCreditNote(invoice, orderId));
+  if (index === -1) return null;
+  return { invoice: mine[index] as RawInvoice, refunded: mine.slice(0, index).length > 0 };
 }
 
 const PAYMENT_STATUS: Record<Invoice['status'], NonNullable<Order['payment_status']>> = {
@@ -190,10 +212,10 @@ const PAYMENT_STATUS: Record<Invoice['status'], NonNullable<Order['payment_statu
 };
 
 /**
- * `invoice`: the order's own invoice when FOSSBilling no longer links one (ownInvoice); without
+ * `found`: the order's latest invoice when FOSSBilling no longer links one (latestInvoice); without
  * it, an order with no unpaid invoice shows none.
  */
-export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: string, invoice: RawInvoice | null = null): Order {
+export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: string, found: OrderInvoice | null = null): Order {
   const created = utcOf(order.created_at, timeZone);
   if (created === null) throw unreadable(`order ${order.id} has no creation time`);
   const unpaid = unpaidInvoiceOf(order);
@@ -202,8 +224,8 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
     status: ORDER_STATUS[order.status] ?? 'other',
     created_at: created,
     total: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
-    invoice_id: unpaid ?? invoice?.id ?? null,
-    payment_status: unpaid !== null ? 'unpaid' : invoice ? PAYMENT_STATUS[invoiceStatus(invoice)] : null,
+    invoice_id: unpaid ?? found?.invoice.id ?? null,
+    payment_status: unpaid !== null ? 'unpaid' : found ? (found.refunded ? 'refunded' : PAYMENT_STATUS[invoiceStatus(found.invoice)]) : null,
     service_ids: [order.id],
   };
 }

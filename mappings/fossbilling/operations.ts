@@ -19,7 +19,7 @@ import {
   mapInvoiceDocument,
   mapOrder,
   mapService,
-  ownInvoice,
+  latestInvoice,
   PAY_TYPES,
   unpaidInvoiceOf,
 } from './map.js';
@@ -35,7 +35,6 @@ import {
   OrderListAnswer,
   ProductListAnswer,
   type RawClient,
-  type RawInvoice,
   type RawOrder,
   type RawProduct,
 } from './parse.js';
@@ -47,8 +46,11 @@ const IS_ID = /^[1-9][0-9]{0,17}$/;
 const MAX_PER_PAGE = 500;
 /** Pages of MAX_PER_PAGE joined rows read for one service list; past that a list is refused. */
 const MAX_ORDER_PAGES = 20;
-/** Invoices per page of one order's search: newest first, so its own (the oldest) is on the last. */
-const ORDER_INVOICE_PAGE = 100;
+/**
+ * Invoices read by one order's search, newest first: its latest invoice and the credit notes after
+ * it are at the top. One page, page 1: 0.6.x and 0.7.x read `page` from the query string only.
+ */
+const ORDER_INVOICE_PAGE = 10;
 
 export type FossbillingOperations = ReturnType<typeof fossbillingOperations>;
 
@@ -138,20 +140,22 @@ export function fossbillingOperations(
 
   /**
    * An order as v1 shows it. FOSSBilling links an order's invoice only while it is unpaid (paying it
-   * clears `unpaid_invoice_id`: Invoice/ServiceInvoiceItem.php markAsPaid), so without that link
-   * its invoices are searched by `order_id` (those with a line for it) for its own.
+   * clears `unpaid_invoice_id`: Invoice/ServiceInvoiceItem.php markAsPaid, also when order/create
+   * paid it from the client's credit), so without that link its invoices are searched by
+   * `order_id` (those with a line for it) for its latest.
    */
-  async function readOrder(customer: Customer, id: string): Promise<Order> {
-    const order = await rawOrder(customer, id, 'order');
-    const [currency, invoices] = await Promise.all([currencyOf(customer), unpaidInvoiceOf(order) === null ? orderInvoices(customer, order.id) : []]);
-    return mapOrder(order, currency, config.timeZone, ownInvoice(invoices, customer.upstreamId, order.id));
+  async function viewOrder(customer: Customer, order: RawOrder, currency?: string): Promise<Order> {
+    const [known, found] = await Promise.all([currency ?? currencyOf(customer), unpaidInvoiceOf(order) === null ? orderInvoice(customer, order.id) : null]);
+    return mapOrder(order, known, config.timeZone, found);
   }
 
-  async function orderInvoices(customer: Customer, orderId: string): Promise<RawInvoice[]> {
-    const search = (page: number) =>
-      request('invoice/get_list', { client_id: clientIdOf(customer), order_id: orderId, page, per_page: ORDER_INVOICE_PAGE }, InvoiceListAnswer);
-    const first = await search(1);
-    return first.total > first.list.length ? (await search(Math.ceil(first.total / ORDER_INVOICE_PAGE))).list : first.list;
+  async function readOrder(customer: Customer, id: string): Promise<Order> {
+    return viewOrder(customer, await rawOrder(customer, id, 'order'));
+  }
+
+  async function orderInvoice(customer: Customer, orderId: string) {
+    const first = await request('invoice/get_list', { client_id: clientIdOf(customer), order_id: orderId, page: 1, per_page: ORDER_INVOICE_PAGE }, InvoiceListAnswer);
+    return latestInvoice(first.list, customer.upstreamId, orderId);
   }
 
   /** One page of a list filtered by client: every row must be the customer's all the same. */
@@ -254,7 +258,7 @@ export function fossbillingOperations(
     publicProduct,
     rawOrder,
     readOrder,
-    ...orderPlacement({ config, request, clientIdOf, client, publicProduct, rawOrder, currencyOf }),
+    ...orderPlacement({ config, request, clientIdOf, client, publicProduct, rawOrder, currencyOf, viewOrder }),
     listServices,
     readService,
     getCredentials,

@@ -9,7 +9,7 @@ import type { Freshness } from '../../src/upstream/policy.js';
 import type { Order, OrderInput } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { byMessage, classified } from './errors.js';
-import { mapAccount, mapOrder, PERIOD_OF_CYCLE, productPrices } from './map.js';
+import { mapAccount, PERIOD_OF_CYCLE, productPrices } from './map.js';
 import type { FossbillingMethod } from './methods.js';
 import { CreatedOrderAnswer, OrderListAnswer, type RawClient, type RawOrder, type RawProduct } from './parse.js';
 
@@ -25,9 +25,11 @@ export interface PlacementDeps {
   publicProduct(id: string, freshness?: Freshness): Promise<RawProduct | undefined>;
   rawOrder(customer: Customer, id: string, what: string): Promise<RawOrder>;
   currencyOf(customer: Customer): Promise<string>;
+  /** The order as v1 shows it, its invoice searched for when FOSSBilling no longer links one. */
+  viewOrder(customer: Customer, order: RawOrder, currency?: string): Promise<Order>;
 }
 
-export function orderPlacement({ config, request, clientIdOf, client, publicProduct, rawOrder, currencyOf }: PlacementDeps) {
+export function orderPlacement({ config, request, clientIdOf, client, publicProduct, rawOrder, currencyOf, viewOrder }: PlacementDeps) {
   /** Tied to this use of the key (its record), so a key reused after its record expired never matches an older order. */
   const orderKeyTag = (customer: Customer, ctx: OrderKeyContext): string => `${customer.accountId}:${ctx.idempotencyKey}:${ctx.idempotencyRecord}`;
 
@@ -67,7 +69,9 @@ export function orderPlacement({ config, request, clientIdOf, client, publicProd
         { match: byMessage(/client not found/i), error: (cause) => new BackendError('upstream_error', 'The account is not set up correctly.', { operatorMessage: cause.operatorMessage }) },
       ],
     );
-    return afterWrite(rawOrder(customer, created, 'order').then((order) => mapOrder(order, currency, config.timeZone)), `order/create (order ${created})`);
+    // Not necessarily linked: order/create approves the invoice with use_credits, and one the client's
+    // credit covers (a free order's 0.00 one always) is paid, its link cleared, before it returns.
+    return afterWrite(rawOrder(customer, created, 'order').then((order) => viewOrder(customer, order, currency)), `order/create (order ${created})`);
   }
 
   /**
@@ -91,7 +95,7 @@ export function orderPlacement({ config, request, clientIdOf, client, publicProd
     }
     const metaOf = (order: RawOrder) => (Array.isArray(order.meta) ? {} : order.meta);
     const match = answer.list.find((order) => order.client_id === customer.upstreamId && metaOf(order)?.[config.orderKeyMeta] === tag);
-    if (match) return { kind: 'found', order: mapOrder(match, await currencyOf(customer), config.timeZone) };
+    if (match) return { kind: 'found', order: await viewOrder(customer, match) };
     if (answer.total > answer.list.length) return unknown(`the search matched ${answer.total} orders, more than one page`);
     if (answer.list.some((order) => metaOf(order) === undefined)) return unknown('order/get_list rows do not show their meta');
     return { kind: 'absent' };

@@ -188,7 +188,8 @@ function createOrder(state: FossbillingState, params: Params): number {
     created_at: stamp,
     updated_at: stamp,
   });
-  if (params.invoice_option === 'issue-invoice' && Number(price) > 0) issueInvoice(state, state.orders.at(-1) as SimOrder, stamp);
+  // Whatever the price (generateForOrder refuses only a negative amount; 0.6.x skipped a free order).
+  if (params.invoice_option === 'issue-invoice' && Number(price) >= 0) issueInvoice(state, state.orders.at(-1) as SimOrder, stamp);
   return id;
 }
 
@@ -216,6 +217,16 @@ function issueInvoice(state: FossbillingState, order: SimOrder, stamp: string): 
     lines: [{ title: `${order.title}${order.period ? ` (${order.period})` : ''}`, price: order.price, quantity: 1, taxed: false, order_id: order.id }],
   });
   order.unpaid_invoice_id = id;
+  // approveInvoice(…, use_credits: true) → tryPayWithCredits: paid from the client's balance when it
+  // covers the total (a 0.00 invoice always), and markAsPaid clears the order's link.
+  const total = Number(order.price);
+  if (client.balance - total >= -0.01) {
+    client.balance = Math.round((client.balance - total) * 100) / 100;
+    const invoice = state.invoices.at(-1) as SimInvoice;
+    invoice.status = 'paid';
+    invoice.paid_at = stamp;
+    order.unpaid_invoice_id = null;
+  }
 }
 
 export const METHODS: Readonly<Record<string, Handler>> = {

@@ -99,16 +99,25 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     assert.deepEqual(await backend.findOrderByIdempotencyKey(OTHER_CUSTOMER, keyed('k-place')), { kind: 'absent' });
     assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-pla')), { kind: 'absent' });
     assert.deepEqual(await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k-place', 'rec-2')), { kind: 'absent' }, 'another use of the key');
-    // Its invoice (issue-invoice) is linked while unpaid; once paid, the link is gone and it is found by order.
-    assert.equal(order.payment_status, 'unpaid');
+    // Ada's balance (12.50) covers it: order/create approves the invoice with use_credits, which pays
+    // it and clears the link (Invoice/Service.php tryPayWithCredits → markAsPaid); found by order.
+    assert.equal(order.payment_status, 'paid');
     assert.ok(order.invoice_id !== null);
-    const invoice = sim.state.invoices.find((candidate) => String(candidate.id) === order.invoice_id);
+    assert.equal(sim.state.invoices.find((candidate) => String(candidate.id) === order.invoice_id)?.status, 'paid');
+    const read = await backend.getOrder(CUSTOMER, order.id, CTX);
+    assert.deepEqual([read.invoice_id, read.payment_status], [order.invoice_id, 'paid']);
+    // Without the credit, its invoice is linked while unpaid; once paid, the link is gone and it is found by order.
+    const ada = sim.state.clients.find((candidate) => candidate.id === 1);
+    Object.assign(ada ?? {}, { balance: 0 });
+    const unpaid = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, keyed('k-place-unpaid'));
+    assert.equal(unpaid.payment_status, 'unpaid');
+    const invoice = sim.state.invoices.find((candidate) => String(candidate.id) === unpaid.invoice_id);
     assert.ok(invoice, 'the simulator issued the invoice');
     Object.assign(invoice, { status: 'paid', paid_at: '2026-11-29 10:00:00' });
-    const placed = sim.state.orders.find((candidate) => String(candidate.id) === order.id);
+    const placed = sim.state.orders.find((candidate) => String(candidate.id) === unpaid.id);
     Object.assign(placed ?? {}, { unpaid_invoice_id: null });
-    const paid = await backend.getOrder(CUSTOMER, order.id, CTX);
-    assert.deepEqual([paid.invoice_id, paid.payment_status], [order.invoice_id, 'paid']);
+    const paid = await backend.getOrder(CUSTOMER, unpaid.id, CTX);
+    assert.deepEqual([paid.invoice_id, paid.payment_status], [unpaid.invoice_id, 'paid']);
   });
 
   t.test('an order that timed out after it was placed is found by reconciliation, not placed twice', async () => {

@@ -1,0 +1,46 @@
+/**
+ * The simulator's order/create with issue-invoice against FOSSBilling's
+ * Order/Service.php createOrder at 56a0871: the invoice is generated whatever the price (only a
+ * negative amount is refused: Invoice/Service.php generateForOrder), then approveInvoice(…,
+ * use_credits: true) → tryPayWithCredits pays it from the client's balance when the balance covers
+ * it (a 0.00 invoice always), and markAsPaid clears the order's unpaid_invoice_id.
+ */
+import assert from 'node:assert/strict';
+import t from 'tap';
+import type { Backend } from '../../../src/backend/backend.js';
+import { createFossbillingBackend } from '../../../mappings/fossbilling/backend.js';
+import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
+import { createFossbillingSeed, type FossbillingSimulator, startFossbillingSimulator } from '../../../simulators/fossbilling/server.js';
+import { CTX, CUSTOMER, keyed } from './fake-call.js';
+
+t.test('FOSSBilling simulator: an order the client\'s credit covers', async (t) => {
+  let sim: FossbillingSimulator;
+  let backend: Backend;
+  t.before(async () => {
+    sim = await startFossbillingSimulator({ seed: createFossbillingSeed });
+    backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken, invoiceOption: 'issue-invoice' }));
+  });
+  t.teardown(async () => {
+    await backend.close();
+    await sim.close();
+  });
+
+  t.test('Ada (balance 12.50) orders 4.99 a month: the invoice is paid from credit, the link cleared, and both answers say so', async () => {
+    const placed = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, keyed('k-credit'));
+    const order = sim.state.orders.find((candidate) => String(candidate.id) === placed.id);
+    const issued = sim.state.invoices.filter((candidate) => candidate.lines.some((line) => String(line.order_id) === placed.id));
+    assert.equal(issued.length, 1, 'one invoice for the order');
+    assert.equal(issued[0]?.status, 'paid', 'paid from the client\'s credit');
+    assert.equal(order?.unpaid_invoice_id, null, 'markAsPaid cleared the link');
+    assert.deepEqual([placed.invoice_id, placed.payment_status], [String(issued[0]?.id), 'paid'], 'POST /v1/orders');
+    const read = await backend.getOrder(CUSTOMER, placed.id, CTX);
+    assert.deepEqual([read.invoice_id, read.payment_status], [String(issued[0]?.id), 'paid'], 'GET /v1/orders/{id}');
+  });
+
+  t.test('a free order: FOSSBilling issues a 0.00 invoice and pays it at once', async () => {
+    const placed = await backend.placeOrder(CUSTOMER, { product_id: '4', billing_cycle: 'free' }, keyed('k-free'));
+    const issued = sim.state.invoices.filter((candidate) => candidate.lines.some((line) => String(line.order_id) === placed.id));
+    assert.equal(issued.length, 1, 'generateForOrder refuses only a negative amount');
+    assert.equal(issued[0]?.status, 'paid');
+  });
+});
