@@ -13,7 +13,7 @@ import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { installJsonBodyParser } from './http/json-body.js';
-import { answerUnreadableRequest } from './http/unreadable-request.js';
+import { answerUnreadableRequest, NODE_HTTP_OPTIONS, serveUnknownExpectations } from './http/unreadable-request.js';
 import { Idempotency } from './http/idempotency.js';
 import { registerEndpoint, type RegisterContext } from './http/register.js';
 import { forwardedAnswer } from './http/forwarding.js';
@@ -120,6 +120,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     routerOptions: { maxParamLength: 100 },
     rewriteUrl: (request) => originForm(request.url),
     clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase),
+    // No bare answers from Node: a missing Host is refused by the request gate, an unknown Expect is served.
+    http: NODE_HTTP_OPTIONS,
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks
     // and the error handler; they are still problems.
     frameworkErrors: (error, _request, reply) => {
@@ -129,6 +131,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
       return sendProblem(reply, apiError, config.problemTypeBase);
     },
   });
+  serveUnknownExpectations(app.server);
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
   app.decorateRequest('caller', undefined);

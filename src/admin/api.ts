@@ -112,7 +112,9 @@ function install(scope: FastifyInstance, endpoints: AdminEndpoint[], ctx: AdminR
 
   // An admin path no endpoint serves: 405 with Allow when another method would, else 404 (not audited: no call was made).
   const shapes = endpoints.map((endpoint) => ({
-    pattern: new RegExp(`^${endpoint.url.replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`),
+    // As the router matches (and as v1's table does, src/http/problems.ts): `.` is a dot, and a
+    // trailing slash is another path, which no endpoint serves.
+    pattern: new RegExp(`^${endpoint.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}$`),
     // A GET route answers HEAD too (the ops listener exposes HEAD routes).
     methods: endpoint.method === 'GET' ? ['GET', 'HEAD'] : [endpoint.method],
   }));

@@ -6,19 +6,34 @@
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
+import { safeParse } from 'fast-content-type-parse';
 import { ApiError } from '../errors.js';
 
 /** What a declared charset may be: UTF-8 under its names, or ASCII (UTF-8's subset) for a body that is. */
 const UTF8 = new Set(['utf-8', 'utf8']);
 
-/** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when there is none. */
+/**
+ * The `charset` parameter of a Content-Type, lower-cased, quotes and quoted-pairs undone (RFC 9110
+ * §5.6.6); undefined when there is none. A header whose parameters do not parse (Fastify still
+ * routes `application/json; foo` here) declares none: its bytes must be UTF-8 all the same.
+ */
 export function declaredCharset(contentType: string | undefined): string | undefined {
-  for (const parameter of (contentType ?? '').split(';').slice(1)) {
-    const at = parameter.indexOf('=');
-    if (at < 0 || parameter.slice(0, at).trim().toLowerCase() !== 'charset') continue;
-    return parameter.slice(at + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+  return safeParse(contentType ?? '').parameters.charset?.toLowerCase();
+}
+
+/** A JSON escape of a surrogate (`\ud800`): only then can a parsed string hold a lone one. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** A surrogate code unit that is not half of a pair (in `u` mode a pair is one code point). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Whether any string of the parsed value (property names included) holds a lone surrogate. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).some(([name, member]) => LONE_SURROGATE.test(name) || holdsLoneSurrogate(member));
   }
-  return undefined;
+  return false;
 }
 
 export function installJsonBodyParser(app: FastifyInstance): void {
@@ -36,6 +51,15 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(new ApiError('invalid_request', 'The request body is not valid UTF-8 (JSON is sent in UTF-8: RFC 8259 §8.1).'), undefined);
       return;
     }
-    parse(request, bytes.toString('utf8'), done);
+    const text = bytes.toString('utf8');
+    parse(request, text, (error, parsed) => {
+      // `"\ud800"` is six ASCII bytes, but the string it makes has no UTF-8 form (RFC 8259 §8.2):
+      // stored or sent on, it would become U+FFFD, as undecodable bytes would.
+      if (!error && SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(parsed)) {
+        done(new ApiError('invalid_request', 'The request body holds a lone UTF-16 surrogate escape (\\ud800-\\udfff), which no UTF-8 text can carry.'), undefined);
+        return;
+      }
+      done(error, parsed);
+    });
   });
 }

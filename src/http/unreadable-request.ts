@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, problemDocument } from '../errors.js';
 
@@ -22,4 +23,23 @@ export function answerUnreadableRequest(error: Error & { code?: string }, socket
       'Connection: close\r\n\r\n' +
       body,
   );
+}
+
+/**
+ * What Node would otherwise answer itself, bare (no request id, no problem): the listener's options
+ * hand both to the app instead. An HTTP/1.1 request without Host is refused by the app (RFC 9112
+ * §3.2: 400; `hostMissing`), and an Expect other than 100-continue is ignored (RFC 9110 §10.1.1
+ * allows it) rather than answered 417 by Node: the request is served as if it had none.
+ */
+export const NODE_HTTP_OPTIONS = { requireHostHeader: false } as const;
+
+export function serveUnknownExpectations(server: Server): void {
+  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    server.emit('request', request, response);
+  });
+}
+
+/** An HTTP/1.1 request without a Host header (HTTP/1.0 may omit it). */
+export function hostMissing(raw: IncomingMessage): boolean {
+  return raw.headers.host === undefined && !(raw.httpVersionMajor === 1 && raw.httpVersionMinor === 0);
 }

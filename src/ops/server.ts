@@ -11,7 +11,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { AdminApi } from '../admin/api.js';
 import { ADMIN_PREFIX } from '../admin/register.js';
 import type { Backend } from '../backend/backend.js';
-import { answerUnreadableRequest } from '../http/unreadable-request.js';
+import { ApiError } from '../errors.js';
+import { answerUnreadableRequest, hostMissing, NODE_HTTP_OPTIONS, serveUnknownExpectations } from '../http/unreadable-request.js';
 import type { Stores } from '../stores/types.js';
 import { boundedPing } from './bounded-ping.js';
 
@@ -83,6 +84,8 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     requestTimeout: 30_000,
     // Admin answers carry it (X-Request-Id, the problem's instance) and the admin audit names it.
     genReqId: () => randomUUID(),
+    // No bare answers from Node (see the hook below): a missing Host is refused here, an unknown Expect served.
+    http: NODE_HTTP_OPTIONS,
     // Requests Node cannot parse (oversized headers) answered as a problem, as the admin API's are,
     // rather than Node's bare 431.
     ...(admin ? { clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) => answerUnreadableRequest(error, socket, admin.problemTypeBase) } : {}),
@@ -92,6 +95,14 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
       if (target.admin && request.url.startsWith(`${ADMIN_PREFIX}/`)) return target.admin.routerError(error, answer);
       return answer.code(error.statusCode ?? 500).send(error);
     },
+  });
+  serveUnknownExpectations(ops.server);
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host is 400 (an admin call: the admin API's problem).
+  ops.addHook('onRequest', (request, reply, done) => {
+    if (!hostMissing(request.raw)) return done();
+    const error = new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).');
+    if (target.admin && request.url.startsWith(`${ADMIN_PREFIX}/`)) return done(error);
+    void reply.code(400).send({ status: 'bad_request', detail: error.detail });
   });
   target.metrics.collectRuntimeMetrics();
   if (target.admin) {
