@@ -63,24 +63,23 @@ t.test('a JSON escape of a lone surrogate is refused like bytes that are not UTF
     assert.deepEqual(await gw.stores.webhooks.get('acme'), before, 'the subscription is unchanged');
   });
 
-  t.test('POST /admin/v1/accounts: 400, no account', async () => {
-    const response = await gw.ops.inject({
+  /** An admin account created from this JSON text, as sent. */
+  const createAccount = (text: string) =>
+    gw.ops.inject({
       method: 'POST',
       url: '/admin/v1/accounts',
       headers: { authorization: `Bearer ${gw.tokens.all?.token}`, 'content-type': 'application/json' },
-      payload: '{"id":"surrogate","name":"M\\udc00ller","upstream_id":"3"}',
+      payload: text,
     });
+
+  t.test('POST /admin/v1/accounts: 400, no account', async () => {
+    const response = await createAccount('{"id":"surrogate","name":"M\\udc00ller","upstream_id":"3"}');
     assert.equal(response.statusCode, 400, `answered ${response.statusCode}: ${response.body}`);
     assert.equal(await gw.stores.keys.getAccount('surrogate'), null);
   });
 
   t.test('a well-formed pair written as escapes is still read (U+1F600)', async () => {
-    const response = await gw.ops.inject({
-      method: 'POST',
-      url: '/admin/v1/accounts',
-      headers: { authorization: `Bearer ${gw.tokens.all?.token}`, 'content-type': 'application/json' },
-      payload: '{"id":"pair","name":"Smile \\ud83d\\ude00","upstream_id":"3"}',
-    });
+    const response = await createAccount('{"id":"pair","name":"Smile \\ud83d\\ude00","upstream_id":"3"}');
     assert.equal(response.statusCode, 201, response.body);
     assert.equal((await gw.stores.keys.getAccount('pair'))?.name, 'Smile \u{1F600}');
   });
