@@ -3,12 +3,34 @@
  * load-config.ts), validated once at boot. A bad config stops the process with a message that
  * names every wrong field.
  */
+import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 import { AdminConfigSchema } from './admin/tokens.js';
 import type { BackendRegistry } from './backend/registry.js';
 import { LONGEST_LOG_WINDOW_MS } from './stores/rate-policies.js';
 
 const PositiveInt = z.number().int().positive();
+
+/** What @fastify/proxy-addr (Fastify's trustProxy) takes: an address, a CIDR range, or one of its names. */
+function isProxyAddress(value: string): boolean {
+  try {
+    proxyAddr.compile(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A Redis Cluster seed, `host:port` (`[v6 address]:port`, optionally `redis://` in front); the port defaults to 6379. */
+const CLUSTER_SEED = /^(?:redis:\/\/)?(\[[0-9A-Fa-f:.]+\]|[^\s:/@[\]]+)(?::(\d{1,5}))?$/;
+
+export function parseClusterSeed(seed: string): { host: string; port: number } | undefined {
+  const match = CLUSTER_SEED.exec(seed);
+  if (!match) return undefined;
+  const port = match[2] === undefined ? 6379 : Number(match[2]);
+  if (port < 1 || port > 65_535) return undefined;
+  return { host: (match[1] as string).replace(/^\[|\]$/g, ''), port };
+}
 
 export const RateLimitConfigSchema = z.strictObject({
   keyPerMinute: PositiveInt.default(60),
@@ -139,7 +161,9 @@ export const ConfigSchema = z.strictObject({
   profile: z.enum(['A', 'B']).default('A'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Proxies whose X-Forwarded-For is believed (IPs or CIDRs). Anyone else's is ignored. */
-  trustedProxies: z.array(z.string()).default([]),
+  trustedProxies: z
+    .array(z.string().refine(isProxyAddress, 'must be an IP address, a CIDR range (10.0.0.0/8) or loopback, linklocal, uniquelocal'))
+    .default([]),
   bodyLimitBytes: PositiveInt.default(64 * 1024),
   /**
    * How long SIGTERM waits for requests in flight before the process exits anyway. An abandoned
@@ -152,7 +176,9 @@ export const ConfigSchema = z.strictObject({
   problemTypeBase: z.string().url().default('https://reseller-gateway.dev/problems/'),
   redisUrl: z.string().url().optional(),
   /** Redis Cluster seed nodes (`host:port`); when set, used instead of redisUrl. */
-  redisClusterNodes: z.array(z.string()).optional(),
+  redisClusterNodes: z
+    .array(z.string().refine((seed) => parseClusterSeed(seed) !== undefined, 'must be host:port (an IPv6 address in brackets: [fd00::1]:7000)'))
+    .optional(),
   keys: z
     .strictObject({
       /** Server secret mixed into every key hash. Required outside sandbox mode. */

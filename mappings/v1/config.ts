@@ -12,16 +12,22 @@ const PositiveInt = z.number().int().positive();
 const ApiKey = z.string().regex(/^[\x21-\x7e]{1,512}$/, 'must be a key of 1 to 512 printable characters without spaces (V1_UPSTREAM_API_KEYS: upstreamId=key,…)');
 const UpstreamId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be an account id of the upstream');
 
+const UPSTREAM_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
 /**
  * `V1_UPSTREAM_API_KEYS=acme=rk_…,beta=rk_…` arrives as a list; the file holds an object. An entry
- * without `=` is named by its position, never by its text (it may be a bare key).
+ * that is not `<upstream id>=<key>` is named by its position, never by its text (it may be a bare
+ * key): without `=`, with text before the first `=` that is no upstream id, or with nothing but
+ * `=` after it (a bare base64 key whose padding was read as the separator).
  */
 function keysFromList(value: unknown): unknown {
   if (!Array.isArray(value)) return value;
   const entries = value.map((entry, index) => {
     const text = String(entry);
     const at = text.indexOf('=');
-    return at < 1 ? [`entry-${index + 1}`, ''] : [text.slice(0, at), text.slice(at + 1)];
+    const id = text.slice(0, Math.max(at, 0)).trim();
+    const key = text.slice(at + 1).trim();
+    return at < 1 || !UPSTREAM_ID.test(id) || /^=*$/.test(key) ? [`entry-${index + 1}`, ''] : [id, key];
   });
   return Object.fromEntries(entries);
 }

@@ -1,5 +1,5 @@
 /** Chooses the stores a deployment runs with: Redis when configured, else process memory. */
-import type { GatewayConfig } from '../config.js';
+import { parseClusterSeed, type GatewayConfig } from '../config.js';
 import { createMemoryStores } from './memory/index.js';
 import { createRedisStores } from './redis/index.js';
 import type { Stores } from './types.js';
@@ -7,8 +7,8 @@ import type { Stores } from './types.js';
 type StoreConfig = Pick<GatewayConfig, 'redisUrl' | 'redisClusterNodes' | 'keys'> & Partial<Pick<GatewayConfig, 'idempotency'>>;
 
 function clusterNode(seed: string): { host: string; port: number } {
-  const [host, port] = seed.replace(/^redis:\/\//, '').split(':');
-  return { host: host || '127.0.0.1', port: Number(port ?? 6379) };
+  // Checked at boot (config.ts); a seed that does not parse never gets here.
+  return parseClusterSeed(seed) ?? { host: '127.0.0.1', port: 6379 };
 }
 
 export async function createStores(config: StoreConfig): Promise<Stores> {

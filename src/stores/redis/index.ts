@@ -64,8 +64,10 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
   const subscriber: RedisClient = client instanceof Cluster ? client.duplicate() : client.duplicate();
   const clients = [client, subscriber];
   // Connection errors are reported by the store calls that meet them (they reject); the events
-  // are only listened to so that an unhandled 'error' event cannot crash the process.
-  for (const each of clients) each.on('error', () => undefined);
+  // are listened to so that an unhandled 'error' event cannot crash the process, and the last one
+  // is kept to say why Redis was not reachable at start (a refused password is not the network).
+  let lastError: string | undefined;
+  for (const each of clients) each.on('error', (error: Error) => (lastError = withoutPassword(error.message, options)));
   const close = async (): Promise<void> => {
     for (const each of clients) each.disconnect();
   };
@@ -88,7 +90,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
         ),
       close,
     };
-    await withDeadline(connectTimeoutMs, async () => {
+    await withDeadline(connectTimeoutMs, () => lastError, async () => {
       await Promise.all(clients.map(whenReady));
       await connectClusterMasters(client);
       await keys.subscribe();
@@ -135,14 +137,29 @@ async function connectClusterMasters(client: RedisClient): Promise<void> {
   if (client instanceof Cluster) await Promise.all(client.nodes('master').map((node) => node.ping()));
 }
 
-async function withDeadline(timeoutMs: number, work: () => Promise<void>): Promise<void> {
+async function withDeadline(timeoutMs: number, lastError: () => string | undefined, work: () => Promise<void>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailableError(`Redis was not reachable within ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => {
+      const reason = lastError();
+      reject(new StoreUnavailableError(`Redis was not reachable within ${timeoutMs} ms${reason ? ` (last error: ${reason})` : ''}`));
+    }, timeoutMs);
   });
   try {
     await Promise.race([work(), deadline]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A client error's message, with the configured password (if any) cut out should Redis or ioredis ever echo it. */
+function withoutPassword(message: string, options: RedisStoresOptions): string {
+  if (!('url' in options)) return message;
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(options.url).password);
+  } catch {
+    return message;
+  }
+  return password ? message.split(password).join('[redacted]') : message;
 }

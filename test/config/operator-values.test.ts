@@ -1,0 +1,78 @@
+/**
+ * Settings the boot-time validation checks itself rather than leaving them to fail later without
+ * naming the field (TRUSTED_PROXIES, REDIS_CLUSTER_NODES), and V1_UPSTREAM_API_KEYS entries whose
+ * text is never quoted in the error (a bare base64 key holds '=').
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { ConfigError } from '../../src/config.js';
+import { loadConfig } from '../../src/load-config.js';
+import { BACKENDS } from '../../mappings/index.js';
+
+const TSX = ['--import', 'tsx'];
+const ENV = { KEY_PEPPER: 'review-pepper-0123456789abcdef0123456789', WEBHOOK_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64') };
+
+t.test('V1_UPSTREAM_API_KEYS: a bare key is never quoted, also when it holds "=" (base64 padding)', async () => {
+  // base64 of 20 bytes (one '=' of padding): an operator who forgot the `upstreamId=` in front of it.
+  const bare = Buffer.from('secret-upstream-key!').toString('base64');
+  assert.ok(bare.endsWith('=') && !bare.endsWith('=='));
+  const body = bare.replace(/=+$/, '');
+  assert.throws(
+    () => loadConfig(BACKENDS, { ...ENV, V1_UPSTREAM_URL: 'https://panel.example.com', V1_UPSTREAM_API_KEYS: `${bare},acme=key-a` }),
+    (error: Error) => {
+      assert.ok(error instanceof ConfigError, String(error));
+      assert.match(error.message, /upstream\.v1\.apiKeys/);
+      assert.ok(!error.message.includes(body), `the config error quotes the key: ${error.message}`);
+      return true;
+    },
+  );
+  // Two '=' of padding: today the text before them becomes an "upstream id" whose key is "=", and the gateway boots.
+  const padded = Buffer.from('secret-upstream-key').toString('base64');
+  assert.ok(padded.endsWith('=='));
+  assert.throws(() => loadConfig(BACKENDS, { ...ENV, V1_UPSTREAM_URL: 'https://panel.example.com', V1_UPSTREAM_API_KEYS: padded }), ConfigError);
+});
+
+t.test('TRUSTED_PROXIES: a value that is not an IP or CIDR is a config error naming the field', async () => {
+  for (const value of ['10.0.0.0/33', '10.0.0.1;10.0.0.2', 'lb.internal']) {
+    assert.throws(
+      () => loadConfig(BACKENDS, { TRUSTED_PROXIES: value }),
+      (error: Error) => error instanceof ConfigError && /- trustedProxies/.test(error.message),
+      `TRUSTED_PROXIES=${value} was accepted`,
+    );
+  }
+  // What proxy-addr takes stays accepted.
+  const config = loadConfig(BACKENDS, { TRUSTED_PROXIES: '10.0.0.1, 10.0.0.0/8, fd00::/8, loopback' });
+  assert.deepEqual(config.trustedProxies, ['10.0.0.1', '10.0.0.0/8', 'fd00::/8', 'loopback']);
+});
+
+t.test('TRUSTED_PROXIES: the process stops with exit 78 and a message, not a stack trace', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-review-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env, SANDBOX: '1', PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn',
+    KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin.log'),
+    TRUSTED_PROXIES: '10.0.0.0/33',
+  };
+  delete env.REDIS_URL;
+  delete env.REDIS_CLUSTER_NODES;
+  const result = spawnSync(process.execPath, [...TSX, 'bin/gateway.ts'], { env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(result.status, 78, result.stderr);
+  assert.match(result.stderr, /invalid configuration:\n {2}- trustedProxies/);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace');
+});
+
+t.test('REDIS_CLUSTER_NODES: a seed that is not host:port is a config error naming the field', async () => {
+  for (const value of ['127.0.0.1:notaport', '10.0.0.5:7000,10.0.0.6:70000']) {
+    assert.throws(
+      () => loadConfig(BACKENDS, { REDIS_CLUSTER_NODES: value }),
+      (error: Error) => error instanceof ConfigError && /- redisClusterNodes/.test(error.message),
+      `REDIS_CLUSTER_NODES=${value} was accepted`,
+    );
+  }
+  const config = loadConfig(BACKENDS, { REDIS_CLUSTER_NODES: '10.0.0.5:7000, redis-1:7001' });
+  assert.deepEqual(config.redisClusterNodes, ['10.0.0.5:7000', 'redis-1:7001']);
+});
