@@ -155,7 +155,12 @@ export const ConfigSchema = z.strictObject({
    * Processes serving the public port (node:cluster, one port): a number, or `auto` for one per
    * CPU core. More than one needs the Redis stores (state must be shared between them).
    */
-  workers: z.union([z.literal('auto'), z.coerce.number().int().positive()]).default(1),
+  // `auto`, or a whole number written plainly: `1e3`, `0x2` and ` 2` are refused (coercion took them).
+  workers: z
+    .union([z.literal('auto'), z.number().int().positive(), z.string().regex(/^[1-9][0-9]{0,3}$/).transform(Number)], {
+      error: 'must be auto or a whole number of processes (1, 2, …)',
+    })
+    .default(1),
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
   profile: z.enum(['A', 'B']).default('A'),
@@ -174,7 +179,12 @@ export const ConfigSchema = z.strictObject({
   publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** Base of the Problem `type` URIs; each type is this plus the reason. */
   problemTypeBase: z.string().url().default('https://reseller-gateway.dev/problems/'),
-  redisUrl: z.string().url().optional(),
+  redisUrl: z
+    .string()
+    .url()
+    // Read by ioredis: a database other than a number (`/cache`) was an uncaught error in the key CLI.
+    .refine((url) => /^rediss?:$/.test(new URL(url).protocol) && /^\/?\d*$/.test(new URL(url).pathname), 'must be redis://[user:password@]host[:port][/database number] (or rediss://)')
+    .optional(),
   /** Redis Cluster seed nodes (`host:port`); when set, used instead of redisUrl. */
   redisClusterNodes: z
     .array(z.string().refine((seed) => parseClusterSeed(seed) !== undefined, 'must be host:port (an IPv6 address in brackets: [fd00::1]:7000)'))

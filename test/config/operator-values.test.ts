@@ -76,3 +76,27 @@ t.test('REDIS_CLUSTER_NODES: a seed that is not host:port is a config error nami
   const config = loadConfig(BACKENDS, { REDIS_CLUSTER_NODES: '10.0.0.5:7000, redis-1:7001' });
   assert.deepEqual(config.redisClusterNodes, ['10.0.0.5:7000', 'redis-1:7001']);
 });
+
+t.test('WORKERS: auto or a whole number written plainly; 1e3, 0x2, " 2", 0 are refused naming the field', async () => {
+  assert.equal(loadConfig(BACKENDS, { WORKERS: 'auto' }).workers, 'auto');
+  assert.equal(loadConfig(BACKENDS, { WORKERS: '2' }).workers, 2);
+  for (const value of ['1e3', '0x2', ' 2', '0', '-1', '2.5', 'two']) {
+    assert.throws(() => loadConfig(BACKENDS, { WORKERS: value }), (error: Error) => {
+      assert.ok(error instanceof ConfigError, `${value}: ${String(error)}`);
+      assert.match(error.message, /workers/, value);
+      return true;
+    }, value);
+  }
+});
+
+t.test('REDIS_URL: redis:// or rediss://, its database a number; the error never quotes the password', async () => {
+  assert.equal(loadConfig(BACKENDS, { REDIS_URL: 'rediss://user:pw@redis.internal:6380/2' }).redisUrl, 'rediss://user:pw@redis.internal:6380/2');
+  for (const value of ['redis://:s3cret-pw@127.0.0.1:6379/cache', 'http://:s3cret-pw@127.0.0.1:6379', 'redis://:s3cret-pw@127.0.0.1:6379/1/2']) {
+    assert.throws(() => loadConfig(BACKENDS, { REDIS_URL: value }), (error: Error) => {
+      assert.ok(error instanceof ConfigError, `${value}: ${String(error)}`);
+      assert.match(error.message, /redisUrl/, value);
+      assert.ok(!error.message.includes('s3cret-pw'), error.message);
+      return true;
+    }, value);
+  }
+});
