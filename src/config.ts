@@ -21,6 +21,17 @@ function isProxyAddress(value: string): boolean {
   }
 }
 
+/**
+ * A REDIS_URL ioredis reads as a server: redis:// or rediss://, its path a database number. zod runs
+ * this even when `.url()` has already failed, so it must not throw: `new URL` would, and its error
+ * carries the whole URL, password included (`input`).
+ */
+function isRedisUrl(text: string): boolean {
+  if (!URL.canParse(text)) return true; // `.url()` has reported it, without quoting it
+  const url = new URL(text);
+  return /^rediss?:$/.test(url.protocol) && /^\/?\d*$/.test(url.pathname);
+}
+
 /** A Redis Cluster seed, `host:port` (`[v6 address]:port`, optionally `redis://` in front); the port defaults to 6379. */
 const CLUSTER_SEED = /^(?:redis:\/\/)?(\[[0-9A-Fa-f:.]+\]|[^\s:/@[\]]+)(?::(\d{1,5}))?$/;
 
@@ -157,9 +168,10 @@ export const ConfigSchema = z.strictObject({
    */
   // `auto`, or a whole number written plainly: `1e3`, `0x2` and ` 2` are refused (coercion took them).
   workers: z
-    .union([z.literal('auto'), z.number().int().positive(), z.string().regex(/^[1-9][0-9]{0,3}$/).transform(Number)], {
+    .union([z.literal('auto'), z.string().regex(/^[1-9][0-9]*$/).transform(Number), z.number()], {
       error: 'must be auto or a whole number of processes (1, 2, …)',
     })
+    .pipe(z.union([z.literal('auto'), z.number().int().min(1).max(1024, 'must be at most 1024 processes')]))
     .default(1),
   host: z.string().default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
@@ -183,7 +195,7 @@ export const ConfigSchema = z.strictObject({
     .string()
     .url()
     // Read by ioredis: a database other than a number (`/cache`) was an uncaught error in the key CLI.
-    .refine((url) => /^rediss?:$/.test(new URL(url).protocol) && /^\/?\d*$/.test(new URL(url).pathname), 'must be redis://[user:password@]host[:port][/database number] (or rediss://)')
+    .refine(isRedisUrl, 'must be redis://[user:password@]host[:port][/database number] (or rediss://)')
     .optional(),
   /** Redis Cluster seed nodes (`host:port`); when set, used instead of redisUrl. */
   redisClusterNodes: z

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/config.js';
 import { loadConfig } from '../../src/load-config.js';
 import { BACKENDS } from '../../mappings/index.js';
 
@@ -77,10 +77,13 @@ t.test('REDIS_CLUSTER_NODES: a seed that is not host:port is a config error nami
   assert.deepEqual(config.redisClusterNodes, ['10.0.0.5:7000', 'redis-1:7001']);
 });
 
-t.test('WORKERS: auto or a whole number written plainly; 1e3, 0x2, " 2", 0 are refused naming the field', async () => {
+t.test('WORKERS: auto or a whole number written plainly, 1 to 1024, from the environment or a file; 1e3, 0x2, " 2", 0 are refused naming the field', async () => {
   assert.equal(loadConfig(BACKENDS, { WORKERS: 'auto' }).workers, 'auto');
+  assert.equal(parseConfig({ workers: 3 }, BACKENDS).workers, 3);
+  assert.throws(() => parseConfig({ workers: 10_000 }, BACKENDS), ConfigError);
+  assert.throws(() => parseConfig({ workers: 2.5 }, BACKENDS), ConfigError);
   assert.equal(loadConfig(BACKENDS, { WORKERS: '2' }).workers, 2);
-  for (const value of ['1e3', '0x2', ' 2', '0', '-1', '2.5', 'two']) {
+  for (const value of ['1e3', '0x2', ' 2', '0', '-1', '2.5', 'two', '10000']) {
     assert.throws(() => loadConfig(BACKENDS, { WORKERS: value }), (error: Error) => {
       assert.ok(error instanceof ConfigError, `${value}: ${String(error)}`);
       assert.match(error.message, /workers/, value);
