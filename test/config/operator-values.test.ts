@@ -1,14 +1,15 @@
 /**
  * Settings the boot-time validation checks itself rather than leaving them to fail later without
- * naming the field (TRUSTED_PROXIES, REDIS_CLUSTER_NODES), and V1_UPSTREAM_API_KEYS entries whose
- * text is never quoted in the error (a bare base64 key holds '=').
+ * naming the field (TRUSTED_PROXIES, REDIS_CLUSTER_NODES, REDIS_URL, WORKERS), and values whose
+ * text is never quoted in the error (a bare base64 key in V1_UPSTREAM_API_KEYS holds '='; a
+ * REDIS_URL holds its password).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ConfigError, parseConfig } from '../../src/config.js';
 import { loadConfig } from '../../src/load-config.js';
 import { BACKENDS } from '../../mappings/index.js';
@@ -49,17 +50,20 @@ t.test('TRUSTED_PROXIES: a value that is not an IP or CIDR is a config error nam
   assert.deepEqual(config.trustedProxies, ['10.0.0.1', '10.0.0.0/8', 'fd00::/8', 'loopback']);
 });
 
-t.test('TRUSTED_PROXIES: the process stops with exit 78 and a message, not a stack trace', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'rg-review-'));
+/** The gateway started with this environment over a sandbox's: how it stopped. */
+function boot(t: Test, env: NodeJS.ProcessEnv) {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-config-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = {
+  const all: NodeJS.ProcessEnv = {
     ...process.env, SANDBOX: '1', PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn',
     KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin.log'),
-    TRUSTED_PROXIES: '10.0.0.0/33',
   };
-  delete env.REDIS_URL;
-  delete env.REDIS_CLUSTER_NODES;
-  const result = spawnSync(process.execPath, [...TSX, 'bin/gateway.ts'], { env, encoding: 'utf8', timeout: 60_000 });
+  for (const name of ['CONFIG_FILE', 'REDIS_URL', 'REDIS_CLUSTER_NODES']) delete all[name];
+  return spawnSync(process.execPath, [...TSX, 'bin/gateway.ts'], { env: { ...all, ...env }, encoding: 'utf8', timeout: 60_000 });
+}
+
+t.test('TRUSTED_PROXIES: the process stops with exit 78 and a message, not a stack trace', async (t) => {
+  const result = boot(t, { TRUSTED_PROXIES: '10.0.0.0/33' });
   assert.equal(result.status, 78, result.stderr);
   assert.match(result.stderr, /invalid configuration:\n {2}- trustedProxies/);
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace');
@@ -102,4 +106,48 @@ t.test('REDIS_URL: redis:// or rediss://, its database a number; the error never
       return true;
     }, value);
   }
+});
+
+/**
+ * A REDIS_URL that is not a URL at all (a password with an unencoded '#', '/' or '?', a space in
+ * the host) is a config error naming `redisUrl`, never quoting it: zod 4 runs a refine even after
+ * `.url()` failed, and a `new URL` there threw ERR_INVALID_URL, whose `input` is the whole URL,
+ * password included (the key CLI printed it uncaught; the gateway exited 1 with a stack trace).
+ */
+const PASSWORD = 's3cr#t-review-pw';
+/** A generated password pasted unencoded: the '#' ends the authority, so this is no URL. */
+const BAD_URL = `redis://:${PASSWORD}@127.0.0.1:6399`;
+
+t.test('REDIS_URL that is not a URL: a ConfigError naming redisUrl, never the password', async () => {
+  for (const value of [BAD_URL, 'redis://:pw@redis host:6379', 'not a url']) {
+    assert.throws(
+      () => loadConfig(BACKENDS, { REDIS_URL: value }),
+      (error: Error) => {
+        assert.ok(error instanceof ConfigError, `${value}: ${String(error)}`);
+        assert.match(error.message, /- redisUrl/, value);
+        assert.ok(!error.message.includes(PASSWORD), error.message);
+        return true;
+      },
+      value,
+    );
+  }
+});
+
+t.test('REDIS_URL that is not a URL: the key CLI exits 78 and does not print the password', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-review-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: BAD_URL, KEYS_FILE: join(dir, 'keys.json') };
+  delete env.CONFIG_FILE;
+  delete env.REDIS_CLUSTER_NODES;
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'bin/reseller-keys.ts', 'list', '--json'], { env, encoding: 'utf8', timeout: 30_000 });
+  assert.ok(!`${result.stdout}${result.stderr}`.includes(PASSWORD), `the password was printed: ${result.stderr}`);
+  assert.equal(result.status, 78, result.stderr);
+});
+
+t.test('REDIS_URL that is not a URL: the gateway stops with exit 78 and a message, not a stack trace', async (t) => {
+  const result = boot(t, { REDIS_URL: BAD_URL });
+  assert.equal(result.status, 78, result.stderr);
+  assert.match(result.stderr, /invalid configuration:\n {2}- redisUrl/);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, 'a stack trace');
+  assert.ok(!result.stderr.includes(PASSWORD));
 });
