@@ -87,8 +87,9 @@ export const IdempotencyConfigSchema = z.strictObject({
   replicaAcks: z.number().int().min(0).default(0),
   replicaWaitMs: PositiveInt.max(400).default(100),
   /**
-   * Memory stores (no Redis): records held at most, each until it expires. With this many live, a
-   * new key answers 503 store_unavailable and sends nothing; none is forgotten early.
+   * Memory stores (no Redis): records held at most, each until it expires, one account at most a
+   * quarter of them. With this many live, a new key answers 503 store_unavailable and sends
+   * nothing; none is forgotten early.
    */
   memoryMaxRecords: PositiveInt.default(50_000),
 }).refine((windows) => windows.staleRetentionMs > windows.replayWindowMs, {

@@ -168,11 +168,32 @@ t.test('memory: idempotency bound', async (t) => {
   t.test('holds at most maxRecords live records and forgets none before it expires: a new key is refused instead', async () => {
     const clock = new ManualClock();
     const store = new MemoryIdempotencyStore({ now: clock.now, maxRecords: 2 });
-    for (const key of ['a', 'b']) assert.equal((await store.begin(request(key))).kind, 'acquired');
-    await assert.rejects(store.begin(request('c')), (error: Error) => error instanceof StoreUnavailableError && /maximum of 2 live records/.test(error.message));
-    assert.equal((await store.begin(request('a'))).kind, 'in_progress', 'the oldest is still held');
+    // Each key its own account: one account holds at most a quarter (the next test).
+    const keyed = (key: string) => ({ ...request(key), accountId: `acct-${key}` });
+    for (const key of ['a', 'b']) assert.equal((await store.begin(keyed(key))).kind, 'acquired');
+    await assert.rejects(store.begin(keyed('c')), (error: Error) => error instanceof StoreUnavailableError && /maximum of 2 live records/.test(error.message));
+    assert.equal((await store.begin(keyed('a'))).kind, 'in_progress', 'the oldest is still held');
     await clock.advance(60_001);
-    assert.equal((await store.begin(request('c'))).kind, 'acquired', 'expired records make room');
+    assert.equal((await store.begin(keyed('c'))).kind, 'acquired', 'expired records make room');
+  });
+
+  t.test('one account holds at most a quarter of maxRecords: its keys cannot refuse the others\'', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryIdempotencyStore({ now: clock.now, maxRecords: 8 });
+    const of = (accountId: string, key: string) => ({ ...request(key), accountId });
+    for (const key of ['a', 'b']) assert.equal((await store.begin(of('greedy', key))).kind, 'acquired');
+    await assert.rejects(store.begin(of('greedy', 'c')), (error: Error) => error instanceof StoreUnavailableError && /account greedy holds its share .* 2 live records/.test(error.message));
+    for (const key of ['a', 'b']) assert.equal((await store.begin(of('other', key))).kind, 'acquired', 'another account is not refused');
+    assert.equal((await store.begin(of('greedy', 'a'))).kind, 'in_progress', 'its own records are kept');
+    // A record released before anything was sent frees its place, and so do expired ones.
+    const third = await store.begin(of('third', 'x'));
+    assert.equal(third.kind, 'acquired');
+    await store.begin(of('third', 'y'));
+    await assert.rejects(store.begin(of('third', 'z')), StoreUnavailableError);
+    await store.release({ accountId: 'third', key: 'x' }, (third as { token: string }).token);
+    assert.equal((await store.begin(of('third', 'z'))).kind, 'acquired');
+    await clock.advance(60_001);
+    assert.equal((await store.begin(of('greedy', 'c'))).kind, 'acquired', 'expired records make room');
   });
 
   t.test('through the gateway: a new key past the bound answers 503 store_unavailable and sends nothing', async (t) => {

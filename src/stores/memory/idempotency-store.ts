@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import { type BeginRequest, type BeginResult, type IdempotencyScope, type IdempotencyStore, type StoredResponse, StoreUnavailableError } from '../types.js';
 
 interface IdempotencyRecord {
+  accountId: string;
   state: 'in_progress' | 'completed' | 'unknown';
   token: string;
   /** Names this use of the key; kept across retries, new once the record has expired. */
@@ -29,10 +30,14 @@ export interface MemoryIdempotencyStoreOptions {
   now?: () => number;
   /**
    * Records kept at most. None is forgotten before it expires (a retry would run again): with
-   * this many live, a new key is refused as the store being unavailable (503, nothing sent).
+   * this many live, a new key is refused as the store being unavailable (503, nothing sent). One
+   * account holds at most a quarter of them, so that its keys cannot refuse every other account's.
    */
   maxRecords?: number;
 }
+
+/** The share of maxRecords one account may hold live. */
+const ACCOUNT_SHARE = 4;
 
 /** A full store looks for expired records at most this often (each look reads every record). */
 const PURGE_INTERVAL_MS = 1_000;
@@ -45,24 +50,47 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   private readonly now: () => number;
   private readonly records: LRUCache<string, IdempotencyRecord>;
   private readonly maxRecords: number;
+  private readonly maxPerAccount: number;
+  /** Records held per account (expired ones until they are purged). */
+  private readonly perAccount = new Map<string, number>();
   private purgedAt = -Infinity;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     const now = options.now ?? Date.now;
     this.now = now;
     this.maxRecords = options.maxRecords ?? 50_000;
-    this.records = new LRUCache({ max: this.maxRecords, perf: { now }, ttlResolution: 0 });
+    this.maxPerAccount = Math.max(1, Math.ceil(this.maxRecords / ACCOUNT_SHARE));
+    this.records = new LRUCache({
+      max: this.maxRecords,
+      perf: { now },
+      ttlResolution: 0,
+      // Deleted, expired, or replaced by another record (never called for the same record set again).
+      dispose: (record) => this.count(record.accountId, -1),
+    });
   }
 
-  /** Room for one more record, expired ones removed first; never by evicting a live one. */
-  private makeRoom(now: number): void {
-    if (this.records.size < this.maxRecords) return;
+  private count(accountId: string, change: number): void {
+    const held = (this.perAccount.get(accountId) ?? 0) + change;
+    if (held > 0) this.perAccount.set(accountId, held);
+    else this.perAccount.delete(accountId);
+  }
+
+  /** Room for one more record of the account, expired ones removed first; never by evicting a live one. */
+  private makeRoom(now: number, accountId: string): void {
+    const full = () => this.records.size >= this.maxRecords;
+    const accountFull = () => (this.perAccount.get(accountId) ?? 0) >= this.maxPerAccount;
+    if (!full() && !accountFull()) return;
     if (now - this.purgedAt >= PURGE_INTERVAL_MS) {
       this.purgedAt = now;
       this.records.purgeStale();
     }
-    if (this.records.size >= this.maxRecords) {
+    if (full()) {
       throw new StoreUnavailableError(`the memory idempotency store holds its maximum of ${this.maxRecords} live records (idempotency.memoryMaxRecords)`);
+    }
+    if (accountFull()) {
+      throw new StoreUnavailableError(
+        `account ${accountId} holds its share of the memory idempotency store, ${this.maxPerAccount} live records (a quarter of idempotency.memoryMaxRecords)`,
+      );
     }
   }
 
@@ -71,8 +99,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const id = recordId(request);
     const record = this.records.get(id);
     if (!record) {
-      this.makeRoom(now);
+      this.makeRoom(now, request.accountId);
       const created: IdempotencyRecord = {
+        accountId: request.accountId,
         state: 'in_progress',
         token: newRandomId(),
         recordId: newRandomId(),
@@ -86,6 +115,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
         response: null,
       };
       this.records.set(id, created, { ttl: request.retentionMs });
+      this.count(request.accountId, 1);
       return { kind: 'acquired', token: created.token, recordId: created.recordId, sentAt: null };
     }
     // Age counts from the first request; past it (more than the window: the spec replays "within
