@@ -8,7 +8,7 @@ import type { ResolvedConfig } from '../config.js';
 import { ApiError } from '../errors.js';
 import { Idempotency } from '../http/idempotency.js';
 import { installJsonBodyParser } from '../http/json-body.js';
-import { sendProblem } from '../http/problems.js';
+import { routePattern, sendProblem } from '../http/problems.js';
 import type { KeyService } from '../keys/key-service.js';
 import type { Stores } from '../stores/types.js';
 import type { Webhooks } from '../webhooks/service.js';
@@ -112,9 +112,8 @@ function install(scope: FastifyInstance, endpoints: AdminEndpoint[], ctx: AdminR
 
   // An admin path no endpoint serves: 405 with Allow when another method would, else 404 (not audited: no call was made).
   const shapes = endpoints.map((endpoint) => ({
-    // As the router matches (and as v1's table does, src/http/problems.ts): `.` is a dot, and a
-    // trailing slash is another path, which no endpoint serves.
-    pattern: new RegExp(`^${endpoint.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}$`),
+    // As the router matches (and as v1's table does): `.` is a dot, and a trailing slash is another path.
+    pattern: routePattern(endpoint.url),
     // A GET route answers HEAD too (the ops listener exposes HEAD routes).
     methods: endpoint.method === 'GET' ? ['GET', 'HEAD'] : [endpoint.method],
   }));

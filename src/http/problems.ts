@@ -108,6 +108,11 @@ function logFailure(request: FastifyRequest, original: unknown, apiError: ApiErr
   }
 }
 
+/** How the router matches a route's URL: its text as written, each `:param` one path segment, nothing after. */
+export function routePattern(url: string): RegExp {
+  return new RegExp(`^${url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}$`);
+}
+
 interface RouteShape {
   pattern: RegExp;
   methods: Set<string>;
@@ -147,8 +152,7 @@ export function installProblemHandling(
 
   return {
     addRoute(method, url) {
-      const source = url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+');
-      const shape = routes.get(url) ?? { pattern: new RegExp(`^${source}$`), methods: new Set<string>() };
+      const shape = routes.get(url) ?? { pattern: routePattern(url), methods: new Set<string>() };
       shape.methods.add(method);
       routes.set(url, shape);
     },

@@ -11,7 +11,7 @@ import { parseApiKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { enforceIpLimit } from './register.js';
 import { sourceAddress } from './source-address.js';
-import { hostMissing } from './unreadable-request.js';
+import { missingHost } from './unreadable-request.js';
 
 /** Query parameters that look like someone put an API key in the URL (contract §1), in any case. */
 const KEY_QUERY_PARAMS = new Set(['api_key', 'apikey', 'key', 'access_token', 'token']);
@@ -28,8 +28,9 @@ export function installRequestGate(app: FastifyInstance, rateLimiter: RateLimite
   // Callback style: no promise for the requests it only looks at.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (hostMissing(request.raw)) {
-      done(new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).'));
+    const noHost = missingHost(request.raw);
+    if (noHost) {
+      done(noHost);
       return;
     }
     const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : null;

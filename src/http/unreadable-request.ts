@@ -28,7 +28,7 @@ export function answerUnreadableRequest(error: Error & { code?: string }, socket
 /**
  * What Node would otherwise answer itself, bare (no request id, no problem): the listener's options
  * hand both to the app instead. An HTTP/1.1 request without Host is refused by the app (RFC 9112
- * §3.2: 400; `hostMissing`), and an Expect other than 100-continue is ignored (RFC 9110 §10.1.1
+ * §3.2: 400; `missingHost`), and an Expect other than 100-continue is ignored (RFC 9110 §10.1.1
  * allows it) rather than answered 417 by Node: the request is served as if it had none.
  */
 export const NODE_HTTP_OPTIONS = { requireHostHeader: false } as const;
@@ -39,7 +39,8 @@ export function serveUnknownExpectations(server: Server): void {
   });
 }
 
-/** An HTTP/1.1 request without a Host header (HTTP/1.0 may omit it). */
-export function hostMissing(raw: IncomingMessage): boolean {
-  return raw.headers.host === undefined && !(raw.httpVersionMajor === 1 && raw.httpVersionMinor === 0);
+/** The 400 an HTTP/1.1 request without a Host header earns (HTTP/1.0 may omit it); undefined when it has one. */
+export function missingHost(raw: IncomingMessage): ApiError | undefined {
+  if (raw.headers.host !== undefined || (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 0)) return undefined;
+  return new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).');
 }

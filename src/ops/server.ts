@@ -11,8 +11,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { AdminApi } from '../admin/api.js';
 import { ADMIN_PREFIX } from '../admin/register.js';
 import type { Backend } from '../backend/backend.js';
-import { ApiError } from '../errors.js';
-import { answerUnreadableRequest, hostMissing, NODE_HTTP_OPTIONS, serveUnknownExpectations } from '../http/unreadable-request.js';
+import { answerUnreadableRequest, missingHost, NODE_HTTP_OPTIONS, serveUnknownExpectations } from '../http/unreadable-request.js';
 import type { Stores } from '../stores/types.js';
 import { boundedPing } from './bounded-ping.js';
 
@@ -99,8 +98,8 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
   serveUnknownExpectations(ops.server);
   // RFC 9112 §3.2: an HTTP/1.1 request without Host is 400 (an admin call: the admin API's problem).
   ops.addHook('onRequest', (request, reply, done) => {
-    if (!hostMissing(request.raw)) return done();
-    const error = new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).');
+    const error = missingHost(request.raw);
+    if (!error) return done();
     if (target.admin && request.url.startsWith(`${ADMIN_PREFIX}/`)) return done(error);
     void reply.code(400).send({ status: 'bad_request', detail: error.detail });
   });

@@ -67,7 +67,8 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
   // are listened to so that an unhandled 'error' event cannot crash the process, and the last one
   // is kept to say why Redis was not reachable at start (a refused password is not the network).
   let lastError: string | undefined;
-  for (const each of clients) each.on('error', (error: Error) => (lastError = withoutPassword(error.message, options)));
+  const withoutPassword = passwordRemover(options);
+  for (const each of clients) each.on('error', (error: Error) => (lastError = withoutPassword(error.message)));
   const close = async (): Promise<void> => {
     for (const each of clients) each.disconnect();
   };
@@ -152,14 +153,13 @@ async function withDeadline(timeoutMs: number, lastError: () => string | undefin
   }
 }
 
-/** A client error's message, with the configured password (if any) cut out should Redis or ioredis ever echo it. */
-function withoutPassword(message: string, options: RedisStoresOptions): string {
-  if (!('url' in options)) return message;
+/** Cuts the configured password (if any) out of a client error's message, should Redis or ioredis ever echo it. */
+function passwordRemover(options: RedisStoresOptions): (message: string) => string {
   let password = '';
   try {
-    password = decodeURIComponent(new URL(options.url).password);
+    if ('url' in options) password = decodeURIComponent(new URL(options.url).password);
   } catch {
-    return message;
+    // No URL to read a password from: none to cut out.
   }
-  return password ? message.split(password).join('[redacted]') : message;
+  return (message) => (password ? message.split(password).join('[redacted]') : message);
 }
