@@ -197,7 +197,7 @@ export function latestInvoice(invoices: RawInvoice[], clientId: string, orderId:
   const mine = invoices.filter((invoice) => invoice.client_id === clientId && invoice.lines.some((line) => line.order_id === orderId)).sort(byIdDesc);
   const index = mine.findIndex((invoice) => !isCreditNote(invoice, orderId));
   if (index === -1) return null;
-  return { invoice: mine[index] as RawInvoice, refunded: mine.slice(0, index).length > 0 };
+  return { invoice: mine[index] as RawInvoice, refunded: index > 0 };
 }
 
 const PAYMENT_STATUS: Record<Invoice['status'], NonNullable<Order['payment_status']>> = {

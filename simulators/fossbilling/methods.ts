@@ -4,7 +4,7 @@
  * order come straight from SQL (every column a string), lists are `{pages, page, per_page, total,
  * list}`. Errors are thrown as SimError and rendered as FOSSBilling's error envelope.
  */
-import type { FossbillingState, SimInvoice, SimOrder, SimProduct } from './state.js';
+import { type FossbillingState, markInvoicePaid, type SimInvoice, type SimOrder, type SimProduct } from './state.js';
 
 export class SimError extends Error {
   constructor(
@@ -167,7 +167,7 @@ function createOrder(state: FossbillingState, params: Params): number {
   const activate = truthy(params.activate);
   const stamp = now();
   const hostname = typeof (config as Params).hostname === 'string' ? String((config as Params).hostname) : `order${id}.example.com`;
-  state.orders.push({
+  const order: SimOrder = {
     id,
     client_id: client.id,
     product_id: product.id,
@@ -187,9 +187,10 @@ function createOrder(state: FossbillingState, params: Params): number {
     canceled_at: null,
     created_at: stamp,
     updated_at: stamp,
-  });
+  };
+  state.orders.push(order);
   // Whatever the price (generateForOrder refuses only a negative amount; 0.6.x skipped a free order).
-  if (params.invoice_option === 'issue-invoice' && Number(price) >= 0) issueInvoice(state, state.orders.at(-1) as SimOrder, stamp);
+  if (params.invoice_option === 'issue-invoice' && Number(price) >= 0) issueInvoice(state, order, stamp);
   return id;
 }
 
@@ -200,7 +201,7 @@ function createOrder(state: FossbillingState, params: Params): number {
 function issueInvoice(state: FossbillingState, order: SimOrder, stamp: string): void {
   const client = clientOf(state, order.client_id);
   const id = Math.max(0, ...state.invoices.map((invoice) => invoice.id)) + 1;
-  state.invoices.push({
+  const invoice: SimInvoice = {
     id,
     client_id: client.id,
     serie: 'FOSS',
@@ -215,17 +216,15 @@ function issueInvoice(state: FossbillingState, order: SimOrder, stamp: string): 
     created_at: stamp,
     buyer: { first_name: client.first_name, last_name: client.last_name, company: client.company, email: client.email },
     lines: [{ title: `${order.title}${order.period ? ` (${order.period})` : ''}`, price: order.price, quantity: 1, taxed: false, order_id: order.id }],
-  });
+  };
+  state.invoices.push(invoice);
   order.unpaid_invoice_id = id;
   // approveInvoice(…, use_credits: true) → tryPayWithCredits: paid from the client's balance when it
   // covers the total (a 0.00 invoice always), and markAsPaid clears the order's link.
   const total = Number(order.price);
   if (client.balance - total >= -0.01) {
     client.balance = Math.round((client.balance - total) * 100) / 100;
-    const invoice = state.invoices.at(-1) as SimInvoice;
-    invoice.status = 'paid';
-    invoice.paid_at = stamp;
-    order.unpaid_invoice_id = null;
+    markInvoicePaid(state, invoice, stamp);
   }
 }
 

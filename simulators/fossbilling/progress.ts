@@ -4,7 +4,7 @@
  * move, so seed data stays as the fixtures describe it.
  */
 import { type ProgressOptions, startProgressLoop } from '../shared/progress.js';
-import type { FossbillingState } from './state.js';
+import { type FossbillingState, markInvoicePaid } from './state.js';
 
 export type { ProgressOptions } from '../shared/progress.js';
 
@@ -23,10 +23,7 @@ export function startProgress(state: FossbillingState, options: ProgressOptions)
     }
     for (const invoice of state.invoices) {
       if (seedInvoices.has(invoice.id) || invoice.status !== 'unpaid' || !due(`invoice:${invoice.id}`)) continue;
-      invoice.status = 'paid';
-      invoice.paid_at = sqlNow();
-      // Paying it clears the orders' link (Invoice\ServiceInvoiceItem::markAsPaid → unsetUnpaidInvoice).
-      for (const order of state.orders) if (order.unpaid_invoice_id === invoice.id) order.unpaid_invoice_id = null;
+      markInvoicePaid(state, invoice, sqlNow());
     }
   });
 }

@@ -79,6 +79,16 @@ const monthlyAndYearly = (monthly: string, yearly: string) => ({
   '1W': { price: '1.50', setup: '0.00', enabled: true },
 });
 
+/**
+ * An invoice paid (Invoice\Service::markAsPaid): its status and time, and the orders that linked it
+ * as unpaid lose the link (ServiceInvoiceItem::markAsPaid → unsetUnpaidInvoice).
+ */
+export function markInvoicePaid(state: FossbillingState, invoice: SimInvoice, at: string): void {
+  invoice.status = 'paid';
+  invoice.paid_at = at;
+  for (const order of state.orders) if (order.unpaid_invoice_id === invoice.id) order.unpaid_invoice_id = null;
+}
+
 export function createFossbillingSeed(): FossbillingState {
   const order = (id: number, clientId: number, status: string, extra: Partial<SimOrder> = {}): SimOrder => ({
     id,
