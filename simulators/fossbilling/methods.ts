@@ -4,7 +4,7 @@
  * order come straight from SQL (every column a string), lists are `{pages, page, per_page, total,
  * list}`. Errors are thrown as SimError and rendered as FOSSBilling's error envelope.
  */
-import { type FossbillingState, markInvoicePaid, type SimInvoice, type SimOrder, type SimProduct } from './state.js';
+import { activateOrder, type FossbillingState, markInvoicePaid, type SimInvoice, type SimOrder, type SimProduct } from './state.js';
 
 export class SimError extends Error {
   constructor(
@@ -164,9 +164,7 @@ function createOrder(state: FossbillingState, params: Params): number {
   const config = typeof params.config === 'object' && params.config !== null && !Array.isArray(params.config) ? params.config : {};
   const meta = typeof params.meta === 'object' && params.meta !== null ? Object.fromEntries(Object.entries(params.meta).map(([key, value]) => [key, String(value)])) : {};
   const id = state.nextOrderId++;
-  const activate = truthy(params.activate);
   const stamp = now();
-  const hostname = typeof (config as Params).hostname === 'string' ? String((config as Params).hostname) : `order${id}.example.com`;
   const order: SimOrder = {
     id,
     client_id: client.id,
@@ -178,12 +176,12 @@ function createOrder(state: FossbillingState, params: Params): number {
     period,
     quantity: 1,
     price,
-    status: activate ? 'active' : 'pending_setup',
+    status: 'pending_setup',
     config: JSON.stringify({ ...config, ...(period ? { period } : {}) }),
     meta,
-    hosting: activate && product.type === 'hosting' ? { ip: '192.0.2.10', domain: hostname, username: `user${id}` } : null,
+    hosting: null,
     expires_at: null,
-    activated_at: activate ? stamp : null,
+    activated_at: null,
     canceled_at: null,
     created_at: stamp,
     updated_at: stamp,
@@ -191,6 +189,8 @@ function createOrder(state: FossbillingState, params: Params): number {
   state.orders.push(order);
   // Whatever the price (generateForOrder refuses only a negative amount; 0.6.x skipped a free order).
   if (params.invoice_option === 'issue-invoice' && Number(price) >= 0) issueInvoice(state, order, stamp);
+  // `activate` runs last, on an order its invoice's payment may have activated already.
+  if (truthy(params.activate) && order.status !== 'active') activateOrder(order, stamp);
   return id;
 }
 

@@ -4,7 +4,7 @@
  * move, so seed data stays as the fixtures describe it.
  */
 import { type ProgressOptions, startProgressLoop } from '../shared/progress.js';
-import { type FossbillingState, markInvoicePaid } from './state.js';
+import { activateOrder, type FossbillingState, markInvoicePaid } from './state.js';
 
 export type { ProgressOptions } from '../shared/progress.js';
 
@@ -17,9 +17,7 @@ export function startProgress(state: FossbillingState, options: ProgressOptions)
   return startProgressLoop(options, (due) => {
     for (const order of state.orders) {
       if (seedOrders.has(order.id) || order.status !== 'pending_setup' || !due(`order:${order.id}`)) continue;
-      order.status = 'active';
-      order.activated_at = sqlNow();
-      order.hosting ??= { ip: '192.0.2.10', domain: `site${order.id}.example.com`, username: `user${order.id}` };
+      activateOrder(order, sqlNow());
     }
     for (const invoice of state.invoices) {
       if (seedInvoices.has(invoice.id) || invoice.status !== 'unpaid' || !due(`invoice:${invoice.id}`)) continue;

@@ -81,12 +81,29 @@ const monthlyAndYearly = (monthly: string, yearly: string) => ({
 
 /**
  * An invoice paid (Invoice\Service::markAsPaid): its status and time, and the orders that linked it
- * as unpaid lose the link (ServiceInvoiceItem::markAsPaid → unsetUnpaidInvoice).
+ * as unpaid lose the link (ServiceInvoiceItem::markAsPaid → unsetUnpaidInvoice). Then each line's
+ * task runs (ServiceInvoiceItem::executeTask): an order waiting for setup is activated, since every
+ * product here is set up after payment (`setup: after_payment`).
  */
 export function markInvoicePaid(state: FossbillingState, invoice: SimInvoice, at: string): void {
   invoice.status = 'paid';
   invoice.paid_at = at;
   for (const order of state.orders) if (order.unpaid_invoice_id === invoice.id) order.unpaid_invoice_id = null;
+  for (const line of invoice.lines) {
+    const order = state.orders.find((candidate) => candidate.id === line.order_id);
+    if (order && (order.status === 'pending_setup' || order.status === 'failed_setup')) activateOrder(order, at);
+  }
+}
+
+/** Order\Service::activateOrder: the service is created (a hosting account on its hostname). */
+export function activateOrder(order: SimOrder, at: string): void {
+  order.status = 'active';
+  order.activated_at = at;
+  order.updated_at = at;
+  if (order.service_type !== 'hosting') return;
+  const config = JSON.parse(order.config) as { hostname?: unknown };
+  const domain = typeof config.hostname === 'string' ? config.hostname : `order${order.id}.example.com`;
+  order.hosting ??= { ip: '192.0.2.10', domain, username: `user${order.id}` };
 }
 
 export function createFossbillingSeed(): FossbillingState {

@@ -11,6 +11,7 @@ import type { Backend } from '../../../src/backend/backend.js';
 import { createFossbillingBackend } from '../../../mappings/fossbilling/backend.js';
 import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
 import { createFossbillingSeed, type FossbillingSimulator, startFossbillingSimulator } from '../../../simulators/fossbilling/server.js';
+import { markInvoicePaid } from '../../../simulators/fossbilling/state.js';
 import { CTX, CUSTOMER, keyed } from './fake-call.js';
 
 t.test('FOSSBilling simulator: an order the client\'s credit covers', async (t) => {
@@ -35,6 +36,27 @@ t.test('FOSSBilling simulator: an order the client\'s credit covers', async (t) 
     assert.deepEqual([placed.invoice_id, placed.payment_status], [String(issued[0]?.id), 'paid'], 'POST /v1/orders');
     const read = await backend.getOrder(CUSTOMER, placed.id, CTX);
     assert.deepEqual([read.invoice_id, read.payment_status], [String(issued[0]?.id), 'paid'], 'GET /v1/orders/{id}');
+    // The paid line's task runs (ServiceInvoiceItem::executeTask, TASK_ACTIVATE): the product is set
+    // up after payment, so the order is activated at once rather than left pending.
+    assert.deepEqual([placed.status, read.status, order?.status], ['active', 'active', 'active']);
+    assert.equal((await backend.getService(CUSTOMER, placed.id, CTX)).status, 'active');
+  });
+
+  t.test('without the credit, the order waits for its payment, which sets it up', async () => {
+    const ada = sim.state.clients.find((candidate) => candidate.id === 1)!;
+    const balance = ada.balance;
+    ada.balance = 0;
+    try {
+      const placed = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'later.example.com' }, keyed('k-no-credit'));
+      assert.deepEqual([placed.status, placed.payment_status], ['pending', 'unpaid']);
+      const invoice = sim.state.invoices.find((candidate) => String(candidate.id) === placed.invoice_id)!;
+      markInvoicePaid(sim.state, invoice, '2026-03-01 12:00:00');
+      const read = await backend.getOrder(CUSTOMER, placed.id, CTX);
+      assert.deepEqual([read.status, read.payment_status], ['active', 'paid']);
+      assert.equal((await backend.getService(CUSTOMER, placed.id, CTX)).hostname, 'later.example.com');
+    } finally {
+      ada.balance = balance;
+    }
   });
 
   t.test('a free order: FOSSBilling issues a 0.00 invoice and pays it at once', async () => {
