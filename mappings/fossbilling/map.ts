@@ -187,17 +187,19 @@ function isCreditNote(invoice: RawInvoice, orderId: string): boolean {
 }
 
 /**
- * The order's latest invoice among those an `order_id` search found (newest first): the newest of
- * the client's with a line for the order that is not a credit note, refunded when a credit note
- * for the order came after it. The same invoice FOSSBilling links while it is unpaid, so paying it
- * does not switch the order to an older invoice. Only invoices of the client that show such a line
- * count: a FOSSBilling that ignored the filter would list the client's other invoices.
+ * The order's invoice among those an `order_id` search found: the one FOSSBilling links (`linked`,
+ * its unpaid_invoice_id), else the newest of the client's with a line for the order that is not a
+ * credit note; refunded when a credit note for the order came after it. The linked one is read for
+ * its status: `invoice/update` can cancel it (or set it paid) and leave the link, which only
+ * markAsPaid and rmInvoice clear. The newest is the invoice FOSSBilling links while it is unpaid,
+ * so paying it does not switch the order to an older one. Only invoices of the client that show
+ * such a line count: a FOSSBilling that ignored the filter would list the client's other invoices.
  */
-export function latestInvoice(invoices: RawInvoice[], clientId: string, orderId: string): OrderInvoice | null {
+export function invoiceOfOrder(invoices: RawInvoice[], clientId: string, orderId: string, linked: string | null): OrderInvoice | null {
   const mine = invoices.filter((invoice) => invoice.client_id === clientId && invoice.lines.some((line) => line.order_id === orderId)).sort(byIdDesc);
-  const index = mine.findIndex((invoice) => !isCreditNote(invoice, orderId));
+  const index = linked === null ? mine.findIndex((invoice) => !isCreditNote(invoice, orderId)) : mine.findIndex((invoice) => invoice.id === linked);
   if (index === -1) return null;
-  return { invoice: mine[index] as RawInvoice, refunded: index > 0 };
+  return { invoice: mine[index] as RawInvoice, refunded: mine.slice(0, index).some((invoice) => isCreditNote(invoice, orderId)) };
 }
 
 const PAYMENT_STATUS: Record<Invoice['status'], NonNullable<Order['payment_status']>> = {
@@ -212,8 +214,8 @@ const PAYMENT_STATUS: Record<Invoice['status'], NonNullable<Order['payment_statu
 };
 
 /**
- * `found`: the order's latest invoice when FOSSBilling no longer links one (latestInvoice); without
- * it, an order with no unpaid invoice shows none.
+ * `found`: the order's invoice as its search showed it (invoiceOfOrder). Without it, a linked
+ * invoice is shown unpaid, as the link says, and an order with no link shows none.
  */
 export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: string, found: OrderInvoice | null = null): Order {
   const created = utcOf(order.created_at, timeZone);
@@ -225,7 +227,7 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
     created_at: created,
     total: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
     invoice_id: unpaid ?? found?.invoice.id ?? null,
-    payment_status: unpaid !== null ? 'unpaid' : found ? (found.refunded ? 'refunded' : PAYMENT_STATUS[invoiceStatus(found.invoice)]) : null,
+    payment_status: found ? (found.refunded ? 'refunded' : PAYMENT_STATUS[invoiceStatus(found.invoice)]) : unpaid !== null ? 'unpaid' : null,
     service_ids: [order.id],
   };
 }

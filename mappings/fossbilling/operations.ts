@@ -13,13 +13,13 @@ import { afterWrite } from '../../src/upstream/answers.js';
 import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
+  invoiceOfOrder,
   mapAccount,
   mapCredentials,
   mapInvoice,
   mapInvoiceDocument,
   mapOrder,
   mapService,
-  latestInvoice,
   PAY_TYPES,
   unpaidInvoiceOf,
 } from './map.js';
@@ -145,7 +145,7 @@ export function fossbillingOperations(
    * `order_id` (those with a line for it) for its latest.
    */
   async function viewOrder(customer: Customer, order: RawOrder, currency?: string): Promise<Order> {
-    const [known, found] = await Promise.all([currency ?? currencyOf(customer), unpaidInvoiceOf(order) === null ? orderInvoice(customer, order.id) : null]);
+    const [known, found] = await Promise.all([currency ?? currencyOf(customer), orderInvoice(customer, order)]);
     return mapOrder(order, known, config.timeZone, found);
   }
 
@@ -153,9 +153,9 @@ export function fossbillingOperations(
     return viewOrder(customer, await rawOrder(customer, id, 'order'));
   }
 
-  async function orderInvoice(customer: Customer, orderId: string) {
-    const first = await request('invoice/get_list', { client_id: clientIdOf(customer), order_id: orderId, page: 1, per_page: ORDER_INVOICE_PAGE }, InvoiceListAnswer);
-    return latestInvoice(first.list, customer.upstreamId, orderId);
+  async function orderInvoice(customer: Customer, order: RawOrder) {
+    const first = await request('invoice/get_list', { client_id: clientIdOf(customer), order_id: order.id, page: 1, per_page: ORDER_INVOICE_PAGE }, InvoiceListAnswer);
+    return invoiceOfOrder(first.list, customer.upstreamId, order.id, unpaidInvoiceOf(order));
   }
 
   /** One page of a list filtered by client: every row must be the customer's all the same. */

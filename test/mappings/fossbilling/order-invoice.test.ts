@@ -43,12 +43,27 @@ t.test('FOSSBilling: an order\'s own invoice', async (t) => {
     assert.equal(search?.params.client_id, '1');
   });
 
-  t.test('an unpaid invoice still linked: no search, unpaid as before', async () => {
-    const calls = fake(answers.order, () => assert.fail('no search while the order links its invoice'));
+  t.test('an unpaid invoice still linked: shown with the status the search reads for it', async () => {
+    const calls = fake(answers.order, () => answers.page([invoice(12, 'unpaid', 7)]));
     const order = await backendWith(calls).getOrder(CUSTOMER, '7', CTX);
-    assert.equal(order.invoice_id, '12');
-    assert.equal(order.payment_status, 'unpaid');
-    assert.ok(!calls.methods().includes('invoice/get_list'));
+    assert.deepEqual([order.invoice_id, order.payment_status], ['12', 'unpaid']);
+  });
+
+  // Invoice/Service.php updateInvoice sets any status and leaves the order's unpaid_invoice_id: only
+  // markAsPaid (ServiceInvoiceItem) and rmInvoice clear it. Staff cancel the invoice of an abandoned
+  // order that way, or set one paid by hand.
+  t.test('a linked invoice cancelled or set paid through invoice/update: its own status, not unpaid', async () => {
+    for (const [status, shown] of [['canceled', 'cancelled'], ['paid', 'paid']] as const) {
+      const order = await backendWith(fake(answers.order, () => answers.page([invoice(12, status, 7)]))).getOrder(CUSTOMER, '7', CTX);
+      assert.deepEqual([order.invoice_id, order.payment_status], ['12', shown], status);
+    }
+  });
+
+  t.test('a linked invoice the search does not show (or that is another client\'s): unpaid, as the link says', async () => {
+    for (const list of [[], [invoice(40, 'paid', 7)], [invoice(12, 'paid', 7, 2)]]) {
+      const order = await backendWith(fake(answers.order, () => answers.page(list))).getOrder(CUSTOMER, '7', CTX);
+      assert.deepEqual([order.invoice_id, order.payment_status], ['12', 'unpaid'], JSON.stringify(list.map((entry) => entry.id)));
+    }
   });
 
   t.test('renewals come first in the answer: the newest is the order\'s latest invoice, whatever the older ones became', async () => {

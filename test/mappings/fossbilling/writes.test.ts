@@ -15,7 +15,8 @@ function ordering(): FakeCall {
     .answer('client/get', answers.client)
     .answer('product/get_list', answers.page([answers.hostingProduct, answers.onceProduct]))
     .answer('order/create', 7)
-    .answer('order/get', answers.order);
+    .answer('order/get', answers.order)
+    .answer('invoice/get_list', answers.page([answers.invoice]));
 }
 
 t.test('FOSSBilling orders', async (t) => {
