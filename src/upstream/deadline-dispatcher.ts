@@ -66,9 +66,10 @@ class DeadlineHandler implements Handler {
   onRequestStart(controller: Controller, context: unknown): void {
     this.handler.onRequestStart?.(controller, context);
     const left = this.deadline - Date.now();
-    // Aborted here, before it is written: undici then drops it and takes the next in the queue.
-    if (left <= 0) controller.abort(new DeadlineExceeded());
-    else this.timer = setTimeout(abortAtDeadline, left + GRACE_MS, controller);
+    // Thrown here, before it is written: undici drops it, keeps the socket (an abort through the
+    // controller would destroy it) and takes the next in the queue (exchange.ts, onRequestStart).
+    if (left <= 0) throw new DeadlineExceeded();
+    this.timer = setTimeout(abortAtDeadline, left + GRACE_MS, controller);
   }
 
   onRequestUpgrade(controller: Controller, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {

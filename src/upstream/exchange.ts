@@ -131,10 +131,12 @@ class PendingExchange implements Dispatcher.DispatchHandler {
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
+    // Gave up while it was queued: never written. Thrown rather than aborted: undici then drops the
+    // request and keeps the keep-alive socket it was handed (client-h1.js writeH1 catches a throwing
+    // handler), where an abort through the controller destroys that socket.
+    if (this.settled) throw new DeadlineExceeded();
     this.controller = controller;
-    // Gave up while it was queued: make sure it is never written.
-    if (this.settled) controller.abort(new DeadlineExceeded());
-    else this.sent = true;
+    this.sent = true;
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Exchange['headers']): void {
