@@ -92,8 +92,17 @@ interface Log {
  * same key. Any other refusal met after a write was sent is not definitive: the write may stand.
  */
 function isDefinitiveBackendAnswer(error: unknown, writeAnswered: boolean): boolean {
+  if (isUpstreamRefusal(error)) return writeAnswered;
   if (!(error instanceof BackendError) || error.outcomeUnknown) return false;
   return error.kind === 'not_found' || error.kind === 'conflict' || (writeAnswered && error.kind === 'validation');
+}
+
+/**
+ * A v1 upstream's own 400 or 422, passed on as it is (mappings/v1/answer.ts). Sent, it is the write's
+ * own refusal like a BackendError's: decided upstream, nothing done.
+ */
+function isUpstreamRefusal(error: unknown): boolean {
+  return error instanceof ApiError && (error.reason === 'invalid_request' || error.reason === 'invalid_action' || error.reason === 'validation_failed');
 }
 
 /** True when the backend can have acted: such an attempt must be reconciled, never blindly re-run. */
@@ -209,7 +218,7 @@ export class Idempotency {
       response = await run.execute(attempt);
     } catch (error) {
       // The sent write's own answer: a refusal, not an unknown outcome.
-      const writeAnswered = sent && error instanceof BackendError && !error.outcomeUnknown;
+      const writeAnswered = sent && ((error instanceof BackendError && !error.outcomeUnknown) || isUpstreamRefusal(error));
       const writeSent = sent || claim.sentAt !== null;
       // A refusal is definitive when nothing was sent before it, or when the sent write itself answered it.
       if (isDefinitiveBackendAnswer(error, writeAnswered) && (writeAnswered || claim.sentAt === null)) {
