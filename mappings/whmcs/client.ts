@@ -91,6 +91,11 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
     const parsed = parseJsonBody(body);
     const message = isPlainObject(parsed) && typeof parsed.message === 'string' ? parsed.message : undefined;
     if (statusCode === 403) {
+      // WHMCS 8 answers an action it does not know (a custom one not installed) with a 403 as well:
+      // that is the action's own answer, which callers classify, not a refusal of the gateway.
+      if (message !== undefined && /^invalid api action/i.test(message)) {
+        throw new UpstreamBusinessError(redact(message), `WHMCS ${action.name} failed: ${redact(message)}`);
+      }
       // Credentials, IP allow-list, access key, role permissions: checked before the action runs.
       const operatorMessage = redact(`WHMCS refused the gateway: ${message ?? excerpt(body, redact)}`);
       throw new BackendError('upstream_error', DETAIL.refused, { operatorMessage });

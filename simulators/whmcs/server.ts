@@ -157,10 +157,9 @@ function answer(runtime: Runtime, params: FormArray, action: string, ip: string)
   if (denial) return jsonReply(403, failure(denial));
   const definition = findAction(action);
   const version = runtime.state.settings.version;
-  if (!definition) {
-    const format = responseFormat(params, false) ?? 'json';
-    return render(format, action, failure(`Invalid API Action: "${action}" is not a valid API action`), version);
-  }
+  // The Authorization middleware, before the response format: an AccessDenied (HTTP 403) as for a
+  // permission (WHMCS 8 Api/ApplicationSupport/Route/Middleware/Authorization.php).
+  if (!definition) return jsonReply(403, failure(`Invalid API Action: "${action}" is not a valid API action`));
   const permission = runtime.access.authorize(action);
   if (permission) return jsonReply(403, failure(permission));
   const format = responseFormat(params, definition.list);

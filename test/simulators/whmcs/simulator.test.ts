@@ -152,9 +152,9 @@ t.test('WHMCS simulator', async (t) => {
       assert.equal((await call(sim, 'GetClientsData', { clientid: '1' })).body.id, 1);
     });
 
-    t.test('rejects an unknown action with HTTP 200', async () => {
+    t.test('rejects an unknown action with HTTP 403, as its Authorization middleware does', async () => {
       const unknown = await call(sim, 'DoSomething');
-      assert.equal(unknown.status, 200);
+      assert.equal(unknown.status, 403);
       assert.deepEqual(unknown.body, { result: 'error', message: 'Invalid API Action: "dosomething" is not a valid API action' });
     });
 
