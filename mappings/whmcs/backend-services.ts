@@ -12,7 +12,7 @@ import type { FormParams } from './client.js';
 import type { WhmcsConfig } from './config.js';
 import { mapCredentials, mapService } from './map.js';
 import { CancellationsAnswer, type RawCancellationRequest, type RawService, ServicesAnswer } from './parse.js';
-import { cancellationPending, noCancellationPending, planServiceAction, unsupported } from './service-actions.js';
+import { cancellationPending, noCancellationPending, planServiceAction, UNUSABLE_ACTION, unsupported } from './service-actions.js';
 
 /** GetCancelledPackages rows per page (the table is never pruned, so it only grows). */
 const CANCELLATIONS_PAGE = 1000;
@@ -104,7 +104,7 @@ export function createWhmcsServices(calls: WhmcsCalls, catalog: WhmcsCatalog, co
         }),
     },
     {
-      match: /invalid api action/i,
+      match: UNUSABLE_ACTION,
       error: (cause) =>
         new BackendError('upstream_error', 'The service action failed in the billing system.', {
           operatorMessage: `install the custom WHMCS API action "${config.cancelRevokeAction}" and allow it in the gateway's API role: ${cause.upstreamMessage}`,

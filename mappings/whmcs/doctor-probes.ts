@@ -8,6 +8,7 @@
 import { BackendError } from '../../src/backend/backend.js';
 import type { ServiceAction } from '../../src/v1/schemas.js';
 import type { ActionId } from './actions.js';
+import { UNUSABLE_ACTION } from './service-actions.js';
 import { type FormParams, UpstreamBusinessError, type WhmcsClient } from './client.js';
 import type { WhmcsConfig } from './config.js';
 
@@ -16,7 +17,7 @@ export type ProbeOutcome =
   | { kind: 'answered'; message: string }
   /** "Invalid Permissions": the role does not include the action. */
   | { kind: 'denied'; message: string }
-  /** "Invalid API Action": WHMCS does not know the action (a custom action not installed). */
+  /** WHMCS cannot run the action (a custom one not installed): UNUSABLE_ACTION. */
   | { kind: 'unknown_action'; message: string }
   /** Another 403: credentials, IP allow-list, access key, ban. */
   | { kind: 'refused'; message: string }
@@ -30,7 +31,7 @@ const REFUSED = /^WHMCS refused the gateway: /;
 export function failureOutcome(error: unknown): ProbeOutcome {
   if (error instanceof UpstreamBusinessError) {
     const message = error.upstreamMessage;
-    return /invalid api action/i.test(message) ? { kind: 'unknown_action', message } : { kind: 'answered', message };
+    return UNUSABLE_ACTION.test(message) ? { kind: 'unknown_action', message } : { kind: 'answered', message };
   }
   const message = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
   if (/invalid permissions/i.test(message)) return { kind: 'denied', message: message.replace(REFUSED, '') };

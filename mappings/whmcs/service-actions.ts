@@ -88,3 +88,9 @@ export function planServiceAction(action: ServiceAction, service: ServiceState, 
       return { action: 'CancelRevoke', params: { serviceid }, outcome: 'completed' };
   }
 }
+
+/**
+ * A custom action WHMCS cannot run: "Invalid API Action" when it is not in its API catalog, "Command
+ * Not Found" (HTTP 200, HandleProcessor::getApiFilePath) when it is but its file is missing.
+ */
+export const UNUSABLE_ACTION = /invalid api action|^command not found/i;

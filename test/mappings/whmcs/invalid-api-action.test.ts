@@ -12,33 +12,43 @@ import { diagnoseWhmcs } from '../../../mappings/whmcs/doctor.js';
 import { CTX, CUSTOMER, FakeWhmcs, rejectsWith, testConfig } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
 
-const UNKNOWN_ACTION = { result: 'error', message: 'Invalid API Action: "gatewaydeletecancelrequest" is not a valid API action' };
+/**
+ * The two answers of a custom action WHMCS cannot run: not registered in its API catalog (HTTP 403,
+ * Authorization.php), or registered and allowed but its file missing from includes/api (HTTP 200
+ * "Command Not Found": HandleProcessor::getApiFilePath finds no file).
+ */
+const UNUSABLE: Array<[string, number, { result: string; message: string }, RegExp]> = [
+  ['not registered (HTTP 403)', 403, { result: 'error', message: 'Invalid API Action: "gatewaydeletecancelrequest" is not a valid API action' }, /Invalid API Action/],
+  ['registered, its file missing (HTTP 200)', 200, { result: 'error', message: 'Command Not Found' }, /Command Not Found/],
+];
 
-t.test('a cancel-revoke action WHMCS does not know (HTTP 403)', async (t) => {
-  let whmcs: FakeWhmcs;
-  t.beforeEach(() => {
-    whmcs = new FakeWhmcs();
-  });
-  t.afterEach(() => whmcs.close());
+for (const [what, status, answer, message] of UNUSABLE) {
+  t.test(`a cancel-revoke action WHMCS cannot run: ${what}`, async (t) => {
+    let whmcs: FakeWhmcs;
+    t.beforeEach(() => {
+      whmcs = new FakeWhmcs();
+    });
+    t.afterEach(() => whmcs.close());
 
-  t.test('cancel_revoke tells the operator to install the action', async () => {
-    whmcs
-      .answer('GetClientsDetails', answers.clientDetails)
-      .answer('GetProducts', answers.catalog)
-      .answer('GetClientsProducts', answers.clientsProducts([answers.service]))
-      .answer('GetCancelledPackages', answers.cancelledPackages)
-      .answer('GatewayDeleteCancelRequest', UNKNOWN_ACTION, { status: 403 });
-    const error = await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX), 'upstream_error');
-    assert.match(error.operatorMessage ?? '', /install the custom WHMCS API action "GatewayDeleteCancelRequest"/);
-    assert.equal(error.outcomeUnknown, false, 'WHMCS refused it before running anything');
-  });
+    t.test('cancel_revoke tells the operator to install the action', async () => {
+      whmcs
+        .answer('GetClientsDetails', answers.clientDetails)
+        .answer('GetProducts', answers.catalog)
+        .answer('GetClientsProducts', answers.clientsProducts([answers.service]))
+        .answer('GetCancelledPackages', answers.cancelledPackages)
+        .answer('GatewayDeleteCancelRequest', answer, { status });
+      const error = await rejectsWith(whmcs.backend().runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX), 'upstream_error');
+      assert.match(error.operatorMessage ?? '', /install the custom WHMCS API action "GatewayDeleteCancelRequest"/);
+      assert.equal(error.outcomeUnknown, false, 'WHMCS refused it before running anything');
+    });
 
-  t.test('the doctor fails the cancel-revoke check with the install instructions', async () => {
-    whmcs.answer('GetCurrencies', { result: 'success', totalresults: 1 }).answer('GatewayDeleteCancelRequest', UNKNOWN_ACTION, { status: 403 });
-    const checks = await diagnoseWhmcs(testConfig(), { serviceActions: ['cancel_revoke'] }, { dispatcher: whmcs.agent });
-    const revoke = checks.find((check) => check.id === 'cancel-revoke');
-    assert.equal(revoke?.status, 'fail');
-    assert.match(revoke?.detail ?? '', /GatewayDeleteCancelRequest is not usable: Invalid API Action/);
-    assert.match(revoke?.fix ?? '', /Install the custom API action "GatewayDeleteCancelRequest"/);
+    t.test('the doctor fails the cancel-revoke check with the install instructions', async () => {
+      whmcs.answer('GetCurrencies', { result: 'success', totalresults: 1 }).answer('GatewayDeleteCancelRequest', answer, { status });
+      const checks = await diagnoseWhmcs(testConfig(), { serviceActions: ['cancel_revoke'] }, { dispatcher: whmcs.agent });
+      const revoke = checks.find((check) => check.id === 'cancel-revoke');
+      assert.equal(revoke?.status, 'fail');
+      assert.match(revoke?.detail ?? '', new RegExp(`GatewayDeleteCancelRequest is not usable: ${message.source}`));
+      assert.match(revoke?.fix ?? '', /Install the custom API action "GatewayDeleteCancelRequest"/);
+    });
   });
-});
+}
