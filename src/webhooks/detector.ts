@@ -87,7 +87,10 @@ export class ChangeDetector {
     const { backend, store, events } = this.options;
     const ctx = { requestId: `webhook-detector-${randomUUID()}` };
     const snapshot = await store.readSnapshot(customer.accountId);
-    const baseline = snapshot[BASELINE_FIELD] === undefined;
+    // The mark's tag names the customer it was taken for (none on marks from before): an account
+    // mapped to another customer since holds that one's snapshot, and the new one's history is no news.
+    const mark = await store.readSnapshotState(customer.accountId, BASELINE_FIELD);
+    const baseline = mark === null || (mark.tag !== '' && mark.tag !== customer.upstreamId);
 
     // A service list the backend refuses (FOSSBilling past its rows bound) must not leave the
     // account's invoices and known orders unwatched: the pass goes on without it, and fails after.
@@ -121,8 +124,8 @@ export class ChangeDetector {
     if (baseline) {
       for (const id of leftNew) await store.recordSnapshot(customer.accountId, `order:${id}`, null, UNREAD_ORDER);
     }
-    // The pass read no baseline mark (under the detector's lease): it is recorded over none.
-    if (baseline) await store.recordSnapshot(customer.accountId, BASELINE_FIELD, null, new Date().toISOString());
+    // Recorded over the mark the pass read (under the detector's lease), naming this customer.
+    if (baseline || mark.tag === '') await store.recordSnapshot(customer.accountId, BASELINE_FIELD, mark?.state ?? null, new Date().toISOString(), customer.upstreamId);
     if (servicesFailure !== null) throw servicesFailure;
   }
 

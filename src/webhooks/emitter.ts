@@ -98,7 +98,7 @@ export class WebhookEvents {
    */
   async rebaseline(accountId: string): Promise<void> {
     const mark = await this.store.readSnapshotState(accountId, BASELINE_FIELD);
-    // Only the detector writes a mark, and only over none: a refused removal cannot leave one behind.
+    // Only the detector writes a mark, and only over the one it read: a refused removal cannot leave one behind.
     if (mark !== null) await this.store.recordSnapshot(accountId, BASELINE_FIELD, mark.state, null);
   }
 

@@ -1,0 +1,141 @@
+/**
+ * An account mapped to another backend customer (PATCH /admin/v1/accounts/{id} `upstream_id`):
+ * the detector's snapshot holds the old customer's resources, so the new customer's existing
+ * orders, services and invoices are history, not news: the first pass after the change records
+ * them without reporting, as the first pass for a new endpoint does; later changes are reported.
+ */
+import assert from 'node:assert/strict';
+import t from 'tap';
+import pino from 'pino';
+import { BackendError, type Backend, type Customer } from '../../src/backend/backend.js';
+import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
+import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
+import { createRedisStores } from '../../src/stores/redis/index.js';
+import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
+import type { WebhookStore } from '../../src/stores/webhook-types.js';
+import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.js';
+import { ChangeDetector } from '../../src/webhooks/detector.js';
+import { BASELINE_FIELD, WebhookEvents } from '../../src/webhooks/emitter.js';
+import { startRedisServer } from '../helpers/redis.js';
+import { unique, webhookRecord } from '../stores/conformance.js';
+
+const ACCOUNT = 'acme';
+
+interface CustomerData {
+  services: Service[];
+  invoices: Invoice[];
+  orders: Map<string, Order>;
+}
+
+/** Each customer's own services, invoices and orders, as a backend that filters by owner reads them. */
+class FakeBackend {
+  readonly customers = new Map<string, CustomerData>();
+
+  of(upstreamId: string): CustomerData {
+    let data = this.customers.get(upstreamId);
+    if (!data) this.customers.set(upstreamId, (data = { services: [], invoices: [], orders: new Map() }));
+    return data;
+  }
+
+  async listServices(customer: Customer, page: PageRequest) {
+    const { services } = this.of(customer.upstreamId);
+    return { items: services.slice((page.page - 1) * page.perPage, page.page * page.perPage), total: services.length };
+  }
+
+  async listInvoices(customer: Customer, page: PageRequest) {
+    const { invoices } = this.of(customer.upstreamId);
+    return { items: invoices.slice((page.page - 1) * page.perPage, page.page * page.perPage), total: invoices.length };
+  }
+
+  async getOrder(customer: Customer, id: string) {
+    const found = this.of(customer.upstreamId).orders.get(id);
+    if (!found) throw new BackendError('not_found', 'no such order');
+    return found;
+  }
+}
+
+const service = (id: string, status: Service['status']) => ({ id, status, order_id: id }) as unknown as Service;
+const order = (id: string, status: Order['status']) => ({ id, status }) as unknown as Order;
+const invoice = (id: string, status: Invoice['status']) => ({ id, status }) as unknown as Invoice;
+
+const redis = await startRedisServer();
+t.teardown(() => redis.stop());
+
+/** Runs the body over the memory store and over the Redis one (the mark's tag lives in each). */
+function bothStores(title: string, body: (store: WebhookStore) => Promise<void>): void {
+  t.test(`${title} (memory)`, () => body(new MemoryWebhookStore()));
+  t.test(`${title} (redis)`, async (t) => {
+    const stores = await createRedisStores({ url: redis.url, keyPrefix: `${unique('remap')}:` });
+    t.teardown(() => stores.close());
+    await body(stores.webhooks);
+  });
+}
+
+bothStores('an account mapped to another customer: that customer\'s history is not reported as news', async (store) => {
+  await store.set(ACCOUNT, webhookRecord('https://hooks.example.com/in', 'sealed', new Date().toISOString()), null);
+  const outbox = new MemoryWebhookOutbox();
+  const log = pino({ level: 'silent' });
+  const events = new WebhookEvents(store, outbox, log);
+  const backend = new FakeBackend();
+  const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
+  const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
+  const detector = new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
+  const queued = async (): Promise<string[]> => {
+    const claimed = await outbox.claim('test', 10_000, 60_000);
+    for (const delivery of claimed) await outbox.complete(delivery, 'delivered');
+    return claimed.map((delivery) => {
+      const { type, data } = JSON.parse(delivery.body) as { type: string; data: { id: string } };
+      return `${type} ${data.id}`;
+    }).sort();
+  };
+
+  const first = backend.of('1');
+  first.services.push(service('10', 'active'));
+  first.orders.set('10', order('10', 'active'));
+  first.invoices.push(invoice('100', 'paid'));
+  const second = backend.of('2');
+  second.services.push(service('20', 'active'), service('21', 'suspended'));
+  second.orders.set('20', order('20', 'active'));
+  second.orders.set('21', order('21', 'pending'));
+  second.invoices.push(invoice('200', 'paid'), invoice('201', 'unpaid'));
+
+  await detector.tick();
+  assert.deepEqual(await queued(), [], 'the first look is a baseline');
+
+  account.upstreamId = '2';
+  await detector.tick();
+  assert.deepEqual(await queued(), [], "the new customer's existing records are not news");
+
+  second.services[0] = service('20', 'suspended');
+  second.orders.set('21', order('21', 'active'));
+  second.invoices[1] = invoice('201', 'paid');
+  second.invoices.push(invoice('202', 'unpaid'));
+  await detector.tick();
+  assert.deepEqual(await queued(), ['invoice.created 202', 'invoice.paid 201', 'order.status_changed 21', 'service.status_changed 20'], 'its later changes are');
+
+  account.upstreamId = '1';
+  first.services[0] = service('10', 'suspended');
+  await detector.tick();
+  assert.deepEqual(await queued(), [], 'mapped back: what changed meanwhile is not reported either');
+  first.services[0] = service('10', 'active');
+  await detector.tick();
+  assert.deepEqual(await queued(), ['service.status_changed 10']);
+});
+
+bothStores('a mark written before marks named their customer is kept as this customer\'s', async (store) => {
+  await store.set(ACCOUNT, webhookRecord('https://hooks.example.com/in', 'sealed', new Date().toISOString()), null);
+  await store.recordSnapshot(ACCOUNT, BASELINE_FIELD, null, new Date().toISOString());
+  await store.recordSnapshot(ACCOUNT, 'service:10', null, 'active', 'tag');
+  const outbox = new MemoryWebhookOutbox();
+  const log = pino({ level: 'silent' });
+  const events = new WebhookEvents(store, outbox, log);
+  const backend = new FakeBackend();
+  backend.of('1').services.push(service('10', 'suspended'));
+  const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
+  const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
+  const detector = new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
+  await detector.tick();
+  const claimed = await outbox.claim('test', 10, 60_000);
+  assert.deepEqual(claimed.map((delivery) => JSON.parse(delivery.body).type), ['service.status_changed'], 'no baseline at the upgrade: the change is reported');
+  assert.equal((await store.readSnapshotState(ACCOUNT, BASELINE_FIELD))?.tag, '1', 'the mark now names its customer');
+});
