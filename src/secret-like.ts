@@ -23,14 +23,26 @@ export function clientText(text: string): string {
   return looksSecret(clean) ? '[redacted]' : clean.slice(0, 200);
 }
 
-/** A URL path with every segment that looks like a secret, as sent or percent-decoded, replaced by `[redacted]`. */
+/**
+ * A URL path with every segment that looks like a secret, as sent or percent-decoded, replaced by
+ * `[redacted]`. A webhook secret is standard base64, `/` included: from a segment that starts as
+ * one, the rest of the path goes too, or the part after its `/` would be kept.
+ */
 export function redactPath(path: string): string {
   // Most paths hold neither a prefix nor an escape: one test, no split.
   if (!/rk_|rgadm_|whsec_|%/i.test(path)) return path;
-  return path
-    .split('/')
-    .map((segment) => (looksSecret(segment) || looksSecret(decoded(segment)) ? '[redacted]' : segment))
-    .join('/');
+  const segments = path.split('/');
+  const out: string[] = [];
+  for (const segment of segments) {
+    const plain = decoded(segment);
+    if (!looksSecret(segment) && !looksSecret(plain)) {
+      out.push(segment);
+      continue;
+    }
+    out.push('[redacted]');
+    if (/whsec_/i.test(segment) || /whsec_/i.test(plain)) break;
+  }
+  return out.join('/');
 }
 
 /** A path segment percent-decoded (`rk%5F…` is `rk_…`); as it is when it is not valid escapes. */
