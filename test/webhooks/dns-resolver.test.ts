@@ -43,13 +43,17 @@ interface NameServer {
   close(): Promise<void>;
 }
 
-/** A UDP name server on 127.0.0.1; with no `ipv4` it reads every query and answers none. */
-async function nameServer(ipv4?: string): Promise<NameServer> {
+/**
+ * A UDP name server on 127.0.0.1; with no `ipv4` it reads every query and answers none; with
+ * `onlyA`, it answers A queries and drops the others (a server or middlebox that loses AAAA).
+ */
+async function nameServer(ipv4?: string, onlyA = false): Promise<NameServer> {
   const socket: Socket = createSocket('udp4');
   const server = { address: '', queries: 0, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) };
   socket.on('message', (query, peer) => {
     server.queries += 1;
-    if (ipv4 !== undefined) socket.send(answer(query, ipv4), peer.port, peer.address);
+    if (ipv4 === undefined || (onlyA && question(query).type !== TYPE_A)) return;
+    socket.send(answer(query, ipv4), peer.port, peer.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   server.address = `127.0.0.1:${socket.address().port}`;
@@ -60,10 +64,11 @@ t.test('webhook DNS lookups', async (t) => {
   let silent: NameServer;
   let publicAnswers: NameServer;
   let privateAnswers: NameServer;
+  let losesAAAA: NameServer;
   t.before(async () => {
-    [silent, publicAnswers, privateAnswers] = await Promise.all([nameServer(), nameServer('93.184.215.14'), nameServer('10.0.0.7')]);
+    [silent, publicAnswers, privateAnswers, losesAAAA] = await Promise.all([nameServer(), nameServer('93.184.215.14'), nameServer('10.0.0.7'), nameServer('93.184.215.14', true)]);
   });
-  t.teardown(() => Promise.all([silent.close(), publicAnswers.close(), privateAnswers.close()]));
+  t.teardown(() => Promise.all([silent.close(), publicAnswers.close(), privateAnswers.close(), losesAAAA.close()]));
 
   const resolverOf = (server: NameServer) => dnsResolver({ servers: [server.address], timeoutMs: 100, tries: 1 });
 
@@ -84,6 +89,13 @@ t.test('webhook DNS lookups', async (t) => {
     const result = await checkWebhookUrl('https://hooks.example.com/in', { resolve: resolverOf(silent) });
     assert.deepEqual(result, { ok: false, reason: 'URL host could not be resolved in time; try again' });
     assert.ok(silent.queries > before, 'the lookup went to the configured server');
+  });
+
+  // Delivery connects only to an address it checked (transport.ts pins it), so the family that
+  // answered is enough; an endpoint whose AAAA queries are lost was refused, then disabled.
+  t.test('AAAA lost, A answered: the IPv4 addresses are the answer', async () => {
+    assert.deepEqual(await resolverOf(losesAAAA)('hooks.example.com'), ['93.184.215.14']);
+    assert.deepEqual(await checkWebhookUrl('https://hooks.example.com/in', { resolve: resolverOf(losesAAAA) }), { ok: true, url: new URL('https://hooks.example.com/in') });
   });
 
   t.test('through the gateway: 422 naming the URL, and nothing is stored', async () => {
