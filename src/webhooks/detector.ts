@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { BackendError, type Backend, type Customer } from '../backend/backend.js';
+import { isDisabled } from '../keys/key-service.js';
 import type { KeyStore } from '../stores/types.js';
 import type { WebhookStore } from '../stores/webhook-types.js';
 import type { PageResult, Service } from '../v1/schemas.js';
@@ -61,7 +62,12 @@ export class ChangeDetector {
     await this.running;
   }
 
-  /** One pass over every account with an enabled endpoint, when this instance holds the lease. */
+  /**
+   * One pass over every enabled account with an enabled endpoint, when this instance holds the
+   * lease. A disabled account is not read (its keys refused, its endpoint may be the one a leaked key
+   * set), and its baseline mark is dropped: once enabled, its first pass records what changed
+   * meanwhile without reporting it, as for an endpoint enabled again (reference W9).
+   */
   async tick(): Promise<void> {
     const { store, keys, log, pollIntervalMs } = this.options;
     try {
@@ -72,6 +78,10 @@ export class ChangeDetector {
       if (!(await hold())) return;
       for (const account of await keys.listAccounts()) {
         if (this.stopped || !(await hold())) return;
+        if (isDisabled(account)) {
+          await this.options.events.rebaseline(account.id);
+          continue;
+        }
         const record = await store.get(account.id);
         if (!record || record.status === 'disabled') continue;
         await this.scan({ accountId: account.id, upstreamId: account.upstreamId }).catch((error: unknown) => {

@@ -42,6 +42,7 @@ export function createWebhooks(
   const worker = new DeliveryWorker({
     outbox: stores.webhookOutbox,
     store: stores.webhooks,
+    accounts: stores.keys,
     box,
     config: config.webhooks,
     transport: { resolve, allowPrivateTargets: privateTargets, allowedPorts: config.webhooks.allowedPorts },

@@ -10,7 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayConfig } from '../config.js';
+import { isDisabled } from '../keys/key-service.js';
 import type { WebhookDeliveryOutcome } from '../ops/observers.js';
+import type { KeyStore } from '../stores/types.js';
 import type { ClaimedDelivery, WebhookDisabledReason, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { SecretBox } from './secret-box.js';
@@ -23,6 +25,8 @@ const RETRY_AFTER_STATUSES = new Set([429, 502, 503, 504]);
 export interface DeliveryWorkerOptions {
   outbox: WebhookOutbox;
   store: WebhookStore;
+  /** The accounts, to drop the events of a disabled one. */
+  accounts: Pick<KeyStore, 'getAccount'>;
   box: SecretBox;
   config: GatewayConfig['webhooks'];
   transport: TransportOptions;
@@ -153,9 +157,11 @@ export class DeliveryWorker {
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const { outbox, store } = this.options;
-    const record = await store.get(delivery.accountId);
-    if (!record || record.status === 'disabled') {
+    const { outbox, store, accounts } = this.options;
+    const [record, account] = await Promise.all([store.get(delivery.accountId), accounts.getAccount(delivery.accountId)]);
+    // Not sent while the endpoint or the account is disabled (an account disabled because its key
+    // leaked may have had its endpoint set by whoever holds the key); not kept for later (W9).
+    if (!record || record.status === 'disabled' || (account !== null && isDisabled(account))) {
       await this.history.ended(delivery, 'dropped');
       return outbox.complete(delivery, 'dropped');
     }

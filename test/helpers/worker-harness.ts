@@ -31,8 +31,8 @@ export interface HarnessOptions {
 }
 
 /**
- * Runs a worker until each path's event has had its first attempt, stops it, and returns the store
- * (records and the delivery log) and each event's log entry after that attempt.
+ * Runs a worker until each path's event has had its first attempt (or was dropped unsent), stops
+ * it, and returns the store (records and the delivery log) and each event's log entry after that.
  */
 export async function firstAttempts(t: Test, answers: EndpointAnswers, options: HarnessOptions) {
   const server = createServer((request, response) => {
@@ -50,6 +50,8 @@ export async function firstAttempts(t: Test, answers: EndpointAnswers, options: 
   const worker = new DeliveryWorker({
     outbox,
     store,
+    // No account records: every account counts as enabled.
+    accounts: { getAccount: async () => null },
     box,
     config: WebhookConfigSchema.parse({ allowPrivateTargets: true, workerIntervalMs: 20, ...options.settings }),
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },
@@ -71,7 +73,8 @@ export async function firstAttempts(t: Test, answers: EndpointAnswers, options: 
       const found: Record<string, DeliveryLogEntry> = {};
       for (const path of Object.keys(answers)) {
         const logged = await store.getDelivery(path, eventOf(path));
-        if (logged && logged.attempts > 0) found[path] = logged;
+        // Attempted, or ended without one (dropped unsent).
+        if (logged && (logged.attempts > 0 || logged.state !== 'pending')) found[path] = logged;
       }
       return Object.keys(found).length === Object.keys(answers).length ? found : undefined;
     }, 'a first attempt for every endpoint');

@@ -68,7 +68,7 @@ async function setUp() {
       return `${type} ${data.id}`;
     });
   };
-  return { store, events, backend, detector, queued };
+  return { store, events, backend, detector, queued, account };
 }
 
 t.test('change detector: orders', async (t) => {
@@ -208,5 +208,35 @@ t.test('change detector: an endpoint disabled, then enabled again', async (t) =>
     backend.orders.set('3', order('3', 'cancelled'));
     await detector.tick();
     assert.deepEqual((await queued()).sort(), ['order.status_changed 3', 'service.status_changed 1'], 'later changes are');
+  });
+});
+
+t.test('change detector: an account disabled, then enabled again', async (t) => {
+  t.test('is not read while disabled, and hears of changes from its enabling on, not of those made meanwhile', async () => {
+    const { backend, detector, queued, account } = await setUp();
+    backend.add('1', 'active', 'active');
+    backend.invoices = [{ id: '7', status: 'unpaid' } as unknown as Invoice];
+    await detector.tick();
+    let listed = 0;
+    const listServices = backend.listServices.bind(backend);
+    backend.listServices = async (customer, page) => {
+      listed += 1;
+      return listServices(customer, page);
+    };
+    // What POST /admin/v1/accounts/{id}/disable does to the record.
+    account.disabledAt = new Date().toISOString();
+    backend.services[0] = service('1', 'suspended');
+    backend.invoices = [{ id: '7', status: 'paid' } as unknown as Invoice];
+    backend.add('2', 'pending', 'pending');
+    await detector.tick();
+    assert.equal(listed, 0, 'a disabled account\'s services are not read');
+    assert.deepEqual(await queued(), []);
+    account.disabledAt = null;
+    await detector.tick();
+    assert.equal(listed, 1);
+    assert.deepEqual(await queued(), [], 'what changed while it was disabled is not sent once it is back');
+    backend.services[0] = service('1', 'active');
+    await detector.tick();
+    assert.deepEqual(await queued(), ['service.status_changed 1'], 'later changes are');
   });
 });

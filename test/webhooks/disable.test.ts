@@ -42,3 +42,18 @@ t.test('an endpoint is disabled for answering 410 or for failing too long, never
   // Enabling it again (the admin API's enable) clears the reason; PUT /v1/webhooks sets a new record, without one.
   assert.deepEqual(await store.enable('/gone').then((record) => record && [record.status, record.disabledReason]), ['enabled', null]);
 });
+
+t.test('a disabled account\'s events are dropped unsent, its endpoint left enabled', async (t) => {
+  const off = { id: '/off', name: 'Off', upstreamId: '9', createdAt: new Date(NOW - DAY).toISOString(), disabledAt: new Date(NOW - 1000).toISOString() };
+  const received: string[] = [];
+  const { store, entries } = await firstAttempts(t, { '/off': [200], '/on': [200] }, {
+    now: NOW,
+    worker: {
+      accounts: { getAccount: async (id) => (id === off.id ? off : null) },
+      onAttempt: (outcome) => void received.push(outcome),
+    },
+  });
+  assert.deepEqual({ off: entries['/off']?.state, on: entries['/on']?.state }, { off: 'dropped', on: 'delivered' });
+  assert.deepEqual(received, ['delivered'], 'one attempt: the enabled account\'s');
+  assert.equal((await store.get('/off'))?.status, 'enabled', 'the reseller\'s endpoint is not disabled by the operator\'s account switch');
+});

@@ -43,6 +43,7 @@ async function scenario(stores: Stores, instances = 1): Promise<void> {
   const workers = Array.from({ length: instances }, () => new DeliveryWorker({
     outbox: stores.webhookOutbox,
     store: stores.webhooks,
+    accounts: stores.keys,
     box,
     config,
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },

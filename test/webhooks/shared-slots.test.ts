@@ -33,7 +33,7 @@ t.test('a slot held by another instance: entries put back once per interval, not
     release: { value: (...args: Parameters<WebhookOutbox['release']>) => ((releases += 1), stores.webhookOutbox.release(...args)) },
   });
   const worker = (outbox: WebhookOutbox) =>
-    new DeliveryWorker({ outbox, store: stores.webhooks, box, config, transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true }, log: pino({ level: 'silent' }) });
+    new DeliveryWorker({ outbox, store: stores.webhooks, accounts: stores.keys, box, config, transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true }, log: pino({ level: 'silent' }) });
   const first = worker(stores.webhookOutbox);
   const second = worker(counted);
   try {
