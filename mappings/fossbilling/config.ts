@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { isTimeZone } from '../../src/backend/time-zone.js';
-import { CircuitBreakerSchema, UpstreamUrlSchema } from '../../src/upstream/settings.js';
+import { CircuitBreakerSchema, MaxResponseBytesSchema, UpstreamUrlSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a FOSSBilling product id (digits)');
@@ -30,6 +30,8 @@ export const FossbillingConfigSchema = z.strictObject({
   timeoutMs: PositiveInt.default(15_000),
   /** A connection that is not up by then fails as `unavailable` (nothing was sent). */
   connectTimeoutMs: PositiveInt.default(5_000),
+  /** See MaxResponseBytesSchema: a page of 500 orders or the product list is the largest answer. */
+  maxResponseBytes: MaxResponseBytesSchema,
   methodTimeoutsMs: z
     .record(z.string().regex(/^[a-z_]+\/[a-z_]+$/), PositiveInt)
     .default({})

@@ -45,9 +45,6 @@ export class FossbillingRefusal extends BackendError {
   }
 }
 
-/** Larger answers are refused: no answer of the methods used comes near it. */
-export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
-
 /** Token login, IP allow-list and referrer failures (src/modules/Api/Controller/Client.php). */
 const AUTH_CODES: ReadonlySet<number> = new Set([201, 202, 203, 204, 205, 206, 1002, 1004]);
 
@@ -125,7 +122,7 @@ export interface FossbillingTransport {
 }
 
 export function createFossbillingTransport(config: FossbillingConfig, options: TransportOptions = {}): FossbillingTransport {
-  const client = createUpstreamClient(fossbillingProtocol(config), upstreamClientOptions(config, MAX_RESPONSE_BYTES, options));
+  const client = createUpstreamClient(fossbillingProtocol(config), upstreamClientOptions(config, options));
   return {
     call: (method, params, context) => client.call(method, params, context),
     reject: (method, params, result) => client.reject(method, params, result),

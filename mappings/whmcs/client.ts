@@ -34,9 +34,6 @@ export interface WhmcsClient {
   close(): Promise<void>;
 }
 
-/** Larger answers are refused: no legitimate answer of the actions used comes near it. */
-export const MAX_RESPONSE_BYTES = 5 * 1024 * 1024;
-
 /**
  * WHMCS answered `result: "error"` (or GetInvoice's `status: "error"`). The action mapper classifies
  * `upstreamMessage` (credentials redacted: rules quote it to the operator); left unclassified, this is
@@ -134,7 +131,7 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
 
 export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptions = {}): WhmcsClient {
   const actions = declareActions(config);
-  const client = createUpstreamClient(whmcsProtocol(config, actions), upstreamClientOptions(config, MAX_RESPONSE_BYTES, options));
+  const client = createUpstreamClient(whmcsProtocol(config, actions), upstreamClientOptions(config, options));
   return {
     actions,
     call: (id, params = {}, context) => client.call(id, params, context),

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { isTimeZone } from '../../src/backend/time-zone.js';
-import { CircuitBreakerSchema, UpstreamUrlSchema } from '../../src/upstream/settings.js';
+import { CircuitBreakerSchema, MaxResponseBytesSchema, UpstreamUrlSchema } from '../../src/upstream/settings.js';
 
 const PositiveInt = z.number().int().positive();
 const ProductId = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a WHMCS product id (digits)');
@@ -50,6 +50,8 @@ export const WhmcsConfigSchema = z.strictObject({
   timeoutMs: PositiveInt.default(15_000),
   /** A connection that is not up by then fails as `unavailable` (nothing was sent). */
   connectTimeoutMs: PositiveInt.default(5_000),
+  /** See MaxResponseBytesSchema: GetProducts, the whole catalog, is the largest answer. */
+  maxResponseBytes: MaxResponseBytesSchema,
   /** Per WHMCS action name; entries given here are added to (or replace) the defaults. */
   actionTimeoutsMs: z
     .record(z.string().min(1), PositiveInt)

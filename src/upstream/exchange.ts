@@ -31,7 +31,7 @@ export class DeadlineExceeded extends Error {
 
 export class ResponseTooLarge extends Error {
   constructor(maxBytes: number) {
-    super(`response larger than ${maxBytes} bytes`);
+    super(`response larger than ${maxBytes} bytes (maxResponseBytes)`);
     this.name = 'ResponseTooLarge';
   }
 }

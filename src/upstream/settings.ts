@@ -32,6 +32,14 @@ export const CircuitBreakerSchema = z
   })
   .prefault({});
 
+/**
+ * The largest answer read from the upstream; a larger one is dropped (502) before it fills memory.
+ * The whole catalog comes in one answer (neither WHMCS's GetProducts nor FOSSBilling's product list
+ * filters out what is not sold), and configurable options priced in several currencies make it
+ * grow fast: raise this for a catalog that reaches it.
+ */
+export const MaxResponseBytesSchema = z.number().int().min(64 * 1024).max(256 * 1024 * 1024).default(5 * 1024 * 1024);
+
 /** The settings of a backend's section that shape its client. */
 export interface UpstreamSettings {
   /** The upstream's base URL: its origin is where the pool connects. */
@@ -40,6 +48,7 @@ export interface UpstreamSettings {
   connections: number;
   /** A connection that is not up by then fails as `unavailable` (nothing was sent). */
   connectTimeoutMs: number;
+  maxResponseBytes: number;
   circuitBreaker: z.infer<typeof CircuitBreakerSchema>;
 }
 
@@ -54,12 +63,12 @@ export interface UpstreamWiring {
   hooks?: UpstreamHooks;
 }
 
-export function upstreamClientOptions(settings: UpstreamSettings, maxResponseBytes: number, wiring: UpstreamWiring): UpstreamClientOptions {
+export function upstreamClientOptions(settings: UpstreamSettings, wiring: UpstreamWiring): UpstreamClientOptions {
   return {
     origin: new URL(settings.url).origin,
     connections: settings.connections,
     connectTimeoutMs: settings.connectTimeoutMs,
-    maxResponseBytes,
+    maxResponseBytes: settings.maxResponseBytes,
     circuitBreaker: settings.circuitBreaker,
     dispatcher: wiring.dispatcher,
     logger: wiring.logger,

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { MockAgent } from 'undici';
-import { CircuitBreakerSchema, upstreamClientOptions } from '../../src/upstream/settings.js';
+import { CircuitBreakerSchema, MaxResponseBytesSchema, upstreamClientOptions } from '../../src/upstream/settings.js';
 
 t.test('the breaker is on by default: five down-signals open it for ten seconds', async () => {
   assert.deepEqual(CircuitBreakerSchema.parse(undefined), { enabled: true, failureThreshold: 5, openMs: 10_000 });
@@ -18,14 +18,19 @@ t.test('the breaker refuses unknown fields and thresholds that are not positive 
   }
 });
 
+t.test('the answer cap: 5 MiB by default, from 64 KiB to 256 MiB', async () => {
+  assert.equal(MaxResponseBytesSchema.parse(undefined), 5 * 1024 * 1024);
+  assert.equal(MaxResponseBytesSchema.parse(32 * 1024 * 1024), 32 * 1024 * 1024);
+  for (const bad of [1000, 512 * 1024 * 1024, 1.5, '5MB']) assert.equal(MaxResponseBytesSchema.safeParse(bad).success, false, String(bad));
+});
+
 t.test("a section and its wiring make the client's options: the pool connects to the URL's origin", async () => {
   const agent = new MockAgent();
   const now = (): number => 42;
   const observer = { called() {}, cacheLookup() {}, coalesced() {}, breakerState() {} };
   const circuitBreaker = { enabled: false, failureThreshold: 3, openMs: 500 };
   const options = upstreamClientOptions(
-    { url: 'https://billing.example.com:8443/whmcs/includes/api.php', connections: 4, connectTimeoutMs: 750, circuitBreaker },
-    1024,
+    { url: 'https://billing.example.com:8443/whmcs/includes/api.php', connections: 4, connectTimeoutMs: 750, maxResponseBytes: 1024, circuitBreaker },
     { dispatcher: agent, now, hooks: { observer } },
   );
   assert.equal(options.origin, 'https://billing.example.com:8443');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import t from 'tap';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createWhmcsClient, encodeForm, MAX_RESPONSE_BYTES, UpstreamBusinessError } from '../../../mappings/whmcs/client.js';
+import { createWhmcsClient, encodeForm, UpstreamBusinessError } from '../../../mappings/whmcs/client.js';
 import { CREDENTIALS, FakeWhmcs, SERVICE_PASSWORD, rejectsWith, testConfig } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
 
@@ -139,11 +139,13 @@ t.test('WHMCS client: requests and answers', async (t) => {
     assert.equal(write.outcomeUnknown, true);
   });
 
-  t.test('refuses an answer larger than the limit', async () => {
-    const huge = JSON.stringify({ result: 'success', padding: 'x'.repeat(MAX_RESPONSE_BYTES) });
+  t.test('refuses an answer larger than the limit (5 MiB unless maxResponseBytes says more), naming the setting', async () => {
+    const huge = JSON.stringify({ result: 'success', padding: 'x'.repeat(5 * 1024 * 1024) });
     whmcs.answer('GetProducts', huge);
     const error = await rejectsWith(client().call('GetProducts', {}), 'upstream_error');
-    assert.match(error.operatorMessage ?? '', /larger than/);
+    assert.match(error.operatorMessage ?? '', /larger than 5242880 bytes \(maxResponseBytes\)/);
+    whmcs.answer('GetProducts', huge);
+    assert.equal((await client({ maxResponseBytes: 8 * 1024 * 1024 }).call('GetProducts', {})).result, 'success', 'a large catalog is read under a raised cap');
   });
 
   t.test('a timeout after sending: outcome unknown for a write, not for a read', async () => {
