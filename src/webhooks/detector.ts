@@ -105,18 +105,21 @@ export class ChangeDetector {
     // A service list the backend refuses (FOSSBilling past its rows bound) must not leave the
     // account's invoices and known orders unwatched: the pass goes on without it, and fails after.
     let servicesFailure: unknown = null;
+    const servicesReadAt = Date.now();
     const services = await readAll((page) => backend.listServices(customer, page, ctx)).catch((error: unknown) => {
       if (baseline) throw error;
       servicesFailure = error;
       return [] as Service[];
     });
+    const invoicesReadAt = Date.now();
     const invoices = await readAll((page) => backend.listInvoices(customer, page, ctx));
-    for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline });
-    for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline });
+    for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline, readAt: servicesReadAt });
+    for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline, readAt: invoicesReadAt });
 
     const { reads, leftNew } = this.ordersToRead(customer.accountId, snapshot, services, baseline);
     for (const [id, quiet] of reads) {
       let order;
+      const readAt = Date.now();
       try {
         order = await backend.getOrder(customer, id, ctx);
       } catch (error) {
@@ -127,7 +130,7 @@ export class ChangeDetector {
         if (known !== undefined) await store.recordSnapshot(customer.accountId, `order:${id}`, known, null);
         continue;
       }
-      await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline: quiet });
+      await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline: quiet, readAt });
     }
     // The baseline's orders beyond this pass's reads existed before it too: marked, so that a later
     // pass reads them as baseline rather than reporting them as created.

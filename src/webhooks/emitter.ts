@@ -11,7 +11,7 @@ import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { DeliveryLog } from './delivery-log.js';
 import { eventBody, type EventData, type EventType } from './events.js';
 import { HeldEvents, type HeldEntry, type HeldEventsOptions } from './held-events.js';
-import { changeEventId, newEventId, newSnapshotTag } from './signing.js';
+import { changeEventId, newEventId, newSnapshotTag, snapshotTagTime } from './signing.js';
 
 /** Snapshot field that says the detector has taken its first look (before it, nothing is "new"). */
 export const BASELINE_FIELD = '_baseline';
@@ -105,14 +105,17 @@ export class WebhookEvents {
   /**
    * Emits what changed since the last state recorded for a resource, then records the current one.
    * `baseline`: the first look at an account, which records without emitting (its history is not
-   * news); `trace`: the request that caused the change, if one did.
+   * news); `trace`: the request that caused the change, if one did; `readAt`: when the resource was
+   * read (the detector's list reads), so that a state a write recorded after that read is not
+   * taken back by it: reported as a change, then changed back by the next pass.
    */
-  async observe(accountId: string, observed: Observed, { baseline = false, trace }: { baseline?: boolean; trace?: TraceContext } = {}): Promise<void> {
+  async observe(accountId: string, observed: Observed, { baseline = false, trace, readAt }: { baseline?: boolean; trace?: TraceContext; readAt?: number } = {}): Promise<void> {
     const state = observed.resource.status;
     const field = `${observed.kind}:${observed.resource.id}`;
     const previous = await this.store.readSnapshotState(accountId, field);
     const from = previous?.state ?? null;
     if (from === state) return;
+    if (readAt !== undefined && previous !== null && (snapshotTagTime(previous.tag) ?? -Infinity) > readAt) return;
     for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, from)) {
       try {
         // Its id is the change's: whoever reports it again (a write and the detector at once, a
@@ -127,12 +130,12 @@ export class WebhookEvents {
     }
     // Only if nobody recorded another state meanwhile: that observer reports from there. A new tag
     // gives the next change of this resource ids of its own.
-    await this.store.recordSnapshot(accountId, field, from, state, newSnapshotTag());
+    await this.store.recordSnapshot(accountId, field, from, state, newSnapshotTag(this.now()));
   }
 
   private async record(accountId: string, field: string, expected: string | null, state: string): Promise<void> {
     try {
-      await this.store.recordSnapshot(accountId, field, expected, state, newSnapshotTag());
+      await this.store.recordSnapshot(accountId, field, expected, state, newSnapshotTag(this.now()));
     } catch (error) {
       this.log.warn({ err: error, account_id: accountId, resource: field }, 'webhook events queued but not recorded; the next look reports them again');
     }

@@ -33,9 +33,19 @@ export function changeEventId(accountId: string, resource: string, from: Snapsho
   return `evt_${digest.slice(0, 32)}`;
 }
 
-/** A snapshot entry's tag: random, so that no two records share one. */
-export function newSnapshotTag(): string {
-  return randomBytes(12).toString('base64url');
+/**
+ * A snapshot entry's tag: when it was recorded (ms since the epoch, base 36), then random bytes, so
+ * that no two records share one.
+ */
+export function newSnapshotTag(at: number): string {
+  return `${at.toString(36)}.${randomBytes(12).toString('base64url')}`;
+}
+
+/** When an entry was recorded, from its tag; undefined for a tag without a time (from before). */
+export function snapshotTagTime(tag: string): number | undefined {
+  const dot = tag.indexOf('.');
+  const at = dot > 0 ? parseInt(tag.slice(0, dot), 36) : NaN;
+  return Number.isFinite(at) ? at : undefined;
 }
 
 /**

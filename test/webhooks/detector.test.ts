@@ -4,6 +4,7 @@
  * what changed, each change once.
  */
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import pino from 'pino';
 import { BackendError, type Backend, type Customer } from '../../src/backend/backend.js';
@@ -13,6 +14,7 @@ import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
 import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.js';
 import { ChangeDetector } from '../../src/webhooks/detector.js';
 import { WebhookEvents } from '../../src/webhooks/emitter.js';
+import { snapshotTagTime } from '../../src/webhooks/signing.js';
 import { webhookRecord } from '../stores/conformance.js';
 
 const ACCOUNT = 'acme';
@@ -238,5 +240,44 @@ t.test('change detector: an account disabled, then enabled again', async (t) => 
     backend.services[0] = service('1', 'active');
     await detector.tick();
     assert.deepEqual(await queued(), ['service.status_changed 1'], 'later changes are');
+  });
+});
+
+t.test('change detector: a write lands while a pass reads', async (t) => {
+  t.test('the state the write recorded is not taken back by the older read (no flap of events)', async () => {
+    const { events, backend, detector, queued, store } = await setUp();
+    backend.add('1', 'active', 'active');
+    await detector.tick();
+    const listServices = backend.listServices.bind(backend);
+    backend.listServices = async (customer, page) => {
+      const read = await listServices(customer, page);
+      // POST /v1/services/1/actions (suspend) answers and records its state after this page was read
+      // (a millisecond later at least: times are compared in ms).
+      await sleep(2);
+      backend.services[0] = service('1', 'suspended');
+      await events.observe(ACCOUNT, { kind: 'service', resource: service('1', 'suspended') });
+      return read;
+    };
+    await detector.tick();
+    assert.deepEqual(await queued(), ['service.status_changed 1'], 'the write\'s event, and no "active" from the older read');
+    assert.equal((await store.readSnapshotState(ACCOUNT, 'service:1'))?.state, 'suspended');
+    backend.listServices = listServices;
+    await detector.tick();
+    assert.deepEqual(await queued(), [], 'nothing to report back and forth');
+    backend.services[0] = service('1', 'active');
+    await detector.tick();
+    assert.deepEqual(await queued(), ['service.status_changed 1'], 'a later change is reported');
+  });
+
+  t.test('an entry recorded by a version whose tags hold no time is compared as before', async () => {
+    const { backend, detector, queued, store } = await setUp();
+    backend.add('1', 'active', 'active');
+    await detector.tick();
+    const { tag } = (await store.readSnapshotState(ACCOUNT, 'service:1')) ?? { tag: '' };
+    assert.equal(snapshotTagTime(tag) !== undefined && Math.abs((snapshotTagTime(tag) as number) - Date.now()) < 60_000, true, `the tag ${tag} holds when it was recorded`);
+    await store.recordSnapshot(ACCOUNT, 'service:1', 'active', 'suspended', 'R4nd0mTagWithoutTime');
+    assert.equal(snapshotTagTime('R4nd0mTagWithoutTime'), undefined);
+    await detector.tick();
+    assert.deepEqual(await queued(), ['service.status_changed 1']);
   });
 });
