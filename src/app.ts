@@ -225,7 +225,7 @@ function registerEndpoints(app: FastifyInstance, endpoints: Endpoint[], ctx: Reg
   }
 }
 
-type DocumentConfig = Pick<ResolvedConfig, 'profile'> & Partial<Pick<ResolvedConfig, 'publicBaseUrl' | 'host' | 'port' | 'issuer'>>;
+type DocumentConfig = Pick<ResolvedConfig, 'profile'> & Partial<Pick<ResolvedConfig, 'publicBaseUrl' | 'host' | 'port' | 'issuer' | 'rateLimits' | 'idempotency'>>;
 
 /**
  * The endpoints the app serves, OpenAPI route included (for tests that sweep every route). The
@@ -244,6 +244,8 @@ function documentOptions(config: DocumentConfig, capabilities?: BackendCapabilit
     profile: config.profile,
     capabilities,
     serverUrl: publicBaseUrl(config),
+    rateLimits: config.rateLimits,
+    idempotency: config.idempotency,
     ...(config.issuer ? { contact: { name: config.issuer.name, email: config.issuer.email } } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { SCOPES } from '../keys/scopes.js';
 import type { BackendCapabilities } from '../backend/backend.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
 import { exampleOf } from './examples.js';
+import { DEFAULT_LIMITS, DEFAULT_WINDOWS, idempotencyText, rateLimitsText, type DocumentedLimits, type DocumentedWindows } from './policies-text.js';
 import { errorResponses, inputReasons, problemSchema, type ProblemResponses } from './problems.js';
 import { EVENT_DATA, EVENT_TYPES, eventPayloadSchema } from '../webhooks/events.js';
 
@@ -68,8 +69,8 @@ const AUTHENTICATED_PROBLEM_HEADERS = {
 };
 
 const REPLAYED = { description: '`true` when this is a stored response replayed.', schema: { type: 'string' } };
-/** The backend's refusals an idempotent operation stores and replays (contract §5): not found, conflict, validation. */
-const REPLAYED_STATUSES = { 404: { 'Idempotent-Replayed': REPLAYED }, 409: { 'Idempotent-Replayed': REPLAYED }, 422: { 'Idempotent-Replayed': REPLAYED } };
+/** The refusals an idempotent operation stores and replays (contract §5), a v1 upstream's 400 included (idempotency.ts). */
+const REPLAYED_STATUSES = Object.fromEntries([400, 404, 409, 422].map((status) => [status, { 'Idempotent-Replayed': REPLAYED }]));
 
 const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
   unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="v1"`, with `error="invalid_token"` when a key was sent.', schema: { type: 'string' } } },
@@ -95,10 +96,11 @@ function problemsOf(endpoint: Endpoint): ProblemResponses {
 
 /** Every reason an endpoint can answer with: its own plus those its kind implies. */
 function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
-  const reasons = new Set<Reason>(['rate_limited', 'internal_error', ...endpoint.errors]);
+  // Every request counts against its source IP first: a rate-limit store that is down and set to
+  // fail closed (`rateLimits.onStoreError`) answers 503, public routes included.
+  const reasons = new Set<Reason>(['rate_limited', 'store_unavailable', 'internal_error', ...endpoint.errors]);
   if (endpoint.scope !== 'public') {
     reasons.add('unauthenticated');
-    reasons.add('store_unavailable');
     if (endpoint.scope !== 'any') reasons.add('insufficient_scope');
     reasons.add('upstream_error');
     reasons.add('upstream_unavailable');
@@ -237,9 +239,13 @@ export interface DocumentOptions {
   serverUrl: string;
   /** Who integrators contact: the operator (config `issuer`). */
   contact?: { name: string; email?: string | undefined };
+  /** The configured rate limits (config `rateLimits`); the defaults when not given. */
+  rateLimits?: DocumentedLimits | undefined;
+  /** The configured idempotency windows (config `idempotency`); the defaults when not given. */
+  idempotency?: DocumentedWindows | undefined;
 }
 
-export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact, capabilities }: DocumentOptions): object {
+export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact, capabilities, rateLimits = DEFAULT_LIMITS, idempotency = DEFAULT_WINDOWS }: DocumentOptions): object {
   const offer: DocumentedOffer = {
     profile,
     actions: PROFILE_ACTIONS[profile].filter((action) => !capabilities || capabilities.serviceActions.includes(action)),
@@ -268,12 +274,9 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
       license: { name: 'Proprietary: the operator\'s terms of service', identifier: 'LicenseRef-Proprietary' },
       description: [
         `Profile ${profile}. Service actions: ${offer.actions.join(', ') || 'none'}.`,
-        profile === 'A'
-          ? 'Idempotency: a key replays for one hour, then answers 410 `replay_stale`; the same key on another endpoint is 409.'
-          : 'Idempotency: records live 24 hours, after which the key is new again; the same key on another endpoint is 409.',
+        idempotencyText(idempotency, profile),
         'Authentication: `Authorization: Bearer <key>`; keys in the query string are refused.',
-        'Rate limits: per key 60/min with a burst of 20 (21 at once from rest, then one per second) and 5,000 per UTC day; per source IP 600/min' +
-          (profile === 'A' ? '; per account 120/min across its keys.' : '.'),
+        rateLimitsText(rateLimits, profile),
         'Every response carries `X-Request-Id`; errors are `application/problem+json`. Every GET operation answers HEAD too, behind the same key, scope and limits: the status and headers GET would have, no body. A path this document lists, called with any other method it does not list, answers 405 `method_not_allowed` with `Allow`; any other path 404 `not_found`.',
         'Money is a decimal string with an ISO 4217 code; timestamps are RFC 3339 UTC; ids are strings.',
       ].join('\n\n'),

@@ -99,13 +99,17 @@ export type Order = z.infer<typeof OrderSchema>;
 
 export const ConfigOptionValueSchema = z.union([z.string().max(64), z.number().int().min(0).max(1_000_000), z.boolean()]);
 
+/** The most `config_options` an order may carry; the refinement enforces it, `maxProperties` documents it. */
+const MAX_CONFIG_OPTIONS = 50;
+
 export const OrderInputSchema = z
   .strictObject({
     product_id: IdSchema,
     billing_cycle: BillingCycleSchema,
     config_options: z
       .record(z.string().regex(/^[0-9]{1,18}$/), ConfigOptionValueSchema)
-      .refine((value) => Object.keys(value).length <= 50, 'at most 50 options')
+      .refine((value) => Object.keys(value).length <= MAX_CONFIG_OPTIONS, `at most ${MAX_CONFIG_OPTIONS} options`)
+      .meta({ maxProperties: MAX_CONFIG_OPTIONS })
       .optional()
       .meta({ description: 'Option id → choice id (dropdown, radio), integer (quantity) or boolean (yesno).' }),
     hostname: z

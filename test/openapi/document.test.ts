@@ -109,7 +109,7 @@ for (const profile of ['A', 'B'] as const) {
               assert.ok(headers['Cache-Control'], `${where} ${status} documents Cache-Control`);
               if (status !== '401' && status !== '403') assert.ok(headers['X-RateLimit-Limit'] && headers.RateLimit, `${where} ${status} documents the limits`);
             }
-            assert.equal(Boolean(headers['Idempotent-Replayed']), idempotent && ['404', '409', '422'].includes(status), `${where} ${status}: Idempotent-Replayed`);
+            assert.equal(Boolean(headers['Idempotent-Replayed']), idempotent && ['400', '404', '409', '422'].includes(status), `${where} ${status}: Idempotent-Replayed`);
           }
         }
       }

@@ -17,7 +17,8 @@ export default defineAdminEndpoint({
   body: KeyInputSchema,
   idempotent: true,
   responses: { 201: { description: 'The key, with the full key once.', schema: IssuedKeySchema } },
-  errors: ['not_found', 'account_disabled', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale'],
+  // key_inactive: a retry whose earlier attempt's key was revoked since (AdminService.issueKey).
+  errors: ['not_found', 'key_inactive', 'account_disabled', 'idempotency_conflict', 'idempotency_in_progress', 'replay_stale'],
   subject: ({ answer }) => ({ newKeyId: (answer as { id: string } | undefined)?.id }),
   async handler({ params, body, service, recordId }) {
     const limits = body.rate_limits;
