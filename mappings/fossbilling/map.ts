@@ -51,6 +51,11 @@ export const ORDER_STATUS: Readonly<Record<string, Order['status']>> = {
   canceled: 'cancelled',
 };
 
+/** `table[key]`, own entries only: a status "constructor" must not find Object.prototype's. */
+export function entryOf<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 function unreadable(operatorMessage: string): BackendError {
   return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage });
 }
@@ -130,7 +135,7 @@ export function mapProduct(product: RawProduct, currency: string): Product {
     name: product.title,
     description: product.description,
     type: product.type === 'hosting' ? 'hosting' : 'other',
-    pay_type: PAY_TYPES[product.pricing.type ?? ''] ?? 'recurring',
+    pay_type: entryOf(PAY_TYPES, product.pricing.type ?? '') ?? 'recurring',
     prices: productPrices(product, currency),
     // FOSSBilling has no priced configurable options in its core products.
     config_options: [],
@@ -223,7 +228,7 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
   const unpaid = unpaidInvoiceOf(order);
   return {
     id: order.id,
-    status: ORDER_STATUS[order.status] ?? 'other',
+    status: entryOf(ORDER_STATUS, order.status) ?? 'other',
     created_at: created,
     total: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
     invoice_id: unpaid ?? found?.invoice.id ?? null,
@@ -233,7 +238,7 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
 }
 
 export function mapService(order: RawOrder, fallbackCurrency: string): Service {
-  const status = SERVICE_STATUS[order.status];
+  const status = entryOf(SERVICE_STATUS, order.status);
   if (status === undefined) throw unreadable(`order ${order.id} has status "${order.status}", which the mapping does not know`);
   if (!order.product_id || order.product_id === '0') throw unreadable(`order ${order.id} has no product`);
   const canceled = order.status === 'canceled';

@@ -13,6 +13,7 @@ import { afterWrite } from '../../src/upstream/answers.js';
 import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
+  entryOf,
   invoiceOfOrder,
   mapAccount,
   mapCredentials,
@@ -113,7 +114,7 @@ export function fossbillingOperations(
   // ---- catalog --------------------------------------------------------------------------
 
   const isPublic = (product: RawProduct): boolean =>
-    PAY_TYPES[product.pricing.type ?? ''] !== undefined &&
+    entryOf(PAY_TYPES, product.pricing.type ?? '') !== undefined &&
     (publicIds.size > 0 ? publicIds.has(product.id) : product.status === 'enabled' && !product.hidden);
 
   /** `freshness`: `fresh` for the checks before a write, which a stale catalog would let through. */

@@ -9,6 +9,8 @@ import { decimalOfNumber } from '../../src/backend/decimal.js';
 import { oneStep, UNREAD } from '../../src/backend/one-step-field.js';
 
 const ID = /^\d{1,18}$/;
+/** Leading zeros dropped ("007" is 7): v1 ids have none, and ids are compared as text. */
+const canonicalId = (digits: string): string => digits.replace(/^0+(?=\d)/, '');
 const AMOUNT = /^-?\d+(\.\d+)?$/;
 
 /**
@@ -17,7 +19,7 @@ const AMOUNT = /^-?\d+(\.\d+)?$/;
  */
 export const plain = {
   /** A number or a numeric string, as a string of digits. */
-  Id: z.union([z.number().int().nonnegative(), z.string().regex(ID)]).transform(String),
+  Id: z.union([z.number().int().nonnegative(), z.string().regex(ID)]).transform((value) => canonicalId(String(value))),
   /**
    * A number or a decimal string (FOSSBilling mixes both), as a decimal string: a float's shortest
    * text, noise and all, without an exponent (map.ts rounds money to its currency's decimals).
@@ -35,9 +37,12 @@ export const plain = {
 };
 
 export const Id = oneStep(plain.Id, (value) => {
-  if (typeof value === 'string') return ID.test(value) ? value : UNREAD;
+  if (typeof value === 'string') return ID.test(value) ? canonicalId(value) : UNREAD;
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? String(value) : UNREAD;
 });
+
+/** A record's own id, which v1 shows: 0 (a reference's "none") is no record's. */
+const RecordId = Id.refine((id) => id !== '0', 'not a record id');
 
 export const Amount = oneStep(plain.Amount, (value) => {
   if (typeof value === 'string') return AMOUNT.test(value) ? value : UNREAD;
@@ -70,7 +75,7 @@ const Period = z.object({
 });
 
 export const ProductAnswer = z.object({
-  id: Id,
+  id: RecordId,
   type: z.string(),
   title: z.string().nullish().transform((value) => value ?? ''),
   description: z.string().nullish().transform((value) => value ?? ''),
@@ -106,7 +111,7 @@ export const ClientAnswer = z.object({
 export type RawClient = z.infer<typeof ClientAnswer>;
 
 export const OrderAnswer = z.object({
-  id: Id,
+  id: RecordId,
   client_id: Id,
   product_id: Id.nullish(),
   title: z.string().nullish().transform((value) => value ?? ''),
@@ -147,7 +152,7 @@ const InvoiceLine = z.object({
 });
 
 export const InvoiceAnswer = z.object({
-  id: Id,
+  id: RecordId,
   client_id: Id.nullish(),
   serie_nr: z.string().nullish(),
   nr: z.union([z.string(), z.number()]).nullish(),
@@ -175,7 +180,7 @@ export const InvoiceListAnswer = PaginatedShape(InvoiceAnswer);
 export const ActionAnswer = z.literal(true);
 
 /** `order/create` answers the new order's id. */
-export const CreatedOrderAnswer = Id;
+export const CreatedOrderAnswer = RecordId;
 
 export function describeIssues(error: z.ZodError): string {
   return error.issues

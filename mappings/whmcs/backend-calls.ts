@@ -128,9 +128,14 @@ export function createWhmcsCalls(shared: WhmcsClient, context?: UpstreamCallCont
       if (single !== undefined) throw new BackendError('not_found', `No such ${single}.`, { operatorMessage });
       throw unreadableAnswer(operatorMessage);
     },
-    clientDetails: async (customer) =>
-      classified(request('GetClientsDetails', { clientid: clientIdOf(customer) }, ClientDetailsAnswer), [
+    clientDetails: async (customer) => {
+      const client = await classified(request('GetClientsDetails', { clientid: clientIdOf(customer) }, ClientDetailsAnswer), [
         { match: /client not found/i, error: (cause) => unknownClient(customer, cause) },
-      ]),
+      ]);
+      // Another client's details (a caching proxy, a routing fault) would show its name, email,
+      // credit and currency to this account: never served.
+      if (client.id !== customer.upstreamId) throw unreadableAnswer(`WHMCS GetClientsDetails for client ${customer.upstreamId} answered client ${client.id}`);
+      return client;
+    },
   };
 }

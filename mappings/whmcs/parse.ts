@@ -78,6 +78,8 @@ const CONFIG_OPTION_TYPE = { '1': 'dropdown', '2': 'radio', '3': 'yesno', '4': '
 // ---- GetClientsDetails ----------------------------------------------------------------------
 
 const ClientFields = z.object({
+  // Checked against the clientid asked for (backend-calls.ts clientDetails).
+  id: Id,
   firstname: TextOrNone,
   lastname: TextOrNone,
   companyname: TextOrNone,

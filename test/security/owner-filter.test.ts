@@ -20,7 +20,7 @@ t.test('an upstream that ignores the owner filter on single-record reads', async
     whmcs = new FakeWhmcs();
     whmcs
       .answer('GetClientsProducts', answers.clientsProducts([answers.service]))
-      .answer('GetClientsDetails', answers.clientDetails)
+      .answer('GetClientsDetails', answers.clientDetailsFor)
       .answer('GetCancelledPackages', answers.cancelledPackagesEmpty)
       .answer('GetOrders', answers.orders)
       .answer('GetInvoice', { ...answers.invoice, userid: 1 })

@@ -198,7 +198,7 @@ t.test('WHMCS backend: orders', async (t) => {
   let whmcs: FakeWhmcs;
   t.beforeEach(() => {
     whmcs = new FakeWhmcs();
-    whmcs.answer('GetClientsDetails', answers.clientDetails);
+    whmcs.answer('GetClientsDetails', answers.clientDetailsFor);
   });
   t.afterEach(() => whmcs.close());
 
@@ -261,7 +261,7 @@ t.test('WHMCS backend: services and credentials', async (t) => {
   let whmcs: FakeWhmcs;
   t.beforeEach(() => {
     whmcs = new FakeWhmcs();
-    whmcs.answer('GetClientsDetails', answers.clientDetails);
+    whmcs.answer('GetClientsDetails', answers.clientDetailsFor);
   });
   t.afterEach(() => whmcs.close());
 
@@ -410,7 +410,7 @@ t.test('WHMCS backend: invoices', async (t) => {
   let whmcs: FakeWhmcs;
   t.beforeEach(() => {
     whmcs = new FakeWhmcs();
-    whmcs.answer('GetClientsDetails', answers.clientDetails);
+    whmcs.answer('GetClientsDetails', answers.clientDetailsFor);
   });
   t.afterEach(() => whmcs.close());
 
