@@ -9,7 +9,7 @@
  */
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
-import { AggregatorRegistry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { buildApp } from './app.js';
 import { describeUpstream } from './backend/factory.js';
 import type { BackendRegistry } from './backend/registry.js';
@@ -109,6 +109,12 @@ async function main(registry: BackendRegistry): Promise<void> {
 
 /** A cluster worker: serves with the config its primary sends; the primary holds the ops listener. */
 async function runWorker(registry: BackendRegistry): Promise<void> {
+  // The primary's /metrics asks every worker that said hello: until the app is built, nothing is counted.
+  let metrics: Registry | undefined;
+  process.on('message', (each: unknown) => {
+    if (!isWorkerMessage(each) || each.type !== 'gateway:metrics') return;
+    void (metrics?.getMetricsAsJSON() ?? Promise.resolve([])).then((series) => process.send?.({ type: 'gateway:metrics', id: each.id, metrics: series } satisfies FromWorker));
+  });
   const message = await new Promise<ToWorker>((resolve) => {
     const listen = (each: unknown): void => {
       if (!isWorkerMessage(each) || each.type !== 'gateway:config') return;
@@ -122,9 +128,7 @@ async function runWorker(registry: BackendRegistry): Promise<void> {
   const { app } = await serve(message.config, registry, async () => undefined);
   // The primary's /metrics aggregates every worker's registry; its /readyz asks each worker.
   app.metrics.collectRuntimeMetrics();
-  AggregatorRegistry.setRegistries([app.metrics.registry]);
-  // Constructing one is what makes prom-client answer the primary's requests in this process.
-  new AggregatorRegistry();
+  metrics = app.metrics.registry;
   process.on('message', (each: unknown) => {
     if (!isWorkerMessage(each) || each.type !== 'gateway:readyz') return;
     void app.readiness.check().then((report) => process.send?.({ type: 'gateway:ready', id: each.id, report } satisfies FromWorker));

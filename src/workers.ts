@@ -4,7 +4,8 @@
  * goes into a child's environment); each worker serves the public port (connections are handed
  * out round-robin) with its own app, all sharing Redis. The primary serves the ops listener:
  * `/metrics` aggregates every worker's registry (prom-client's AggregatorRegistry: counters and
- * histograms summed; the outbox and breaker gauges take the maximum), `/readyz` is ready when
+ * histograms summed; the outbox and breaker gauges take the maximum; a worker still loading has
+ * counted nothing and is not asked), `/readyz` is ready when
  * every worker is, and the admin API runs there (src/admin/primary.ts). SIGTERM/SIGINT: unready at
  * once, every worker drains as a single process does, then the primary exits (0 when every worker
  * drained and exited 0). A worker that dies otherwise is replaced; workers that die before any of
@@ -16,7 +17,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
-import { AggregatorRegistry } from 'prom-client';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { BackendRegistry } from './backend/registry.js';
 import type { GatewayConfig, ResolvedConfig } from './config.js';
 import { loggerOptions } from './logger.js';
@@ -30,9 +31,15 @@ import { EX_CONFIG } from './startup/mode.js';
 import { demoKeys, printBanner } from './startup/banner.js';
 
 /** Primary → worker. */
-export type ToWorker = { type: 'gateway:config'; config: ResolvedConfig } | { type: 'gateway:readyz'; id: number };
+export type ToWorker =
+  | { type: 'gateway:config'; config: ResolvedConfig }
+  | { type: 'gateway:readyz'; id: number }
+  | { type: 'gateway:metrics'; id: number };
 /** Worker → primary. A message sent before the other side listens is lost: the worker asks for its config once it listens. */
-export type FromWorker = { type: 'gateway:hello' } | { type: 'gateway:ready'; id: number; report: ReadyReport };
+export type FromWorker =
+  | { type: 'gateway:hello' }
+  | { type: 'gateway:ready'; id: number; report: ReadyReport }
+  | { type: 'gateway:metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
 
 export function isWorkerMessage(message: unknown): message is ToWorker {
   return typeof message === 'object' && message !== null && String((message as { type?: unknown }).type).startsWith('gateway:');
@@ -48,6 +55,8 @@ const RESPAWN_DELAY_MS = 1_000;
 const BOOT_ATTEMPTS = 3;
 /** How long /readyz waits for a worker's answer. */
 const READY_ASK_MS = 2_000;
+/** How long /metrics waits for a worker's series (prom-client's own cluster timeout). */
+const METRICS_ASK_MS = 5_000;
 
 export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConfig, sandbox: Sandbox | undefined, count: number): Promise<void> {
   // The sandbox makes its pepper on first use: made here once, or the workers race to make their own
@@ -70,6 +79,8 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   /** A worker that did not exit 0 while draining: the primary then exits 1. */
   let drainFailed = false;
   const workers = new Set<Worker>();
+  /** Workers that said hello: they answer metrics questions (a message sent earlier would be lost). */
+  const greeted = new WeakSet<Worker>();
   /** What the primary runs beside the workers, once they listen; closed at shutdown. */
   let ops: FastifyInstance | undefined;
   let stores: Stores | undefined;
@@ -100,7 +111,9 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     const worker = cluster.fork();
     workers.add(worker);
     worker.on('message', (message: FromWorker) => {
-      if (message?.type === 'gateway:hello') worker.send({ type: 'gateway:config', config } satisfies ToWorker);
+      if (message?.type !== 'gateway:hello') return;
+      greeted.add(worker);
+      worker.send({ type: 'gateway:config', config } satisfies ToWorker);
     });
     worker.once('exit', (code, signal) => {
       workers.delete(worker);
@@ -133,14 +146,19 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   if (shuttingDown) return;
   log.info({ workers: count, address }, `${count} workers serving v1 on ${address}`);
 
-  const metrics = new AggregatorRegistry();
   // The admin API lives on the ops listener, so the primary serves it over the shared stores (which
   // also issue the sandbox's demo keys).
   stores = await createStores(config);
   primaryAdmin = createPrimaryAdminApi(config, stores, log);
   ops = buildOpsApp({
     admin: primaryAdmin.admin,
-    metrics: { registry: { contentType: metrics.contentType, metrics: () => metrics.clusterMetrics() }, collectRuntimeMetrics: () => undefined },
+    metrics: {
+      registry: {
+        contentType: AggregatorRegistry.PROMETHEUS_CONTENT_TYPE,
+        metrics: () => workersMetrics([...workers].filter((worker) => greeted.has(worker) && worker.isConnected())),
+      },
+      collectRuntimeMetrics: () => undefined,
+    },
     readiness: { check: () => workersReady([...workers], shuttingDown) },
     log,
   });
@@ -159,7 +177,12 @@ let nextQuestion = 0;
  */
 async function workersReady(workers: Worker[], shuttingDown: boolean): Promise<ReadyReport> {
   if (shuttingDown || workers.length === 0) return { ready: false, store: 'unchecked', upstream: 'unchecked', shuttingDown };
-  const reports = await Promise.all(workers.map((worker) => ask(worker)));
+  const reports = await Promise.all(
+    workers.map(async (worker) => {
+      const answer = await ask(worker, 'gateway:readyz', READY_ASK_MS);
+      return answer?.type === 'gateway:ready' ? answer.report : undefined;
+    }),
+  );
   const all = (pick: (report: ReadyReport) => ReadyReport['store']): ReadyReport['store'] => {
     const states = reports.map((report) => (report ? pick(report) : 'unchecked'));
     return states.includes('down') ? 'down' : states.includes('unchecked') ? 'unchecked' : 'ok';
@@ -172,20 +195,34 @@ async function workersReady(workers: Worker[], shuttingDown: boolean): Promise<R
   };
 }
 
-function ask(worker: Worker): Promise<ReadyReport | undefined> {
+/**
+ * Every worker's series, summed as prom-client sums them. A worker that said hello but does not
+ * answer fails the scrape, as prom-client's did: leaving its counters out would read as a reset.
+ */
+async function workersMetrics(workers: Worker[]): Promise<string> {
+  const answers = await Promise.all(workers.map((worker) => ask(worker, 'gateway:metrics', METRICS_ASK_MS)));
+  const series = answers.map((answer) => {
+    if (answer?.type !== 'gateway:metrics') throw new Error('a worker did not send its metrics in time');
+    return answer.metrics;
+  });
+  return AggregatorRegistry.aggregate(series).metrics();
+}
+
+/** The worker's answer to one question, or undefined after `timeoutMs`. */
+function ask(worker: Worker, type: 'gateway:readyz' | 'gateway:metrics', timeoutMs: number): Promise<Exclude<FromWorker, { type: 'gateway:hello' }> | undefined> {
   const id = (nextQuestion += 1);
   return new Promise((resolve) => {
-    const timer = setTimeout(() => finish(undefined), READY_ASK_MS);
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
     const onMessage = (message: unknown): void => {
       const answer = message as FromWorker;
-      if (answer?.type === 'gateway:ready' && answer.id === id) finish(answer.report);
+      if (answer?.type !== 'gateway:hello' && answer?.id === id) finish(answer);
     };
-    const finish = (report: ReadyReport | undefined): void => {
+    const finish = (answer: Exclude<FromWorker, { type: 'gateway:hello' }> | undefined): void => {
       clearTimeout(timer);
       worker.off('message', onMessage);
-      resolve(report);
+      resolve(answer);
     };
     worker.on('message', onMessage);
-    worker.send({ type: 'gateway:readyz', id } satisfies ToWorker);
+    worker.send({ type, id } satisfies ToWorker);
   });
 }

@@ -4,7 +4,7 @@
  * request by route template, method and status once it is answered.
  */
 import type { IncomingMessage } from 'node:http';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { type GatewayMetrics, UNMATCHED_ROUTE } from './metrics.js';
 import { type TraceContext, traceFromHeaders } from './trace.js';
 import type { BackendWait } from '../backend/wait.js';
@@ -20,7 +20,9 @@ declare module 'fastify' {
 
 /** The trace is read once, where the request's logger is made, and kept on the raw request. */
 const TRACE = Symbol('trace');
-type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext };
+/** When it was routed (performance.now()): Fastify's onRequestAbort hook has no reply to time it by. */
+const STARTED = Symbol('started');
+type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext; [STARTED]?: number };
 
 function traceOf(raw: TracedMessage): TraceContext {
   return (raw[TRACE] ??= traceFromHeaders(raw.headers));
@@ -95,7 +97,7 @@ class RequestLogger {
   }
 }
 
-/** Must be installed before any other onRequest hook: they run inside the trace. */
+/** Must be installed before any other onRequest hook (they run inside the trace) and before the request metrics. */
 export function installTracing(app: FastifyInstance): void {
   app.decorateRequest('trace', undefined as unknown as TraceContext);
   app.setChildLoggerFactory(function (logger, bindings, options, raw) {
@@ -103,17 +105,32 @@ export function installTracing(app: FastifyInstance): void {
   });
   app.addHook('onRequest', (request, _reply, done) => {
     request.trace = traceOf(request.raw);
+    (request.raw as TracedMessage)[STARTED] = performance.now();
     done();
   });
 }
 
+/** nginx's "client closed request": the client went away before its answer was sent. */
+const CLIENT_CLOSED_REQUEST = 499;
+
 export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
   app.decorateRequest('backendWait', undefined);
-  app.addHook('onResponse', (request, reply, done) => {
-    const ms = reply.elapsedTime;
+  const count = (request: FastifyRequest, status: number, ms: number): void => {
     // The gateway's own share: what the request did not spend waiting on the backend.
     const ownMs = request.backendWait === undefined ? ms : Math.max(0, ms - request.backendWait.ms());
-    metrics.httpRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, reply.statusCode, ms / 1000, ownMs / 1000);
+    metrics.httpRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, status, ms / 1000, ownMs / 1000);
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    count(request, reply.statusCode, reply.elapsedTime);
+    done();
+  });
+  // Its response never finishes, so neither onResponse nor the access line runs: both are done here
+  // (the requests a slow upstream makes clients give up on would otherwise leave no trace).
+  app.addHook('onRequestAbort', (request, done) => {
+    const started = (request.raw as TracedMessage)[STARTED];
+    const ms = started === undefined ? 0 : performance.now() - started;
+    count(request, CLIENT_CLOSED_REQUEST, ms);
+    request.log.info({ req: request, res: { statusCode: CLIENT_CLOSED_REQUEST }, responseTime: ms }, 'request aborted by the client');
     done();
   });
 }
