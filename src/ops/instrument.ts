@@ -4,7 +4,8 @@
  * request by route template, method and status once it is answered.
  */
 import type { IncomingMessage } from 'node:http';
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type GatewayMetrics, UNMATCHED_ROUTE } from './metrics.js';
 import { type TraceContext, traceFromHeaders } from './trace.js';
 import type { BackendWait } from '../backend/wait.js';
@@ -20,9 +21,15 @@ declare module 'fastify' {
 
 /** The trace is read once, where the request's logger is made, and kept on the raw request. */
 const TRACE = Symbol('trace');
-/** When it was routed (performance.now()): Fastify's onRequestAbort hook has no reply to time it by. */
-const STARTED = Symbol('started');
-type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext; [STARTED]?: number };
+type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext };
+
+/**
+ * The reply a connection waits on (HTTP/1.1 answers in order: the newest request's), and that its
+ * close is watched: one listener a connection, where Fastify's onRequestAbort adds one a request.
+ */
+const IN_FLIGHT = Symbol('in flight');
+const WATCHED = Symbol('watched');
+type WatchedSocket = Socket & { [IN_FLIGHT]?: FastifyReply | undefined; [WATCHED]?: true };
 
 function traceOf(raw: TracedMessage): TraceContext {
   return (raw[TRACE] ??= traceFromHeaders(raw.headers));
@@ -97,7 +104,7 @@ class RequestLogger {
   }
 }
 
-/** Must be installed before any other onRequest hook (they run inside the trace) and before the request metrics. */
+/** Must be installed before any other onRequest hook: they run inside the trace. */
 export function installTracing(app: FastifyInstance): void {
   app.decorateRequest('trace', undefined as unknown as TraceContext);
   app.setChildLoggerFactory(function (logger, bindings, options, raw) {
@@ -105,7 +112,6 @@ export function installTracing(app: FastifyInstance): void {
   });
   app.addHook('onRequest', (request, _reply, done) => {
     request.trace = traceOf(request.raw);
-    (request.raw as TracedMessage)[STARTED] = performance.now();
     done();
   });
 }
@@ -120,17 +126,30 @@ export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetr
     const ownMs = request.backendWait === undefined ? ms : Math.max(0, ms - request.backendWait.ms());
     metrics.httpRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, status, ms / 1000, ownMs / 1000);
   };
-  app.addHook('onResponse', (request, reply, done) => {
-    count(request, reply.statusCode, reply.elapsedTime);
+  // A connection closed while a request waits on it: that response never finishes, so neither
+  // onResponse nor the access line runs; both are done here (the requests a slow upstream makes
+  // clients give up on would otherwise leave no trace).
+  function closed(this: WatchedSocket): void {
+    const reply = this[IN_FLIGHT];
+    if (reply === undefined) return;
+    this[IN_FLIGHT] = undefined;
+    const ms = reply.elapsedTime;
+    count(reply.request, CLIENT_CLOSED_REQUEST, ms);
+    reply.request.log.info({ req: reply.request, res: { statusCode: CLIENT_CLOSED_REQUEST }, responseTime: ms }, 'request aborted by the client');
+  }
+  app.addHook('onRequest', (request, reply, done) => {
+    const socket = request.raw.socket as WatchedSocket;
+    socket[IN_FLIGHT] = reply;
+    if (socket[WATCHED] === undefined) {
+      socket[WATCHED] = true;
+      socket.once('close', closed);
+    }
     done();
   });
-  // Its response never finishes, so neither onResponse nor the access line runs: both are done here
-  // (the requests a slow upstream makes clients give up on would otherwise leave no trace).
-  app.addHook('onRequestAbort', (request, done) => {
-    const started = (request.raw as TracedMessage)[STARTED];
-    const ms = started === undefined ? 0 : performance.now() - started;
-    count(request, CLIENT_CLOSED_REQUEST, ms);
-    request.log.info({ req: request, res: { statusCode: CLIENT_CLOSED_REQUEST }, responseTime: ms }, 'request aborted by the client');
+  app.addHook('onResponse', (request, reply, done) => {
+    const socket = request.raw.socket as WatchedSocket;
+    if (socket[IN_FLIGHT] === reply) socket[IN_FLIGHT] = undefined;
+    count(request, reply.statusCode, reply.elapsedTime);
     done();
   });
 }
