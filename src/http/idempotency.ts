@@ -16,16 +16,22 @@ import type { IdempotencyObserver, IdempotencyOutcome } from '../ops/observers.j
 import type { BeginRequest, BeginResult, IdempotencyStore, StoredResponse } from '../stores/types.js';
 import { StoreUnavailableError } from '../stores/types.js';
 
-const KEY_PATTERN = /^[A-Za-z0-9_.-]{1,80}$/;
+/**
+ * The key as sent, or as the IETF draft sends it: a structured-field string, quoted
+ * (`"8e03978e-40d5"`, draft-ietf-httpapi-idempotency-key-header §2). The quotes are not part of the
+ * key, so both forms name the same one; no escape can occur in the key's alphabet.
+ */
+const KEY_PATTERN = /^(?:([A-Za-z0-9_.-]{1,80})|"([A-Za-z0-9_.-]{1,80})")$/;
 
 export function readIdempotencyKey(header: string | string[] | undefined): string {
   if (header === undefined) {
     throw new ApiError('idempotency_key_missing', 'This endpoint requires an Idempotency-Key header.');
   }
-  if (Array.isArray(header) || !KEY_PATTERN.test(header)) {
-    throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 80 characters of A-Z a-z 0-9 _ . -');
+  const match = Array.isArray(header) ? null : KEY_PATTERN.exec(header);
+  if (match === null) {
+    throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 80 characters of A-Z a-z 0-9 _ . -, quoted or not');
   }
-  return header;
+  return (match[1] ?? match[2]) as string;
 }
 
 /** JSON with object keys sorted at every level, so key order and white space do not matter. */

@@ -115,7 +115,7 @@ function reasonsOf(endpoint: Endpoint, profile: Profile): Reason[] {
 export function parameters(
   endpoint: { params?: z.ZodType | undefined; query?: z.ZodType | undefined; idempotent?: boolean | undefined },
   components: Components,
-  idempotencyKeyDescription = 'Unique per intended operation: 1 to 80 characters of `A-Z a-z 0-9 _ . -`.',
+  idempotencyKeyDescription = 'Unique per intended operation: 1 to 80 characters of `A-Z a-z 0-9 _ . -`, sent as is or quoted as a structured-field string (`"abc"` is the key `abc`).',
 ): object[] {
   const result: object[] = [];
   for (const [where, schema] of [['path', endpoint.params], ['query', endpoint.query]] as const) {
@@ -134,7 +134,7 @@ export function parameters(
       in: 'header',
       required: true,
       description: idempotencyKeyDescription,
-      schema: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,80}$' },
+      schema: { type: 'string', pattern: '^([A-Za-z0-9_.-]{1,80}|"[A-Za-z0-9_.-]{1,80}")$' },
     });
   }
   return result;

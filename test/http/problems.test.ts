@@ -128,7 +128,7 @@ t.test('every failure is Problem+JSON', async (t) => {
       payload: JSON.stringify(order),
     });
     assertProblem(missing, 400, 'idempotency_key_missing');
-    for (const bad of ['', 'has space', 'x'.repeat(81), 'ключ', 'a/b']) {
+    for (const bad of ['', 'has space', 'x'.repeat(81), 'ключ', 'a/b', '""', '"a', 'a"', '"a b"', `"${'x'.repeat(81)}"`, '"\\"a\\""']) {
       assertProblem(await post(JSON.stringify(order), { 'idempotency-key': bad }), 400, 'idempotency_key_invalid');
     }
   });

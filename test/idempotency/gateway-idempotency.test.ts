@@ -91,6 +91,22 @@ t.test('idempotency, profile A', async (t) => {
     }
   });
 
+  t.test('a key quoted as the IETF draft sends it (a structured-field string) is the same key unquoted', async () => {
+    const gw = await buildTestGateway();
+    try {
+      const orders = gw.simulator.state.orders.length;
+      const quoted = await order(gw, '"8e03978e-40d5-43e8"');
+      assert.equal(quoted.statusCode, 201, quoted.body);
+      const plain = await order(gw, '8e03978e-40d5-43e8');
+      assert.equal(plain.headers['idempotent-replayed'], 'true');
+      assert.equal(plain.body, quoted.body);
+      assert.equal((await order(gw, '"8e03978e-40d5-43e8"')).headers['idempotent-replayed'], 'true');
+      assert.equal(gw.simulator.state.orders.length, orders + 1, 'one order');
+    } finally {
+      await gw.close();
+    }
+  });
+
   t.test('rejections before the backend acted are not stored: fix the request, keep the key', async () => {
     const gw = await buildTestGateway();
     try {
