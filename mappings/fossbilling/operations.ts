@@ -14,7 +14,6 @@ import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
   entryOf,
-  invoiceOfOrder,
   mapAccount,
   mapCredentials,
   mapInvoice,
@@ -22,9 +21,9 @@ import {
   mapOrder,
   mapService,
   PAY_TYPES,
-  unpaidInvoiceOf,
 } from './map.js';
 import { declareMethods, type FossbillingMethod } from './methods.js';
+import { invoiceOfOrder, unpaidInvoiceOf } from './order-invoice.js';
 import {
   ActionAnswer,
   ClientAnswer,

@@ -5,10 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { createMemoryStores } from '../../src/stores/memory/index.js';
-import { StoreUnavailableError } from '../../src/stores/types.js';
 import { bearer } from '../helpers/gateway.js';
-import { buildAdminGateway, type AdminGateway } from './helpers.js';
+import { buildAdminGateway, storesLosingAnswers, type AdminGateway } from './helpers.js';
 
 t.test('admin accounts and keys', async (t) => {
   let gw: AdminGateway;
@@ -184,23 +182,16 @@ t.test('admin accounts and keys', async (t) => {
 });
 
 t.test('a rotation with a grace of 0 whose answer was never recorded: the retry answers the same successor', async () => {
-  let now = Date.UTC(2026, 10, 22, 12, 0, 0);
-  const stores = createMemoryStores({ now: () => now });
-  const complete = stores.idempotency.complete.bind(stores.idempotency);
-  let failComplete = false;
-  stores.idempotency.complete = async (...args) => {
-    if (failComplete) throw new StoreUnavailableError('Redis did not answer within 1000 ms');
-    return complete(...args);
-  };
+  const { stores, control } = storesLosingAnswers();
   const gw = await buildAdminGateway({ stores });
   try {
     const keyId = gw.keyIds['acme:all'] as string;
     const rotate = () => gw.admin('POST', `/admin/v1/keys/${keyId}/rotate`, { body: { grace_seconds: 0 }, headers: { 'idempotency-key': 'rotate-lost' } });
-    failComplete = true;
+    control.losing = true;
     const first = await rotate();
     assert.equal(first.statusCode, 201, first.body);
-    failComplete = false;
-    now += 10 * 60_000; // past the claim's lease: the retry runs the handler again
+    control.losing = false;
+    control.advance(10 * 60_000); // past the claim's lease: the retry runs the handler again
     const retry = await rotate();
     assert.equal(retry.statusCode, 201, retry.body);
     assert.equal(retry.json().new.id, first.json().new.id, 'the same successor, not a refusal of the old key');

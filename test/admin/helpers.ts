@@ -5,6 +5,8 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { ADMIN_SCOPES, mintAdminToken } from '../../src/admin/tokens.js';
 import { buildOpsApp } from '../../src/ops/server.js';
+import { createMemoryStores } from '../../src/stores/memory/index.js';
+import { StoreUnavailableError } from '../../src/stores/types.js';
 import { buildTestGateway, type TestGateway, type TestGatewayOptions } from '../helpers/gateway.js';
 
 /** `all` holds every admin scope; `<scope>` only that one; `other:<scope>` every scope but that one. */
@@ -54,4 +56,20 @@ export async function buildAdminGateway(
       await gw.close();
     },
   };
+}
+
+/**
+ * Memory stores on a clock of the test's, whose idempotency store can be made to fail recording a
+ * call's answer (`losing`): the call ran, its answer never got stored, as when Redis drops out.
+ */
+export function storesLosingAnswers() {
+  let now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  const stores = createMemoryStores({ now: () => now });
+  const complete = stores.idempotency.complete.bind(stores.idempotency);
+  const control = { losing: false, advance: (ms: number) => void (now += ms) };
+  stores.idempotency.complete = async (...args) => {
+    if (control.losing) throw new StoreUnavailableError('Redis did not answer within 1000 ms');
+    return complete(...args);
+  };
+  return { stores, control };
 }

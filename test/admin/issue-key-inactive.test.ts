@@ -5,30 +5,21 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { createMemoryStores } from '../../src/stores/memory/index.js';
-import { StoreUnavailableError } from '../../src/stores/types.js';
-import { buildAdminGateway } from './helpers.js';
+import { buildAdminGateway, storesLosingAnswers } from './helpers.js';
 
 t.test('a retried issue whose first key was revoked meanwhile: 409 key_inactive, as the document says', async (t) => {
-  let now = Date.UTC(2026, 10, 22, 12, 0, 0);
-  const stores = createMemoryStores({ now: () => now });
-  const complete = stores.idempotency.complete.bind(stores.idempotency);
-  let failComplete = false;
-  stores.idempotency.complete = async (...args) => {
-    if (failComplete) throw new StoreUnavailableError('Redis did not answer within 1000 ms');
-    return complete(...args);
-  };
+  const { stores, control } = storesLosingAnswers();
   const gw = await buildAdminGateway({ stores });
   t.teardown(() => gw.close());
   const issue = () => gw.admin('POST', '/admin/v1/accounts/acme/keys', { body: { name: 'panel', scopes: ['read:products'] }, headers: { 'idempotency-key': 'issue-lost' } });
 
-  failComplete = true;
+  control.losing = true;
   const first = await issue();
   assert.equal(first.statusCode, 201, first.body);
-  failComplete = false;
+  control.losing = false;
   const revoked = await gw.admin('POST', `/admin/v1/keys/${first.json().id}/revoke`);
   assert.equal(revoked.statusCode, 200, revoked.body);
-  now += 10 * 60_000; // past the claim's lease: the retry runs the handler again
+  control.advance(10 * 60_000); // past the claim's lease: the retry runs the handler again
   const retry = await issue();
   assert.equal(retry.statusCode, 409, retry.body);
   assert.equal(retry.json().reason, 'key_inactive');

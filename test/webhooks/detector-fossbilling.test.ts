@@ -6,17 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import pino from 'pino';
-import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
-import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
-import { ChangeDetector } from '../../src/webhooks/detector.js';
-import { WebhookEvents } from '../../src/webhooks/emitter.js';
-import { webhookRecord } from '../stores/conformance.js';
+import { detectorOver } from '../helpers/detector-harness.js';
 import { backendWith, FakeCall } from '../mappings/fossbilling/fake-call.js';
 import * as answers from '../mappings/fossbilling/fixtures/answers.js';
-
-const ACCOUNT = 'acme';
 
 function upstream(orderCount: number, metaRows: number) {
   const makeOrders = (count: number) => Array.from({ length: count }, (_, index) => ({
@@ -43,19 +36,9 @@ function upstream(orderCount: number, metaRows: number) {
 }
 
 async function setUp(fake: FakeCall) {
-  const store = new MemoryWebhookStore();
-  await store.set(ACCOUNT, webhookRecord('https://hooks.example.com/in', 'sealed', new Date().toISOString()), null);
-  const outbox = new MemoryWebhookOutbox();
-  const log = pino({ level: 'silent' });
-  const events = new WebhookEvents(store, outbox, log);
-  const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
-  const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
-  const detector = new ChangeDetector({ backend: backendWith(fake), keys, store, events, pollIntervalMs: 60_000, log });
-  const queued = async (): Promise<string[]> => {
-    const claimed = await outbox.claim('test', 10_000, 60_000);
-    for (const delivery of claimed) await outbox.complete(delivery, 'delivered');
-    return claimed.map((delivery) => (JSON.parse(delivery.body) as { type: string }).type);
-  };
+  const { detector, queued: described } = await detectorOver(new MemoryWebhookStore(), backendWith(fake));
+  /** The types of the events queued since the last call. */
+  const queued = async (): Promise<string[]> => (await described()).map((event) => event.split(' ')[0] as string);
   return { detector, queued };
 }
 

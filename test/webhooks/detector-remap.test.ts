@@ -6,20 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import pino from 'pino';
-import { BackendError, type Backend, type Customer } from '../../src/backend/backend.js';
-import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
+import { BackendError, type Customer } from '../../src/backend/backend.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
-import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
 import type { WebhookStore } from '../../src/stores/webhook-types.js';
 import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.js';
-import { ChangeDetector } from '../../src/webhooks/detector.js';
-import { BASELINE_FIELD, WebhookEvents } from '../../src/webhooks/emitter.js';
+import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
+import { ACCOUNT, detectorOver } from '../helpers/detector-harness.js';
 import { startRedisServer } from '../helpers/redis.js';
-import { unique, webhookRecord } from '../stores/conformance.js';
-
-const ACCOUNT = 'acme';
+import { unique } from '../stores/conformance.js';
 
 interface CustomerData {
   services: Service[];
@@ -72,22 +67,9 @@ function bothStores(title: string, body: (store: WebhookStore) => Promise<void>)
 }
 
 bothStores('an account mapped to another customer: that customer\'s history is not reported as news', async (store) => {
-  await store.set(ACCOUNT, webhookRecord('https://hooks.example.com/in', 'sealed', new Date().toISOString()), null);
-  const outbox = new MemoryWebhookOutbox();
-  const log = pino({ level: 'silent' });
-  const events = new WebhookEvents(store, outbox, log);
   const backend = new FakeBackend();
-  const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
-  const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
-  const detector = new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
-  const queued = async (): Promise<string[]> => {
-    const claimed = await outbox.claim('test', 10_000, 60_000);
-    for (const delivery of claimed) await outbox.complete(delivery, 'delivered');
-    return claimed.map((delivery) => {
-      const { type, data } = JSON.parse(delivery.body) as { type: string; data: { id: string } };
-      return `${type} ${data.id}`;
-    }).sort();
-  };
+  const { detector, account, queued: inOrder } = await detectorOver(store, backend);
+  const queued = async () => (await inOrder()).sort();
 
   const first = backend.of('1');
   first.services.push(service('10', 'active'));
@@ -123,19 +105,12 @@ bothStores('an account mapped to another customer: that customer\'s history is n
 });
 
 bothStores('a mark written before marks named their customer is kept as this customer\'s', async (store) => {
-  await store.set(ACCOUNT, webhookRecord('https://hooks.example.com/in', 'sealed', new Date().toISOString()), null);
   await store.recordSnapshot(ACCOUNT, BASELINE_FIELD, null, new Date().toISOString());
   await store.recordSnapshot(ACCOUNT, 'service:10', null, 'active', 'tag');
-  const outbox = new MemoryWebhookOutbox();
-  const log = pino({ level: 'silent' });
-  const events = new WebhookEvents(store, outbox, log);
   const backend = new FakeBackend();
   backend.of('1').services.push(service('10', 'suspended'));
-  const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
-  const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
-  const detector = new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
+  const { detector, queued } = await detectorOver(store, backend);
   await detector.tick();
-  const claimed = await outbox.claim('test', 10, 60_000);
-  assert.deepEqual(claimed.map((delivery) => JSON.parse(delivery.body).type), ['service.status_changed'], 'no baseline at the upgrade: the change is reported');
+  assert.deepEqual(await queued(), ['service.status_changed 10'], 'no baseline at the upgrade: the change is reported');
   assert.equal((await store.readSnapshotState(ACCOUNT, BASELINE_FIELD))?.tag, '1', 'the mark now names its customer');
 });

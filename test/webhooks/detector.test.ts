@@ -15,9 +15,8 @@ import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.
 import { ChangeDetector } from '../../src/webhooks/detector.js';
 import { WebhookEvents } from '../../src/webhooks/emitter.js';
 import { snapshotTagTime } from '../../src/webhooks/signing.js';
+import { ACCOUNT, detectorOver } from '../helpers/detector-harness.js';
 import { webhookRecord } from '../stores/conformance.js';
-
-const ACCOUNT = 'acme';
 
 const service = (id: string, status: Service['status'], orderId: string | null = id) => ({ id, status, order_id: orderId }) as unknown as Service;
 const order = (id: string, status: Order['status']) => ({ id, status }) as unknown as Order;
@@ -53,24 +52,8 @@ class FakeBackend {
 
 async function setUp() {
   const store = new MemoryWebhookStore();
-  await store.set(ACCOUNT, webhookRecord('https://hooks.example.com/in', 'sealed', new Date().toISOString()), null);
-  const outbox = new MemoryWebhookOutbox();
-  const log = pino({ level: 'silent' });
-  const events = new WebhookEvents(store, outbox, log);
   const backend = new FakeBackend();
-  const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
-  const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
-  const detector = new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
-  /** The events queued since the last call: `type resource-id`. */
-  const queued = async (): Promise<string[]> => {
-    const claimed = await outbox.claim('test', 10_000, 60_000);
-    for (const delivery of claimed) await outbox.complete(delivery, 'delivered');
-    return claimed.map((delivery) => {
-      const { type, data } = JSON.parse(delivery.body) as { type: string; data: { id: string } };
-      return `${type} ${data.id}`;
-    });
-  };
-  return { store, events, backend, detector, queued, account };
+  return { store, backend, ...(await detectorOver(store, backend)) };
 }
 
 t.test('change detector: orders', async (t) => {
