@@ -7,6 +7,7 @@
 import type { DiagnoseScope, DoctorCheck } from '../../src/backend/backend.js';
 import { BackendError } from '../../src/backend/backend.js';
 import type { FossbillingConfig } from './config.js';
+import { MISSING_METHOD_CODES } from './errors.js';
 import type { FossbillingMethod } from './methods.js';
 import { FOSSBILLING_SERVICE_ACTIONS } from './service-actions.js';
 import { createFossbillingTransport, FossbillingError, FossbillingRefusal, type TransportOptions } from './transport.js';
@@ -37,13 +38,15 @@ const ACTION_METHODS: Readonly<Record<string, FossbillingMethod>> = {
   cancel_revoke: 'order/uncancel',
 };
 
-type Outcome = { kind: 'allowed' } | { kind: 'refused' | 'denied' | 'failed'; message: string };
+type Outcome = { kind: 'allowed' } | { kind: 'refused' | 'denied' | 'missing' | 'failed'; message: string };
 
 async function probe(call: (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>, method: FossbillingMethod, params = PROBES[method]): Promise<Outcome> {
   try {
     await call(method, params);
     return { kind: 'allowed' };
   } catch (error) {
+    // No such method (another version, a module inactive): nothing was checked for the record.
+    if (error instanceof FossbillingError && MISSING_METHOD_CODES.has(Number(error.code))) return { kind: 'missing', message: error.operatorMessage ?? error.detail };
     // Refused for the record (not found, missing parameter): the permission check had passed.
     if (error instanceof FossbillingError) return { kind: 'allowed' };
     const message = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
@@ -87,7 +90,14 @@ export async function diagnoseFossbilling(config: FossbillingConfig, scope: Diag
       checks.push(
         denied.length === 0
           ? { ...permissionCheck, status: 'pass', detail: `${used.length} methods allowed.` }
-          : { ...permissionCheck, status: 'fail', detail: `Not allowed: ${denied.join(', ')}.`, fix: 'Give the staff member the view permission of client, product, order and invoice, and manage of order.' },
+          : {
+              ...permissionCheck,
+              status: 'fail',
+              detail: `Not allowed: ${denied.join(', ')}.`,
+              fix:
+                'Give the staff member the view permission of client, product, order and invoice, and manage of order. ' +
+                'A method marked missing does not exist in this FOSSBilling: activate its module, or use a version the gateway supports (0.6 or later).',
+            },
       );
       const search = await probe(transport.call, 'order/get_list', { page: 1, per_page: 1, meta: { [config.orderKeyMeta]: 'doctor-probe' } });
       checks.push(

@@ -19,8 +19,22 @@ export interface Rule {
 }
 export const byMessage = (pattern: RegExp) => (error: FossbillingError) => pattern.test(error.upstreamMessage);
 
-/** 740: the API method does not exist (src/library/FOSSBilling/Api/Dispatcher.php). */
-const COMMON_RULES: Rule[] = [{ match: (error) => Number(error.code) === 740, error: (cause) => new BackendError('not_found', 'No such record.', { operatorMessage: cause.operatorMessage }) }];
+/**
+ * 715: the method's module is not active; 740: the method does not exist (FOSSBilling/Api/
+ * Dispatcher.php). Neither says anything of the record asked for (a 404 would tell a client its
+ * order is not there): this FOSSBilling is not the version, or not set up as, the mapping needs.
+ */
+export const MISSING_METHOD_CODES: ReadonlySet<number> = new Set([715, 740]);
+
+const COMMON_RULES: Rule[] = [
+  {
+    match: (error) => MISSING_METHOD_CODES.has(Number(error.code)),
+    error: (cause) =>
+      new BackendError('upstream_error', DETAIL.refused, {
+        operatorMessage: `${cause.operatorMessage ?? cause.detail}: FOSSBilling lacks a method the gateway uses (check its version, and that the module is active); run doctor`,
+      }),
+  },
+];
 
 export async function classified<T>(work: Promise<T>, rules: readonly Rule[]): Promise<T> {
   try {

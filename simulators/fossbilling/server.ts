@@ -32,6 +32,8 @@ export interface FossbillingSimulatorOptions {
   recordCalls?: boolean;
   /** Methods the token's staff member lacks the permission for (error 403, HTTP 403). */
   deniedMethods?: string[];
+  /** Methods this FOSSBilling does not have (another version, a module's API missing): error 740, HTTP 404. */
+  missingMethods?: string[];
   /** The data to start from (cloned), or a factory; default `createFossbillingSeed()`. */
   seed?: FossbillingState | (() => FossbillingState);
   /** New orders activate and new invoices get paid on their own (the sandbox's webhook events). */
@@ -115,12 +117,15 @@ async function readBody(request: IncomingMessage): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** Api/Dispatcher.php: no such Api class or method, checked after the permission. */
+function noSuchMethod(method: string): Reply {
+  const [module, name] = method.split('/');
+  return errorReply(`Admin API call ${module}_${name} does not exist in module ${module}`, 740);
+}
+
 function perform(state: FossbillingState, method: string, params: Record<string, unknown>): Reply {
   const handler = METHODS[method];
-  if (!handler) {
-    const [module, name] = method.split('/');
-    return errorReply(`Admin API call ${module}_${name} does not exist in module ${module}`, 740);
-  }
+  if (!handler) return noSuchMethod(method);
   try {
     return { status: 200, headers: NO_CACHE, body: JSON.stringify({ result: handler(state, params), error: null }) };
   } catch (error) {
@@ -136,6 +141,7 @@ interface Runtime {
   faults: FaultPlan;
   apiToken: string;
   deniedMethods: ReadonlySet<string>;
+  missingMethods: ReadonlySet<string>;
   latencyMs: number;
   shutdown: AbortSignal;
 }
@@ -169,6 +175,7 @@ async function handle(runtime: Runtime, request: IncomingMessage, response: Serv
   if (early) return send(response, early);
   if (!authorized(request.headers.authorization, runtime.apiToken)) return send(response, errorReply('Authentication Failed', 204));
   if (runtime.deniedMethods.has(method)) return send(response, errorReply(`You need the "${method.split('/')[0]}" permission to perform this action`, 403));
+  if (runtime.missingMethods.has(method)) return send(response, noSuchMethod(method));
   const reply = perform(runtime.state, method, params);
   if (outcome?.kind === 'stall_after_effect') await pause(outcome.ms, runtime.shutdown);
   if (outcome?.kind === 'error_after_effect') return send(response, errorReply('Invoice could not be generated', 9999));
@@ -189,6 +196,7 @@ export async function startFossbillingSimulator(options: FossbillingSimulatorOpt
     faults: new FaultPlan(),
     apiToken: options.apiToken ?? randomBytes(16).toString('hex'),
     deniedMethods: new Set(options.deniedMethods ?? []),
+    missingMethods: new Set(options.missingMethods ?? []),
     latencyMs: options.latencyMs ?? 0,
     shutdown: shutdown.signal,
   };

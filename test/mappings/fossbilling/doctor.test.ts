@@ -7,8 +7,8 @@ import { startFossbillingSimulator } from '../../../simulators/fossbilling/serve
 
 const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'];
 
-async function diagnose(options: { deniedMethods?: string[]; token?: string; profile?: 'A' | 'B' } = {}) {
-  const sim = await startFossbillingSimulator({ deniedMethods: options.deniedMethods ?? [] });
+async function diagnose(options: { deniedMethods?: string[]; missingMethods?: string[]; token?: string; profile?: 'A' | 'B' } = {}) {
+  const sim = await startFossbillingSimulator({ deniedMethods: options.deniedMethods ?? [], missingMethods: options.missingMethods ?? [] });
   try {
     const config = FossbillingConfigSchema.parse({ url: sim.url, apiToken: options.token ?? sim.apiToken });
     const before = structuredClone(sim.state);
@@ -37,6 +37,13 @@ t.test('FOSSBilling doctor', async (t) => {
     assert.match(checks.get('permissions')?.detail ?? '', /order\/get_list \(denied\).*order\/suspend \(denied\)/);
     assert.equal(checks.get('order-key-search')?.status, 'fail');
     assert.deepEqual(checks.get('order-key-search')?.blocks, ['orders']);
+  });
+
+  t.test('names the methods this FOSSBilling does not have (error 740), which it had counted as allowed', async () => {
+    const { checks } = await diagnose({ missingMethods: ['order/service'] });
+    assert.equal(checks.get('permissions')?.status, 'fail');
+    assert.match(checks.get('permissions')?.detail ?? '', /order\/service \(missing\)/);
+    assert.match(checks.get('permissions')?.fix ?? '', /does not exist in this FOSSBilling/);
   });
 
   t.test('fails the credentials and skips what depends on them, without the token in any text', async () => {

@@ -245,7 +245,12 @@ t.test('FOSSBilling mapping on answers built from the source', async (t) => {
   t.test('maps FOSSBilling error messages and codes to v1 kinds', async () => {
     await rejectsWith(backendWith(reads().answer('order/get', FakeCall.error(answers.messages.orderNotFound))).getOrder(CUSTOMER, '99', CTX), 'not_found');
     await rejectsWith(backendWith(reads().answer('invoice/get', FakeCall.error(answers.messages.invoiceNotFound))).getInvoiceDocument(CUSTOMER, '99', CTX), 'not_found');
-    await rejectsWith(backendWith(reads().answer('order/get', FakeCall.error(answers.messages.noSuchMethod, 740))).getOrder(CUSTOMER, '7', CTX), 'not_found');
+    // A method FOSSBilling does not have says nothing of the order: not a 404 (the client would take
+    // its order for absent), but the upstream not set up as the mapping needs, for the operator.
+    for (const code of [740, 715]) {
+      const missing = await rejectsWith(backendWith(reads().answer('order/get', FakeCall.error(answers.messages.noSuchMethod, code))).getOrder(CUSTOMER, '7', CTX), 'upstream_error');
+      assert.match(missing.operatorMessage ?? '', /lacks a method the gateway uses/);
+    }
     const misconfigured = await rejectsWith(
       backendWith(reads().answer('client/get', FakeCall.error(answers.messages.clientNotFound))).getAccount(CUSTOMER, CTX),
       'upstream_error',

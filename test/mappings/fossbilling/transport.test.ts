@@ -65,7 +65,7 @@ t.test('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', as
     }
   });
 
-  t.test('keeps code 740 (HTTP 404) for the mapping, which answers not_found', async () => {
+  t.test('keeps code 740 (HTTP 404) for the mapping, which tells the operator the method is missing', async () => {
     const error = await failure(() => protocol.read(actions['order/get'], reply(404, answers.envelope.error(answers.messages.noSuchMethod, 740))));
     assert.ok(error instanceof FossbillingError);
     assert.equal(error.code, 740);
