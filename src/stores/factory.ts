@@ -11,13 +11,14 @@ function clusterNode(seed: string): { host: string; port: number } {
   return parseClusterSeed(seed) ?? { host: '127.0.0.1', port: 6379 };
 }
 
-export async function createStores(config: StoreConfig): Promise<Stores> {
+/** `onWarning` hears what is wrong with the Redis server's configuration (an evicting maxmemory-policy). */
+export async function createStores(config: StoreConfig, onWarning?: (message: string) => void): Promise<Stores> {
   const acks = config.idempotency?.replicaAcks ?? 0;
   const replicaAcks = acks > 0 ? { replicas: acks, timeoutMs: config.idempotency?.replicaWaitMs ?? 100 } : undefined;
   if (config.redisClusterNodes && config.redisClusterNodes.length > 0) {
-    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks });
+    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, onWarning });
   }
-  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks });
+  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks, onWarning });
   // Keys persist in a file so the operator CLI, another process, can issue them to a running gateway.
   return createMemoryStores({ keysFile: config.keys.file, idempotencyMaxRecords: config.idempotency?.memoryMaxRecords });
 }

@@ -34,6 +34,8 @@ interface CommonRedisStoresOptions {
   connectTimeoutMs?: number;
   /** Idempotency claims and write-ahead marks wait for this many replicas (WAIT); absent: no wait. */
   replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
+  /** Hears what is wrong with the server's configuration, at start (see evictionWarning). */
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 export type RedisStoresOptions = CommonRedisStoresOptions &
@@ -95,6 +97,8 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       await Promise.all(clients.map(whenReady));
       await connectClusterMasters(client);
       await keys.subscribe();
+      const warning = await evictionWarning(client);
+      if (warning) options.onWarning?.(warning);
     });
     return stores;
   } catch (error) {
@@ -111,6 +115,13 @@ function createClient(options: RedisStoresOptions, commandTimeoutMs: number): Re
     commandTimeout: commandTimeoutMs,
     connectTimeout: CONNECT_ATTEMPT_TIMEOUT_MS,
     maxRetriesPerRequest: 1,
+    // A command cut off with its connection times out: its caller is told the store is unavailable
+    // and acts on it (a write-ahead mark given up, its write not sent). ioredis would otherwise send
+    // it again once reconnected, to run behind the caller's back, or a second time.
+    autoResendUnfulfilledCommands: false,
+    // A failover that demoted this server (the address now names another, a managed Redis's
+    // endpoint): connect again rather than have every write refused until a restart.
+    reconnectOnError: (error: Error) => error.message.startsWith('READONLY'),
   };
 
   const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1_000);
@@ -136,6 +147,20 @@ function whenReady(client: RedisClient): Promise<void> {
  */
 async function connectClusterMasters(client: RedisClient): Promise<void> {
   if (client instanceof Cluster) await Promise.all(client.nodes('master').map((node) => node.ping()));
+}
+
+/**
+ * Any maxmemory-policy but noeviction lets Redis drop keys when full: idempotency records (each has
+ * a TTL, so the volatile-* policies take them too; a retried order would run again), outbox entries,
+ * API keys. A server that does not answer CONFIG GET (a managed Redis may refuse it) is not judged.
+ */
+async function evictionWarning(client: RedisClient): Promise<string | undefined> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  const replies = await Promise.all(nodes.map((node) => node.config('GET', 'maxmemory-policy').catch(() => [])));
+  const policies = new Set(replies.map((reply) => String(reply[1] ?? 'noeviction')));
+  policies.delete('noeviction');
+  if (policies.size === 0) return undefined;
+  return `Redis maxmemory-policy is ${[...policies].join(', ')}: at maxmemory it evicts idempotency records, webhook outbox entries and API keys; set it to noeviction`;
 }
 
 async function withDeadline(timeoutMs: number, lastError: () => string | undefined, work: () => Promise<void>): Promise<void> {
