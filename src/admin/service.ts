@@ -57,25 +57,28 @@ export class AdminService {
 
   /** A new name or upstream customer; the account's keys serve the new customer from the next request. */
   async updateAccount(id: string, changes: AccountChanges): Promise<AccountRecord> {
-    const { before, after } = await this.changeAccount(id, (account) => ({
+    const { after } = await this.changeAccount(id, (account) => ({
       ...account,
       ...(changes.name === undefined ? {} : { name: changes.name }),
       ...(changes.upstreamId === undefined ? {} : { upstreamId: changes.upstreamId }),
     }));
-    if (after.upstreamId !== before.upstreamId) await this.invalidateKeysOf(id);
+    // Announced whenever it is asked for, changed or not: a retry after a lost announcement finds the
+    // change written already, and other instances would keep their copies until their time to live.
+    if (changes.upstreamId !== undefined) await this.invalidateKeysOf(id);
     return after;
   }
 
   /**
    * Disabled: every key of the account answers 401 from the next request, on every instance (each
    * key's cached lookup is dropped); no key can be issued or rotated for it. Enabled: they work again.
-   * Doing either twice changes nothing (a disabled account keeps when it was disabled).
+   * Doing either twice changes nothing but the announcement (a disabled account keeps when it was disabled).
    */
   async setAccountDisabled(id: string, disabled: boolean): Promise<AccountRecord> {
-    const { before, after } = await this.changeAccount(id, (account) =>
+    const { after } = await this.changeAccount(id, (account) =>
       isDisabled(account) === disabled ? account : { ...account, disabledAt: disabled ? new Date(this.now()).toISOString() : null },
     );
-    if (after !== before) await this.invalidateKeysOf(id);
+    // Even unchanged, as updateAccount: a retry must announce what a failed attempt wrote.
+    await this.invalidateKeysOf(id);
     return after;
   }
 

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, problemDocument } from '../errors.js';
-import { bearerKey } from '../keys/api-key.js';
+import { bearerKey, soleAuthorization } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
@@ -67,8 +67,9 @@ function callerOf(result: AuthenticatedKey | AuthFailure): Caller {
 }
 
 /** The key checked against the store (a key this process does not hold, or not freshly). */
-async function authenticate(key: string | undefined, header: string | undefined, ctx: RegisterContext): Promise<Caller> {
+async function authenticate(key: string | undefined, header: string | null | undefined, ctx: RegisterContext): Promise<Caller> {
   if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false);
+  if (header === null) throw unauthenticated('Send one Authorization header; this request has several.', true);
   if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', true);
   return callerOf(await ctx.deps.keys.authenticate(key));
 }
@@ -179,7 +180,7 @@ export function registerEndpoint(
 
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (isPublic) return;
-    const header = request.headers.authorization;
+    const header = soleAuthorization(request.raw);
     const key = bearerKey(header);
     // A key this process holds is decided at once, and its limits with the source IP's in one call.
     const held = key === undefined ? undefined : ctx.deps.keys.authenticateHeld(key);

@@ -3,6 +3,7 @@
  * The key id finds the record; only an HMAC of the secret is stored, compared in constant time.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 
 const KEY_PATTERN = /^rk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
@@ -21,9 +22,27 @@ export function parseApiKey(raw: string): ParsedKey | null {
 /** An authentication scheme's name is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` too. */
 const BEARER = /^Bearer ([^\s]+)$/i;
 
-/** The key (or admin token) in an Authorization header, or undefined. */
-export function bearerKey(header: string | undefined): string | undefined {
-  return header === undefined ? undefined : BEARER.exec(header)?.[1];
+/** The key (or admin token) in an Authorization header, or undefined (none, or null: several). */
+export function bearerKey(header: string | null | undefined): string | undefined {
+  return header == null ? undefined : BEARER.exec(header)?.[1];
+}
+
+/**
+ * The request's Authorization header; null when it came more than once. Node keeps the first and
+ * drops the rest, so a second credential would pass unseen, and a proxy in front may have read
+ * another one than the gateway authenticates.
+ */
+export function soleAuthorization(request: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): string | null | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const raw = request.rawHeaders;
+  let seen = 0;
+  // Names only (even indexes); the length test spares most of them the lowercasing.
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return null;
+  }
+  return header;
 }
 
 /** A new key: a random id unless one is given (16 hex digits), and always a new random secret. */

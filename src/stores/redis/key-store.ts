@@ -5,6 +5,7 @@
  * Invalidations travel over pub/sub on a connection of their own (a subscribed connection can do
  * nothing else).
  */
+import { Cluster, type Redis } from 'ioredis';
 import { byCreation, InvalidationListeners } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 import type { RedisClient, RedisConnection } from './connection.js';
@@ -13,6 +14,8 @@ import { LuaScript } from './lua-script.js';
 
 export class RedisKeyStore implements KeyStore {
   private readonly listeners = new InvalidationListeners();
+  /** Connections of a Cluster's subscription already watched. */
+  private readonly watched = new WeakSet<Redis>();
   private readonly lookupScript = LuaScript.load('key-lookup');
   private readonly replaceScript = LuaScript.load('key-replace');
   private readonly accountsKey: string;
@@ -33,7 +36,13 @@ export class RedisKeyStore implements KeyStore {
     // ioredis subscribes again by itself only after 'ready': back means a subscription of ours answered.
     const unconfirm = (): void => this.listeners.notify(null);
     subscriber.on('close', unconfirm);
-    subscriber.on('ready', () => void subscriber.subscribe(channel).then(unconfirm, unconfirm));
+    subscriber.on('ready', () => void subscriber.subscribe(channel).then(() => this.subscribed(), unconfirm));
+  }
+
+  /** The subscription answered: copies read before it are confirmed again; a Cluster's is watched. */
+  private subscribed(): void {
+    this.listeners.notify(null);
+    if (this.subscriber instanceof Cluster) this.watchClusterSubscription(this.subscriber);
   }
 
   /** Resolves once invalidations are received; ioredis subscribes again by itself after a reconnect. */
@@ -43,6 +52,28 @@ export class RedisKeyStore implements KeyStore {
     } catch (error) {
       throw toStoreError(error);
     }
+    if (this.subscriber instanceof Cluster) this.watchClusterSubscription(this.subscriber);
+  }
+
+  /**
+   * A Cluster client emits neither 'close' nor 'ready' when its subscription's connection ends:
+   * ioredis (ClusterSubscriber, private) makes a new one at once, maybe to another node, and
+   * subscribes it again. That connection's end is heard here instead, and its successor's
+   * subscription (ioredis makes none while the pool has no node: then the Cluster's own 'close'
+   * and 'ready' tell).
+   */
+  private watchClusterSubscription(cluster: Cluster): void {
+    const current = (): Redis | null | undefined => (cluster as unknown as { subscriber?: { getInstance(): Redis | null } }).subscriber?.getInstance();
+    const connection = current();
+    if (!connection || this.watched.has(connection)) return;
+    this.watched.add(connection);
+    connection.once('end', () => {
+      this.listeners.notify(null);
+      // ioredis's own 'end' listener, added before this one, has made the successor.
+      const next = current();
+      // Subscribing twice changes nothing; its answer comes after ioredis's own subscription's.
+      if (next && next !== connection) next.subscribe(this.channel).then(() => this.subscribed(), () => this.listeners.notify(null));
+    });
   }
 
   async putAccount(account: AccountRecord): Promise<void> {
