@@ -9,7 +9,15 @@
 import { parseArgs } from 'node:util';
 import { attemptSignal } from '../src/webhooks/attempt-signal.js';
 
-const { values: flags } = parseArgs({ options: { attempts: { type: 'string', default: '300000' } } });
+const { values: flags } = parseArgs({
+  options: { attempts: { type: 'string', default: '300000' }, help: { type: 'boolean', default: false } },
+});
+if (flags.help) {
+  process.stdout.write(`npm run bench:abort-signals [-- options]
+  --attempts N   delivery attempts per way, each in a fresh heap (default 300000)
+`);
+  process.exit(0);
+}
 const attempts = Number(flags.attempts);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc (npm run bench:abort-signals does)');
