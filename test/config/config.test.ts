@@ -33,10 +33,14 @@ t.test('config', async (t) => {
   });
 
   t.test('the production example validates, with secrets from the environment', async () => {
-    const config = loadConfig(BACKENDS, { CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_SECRET: 'from-env', WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY });
+    const env = { CONFIG_FILE: 'config/production.example.json', KEY_PEPPER: PEPPER, WHMCS_IDENTIFIER: 'id-from-env', WHMCS_SECRET: 'from-env', WEBHOOK_ENCRYPTION_KEY: WEBHOOK_KEY };
+    const config = loadConfig(BACKENDS, env);
     const whmcs = config.upstream?.whmcs as WhmcsConfig;
-    assert.equal(whmcs.secret, 'from-env');
+    assert.deepEqual([whmcs.identifier, whmcs.secret], ['id-from-env', 'from-env']);
     assert.deepEqual(whmcs.publicProductIds, ['1', '2', '3']);
+    // It holds no stand-in credentials: without them in the environment, boot names what is missing.
+    const { WHMCS_IDENTIFIER: _identifier, WHMCS_SECRET: _secret, ...without } = env;
+    assert.throws(() => loadConfig(BACKENDS, without), /upstream\.whmcs\.identifier/);
   });
 
   t.test('an upstream from the environment alone switches sandbox mode off', async () => {
