@@ -200,6 +200,9 @@ export function mapService(order: RawOrder, fallbackCurrency: string): Service {
   if (status === undefined) throw unreadable(`order ${order.id} has status "${order.status}", which the mapping does not know`);
   if (!order.product_id || order.product_id === '0') throw unreadable(`order ${order.id} has no product`);
   const canceled = order.status === 'canceled';
+  // order/cancel with cancel_at_period_end (0.8.5+) keeps the order active with this meta until its
+  // gateway subscription ends (Order/Service.php scheduleCancellationFromOrder): due at its expiry.
+  const scheduled = !canceled && !Array.isArray(order.meta) && order.meta?.cancel_at_period_end === '1';
   return {
     id: order.id,
     product_id: order.product_id,
@@ -213,8 +216,8 @@ export function mapService(order: RawOrder, fallbackCurrency: string): Service {
     registered_on: dateOf(order.activated_at) ?? dateOf(order.created_at),
     next_due_on: dateOf(order.expires_at),
     // A canceled order can be brought back (order/uncancel): shown as a cancellation in force.
-    cancellation_requested: canceled,
-    cancellation_effective_on: canceled ? dateOf(order.canceled_at) : null,
+    cancellation_requested: canceled || scheduled,
+    cancellation_effective_on: canceled ? dateOf(order.canceled_at) : scheduled ? dateOf(order.expires_at) : null,
     config_options: [],
   };
 }

@@ -90,7 +90,9 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
     redact,
     request: (action, params) => ({
       method: 'POST',
-      path: `${prefix}${action.name}`,
+      // FOSSBilling 0.6 and 0.7 read `page` from the query string only (Box/Pagination.php `$_GET['page']`,
+      // FOSSBilling/Pagination.php `$request->query`); 0.8 and later from the body. Sent in both.
+      path: `${prefix}${action.name}${typeof params.page === 'number' ? `?page=${params.page}` : ''}`,
       headers: { authorization, 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(params),
     }),

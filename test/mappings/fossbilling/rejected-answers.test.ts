@@ -16,10 +16,11 @@ t.test('FOSSBilling: a catalog result of an unexpected shape is not cached', asy
   const results: unknown[] = [{ ...answers.page([]), list: 'unavailable' }, answers.page([answers.hostingProduct, answers.onceProduct])];
   const asked: string[] = [];
   const server = createServer((request, response) => {
-    asked.push(request.url ?? '');
+    // The path alone: a list's page travels in the query too (FOSSBilling 0.6 and 0.7 read it there).
+    asked.push(new URL(request.url ?? '/', 'http://fossbilling.test').pathname);
     request.resume();
     request.on('end', () => {
-      const result = request.url?.endsWith('/product/get_list') ? (results.length > 1 ? results.shift() : results[0]) : null;
+      const result = asked.at(-1)?.endsWith('/product/get_list') ? (results.length > 1 ? results.shift() : results[0]) : null;
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ result, error: null }));
     });
   });
