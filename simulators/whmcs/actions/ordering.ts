@@ -7,12 +7,9 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
   CYCLE_DISPLAY,
-  CYCLE_MONTHS,
   CYCLES,
   EMPTY_DATE,
-  EMPTY_DATETIME,
   SETUP_FEE_KEYS,
-  addMonths,
   fromCents,
   nextId,
   sqlDate,
@@ -22,7 +19,6 @@ import {
   type ConfigOption,
   type Currency,
   type Cycle,
-  type Invoice,
   type Product,
   type Service,
   type SimulatorState,
@@ -30,15 +26,13 @@ import {
 import { decodeSerializedArray, type PhpArray, type PhpValue } from '../php-serialize.js';
 import { isTruthy, phpInt, scalarParam, type FormArray, type FormValue } from '../protocol.js';
 import { applyClientCredit } from './billing.js';
+import { type BillingCycle, createOrderInvoice, type InvoiceLine } from './order-invoice.js';
 import { provisionService } from './modules.js';
 import {
-  choiceDisplayName,
   clientCurrency,
   failure,
   findClient,
   findProduct,
-  groupName,
-  markInvoicePaid,
   type ActionHandler,
 } from './shared.js';
 
@@ -52,8 +46,6 @@ interface ItemRequest {
   rootpw: string | undefined;
 }
 
-type BillingCycle = Cycle | 'onetime' | 'free';
-
 /** A cart line WHMCS accepted, with the values it will store. */
 interface CartItem {
   product: Product;
@@ -63,6 +55,8 @@ interface CartItem {
   hostname: string;
   rootpw: string | undefined;
   recurringCents: number;
+  /** The setup fees (product and options), also part of the first payment. */
+  setupCents: number;
   firstPaymentCents: number;
 }
 
@@ -189,6 +183,7 @@ function toCartItem(state: SimulatorState, currency: Currency, request: ItemRequ
     hostname: request.hostname,
     rootpw: request.rootpw,
     recurringCents: cycle === 'onetime' ? 0 : recurring,
+    setupCents: setup,
     firstPaymentCents: recurring + setup,
   };
 }
@@ -227,70 +222,6 @@ function createService(state: SimulatorState, client: Client, orderId: number, i
   return service;
 }
 
-function formatDay(date: Date): string {
-  const [year, month, day] = sqlDate(date).split('-');
-  return `${day}/${month}/${year}`;
-}
-
-function optionLines(state: SimulatorState, values: Record<string, number>): string[] {
-  return state.configOptions
-    .filter((option) => option.id in values)
-    .map((option) => {
-      const value = values[option.id] ?? 0;
-      if (option.type === '3') return `${option.name}: ${value ? 'Yes' : 'No'}`;
-      const choice = option.type === '4' ? option.choices[0] : option.choices.find((row) => row.id === value);
-      const name = choice ? choiceDisplayName(choice) : '';
-      return option.type === '4' ? `${option.name}: ${value} x ${name}` : `${option.name}: ${name}`;
-    });
-}
-
-function itemDescription(state: SimulatorState, service: Service, item: CartItem, now: Date): string {
-  const host = service.domain ? ` - ${service.domain}` : '';
-  const cycle = item.cycle;
-  const period =
-    cycle === 'onetime' || cycle === 'free'
-      ? ''
-      : ` (${formatDay(now)} - ${formatDay(new Date(addMonths(now, CYCLE_MONTHS[cycle]).getTime() - 86_400_000))})`;
-  return [`${groupName(state, item.product)} - ${item.product.name}${host}${period}`, ...optionLines(state, item.configOptionValues)].join('\n');
-}
-
-function createInvoice(state: SimulatorState, client: Client, lines: Array<[Service, CartItem]>, paymentmethod: string, now: Date): Invoice {
-  let itemId = nextId(state.invoices.flatMap((invoice) => invoice.items));
-  const items = lines.map(([service, item]) => ({
-    id: itemId++,
-    type: 'Hosting',
-    relid: service.id,
-    description: itemDescription(state, service, item, now),
-    amount: service.firstpaymentamount,
-    taxed: 0,
-  }));
-  const subtotal = fromCents(items.reduce((sum, row) => sum + toCents(row.amount), 0));
-  const invoice: Invoice = {
-    id: nextId(state.invoices),
-    clientId: client.id,
-    invoicenum: '',
-    date: sqlDate(now),
-    duedate: sqlDate(now),
-    datepaid: EMPTY_DATETIME,
-    dateRefunded: EMPTY_DATETIME,
-    dateCancelled: EMPTY_DATETIME,
-    subtotal,
-    credit: '0.00',
-    tax: '0.00',
-    total: subtotal,
-    status: 'Unpaid',
-    paymentmethod,
-    notes: '',
-    createdAt: sqlDateTime(now),
-    updatedAt: sqlDateTime(now),
-    items,
-    transactions: [],
-  };
-  state.invoices.push(invoice);
-  if (toCents(subtotal) === 0) markInvoicePaid(invoice, now);
-  return invoice;
-}
-
 /** The checks AddOrder makes on the client and request before looking at the cart; the error message, if any. */
 function orderRefusal(state: SimulatorState, client: Client, params: FormArray): string | undefined {
   if (client.status === 'Closed') return 'Unable to add order when client status is Closed';
@@ -315,8 +246,8 @@ export const addOrder: ActionHandler = ({ params, state, now }) => {
 
   const paymentmethod = scalarParam(params, 'paymentmethod') ?? '';
   const orderId = nextId(state.orders);
-  const lines = cart.map((item): [Service, CartItem] => [createService(state, client, orderId, item, paymentmethod, now), item]);
-  const invoice = isTruthy(params.noinvoice) ? undefined : createInvoice(state, client, lines, paymentmethod, now);
+  const lines = cart.map((item): InvoiceLine => ({ ...item, service: createService(state, client, orderId, item, paymentmethod, now) }));
+  const invoice = isTruthy(params.noinvoice) ? undefined : createOrderInvoice(state, client, lines, paymentmethod, now);
   state.orders.push({
     id: orderId,
     ordernum: randomInt(1_000_000_000, 9_999_999_999),
@@ -332,7 +263,7 @@ export const addOrder: ActionHandler = ({ params, state, now }) => {
   });
   if (invoice && state.settings.autoApplyCredit) applyClientCredit(state, invoice, now);
 
-  const serviceIds = lines.map(([service]) => service.id).join(',');
+  const serviceIds = lines.map(({ service }) => service.id).join(',');
   return {
     result: 'success',
     orderid: String(orderId),
@@ -340,7 +271,8 @@ export const addOrder: ActionHandler = ({ params, state, now }) => {
     productids: serviceIds, // legacy name, same value
     addonids: '',
     domainids: '',
-    invoiceid: invoice ? String(invoice.id) : undefined,
+    // From tblorders.invoiceid when no invoice was made (a free order): "0".
+    invoiceid: isTruthy(params.noinvoice) ? undefined : String(invoice?.id ?? 0),
   };
 };
 

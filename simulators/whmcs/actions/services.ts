@@ -113,7 +113,7 @@ export const getClientsProducts: ActionHandler = ({ params, state, quirks }) => 
     totalresults: String(matching.length),
     startnumber: page.start,
     numreturned: rows.length,
-    // The empty string, not an object, when nothing matches.
-    products: rows.length === 0 ? '' : { product: rows.map((service) => renderService(state, service, quirks)) },
+    // The empty string when nothing matches at all; absent for a page past the last row.
+    products: rows.length > 0 ? { product: rows.map((service) => renderService(state, service, quirks)) } : matching.length === 0 ? '' : undefined,
   };
 };
