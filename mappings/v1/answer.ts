@@ -30,9 +30,17 @@ function mediaType(headers: IncomingHttpHeaders): string {
   return (headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
-/** The answer is a Problem+JSON document (by its media type): the upstream wrote it, not a proxy. */
-export function isProblemAnswer(answer: Captured): boolean {
+/** The answer is a Problem+JSON document (by its media type). */
+function isProblemAnswer(answer: Captured): boolean {
   return mediaType(answer.headers) === 'application/problem+json';
+}
+
+/**
+ * A problem of the closed table, its status its reason's: the upstream wrote it. The media type
+ * alone is not enough: a proxy in front may word its own failures as Problem+JSON.
+ */
+export function isUpstreamProblem(answer: Captured): boolean {
+  return problemOf(answer) !== undefined;
 }
 
 /** Retry-After as delta seconds (1 s to a day); anything else is ignored. */

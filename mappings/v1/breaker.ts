@@ -31,7 +31,7 @@ export interface PassthroughBreaker {
    * Call it before the write-ahead mark, so that a refused write stays known as not run.
    */
   admit(action: string, write: boolean, trace: TraceContext | undefined): Promise<BreakerTicket>;
-  /** The upstream answered `status` to `action`; `problem`: with a Problem+JSON document. */
+  /** The upstream answered `status` to `action`; `problem`: with a problem of its own (answer.ts, isUpstreamProblem). */
   answered(ticket: BreakerTicket, action: string, status: number, problem: boolean, trace: TraceContext | undefined): void;
   /** No answer could be read: `kind` says why, `error` is what the client gets. */
   lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError, trace: TraceContext | undefined): void;

@@ -23,9 +23,10 @@ export interface Captured {
 /**
  * Why no answer could be read: `unreachable` (refused, no route, connect timeout: nothing was
  * sent), `timeout` (the deadline passed), `broken` (the connection broke, before or during the
- * answer), `too_large` (the cap was passed), `invalid` (an answer HTTP cannot carry).
+ * answer), `too_large` (the cap was passed), `invalid` (an answer HTTP cannot carry), `dropped`
+ * (it came, but the client had closed its connection: reply-from throws it away).
  */
-export type CaptureFailureKind = 'unreachable' | 'timeout' | 'broken' | 'too_large' | 'invalid';
+export type CaptureFailureKind = 'unreachable' | 'timeout' | 'broken' | 'too_large' | 'invalid' | 'dropped';
 
 export class CaptureFailure extends Error {
   constructor(
@@ -110,6 +111,13 @@ export function capture(reply: FastifyReply, source: string, options: ReplyOptio
         ...options,
         // Undici's own per-phase timeouts, as a backstop of the deadline above.
         timeout: limits.deadlineMs,
+        // Called with every answer, before reply-from drops one whose client is gone (raw.aborted)
+        // without calling onResponse or onError: unsettled, it waited for the deadline and was
+        // counted a timeout, a down-signal for an upstream that answered. None of its headers is copied.
+        rewriteHeaders: () => {
+          if (reply.request.raw.aborted) settle({ failure: new CaptureFailure('dropped', 'answered after the client closed its connection') });
+          return {};
+        },
         onError: (_reply, { error }) => settle({ failure: failureOf(error as Error) }),
         onResponse: (_request, _reply, res) => {
           const upstream = res as unknown as { statusCode: number; headers: IncomingHttpHeaders; stream: Readable };

@@ -15,7 +15,7 @@ import { DEADLINE_HEADER, DeadlineDispatcher } from '../../src/upstream/deadline
 import { Agent } from '../../src/upstream/undici.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
-import { isProblemAnswer, readAnswer } from './answer.js';
+import { isUpstreamProblem, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
 import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
 import type { V1Config } from './config.js';
@@ -32,6 +32,7 @@ const CAPTURE_FAILURES: Record<CaptureFailure['kind'], { kind: BackendError['kin
   broken: { kind: 'upstream_error', detail: DETAIL.broken },
   too_large: { kind: 'upstream_error', detail: DETAIL.unreadable },
   invalid: { kind: 'upstream_error', detail: DETAIL.unreadable },
+  dropped: { kind: 'upstream_error', detail: DETAIL.broken },
 };
 
 function outcomeOf(error: unknown): UpstreamOutcome {
@@ -130,14 +131,13 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
             // Read and removed by the dispatcher: it is never sent.
             [DEADLINE_HEADER]: deadline,
           }),
-          // Nothing of the upstream's headers is copied onto the reply.
-          rewriteHeaders: () => ({}),
         },
         { deadlineMs, maxBytes: config.maxResponseBytes },
       );
       // The status, and whether the upstream wrote the answer itself, tell the breaker whether it
       // is up, whatever readAnswer makes of the answer.
-      breaker.answered(ticket, endpoint.operationId, answer.status, isProblemAnswer(answer), call.call.trace);
+      // Parsed for a 502 only: the one status where who wrote it matters.
+      breaker.answered(ticket, endpoint.operationId, answer.status, answer.status === 502 && isUpstreamProblem(answer), call.call.trace);
       const result = readAnswer({ endpoint, write, params: call.params, redact: redactor([apiKey]) }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
