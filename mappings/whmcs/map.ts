@@ -99,14 +99,15 @@ function choicePrices(productPriceList: Price[], pricing: Record<string, RawCycl
 }
 
 function mapConfigOption(option: RawProductConfigOption, productPriceList: Price[]): ConfigOption {
-  const isQuantity = option.type === 'quantity';
+  // Both bounds stated, or neither is shown (parse.ts QuantityBound): orders.ts refuses a quantity then.
+  const bounded = option.type === 'quantity' && option.minqty != null && option.maxqty != null;
   return {
     id: option.id,
     name: displayName(option.name),
     type: option.type,
-    min_quantity: isQuantity ? (option.minqty ?? 0) : null,
+    min_quantity: bounded ? (option.minqty as number) : null,
     // WHMCS treats a maximum of 0 as "no maximum".
-    max_quantity: isQuantity && option.maxqty ? option.maxqty : null,
+    max_quantity: bounded && option.maxqty ? option.maxqty : null,
     choices: option.options.map((choice) => ({
       id: choice.id,
       name: displayName(choice.name),

@@ -43,7 +43,12 @@ function optionValue(option: RawProductConfigOption, value: OptionValue): number
       if (typeof value !== 'boolean') throw invalid(`${field}: must be true or false.`);
       return value ? 1 : 0;
     case 'quantity': {
-      const min = option.minqty ?? 0;
+      // WHMCS clamps a quantity out of bounds without a word: one whose bounds it did not state
+      // could be billed and set up as another than asked.
+      if (option.minqty == null || option.maxqty == null) {
+        throw invalid(`${field}: the billing system does not state this option's bounds, so a quantity cannot be ordered through the API; leave it out for its default.`);
+      }
+      const min = option.minqty;
       // A maximum of 0 means no maximum in WHMCS.
       const max = option.maxqty ? option.maxqty : Number.MAX_SAFE_INTEGER;
       if (typeof value !== 'number' || !Number.isInteger(value)) throw invalid(`${field}: must be an integer quantity.`);

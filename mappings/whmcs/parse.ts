@@ -133,24 +133,21 @@ const PricingByCurrency = z
 
 const ConfigOptionChoice = z.object({ id: Id, name: Text, pricing: PricingByCurrency });
 
-/** A quantity bound; only quantity options read it. */
+/**
+ * A quantity bound; only quantity options read it. WHMCS 8.12's getproducts.php lists them, 8.7's
+ * lists an option as id, name, type and options only: absent, the bounds are unknown (orders.ts
+ * refuses a quantity it cannot check), and the rest of the catalog is read as usual.
+ */
 const QuantityBound = z.union([Count, z.null()]).optional();
 
-const ProductConfigOption = z
-  .object({
-    id: Id,
-    name: Text,
-    type: z.union([z.string(), z.number()]).transform(String).pipe(mapped(CONFIG_OPTION_TYPE)),
-    minqty: QuantityBound,
-    maxqty: QuantityBound,
-    options: presentCollection('option', ConfigOptionChoice),
-  })
-  .superRefine((option, ctx) => {
-    if (option.type !== 'quantity') return;
-    for (const bound of ['minqty', 'maxqty'] as const) {
-      if (option[bound] === undefined || option[bound] === null) ctx.addIssue({ code: 'custom', path: [bound], message: 'absent from a quantity option' });
-    }
-  });
+const ProductConfigOption = z.object({
+  id: Id,
+  name: Text,
+  type: z.union([z.string(), z.number()]).transform(String).pipe(mapped(CONFIG_OPTION_TYPE)),
+  minqty: QuantityBound,
+  maxqty: QuantityBound,
+  options: presentCollection('option', ConfigOptionChoice),
+});
 export type RawProductConfigOption = z.output<typeof ProductConfigOption>;
 
 /** Only read to find the order-key field: one without a name is simply not that field. */

@@ -62,7 +62,7 @@ export const ConfigOptionSchema = z
   .meta({
     id: 'ConfigOption',
     description:
-      'A configurable option. In an order, dropdown and radio take a choice id, quantity an integer within min/max, yesno a boolean.',
+      'A configurable option. In an order, dropdown and radio take a choice id, quantity an integer within min/max, yesno a boolean. A quantity option whose `min_quantity` is null has bounds the backend does not state: it cannot be ordered with a quantity (leave it out for its default).',
   });
 export type ConfigOption = z.infer<typeof ConfigOptionSchema>;
 

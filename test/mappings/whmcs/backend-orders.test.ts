@@ -96,6 +96,27 @@ t.test('WHMCS backend: placing orders', async (t) => {
     });
   }
 
+  // WHMCS 8.7's getproducts.php lists a config option as id, name, type and options, without
+  // minqty/maxqty (8.12 lists them): the catalog is read, a quantity for such an option is refused.
+  t.test('a quantity option whose bounds WHMCS does not state: listed, the product orderable without it, never with a quantity', async (t) => {
+    const unbounded = (option: Record<string, unknown>) => (Number(option.id) === 8 ? { id: option.id, name: option.name, type: option.type, options: option.options } : option);
+    const vpsM = { ...answers.vpsM, configoptions: { configoption: answers.vpsM.configoptions.configoption.map(unbounded) } };
+    const unstated = new FakeWhmcs()
+      .answer('GetProducts', { ...answers.catalog, products: { product: [answers.vpsS, vpsM] } })
+      .answer('GetClientsDetails', answers.clientDetails)
+      .answer('AddOrder', answers.addOrder)
+      .answer('GetOrders', answers.orders);
+    t.teardown(() => unstated.close());
+    const backend = unstated.backend();
+    const listed = (await backend.getProduct('2', CTX)).config_options.find((option) => option.id === '8');
+    assert.deepEqual([listed?.type, listed?.min_quantity, listed?.max_quantity], ['quantity', null, null]);
+    const error = await rejectsWith(backend.placeOrder(CUSTOMER, ORDER, CTX), 'validation');
+    assert.match(error.detail, /^config_options\.8: the billing system does not state this option's bounds/);
+    assert.equal(unstated.requests('AddOrder').length, 0, 'nothing sent');
+    const { '8': _quantity, ...others } = ORDER.config_options ?? {};
+    assert.equal((await backend.placeOrder(CUSTOMER, { ...ORDER, config_options: others }, CTX)).id, '1');
+  });
+
   t.test('refuses a product not sold in the customer’s currency', async () => {
     const euros = new FakeWhmcs();
     try {

@@ -100,6 +100,11 @@ const currencyAbsent: Equivalent = (parent, key, answer, path) => {
   if (path.length === 5 && product.paytype === 'free') delete parent[key];
   else notOffered(parent, key, answer, path);
 };
+/** A quantity option with a bound unstated is one with neither stated (WHMCS 8.7 lists none). */
+const boundsUnstated: Equivalent = (parent) => {
+  delete parent.minqty;
+  delete parent.maxqty;
+};
 const feeAbsent: Equivalent = (parent, key) => {
   parent[CYCLES.find((cycle) => cycle.startsWith(key.charAt(0))) as string] = '-1.00';
 };
@@ -127,6 +132,7 @@ const DOCUMENTED: DocumentedDefault[] = [
   { action: 'GetProducts', patterns: [`${PRODUCT}.configoptions`, `${PRODUCT}.configoptions.configoption.*.options`], kinds: NONE, as: to('') },
   { action: 'GetProducts', patterns: [`${PRODUCT}.customfields.customfield.*.name`], kinds: ABSENT_OR_NONE, as: to('') },
   { action: 'GetProducts', patterns: PRICINGS, kinds: ['missing'], as: to({}) },
+  { action: 'GetProducts', patterns: ['minqty', 'maxqty'].map((bound) => `${PRODUCT}.configoptions.configoption.*.${bound}`), kinds: ABSENT_OR_NONE, as: boundsUnstated },
   { action: 'GetProducts', patterns: PRICINGS.map((pricing) => `${pricing}.*`), kinds: ['missing'], as: currencyAbsent },
   { action: 'GetProducts', patterns: PRICINGS.flatMap((pricing) => CYCLES.map((cycle) => `${pricing}.*.${cycle}`)), kinds: ['missing'], as: to('-1.00') },
   { action: 'GetProducts', patterns: PRICINGS.flatMap((pricing) => CYCLES.map((cycle) => `${pricing}.*.${cycle.charAt(0)}setupfee`)), kinds: ['missing'], as: feeAbsent },
