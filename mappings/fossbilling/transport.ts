@@ -82,6 +82,20 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
   const authorization = `Basic ${Buffer.from(`admin:${config.apiToken}`).toString('base64')}`;
   const redact = redactor([config.apiToken, authorization.slice(6)]);
 
+  /**
+   * FOSSBilling translates its error messages into the request's locale (FOSSBilling/i18n.php
+   * getActiveLocale: the locale cookie, then Accept-Language, then the install's default), and the
+   * mapping's rules match some by their English text ("Order Not Found"): English is asked for, so
+   * that a German install's refusal is still a 404 or 409, not a 502. `BBLANG` for 0.6 and 0.7.
+   */
+  const headers = {
+    authorization,
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'accept-language': 'en-US',
+    cookie: 'fossbilling_locale=en_US; BBLANG=en_US',
+  };
+
   return {
     label: 'FOSSBilling',
     actions: declareMethods(config),
@@ -93,7 +107,7 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
       // FOSSBilling 0.6 and 0.7 read `page` from the query string only (Box/Pagination.php `$_GET['page']`,
       // FOSSBilling/Pagination.php `$request->query`); 0.8 and later from the body. Sent in both.
       path: `${prefix}${action.name}${typeof params.page === 'number' ? `?page=${params.page}` : ''}`,
-      headers: { authorization, 'content-type': 'application/json', accept: 'application/json' },
+      headers,
       body: JSON.stringify(params),
     }),
     callKey: (action, params) => `${action.name}?${JSON.stringify(params)}`,

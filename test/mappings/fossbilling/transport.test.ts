@@ -36,6 +36,9 @@ t.test('FOSSBilling protocol on envelopes built from ApiResponseFactory.php', as
     assert.equal(request.path, '/api/admin/order/get');
     assert.equal(request.headers.authorization, `Basic ${Buffer.from(`admin:${TOKEN}`).toString('base64')}`);
     assert.equal(request.body, '{"id":7}');
+    // English error messages on any install: the mapping's rules read some by their text.
+    assert.equal(request.headers['accept-language'], 'en-US');
+    assert.equal(request.headers.cookie, 'fossbilling_locale=en_US; BBLANG=en_US');
   });
 
   t.test('answers the result, null included (order/service without a service)', async () => {
