@@ -276,8 +276,11 @@ export function mapInvoiceDocument(invoice: RawInvoice, client: RawClient, fallb
   const name = [buyer.first_name, buyer.last_name].filter((part) => part).join(' ') || mapAccount(client, fallbackCurrency).name;
   return {
     ...base,
+    // FOSSBilling takes no partial payments: a paid (or since refunded) invoice was paid in full.
+    amount_paid: { amount: base.status === 'paid' || base.status === 'refunded' ? base.total.amount : '0.00', currency },
     balance: { amount: due, currency },
-    tax_rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : taxRate(invoice.taxrate),
+    paid_on: base.paid_at === null ? null : dateOf(invoice.paid_at),
+    taxes: [{ rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : taxRate(invoice.taxrate), amount: base.tax }],
     items: invoice.lines.map((line) => ({ description: line.title, amount: { amount: money(line.total), currency }, taxed: line.taxed })),
     customer: { name, company: buyer.company || client.company || null, email: buyer.email || client.email },
   };

@@ -27,10 +27,11 @@ import type {
   RawProductConfigOption,
   RawService,
 } from './parse.js';
-import type { RawInvoice, RawInvoiceDocument } from './parse-invoices.js';
+import { isZero, type RawInvoice, type RawInvoiceDocument } from './parse-invoices.js';
 import { displayName, htmlToText } from './text.js';
 
 const money = (amount: string, currency: string): Money => ({ amount, currency });
+const negated = (decimal: string): string => (decimal.startsWith('-') ? decimal.slice(1) : `-${decimal}`);
 
 // ---- account --------------------------------------------------------------------------------
 
@@ -222,13 +223,23 @@ export function mapInvoice(invoice: RawInvoice, clientCurrency: string, timeZone
   return invoiceBody(invoice.id, invoice, invoice.currencycode ?? clientCurrency, timeZone);
 }
 
+/** The second level is shown only where the install uses one: each level under its own rate. */
+function taxLevels(invoice: RawInvoiceDocument, currency: string): InvoiceDocument['taxes'] {
+  const first = { rate: invoice.taxrate, amount: money(invoice.tax, currency) };
+  const secondUsed = !isZero(invoice.tax2) || (invoice.taxrate2 !== null && !isZero(invoice.taxrate2));
+  return secondUsed ? [first, { rate: invoice.taxrate2, amount: money(invoice.tax2, currency) }] : [first];
+}
+
 export function mapInvoiceDocument(invoice: RawInvoiceDocument, client: RawClient, timeZone: string): InvoiceDocument {
   const currency = client.currency_code;
   const account = mapAccount(client);
   return {
     ...invoiceBody(invoice.invoiceid, invoice, currency, timeZone),
+    // WHMCS's balance is the total minus the payments (GetInvoice `transactions`).
+    amount_paid: money(addDecimals(invoice.total, negated(invoice.balance)), currency),
     balance: money(invoice.balance, currency),
-    tax_rate: invoice.taxrate,
+    paid_on: invoice.datepaid ? localDate(invoice.datepaid) : null,
+    taxes: taxLevels(invoice, currency),
     items: invoice.items.map((item) => ({ description: item.description, amount: money(item.amount, currency), taxed: item.taxed })),
     customer: { name: account.name, company: account.company, email: account.email },
   };

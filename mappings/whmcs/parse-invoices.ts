@@ -69,13 +69,13 @@ export const InvoicesAnswer = z
 
 const InvoiceItem = z.object({ description: TextOrNone, amount: Decimal, taxed: Flag });
 
-/** The rate of the first tax level; absent, null or "" means none is stated. */
+/** The rate of a tax level; absent, null or "" means none is stated. */
 const TaxRate = z
   .union([Decimal, z.literal(''), z.null()])
   .optional()
   .transform((value) => (value === undefined || value === null || value === '' ? null : value));
 
-const isZero = (decimal: string): boolean => /^-?0+\.0+$/.test(decimal);
+export const isZero = (decimal: string): boolean => /^-?0+\.0+$/.test(decimal);
 
 /** GetInvoice: `items` is absent without items (then the subtotal is zero), `transactions` is "" (not read). */
 export const InvoiceAnswer = z
@@ -86,6 +86,7 @@ export const InvoiceAnswer = z
     ...INVOICE_FIGURES,
     balance: Decimal,
     taxrate: TaxRate,
+    taxrate2: TaxRate,
     status: InvoiceStatus,
     items: collection('item', InvoiceItem),
   })

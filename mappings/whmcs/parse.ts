@@ -8,7 +8,7 @@
  * because none of them can make the gateway show or charge an amount the upstream did not state:
  * - invoice `tax` / `tax2` absent: 0.00. Servers without a second tax level omit tax2; `total` is
  *   always the upstream's own, so only the split of the tax figure can be affected.
- * - invoice `taxrate` absent: no rate (the PDF says "Tax" without a percentage).
+ * - invoice `taxrate` / `taxrate2` absent: no rate (the PDF says "Tax" without a percentage).
  * - product pricing: a currency, a cycle's price or its setup fee absent: that cycle (currency) is
  *   not offered. The gateway quotes and sells only prices it read; it never assumes a zero fee.
  * - product `customfields` absent, or a custom field without a name: no order-key field, so orders

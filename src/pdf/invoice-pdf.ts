@@ -131,7 +131,8 @@ class Layout extends Canvas {
       ['Invoice date', formatDate(invoice.issued_on)],
       ['Due date', formatDate(invoice.due_on)],
     ];
-    if (invoice.paid_at !== null) facts.push(['Paid on', formatDate(invoice.paid_at.slice(0, 10))]);
+    // A refunded or cancelled invoice keeps its payment date upstream; only a paid one states it.
+    if (invoice.status === 'paid' && invoice.paid_on !== null) facts.push(['Paid on', formatDate(invoice.paid_on)]);
     for (const [label, value] of facts) {
       this.drawPair(label, value, factsLeft, { font: regular, size: 9.5 }, 15);
     }
@@ -157,14 +158,14 @@ class Layout extends Canvas {
   drawTotals(invoice: InvoiceDocument): void {
     const { regular, bold } = this.fonts;
     const left = RIGHT - TOTALS_WIDTH;
-    this.ensureSpace(14 + 3 * 17 + 12 + 20 + 4 + 24);
-    this.cursor -= 14;
-
     const rows: Array<[string, Money]> = [
       ['Subtotal', invoice.subtotal],
-      [invoice.tax_rate === null ? 'Tax' : `Tax (${this.text.line(invoice.tax_rate, 20)}%)`, invoice.tax],
+      ...invoice.taxes.map(({ rate, amount }): [string, Money] => [rate === null ? 'Tax' : `Tax (${this.text.line(rate, 20)}%)`, amount]),
       ['Credit applied', invoice.credit],
     ];
+    this.ensureSpace(14 + rows.length * 17 + 12 + 20 + 17 + 4 + 24);
+    this.cursor -= 14;
+
     for (const [label, amount] of rows) {
       this.drawPair(label, this.money(amount), left, { font: regular, size: 10 }, 17);
     }
@@ -172,6 +173,7 @@ class Layout extends Canvas {
     this.drawRule(left, RIGHT, 0.75);
     this.cursor -= 8;
     this.drawPair('Total', this.money(invoice.total), left, { font: bold, size: 11, color: INK }, 20);
+    this.drawPair('Amount paid', this.money(invoice.amount_paid), left, { font: regular, size: 10 }, 17);
     this.cursor -= 4;
     this.drawShadedPair('Balance due', this.money(invoice.balance), left);
   }

@@ -201,9 +201,13 @@ export type Invoice = z.infer<typeof InvoiceSchema>;
 
 /** What the PDF renderer needs; not a v1 response of its own. */
 export interface InvoiceDocument extends Invoice {
+  /** Payments received so far: with it the page shows how Total becomes the balance due. */
+  amount_paid: Money;
   balance: Money;
-  /** null when the billing system states no rate. */
-  tax_rate: string | null;
+  /** The payment's date on the billing system's own clock (paid_at is UTC, a day off near midnight). */
+  paid_on: string | null;
+  /** `tax` by level as the billing system splits it (WHMCS has two); a null rate is one it does not state. */
+  taxes: Array<{ rate: string | null; amount: Money }>;
   items: Array<{ description: string; amount: Money; taxed: boolean }>;
   customer: { name: string; company: string | null; email: string };
 }

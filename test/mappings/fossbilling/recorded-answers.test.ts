@@ -167,7 +167,7 @@ t.test('FOSSBilling mapping on answers built from the source', async (t) => {
     });
     const document = await backend.getInvoiceDocument(CUSTOMER, '12', CTX);
     assert.deepEqual(document.balance, { amount: '5.99', currency: 'USD' });
-    assert.equal(document.tax_rate, '20.00');
+    assert.equal(document.taxes[0]?.rate, '20.00');
     assert.deepEqual(document.items, [{ description: 'Shared Hosting Starter (1M)', amount: { amount: '4.99', currency: 'USD' }, taxed: true }]);
     assert.deepEqual(document.customer, { name: 'Ada Lovelace', company: 'Analytical Ltd', email: 'ada@example.com' });
   });
@@ -200,9 +200,9 @@ t.test('FOSSBilling mapping on answers built from the source', async (t) => {
     const fake = reads().answer('invoice/get', invoice).answer('invoice/get_list', answers.page([invoice]));
     const document = await backendWith(fake).getInvoiceDocument(CUSTOMER, '12', CTX);
     assert.deepEqual([document.subtotal.amount, document.tax.amount, document.total.amount, document.credit.amount], ['19.90', '0.29', '-2.35', '0.00']);
-    assert.equal(document.tax_rate, '7.125');
+    assert.equal(document.taxes[0]?.rate, '7.125');
     const whole = await backendWith(reads().answer('invoice/get', { ...answers.invoice, taxrate: 20 })).getInvoiceDocument(CUSTOMER, '12', CTX);
-    assert.equal(whole.tax_rate, '20.00');
+    assert.equal(whole.taxes[0]?.rate, '20.00');
   });
 
   t.test('converts server-local times on DST change days as the WHMCS mapping does', async () => {

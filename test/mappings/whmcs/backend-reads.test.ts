@@ -477,7 +477,7 @@ t.test('WHMCS backend: invoices', async (t) => {
     ]);
     assert.deepEqual(document.customer, { name: 'Test Client', company: null, email: 'test@example.com' });
     assert.deepEqual(document.balance, { amount: '15.95', currency: 'USD' });
-    assert.equal(document.tax_rate, '0.00', '"0.000" reads like 0 and "0.00"');
+    assert.equal(document.taxes[0]?.rate, '0.00', '"0.000" reads like 0 and "0.00"');
     assert.equal(document.due_on, '2020-12-30');
     assert.equal(whmcs.requests('GetInvoice')[0]?.get('invoiceid'), '1');
   });
@@ -486,7 +486,7 @@ t.test('WHMCS backend: invoices', async (t) => {
     whmcs.answer('GetInvoice', variants.invoiceWithoutSecondTax);
     const document = await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX);
     assert.deepEqual(document.tax, { amount: '2.00', currency: 'USD' });
-    assert.equal(document.tax_rate, null);
+    assert.equal(document.taxes[0]?.rate, null);
     assert.deepEqual(document.items[0]?.taxed, true);
   });
 
@@ -494,7 +494,7 @@ t.test('WHMCS backend: invoices', async (t) => {
     whmcs.answer('GetInvoice', variants.invoiceAsNumbers);
     const document = await whmcs.backend().getInvoiceDocument(CUSTOMER, '1', CTX);
     assert.deepEqual(
-      [document.subtotal.amount, document.tax.amount, document.total.amount, document.balance.amount, document.tax_rate],
+      [document.subtotal.amount, document.tax.amount, document.total.amount, document.balance.amount, document.taxes[0]?.rate],
       ['10.00', '2.40', '12.40', '0.00', '19.00'],
     );
     assert.equal(document.paid_at, '2026-02-03T10:15:00Z');

@@ -152,7 +152,7 @@ const DOCUMENTED: DocumentedDefault[] = [
   { action: 'GetInvoices', patterns: [`${ROW}.invoicenum`], kinds: NONE, as: to('') },
   { action: 'GetInvoices', patterns: [`${ROW}.date`, `${ROW}.duedate`, `${ROW}.datepaid`], kinds: NONE, as: to('0000-00-00') },
   { action: 'GetInvoice', patterns: ['tax', 'tax2'], kinds: ABSENT_OR_NONE, as: to('0.00') },
-  { action: 'GetInvoice', patterns: ['taxrate'], kinds: ABSENT_OR_NONE, as: to('') },
+  { action: 'GetInvoice', patterns: ['taxrate', 'taxrate2'], kinds: ABSENT_OR_NONE, as: to('') },
   { action: 'GetInvoice', patterns: ['invoicenum', 'items.item.*.description'], kinds: NONE, as: to('') },
   { action: 'GetInvoice', patterns: ['date', 'duedate', 'datepaid'], kinds: NONE, as: to('0000-00-00') },
   { action: 'GetInvoice', patterns: ['items.item.*.taxed'], kinds: NONE, as: to(0) },
