@@ -29,6 +29,8 @@ const MOST_PAGES = 1_000;
 const MAX_ORDER_READS = 50;
 /** Snapshot state of an order the baseline found but had no read left for. */
 const UNREAD_ORDER = '_unread';
+/** Order states read every pass (in turn); the others only when one of their services changes. */
+const OPEN_ORDER: ReadonlySet<string> = new Set(['pending', 'other']);
 
 export interface ChangeDetectorOptions {
   backend: Backend;
@@ -146,29 +148,35 @@ export class ChangeDetector {
    * There is no order list in the Backend interface: orders are read one by one, at most
    * MAX_ORDER_READS a pass, each with whether it is read as a baseline (recorded, not reported): in
    * a baseline pass all are, a known open order too (an endpoint back from disabled, rebaseline).
-   * New ones that services point at come first (they are news), then those the baseline left, then
-   * the open ones already known, in turn from where the last pass stopped: an account with more
-   * open orders than one pass reads (unpaid orders stay pending) starves none of them.
+   * New ones that services point at come first (they are news), as do closed ones whose service's
+   * status changed (an order's can follow it: on FOSSBilling the order is the service), then those
+   * the baseline left, then the open ones already known, in turn from where the last pass stopped:
+   * an account with more open orders than one pass reads (unpaid orders stay pending) starves none.
    */
   private ordersToRead(accountId: string, snapshot: Record<string, string>, services: Service[], baseline: boolean) {
     const fresh = new Set<string>();
+    const followed = new Set<string>();
     for (const service of services) {
-      if (service.order_id !== null && snapshot[`order:${service.order_id}`] === undefined) fresh.add(service.order_id);
+      if (service.order_id === null) continue;
+      const order = snapshot[`order:${service.order_id}`];
+      const serviceWas = snapshot[`service:${service.id}`];
+      if (order === undefined) fresh.add(service.order_id);
+      else if (order !== UNREAD_ORDER && !OPEN_ORDER.has(order) && serviceWas !== undefined && serviceWas !== service.status) followed.add(service.order_id);
     }
     const unread: string[] = [];
     const open: string[] = [];
     for (const [field, state] of Object.entries(snapshot)) {
       if (!field.startsWith('order:')) continue;
       if (state === UNREAD_ORDER) unread.push(field.slice('order:'.length));
-      else if (state === 'pending' || state === 'other') open.push(field.slice('order:'.length));
+      else if (OPEN_ORDER.has(state)) open.push(field.slice('order:'.length));
     }
     const plan: Array<[string, boolean]> = [
-      ...[...fresh].map((id): [string, boolean] => [id, baseline]),
+      ...[...fresh, ...followed].map((id): [string, boolean] => [id, baseline]),
       ...unread.map((id): [string, boolean] => [id, true]),
       ...inTurn(open, this.lastOpenRead.get(accountId)).map((id): [string, boolean] => [id, baseline]),
     ];
     const reads = plan.slice(0, MAX_ORDER_READS);
-    const lastOpen = reads.slice(fresh.size + unread.length).at(-1);
+    const lastOpen = reads.slice(fresh.size + followed.size + unread.length).at(-1);
     if (lastOpen) this.lastOpenRead.set(accountId, lastOpen[0]);
     return { reads, leftNew: [...fresh].slice(MAX_ORDER_READS) };
   }

@@ -107,15 +107,16 @@ export class WebhookEvents {
    * `baseline`: the first look at an account, which records without emitting (its history is not
    * news); `trace`: the request that caused the change, if one did; `readAt`: when the resource was
    * read (the detector's list reads), so that a state a write recorded after that read is not
-   * taken back by it: reported as a change, then changed back by the next pass.
+   * taken back by it: reported as a change, then changed back by the next pass. Says whether a
+   * change was recorded.
    */
-  async observe(accountId: string, observed: Observed, { baseline = false, trace, readAt }: { baseline?: boolean; trace?: TraceContext; readAt?: number } = {}): Promise<void> {
+  async observe(accountId: string, observed: Observed, { baseline = false, trace, readAt }: { baseline?: boolean; trace?: TraceContext; readAt?: number } = {}): Promise<boolean> {
     const state = observed.resource.status;
     const field = `${observed.kind}:${observed.resource.id}`;
     const previous = await this.store.readSnapshotState(accountId, field);
     const from = previous?.state ?? null;
-    if (from === state) return;
-    if (readAt !== undefined && previous !== null && (snapshotTagTime(previous.tag) ?? -Infinity) > readAt) return;
+    if (from === state) return false;
+    if (readAt !== undefined && previous !== null && (snapshotTagTime(previous.tag) ?? -Infinity) > readAt) return false;
     for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, from)) {
       try {
         // Its id is the change's: whoever reports it again (a write and the detector at once, a
@@ -130,7 +131,19 @@ export class WebhookEvents {
     }
     // Only if nobody recorded another state meanwhile: that observer reports from there. A new tag
     // gives the next change of this resource ids of its own.
-    await this.store.recordSnapshot(accountId, field, from, state, newSnapshotTag(this.now()));
+    return this.store.recordSnapshot(accountId, field, from, state, newSnapshotTag(this.now()));
+  }
+
+  /**
+   * For writes: observes an order the write may have changed without returning it (a service
+   * action's), read only when a state of it is recorded: one from before the baseline, or of an
+   * account the detector does not watch, is neither read upstream nor reported as created.
+   */
+  async observeKnownOrder(accountId: string, id: string, read: () => Promise<Order>, trace?: TraceContext): Promise<void> {
+    const known = await this.store.readSnapshotState(accountId, `order:${id}`);
+    // The detector's own marks (`_unread`) start with "_": no status to report a change from.
+    if (known === null || known.state.startsWith('_')) return;
+    await this.observe(accountId, { kind: 'order', resource: await read() }, { trace });
   }
 
   private async record(accountId: string, field: string, expected: string | null, state: string): Promise<void> {

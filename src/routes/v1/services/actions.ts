@@ -120,11 +120,21 @@ function narrowedRefusal(error: unknown, profile: Profile): unknown {
   return new ApiError('invalid_action', error.detail, { extensions: { ...error.extensions, allowed_actions: allowed }, headers: error.headers, ...(error.errors ? { errors: error.errors } : {}) });
 }
 
-/** service.action.succeeded, and service.status_changed when the action changed the status. */
-async function announceSuccess(deps: EndpointDeps, accountId: string, result: ActionResult, trace: TraceContext | undefined): Promise<void> {
+/**
+ * service.action.succeeded, and service.status_changed when the action changed the status. Its
+ * order's status can follow (on FOSSBilling the order is the service) and the detector reads only
+ * open orders: an order it watches is read again then, for its order.status_changed.
+ */
+async function announceSuccess(deps: EndpointDeps, customer: Customer, result: ActionResult, call: CallContext): Promise<void> {
   const { events } = deps.webhooks;
+  const { accountId } = customer;
+  const { trace } = call;
+  const orderId = result.service.order_id;
   await events.emitForWrite(accountId, 'service.action.succeeded', result, trace);
-  await events.safely(() => events.observe(accountId, { kind: 'service', resource: result.service }, { trace }), accountId);
+  await events.safely(async () => {
+    if (!(await events.observe(accountId, { kind: 'service', resource: result.service }, { trace })) || orderId === null) return;
+    await events.observeKnownOrder(accountId, orderId, () => deps.backend.getOrder(customer, orderId, call), trace);
+  }, accountId);
 }
 
 /** service.action.failed when the backend refused the action; not when its outcome is unknown. */
@@ -177,7 +187,7 @@ export default defineEndpoint({
       await announceFailure(deps, caller.account.id, params.id, serviceAction, error, call.trace);
       throw error;
     }
-    await announceSuccess(deps, caller.account.id, result, call.trace);
+    await announceSuccess(deps, caller.customer, result, call);
     return { status: resultStatus(result), body: result };
   },
 });
