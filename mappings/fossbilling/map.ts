@@ -2,6 +2,7 @@
  * FOSSBilling records → v1 resources. An order IS the service in FOSSBilling, so one order record
  * gives both the v1 order and the v1 service (same id).
  */
+import { addressLines } from '../../src/backend/address.js';
 import { BackendError } from '../../src/backend/backend.js';
 import { multiplyDecimals, roundDecimal } from '../../src/backend/decimal.js';
 import { isRealLocalTime, localToUtc } from '../../src/backend/time-zone.js';
@@ -282,6 +283,12 @@ export function mapInvoiceDocument(invoice: RawInvoice, client: RawClient, fallb
     paid_on: base.paid_at === null ? null : dateOf(invoice.paid_at),
     taxes: [{ rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : taxRate(invoice.taxrate), amount: base.tax }],
     items: invoice.lines.map((line) => ({ description: line.title, amount: { amount: money(line.total), currency }, taxed: line.taxed })),
-    customer: { name, company: buyer.company || client.company || null, email: buyer.email || client.email },
+    customer: {
+      name,
+      company: buyer.company || client.company || null,
+      email: buyer.email || client.email,
+      address: addressLines([buyer.address, [buyer.zip, buyer.city].filter(Boolean).join(' '), buyer.state, buyer.country]),
+      tax_id: buyer.company_vat?.trim() || null,
+    },
   };
 }

@@ -169,7 +169,19 @@ export const InvoiceAnswer = z.object({
   created_at: DateTime,
   lines: z.array(InvoiceLine).optional().default([]),
   buyer: z
-    .object({ first_name: OptionalText, last_name: OptionalText, company: OptionalText, email: OptionalText })
+    .object({
+      first_name: OptionalText,
+      last_name: OptionalText,
+      company: OptionalText,
+      email: OptionalText,
+      // Copied from the client when the invoice was made (Invoice/Service.php); the PDF reads them.
+      address: OptionalText,
+      city: OptionalText,
+      state: OptionalText,
+      zip: OptionalText,
+      country: OptionalText,
+      company_vat: OptionalText,
+    })
     .partial()
     .nullish(),
 });

@@ -3,6 +3,7 @@
  * credentials only; admin notes, node addresses (serverip/serverhostname), subscription and
  * payment method never leave this module.
  */
+import { addressLines } from '../../src/backend/address.js';
 import { addDecimals } from '../../src/backend/decimal.js';
 import { localDate, localToUtc } from '../../src/backend/time-zone.js';
 import type {
@@ -241,6 +242,12 @@ export function mapInvoiceDocument(invoice: RawInvoiceDocument, client: RawClien
     paid_on: invoice.datepaid ? localDate(invoice.datepaid) : null,
     taxes: taxLevels(invoice, currency),
     items: invoice.items.map((item) => ({ description: item.description, amount: money(item.amount, currency), taxed: item.taxed })),
-    customer: { name: account.name, company: account.company, email: account.email },
+    customer: {
+      name: account.name,
+      company: account.company,
+      email: account.email,
+      address: addressLines([client.address1, client.address2, [client.postcode, client.city].join(' '), client.state, client.countryname]),
+      tax_id: client.tax_id.trim() || null,
+    },
   };
 }

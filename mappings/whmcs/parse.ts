@@ -84,6 +84,14 @@ const ClientFields = z.object({
   lastname: TextOrNone,
   companyname: TextOrNone,
   email: Text,
+  // Only the invoice PDF reads these; `tax_id` came with WHMCS 7.7's VAT support.
+  address1: TextOrEmpty,
+  address2: TextOrEmpty,
+  city: TextOrEmpty,
+  state: TextOrEmpty,
+  postcode: TextOrEmpty,
+  countryname: TextOrEmpty,
+  tax_id: TextOrEmpty,
   status: mapped(CLIENT_STATUS),
   currency_code: z.string().regex(/^[A-Z]{3}$/, 'not an ISO 4217 code'),
   // Only the balance reads it.

@@ -116,12 +116,16 @@ class Layout extends Canvas {
 
     // Customer, left; dates and amount due, right.
     const blockTop = this.cursor;
-    const { name, company, email } = invoice.customer;
+    const { name, company, email, address, tax_id: taxId } = invoice.customer;
     this.writeText('BILL TO', LEFT, columnWidth, { font: bold, size: 8, color: MUTED }, 14);
     this.writeText(this.text.line(name, LIMITS.field), LEFT, columnWidth, { font: bold, size: 11 }, 15, 2);
     if (company !== null && company.trim() !== '') {
       this.writeText(this.text.line(company, LIMITS.field), LEFT, columnWidth, { font: regular, size: 10 }, 14, 2);
     }
+    for (const line of address.slice(0, LIMITS.addressLines)) {
+      this.writeText(this.text.line(line, LIMITS.field), LEFT, columnWidth, { font: regular, size: 10 }, 14);
+    }
+    if (taxId !== null) this.writeText(this.text.line(`Tax ID: ${taxId}`, LIMITS.field), LEFT, columnWidth, { font: regular, size: 10 }, 14);
     this.writeText(this.text.line(email, LIMITS.field), LEFT, columnWidth, { font: regular, size: 10, color: MUTED }, 14);
     const customerBottom = this.cursor;
 

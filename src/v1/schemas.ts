@@ -209,7 +209,8 @@ export interface InvoiceDocument extends Invoice {
   /** `tax` by level as the billing system splits it (WHMCS has two); a null rate is one it does not state. */
   taxes: Array<{ rate: string | null; amount: Money }>;
   items: Array<{ description: string; amount: Money; taxed: boolean }>;
-  customer: { name: string; company: string | null; email: string };
+  /** `address`: the billing address's lines as the billing system holds them (none: empty); `tax_id`: a VAT or tax number. */
+  customer: { name: string; company: string | null; email: string; address: string[]; tax_id: string | null };
 }
 
 // ---- lists ----------------------------------------------------------------------------------

@@ -10,7 +10,10 @@ import { mapInvoiceDocument } from '../../mappings/whmcs/map.js';
 import { InvoiceAnswer } from '../../mappings/whmcs/parse-invoices.js';
 import { drawnLines, invoiceWith, ISSUER } from './pdf-text.js';
 
-const client = { firstname: 'Ada', lastname: 'L', companyname: '', email: 'a@example.com', status: 'active', currency_code: 'EUR' };
+const client = {
+  firstname: 'Ada', lastname: 'L', companyname: '', email: 'a@example.com', status: 'active', currency_code: 'EUR',
+  address1: 'Hauptstraße 1', address2: '', city: 'Berlin', state: 'Berlin', postcode: '10115', countryname: 'Germany', tax_id: 'DE123456789',
+};
 
 t.test('a partly paid WHMCS invoice shows what was paid, so Total − paid = Balance due on the page', async () => {
   // GetInvoice's balance is the total minus the payments in `transactions` (here 50.00 of 120.00).
@@ -71,4 +74,14 @@ t.test('a single tax level still prints one tax row', async () => {
   const lines = await drawnLines(await renderInvoicePdf(mapInvoiceDocument(InvoiceAnswer.parse(single), client as never, 'UTC'), ISSUER));
   assert.deepEqual(lines.filter((line) => line.startsWith('Tax (')), ['Tax (19.00%)']);
   assert.equal(lines[lines.indexOf('Tax (19.00%)') + 1], '19.00 EUR');
+});
+
+t.test('the buyer block states the billing address and tax number WHMCS holds for the client', async () => {
+  const answer = InvoiceAnswer.parse({ ...twoLevels, tax2: '0.00', taxrate2: '0.000', total: '119.00', balance: '119.00' });
+  const document = mapInvoiceDocument(answer, client as never, 'UTC');
+  assert.deepEqual(document.customer.address, ['Hauptstraße 1', '10115 Berlin', 'Berlin', 'Germany']);
+  const lines = await drawnLines(await renderInvoicePdf(document, ISSUER));
+  for (const line of ['Hauptstraße 1', '10115 Berlin', 'Germany', 'Tax ID: DE123456789']) assert.ok(lines.includes(line), line);
+  const bare = mapInvoiceDocument(answer, { ...client, address1: '', city: '', state: '', postcode: '', countryname: '', tax_id: '' } as never, 'UTC');
+  assert.deepEqual([bare.customer.address, bare.customer.tax_id], [[], null], 'none stated: nothing printed');
 });

@@ -100,7 +100,7 @@ t.test('renderInvoicePdf', async (t) => {
   t.test('draws text the standard fonts cannot encode, degrading it instead of throwing', async () => {
     const bytes = await renderInvoicePdf(
       invoiceWith({
-        customer: { name: 'Łukasz Żółć', company: '山田商事株式会社', email: 'yamada@例え.jp' },
+        customer: { name: 'Łukasz Żółć', company: '山田商事株式会社', email: 'yamada@例え.jp', address: ['東京都'], tax_id: null },
         items: [
           { description: 'Сервер — 서버 — خادم — 😀 — Ａｃｍｅ — ﬁle — zero\u200bwidth — bell\u0007', amount: eur('1.00'), taxed: false },
         ],
@@ -123,7 +123,7 @@ t.test('renderInvoicePdf', async (t) => {
     const bytes = await renderInvoicePdf(
       invoiceWith({
         number: huge,
-        customer: { name: huge, company: huge, email: huge },
+        customer: { name: huge, company: huge, email: huge, address: Array.from({ length: 1000 }, () => huge), tax_id: huge },
         items: [{ description: `${huge}\n${'\n'.repeat(10_000)}`, amount: eur('1.00'), taxed: false }, ...items],
       }),
       { name: huge, addressLines: Array.from({ length: 1000 }, () => huge), email: huge, taxId: huge, footer: huge },

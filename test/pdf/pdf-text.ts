@@ -34,7 +34,7 @@ export function invoiceWith(overrides: Partial<InvoiceDocument> = {}): InvoiceDo
       { description: 'Reseller Hosting Gold - shop.example.com (01/02/2026 - 28/02/2026)', amount: eur('1234.50'), taxed: true },
       { description: 'Domain renewal - example.org (1 year)', amount: eur('9.99'), taxed: false },
     ],
-    customer: { name: 'Ada Lovelace', company: 'Analytical Engines plc', email: 'ada@engines.example' },
+    customer: { name: 'Ada Lovelace', company: 'Analytical Engines plc', email: 'ada@engines.example', address: ['10 Marylebone Road', 'London NW1 5LR', 'United Kingdom'], tax_id: 'GB987654321' },
     ...overrides,
   };
 }

@@ -169,7 +169,8 @@ t.test('FOSSBilling mapping on answers built from the source', async (t) => {
     assert.deepEqual(document.balance, { amount: '5.99', currency: 'USD' });
     assert.equal(document.taxes[0]?.rate, '20.00');
     assert.deepEqual(document.items, [{ description: 'Shared Hosting Starter (1M)', amount: { amount: '4.99', currency: 'USD' }, taxed: true }]);
-    assert.deepEqual(document.customer, { name: 'Ada Lovelace', company: 'Analytical Ltd', email: 'ada@example.com' });
+    // The buyer as the invoice holds it (Invoice/Service.php copies the client's address onto it).
+    assert.deepEqual(document.customer, { name: 'Ada Lovelace', company: 'Analytical Ltd', email: 'ada@example.com', address: ['1 Main St', 'N1 London', 'GB'], tax_id: null });
   });
 
   t.test('rounds PHP float amounts to the cent (noisy variants), and computes a missing total exactly', async () => {
