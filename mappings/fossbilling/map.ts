@@ -3,6 +3,7 @@
  * gives both the v1 order and the v1 service (same id).
  */
 import { addressLines } from '../../src/backend/address.js';
+import { ownEntry } from '../../src/own-entry.js';
 import { BackendError } from '../../src/backend/backend.js';
 import { multiplyDecimals, roundDecimal } from '../../src/backend/decimal.js';
 import { isRealLocalTime, localToUtc } from '../../src/backend/time-zone.js';
@@ -52,11 +53,6 @@ export const ORDER_STATUS: Readonly<Record<string, Order['status']>> = {
   suspended: 'active',
   canceled: 'cancelled',
 };
-
-/** `table[key]`, own entries only: a status "constructor" must not find Object.prototype's. */
-export function entryOf<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
-  return Object.hasOwn(table, key) ? table[key] : undefined;
-}
 
 function unreadable(operatorMessage: string): BackendError {
   return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage });
@@ -137,7 +133,7 @@ export function mapProduct(product: RawProduct, currency: string): Product {
     name: product.title,
     description: product.description,
     type: product.type === 'hosting' ? 'hosting' : 'other',
-    pay_type: entryOf(PAY_TYPES, product.pricing.type ?? '') ?? 'recurring',
+    pay_type: ownEntry(PAY_TYPES, product.pricing.type ?? '') ?? 'recurring',
     prices: productPrices(product, currency),
     // FOSSBilling has no priced configurable options in its core products.
     config_options: [],
@@ -187,7 +183,7 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
   const unpaid = unpaidInvoiceOf(order);
   return {
     id: order.id,
-    status: entryOf(ORDER_STATUS, order.status) ?? 'other',
+    status: ownEntry(ORDER_STATUS, order.status) ?? 'other',
     created_at: created,
     total: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
     invoice_id: unpaid ?? found?.invoice.id ?? null,
@@ -197,7 +193,7 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
 }
 
 export function mapService(order: RawOrder, fallbackCurrency: string): Service {
-  const status = entryOf(SERVICE_STATUS, order.status);
+  const status = ownEntry(SERVICE_STATUS, order.status);
   if (status === undefined) throw unreadable(`order ${order.id} has status "${order.status}", which the mapping does not know`);
   if (!order.product_id || order.product_id === '0') throw unreadable(`order ${order.id} has no product`);
   const canceled = order.status === 'canceled';
@@ -287,7 +283,7 @@ export function mapInvoiceDocument(invoice: RawInvoice, client: RawClient, fallb
       name,
       company: buyer.company || client.company || null,
       email: buyer.email || client.email,
-      address: addressLines([buyer.address, [buyer.zip, buyer.city].filter(Boolean).join(' '), buyer.state, buyer.country]),
+      address: addressLines([buyer.address, [buyer.zip, buyer.city].join(' '), buyer.state, buyer.country]),
       tax_id: buyer.company_vat?.trim() || null,
     },
   };

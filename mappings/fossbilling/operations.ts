@@ -9,11 +9,11 @@ import type { z } from 'zod';
 import { BackendError, type Customer, type WriteContext } from '../../src/backend/backend.js';
 import type { Order, PageRequest, PageResult, ServiceAction } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
+import { ownEntry } from '../../src/own-entry.js';
 import { afterWrite } from '../../src/upstream/answers.js';
 import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
-  entryOf,
   mapAccount,
   mapCredentials,
   mapInvoice,
@@ -113,7 +113,7 @@ export function fossbillingOperations(
   // ---- catalog --------------------------------------------------------------------------
 
   const isPublic = (product: RawProduct): boolean =>
-    entryOf(PAY_TYPES, product.pricing.type ?? '') !== undefined &&
+    ownEntry(PAY_TYPES, product.pricing.type ?? '') !== undefined &&
     (publicIds.size > 0 ? publicIds.has(product.id) : product.status === 'enabled' && !product.hidden);
 
   /** `freshness`: `fresh` for the checks before a write, which a stale catalog would let through. */

@@ -13,6 +13,7 @@ import type { ForwardCall, Forwarder } from '../../src/http/forwarding.js';
 import { DETAIL, redactor } from '../../src/upstream/answers.js';
 import { DEADLINE_HEADER, DeadlineDispatcher } from '../../src/upstream/deadline-dispatcher.js';
 import { Agent } from '../../src/upstream/undici.js';
+import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { isUpstreamProblem, readAnswer } from './answer.js';
@@ -90,7 +91,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
   function upstreamKey(call: ForwardCall): string {
     const { customer } = call.caller;
     // Only a configured entry: an id such as `constructor` must not find Object.prototype's.
-    const key = Object.hasOwn(config.apiKeys, customer.upstreamId) ? config.apiKeys[customer.upstreamId] : undefined;
+    const key = ownEntry(config.apiKeys, customer.upstreamId);
     if (key === undefined) {
       throw new BackendError('upstream_error', DETAIL.refused, {
         operatorMessage: `upstream.v1.apiKeys has no key for upstream id "${customer.upstreamId}" (account ${customer.accountId}); nothing was sent`,

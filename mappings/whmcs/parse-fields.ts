@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { oneStep, readerOf, UNREAD, withReader } from '../../src/backend/one-step-field.js';
+import { ownEntry } from '../../src/own-entry.js';
 import { decodeEntities } from './text.js';
 import { type LocalDateTime, parseLocalDateTime } from './time.js';
 
@@ -200,11 +201,8 @@ export function presentCollection<K extends string, T extends z.ZodType>(key: K,
 
 /** Upstream enum → v1 enum through a table, compared case- and punctuation-insensitively. */
 export function mapped<T>(table: Readonly<Record<string, T>>, fallback?: T) {
-  const lookup = (value: string): T | undefined => {
-    const key = value.toLowerCase().replace(/[^a-z0-9]/g, '');
-    // Own entries only: a status "Constructor" must not find Object.prototype's.
-    return Object.hasOwn(table, key) ? table[key] : fallback;
-  };
+  // Own entries only: a status "Constructor" must not find Object.prototype's.
+  const lookup = (value: string): T | undefined => ownEntry(table, value.toLowerCase().replace(/[^a-z0-9]/g, '')) ?? fallback;
   const type = z.string().transform((value, ctx): T => {
     const found = lookup(value);
     if (found !== undefined) return found;

@@ -15,6 +15,7 @@ import { open, rename, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { withFileLock } from './file-lock.js';
 import { jsonSyntaxError } from '../../json-syntax.js';
+import { ownEntry } from '../../own-entry.js';
 import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, sameRecord } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
@@ -60,7 +61,7 @@ export class FileKeyStore implements KeyStore {
   async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
     let written = false;
     await this.update((data) => {
-      written = sameRecord(own(data.accounts, account.id), expected);
+      written = sameRecord(ownEntry(data.accounts, account.id), expected);
       if (written) data.accounts[account.id] = structuredClone(account);
     });
     return written;
@@ -68,7 +69,7 @@ export class FileKeyStore implements KeyStore {
 
   async getAccount(id: string): Promise<AccountRecord | null> {
     await this.refresh();
-    return copyOrNull(own(this.data.accounts, id));
+    return copyOrNull(ownEntry(this.data.accounts, id));
   }
 
   async listAccounts(): Promise<AccountRecord[]> {
@@ -85,7 +86,7 @@ export class FileKeyStore implements KeyStore {
   async replaceKey(key: ApiKeyRecord, expected: ApiKeyRecord): Promise<boolean> {
     let written = false;
     await this.update((data) => {
-      written = sameRecord(own(data.keys, key.id), expected);
+      written = sameRecord(ownEntry(data.keys, key.id), expected);
       if (written) data.keys[key.id] = structuredClone(key);
     });
     return written;
@@ -94,8 +95,8 @@ export class FileKeyStore implements KeyStore {
   async getKey(id: string): Promise<ApiKeyRecord | null> {
     await this.refresh();
     // An unknown id may be a key the CLI wrote since the last check: look at the file once more.
-    if (own(this.data.keys, id) === undefined) await this.refresh(true);
-    return copyOrNull(own(this.data.keys, id));
+    if (ownEntry(this.data.keys, id) === undefined) await this.refresh(true);
+    return copyOrNull(ownEntry(this.data.keys, id));
   }
 
   getKeyWithAccount(id: string): Promise<{ key: ApiKeyRecord; account: AccountRecord } | null> {
@@ -166,13 +167,6 @@ export class FileKeyStore implements KeyStore {
   }
 }
 
-/**
- * The record stored under `id`, never one of Object.prototype's (`constructor`, `__proto__`,
- * `toString` …): the file's maps are plain objects, and such ids are not accounts or keys.
- */
-function own<T>(records: Record<string, T>, id: string): T | undefined {
-  return Object.hasOwn(records, id) ? records[id] : undefined;
-}
 
 async function readKeyFile(
   path: string,
@@ -241,8 +235,8 @@ function changedKeys(before: KeyFile, after: KeyFile): string[] {
   const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
   const ids = new Set([...Object.keys(before.keys), ...Object.keys(after.keys)]);
   return [...ids].filter((id) => {
-    const accountId = (own(after.keys, id) ?? own(before.keys, id))?.accountId ?? '';
-    return changed(own(before.keys, id), own(after.keys, id)) || changed(own(before.accounts, accountId), own(after.accounts, accountId));
+    const accountId = (ownEntry(after.keys, id) ?? ownEntry(before.keys, id))?.accountId ?? '';
+    return changed(ownEntry(before.keys, id), ownEntry(after.keys, id)) || changed(ownEntry(before.accounts, accountId), ownEntry(after.accounts, accountId));
   });
 }
 
