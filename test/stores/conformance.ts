@@ -23,6 +23,7 @@ import type {
   WindowPolicy,
 } from '../../src/stores/types.js';
 import type { WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
+import { KeyService } from '../../src/keys/key-service.js';
 import { ipGroup, keyGroup } from '../../src/stores/rate-policies.js';
 
 export interface TestClock {
@@ -856,4 +857,18 @@ export function runWebhookConformance(t: Test, name: string, factory: FixtureFac
       assert.ok(await store.get(first));
     });
   });
+}
+
+/**
+ * A key read into a KeyService's cache, then revoked in the store with no message sent (as if the
+ * invalidation were lost): its cached copy still serves until something makes it read again.
+ */
+export async function revokedUnannounced(keys: KeyStore): Promise<{ service: KeyService; key: string }> {
+  const service = new KeyService(keys, 'resubscribe-pepper-0123456789abcdef0123456789', { cacheTtlMs: 600_000 });
+  await service.createAccount({ id: 'acct_r', name: 'R', upstreamId: '1' });
+  const { record, key } = await service.issue({ accountId: 'acct_r', name: 'k', scopes: ['read:products'] });
+  assert.equal(typeof (await service.authenticate(key)), 'object');
+  await keys.putKey({ ...record, revokedAt: new Date(Date.now() - 1_000).toISOString() });
+  assert.equal(typeof (await service.authenticate(key)), 'object', 'the cached copy serves while it is fresh');
+  return { service, key };
 }

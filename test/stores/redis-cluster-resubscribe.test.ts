@@ -7,10 +7,9 @@
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { Redis } from 'ioredis';
-import { KeyService } from '../../src/keys/key-service.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { startRedisCluster, type RedisClusterNodes } from '../helpers/redis.js';
-import { realClock, unique } from './conformance.js';
+import { realClock, revokedUnannounced, unique } from './conformance.js';
 
 let cluster: RedisClusterNodes;
 t.before(async () => {
@@ -23,13 +22,7 @@ t.test('cluster: a copy read before the subscription broke is read again once it
   const stores = await createRedisStores({ clusterNodes: cluster.nodes, keyPrefix });
   const admins = cluster.nodes.map((node) => new Redis(node.port, node.host));
   try {
-    const service = new KeyService(stores.keys, 'resubscribe-pepper-0123456789abcdef0123456789', { cacheTtlMs: 600_000 });
-    await service.createAccount({ id: 'acct_r', name: 'R', upstreamId: '1' });
-    const { record, key } = await service.issue({ accountId: 'acct_r', name: 'k', scopes: ['read:products'] });
-    assert.equal(typeof (await service.authenticate(key)), 'object');
-    // A revocation whose message nobody receives: written straight to the store.
-    await stores.keys.putKey({ ...record, revokedAt: new Date(Date.now() - 1_000).toISOString() });
-    assert.equal(typeof (await service.authenticate(key)), 'object', 'the cached copy serves while it is fresh');
+    const { service, key } = await revokedUnannounced(stores.keys);
 
     const channel = `${keyPrefix}key-invalidation`;
     const subscribers = async () => {

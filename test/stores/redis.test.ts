@@ -9,7 +9,7 @@ import type { PolicyCheck, Stores } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import { readWindowLog, windowLog } from '../helpers/redis-log.js';
 import type { RedisServer } from '../helpers/redis.js';
-import { realClock, unique, hitIp, hitKey, hitIpAndKey, webhookRecord } from './conformance.js';
+import { realClock, unique, hitIp, hitKey, hitIpAndKey, revokedUnannounced, webhookRecord } from './conformance.js';
 import { runRedisConformance } from './redis-conformance.js';
 
 let server: RedisServer;
@@ -106,13 +106,7 @@ t.test('redis: specifics', async (t) => {
     const stores = await createRedisStores({ url: server.url, keyPrefix: `${unique('resubscribe')}:` });
     const admin = new Redis(server.url);
     try {
-      const service = new KeyService(stores.keys, 'resubscribe-pepper-0123456789abcdef0123456789', { cacheTtlMs: 600_000 });
-      await service.createAccount({ id: 'acct_r', name: 'R', upstreamId: '1' });
-      const { record, key } = await service.issue({ accountId: 'acct_r', name: 'k', scopes: ['read:products'] });
-      assert.equal(typeof (await service.authenticate(key)), 'object');
-      // A revocation whose message nobody receives: written straight to the store.
-      await stores.keys.putKey({ ...record, revokedAt: new Date(Date.now() - 1_000).toISOString() });
-      assert.equal(typeof (await service.authenticate(key)), 'object', 'the cached copy serves while it is fresh');
+      const { service, key } = await revokedUnannounced(stores.keys);
 
       let unconfirmed = 0;
       stores.keys.onInvalidation((keyId) => {
