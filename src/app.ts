@@ -225,7 +225,7 @@ function registerEndpoints(app: FastifyInstance, endpoints: Endpoint[], ctx: Reg
   }
 }
 
-type DocumentConfig = Pick<ResolvedConfig, 'profile'> & Partial<Pick<ResolvedConfig, 'publicBaseUrl' | 'host' | 'port' | 'issuer' | 'rateLimits' | 'idempotency'>>;
+type DocumentConfig = Pick<ResolvedConfig, 'profile'> & Partial<Pick<ResolvedConfig, 'publicBaseUrl' | 'host' | 'port' | 'issuer' | 'rateLimits' | 'idempotency' | 'problemTypeBase'>>;
 
 /**
  * The endpoints the app serves, OpenAPI route included (for tests that sweep every route). The
@@ -246,6 +246,7 @@ function documentOptions(config: DocumentConfig, capabilities?: BackendCapabilit
     serverUrl: publicBaseUrl(config),
     rateLimits: config.rateLimits,
     idempotency: config.idempotency,
+    problemTypeBase: config.problemTypeBase,
     ...(config.issuer ? { contact: { name: config.issuer.name, email: config.issuer.email } } : {}),
   };
 }

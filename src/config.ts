@@ -190,8 +190,16 @@ export const ConfigSchema = z.strictObject({
   shutdownGraceMs: PositiveInt.default(30_000),
   /** The absolute URL integrators use (OpenAPI `servers`); default: derived from host and port. */
   publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
-  /** Base of the Problem `type` URIs; each type is this plus the reason. */
-  problemTypeBase: z.string().url().default('https://reseller-gateway.dev/problems/'),
+  /**
+   * Base of the Problem `type` URIs; each type is this plus the reason. A base written without a
+   * separator at its end (`https://api.example.com/problems`) gets a `/`: else every type would
+   * run into the reason (`…/problemsnot_found`) instead of ending in it (contract §2).
+   */
+  problemTypeBase: z
+    .string()
+    .url()
+    .default('https://reseller-gateway.dev/problems/')
+    .transform((base) => (/[/#:]$/.test(base) ? base : `${base}/`)),
   redisUrl: z
     .string()
     .url()

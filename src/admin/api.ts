@@ -65,7 +65,7 @@ export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
     typeBase: config.problemTypeBase,
     bodyLimit: config.bodyLimitBytes,
   };
-  const endpoints = adminEndpoints({ serverUrl: publicBaseUrl({ host: config.ops.host, port: config.ops.port }), profile: config.profile });
+  const endpoints = adminEndpoints({ serverUrl: publicBaseUrl({ host: config.ops.host, port: config.ops.port }), profile: config.profile, problemTypeBase: config.problemTypeBase });
   return {
     tokenNames: config.admin.tokens.map((token) => token.name),
     problemTypeBase: config.problemTypeBase,

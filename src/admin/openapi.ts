@@ -43,6 +43,8 @@ export interface AdminDocumentOptions {
   serverUrl: string;
   /** The deployment's profile: B's idempotency records never go stale (no 410). */
   profile: Profile;
+  /** The configured base of problem `type` URIs (config `problemTypeBase`); the default when not given. */
+  problemTypeBase?: string | undefined;
 }
 
 /** Every reason an admin endpoint can answer with: its own plus those its kind implies. */
@@ -54,7 +56,7 @@ function reasonsOf(endpoint: AdminEndpoint, profile: Profile): AnyReason[] {
   return [...reasons];
 }
 
-function operation(endpoint: AdminEndpoint, profile: Profile, schemas: Record<string, JsonSchema>): object {
+function operation(endpoint: AdminEndpoint, { profile, problemTypeBase }: AdminDocumentOptions, schemas: Record<string, JsonSchema>): object {
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(endpoint.responses)) {
     const headers: Record<string, object> = { ...HEADERS };
@@ -63,7 +65,8 @@ function operation(endpoint: AdminEndpoint, profile: Profile, schemas: Record<st
     const schema = toSchema(spec.schema, 'output', { schemas });
     responses[status] = { description: spec.description, headers, content: { 'application/json': { schema, example: exampleOf(schema, schemas) } } };
   }
-  Object.assign(responses, errorResponses(reasonsOf(endpoint, profile), PROBLEMS));
+  const problems = problemTypeBase === undefined ? PROBLEMS : { ...PROBLEMS, typeBase: problemTypeBase };
+  Object.assign(responses, errorResponses(reasonsOf(endpoint, profile), problems));
   const scopeNote = endpoint.scope === 'any' ? 'Any admin token.' : `Requires the admin scope \`${endpoint.scope}\`.`;
   const body = endpoint.body ? toSchema(endpoint.body, 'input', { schemas }) : undefined;
   return {
@@ -83,12 +86,13 @@ function operation(endpoint: AdminEndpoint, profile: Profile, schemas: Record<st
   };
 }
 
-export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], { serverUrl, profile }: AdminDocumentOptions): object {
+export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], options: AdminDocumentOptions): object {
+  const { serverUrl, profile } = options;
   const schemas: Record<string, JsonSchema> = {};
   const paths: Record<string, Record<string, object>> = {};
   for (const endpoint of endpoints) {
     const path = openApiPath(endpoint.url);
-    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, profile, schemas) };
+    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, options, schemas) };
   }
   const reasons = [...new Set(endpoints.flatMap((endpoint) => reasonsOf(endpoint, profile)))].sort();
   schemas.AdminProblem = problemSchema('RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.', reasons, {});

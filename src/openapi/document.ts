@@ -85,9 +85,10 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
 };
 
 /** How an operation's problem answers are described: the headers depend on its kind. */
-function problemsOf(endpoint: Endpoint): ProblemResponses {
+function problemsOf(endpoint: Endpoint, typeBase: string | undefined): ProblemResponses {
   return {
     schema: 'Problem',
+    ...(typeBase === undefined ? {} : { typeBase }),
     headers: endpoint.scope === 'public' ? COMMON_HEADERS : { ...COMMON_HEADERS, ...AUTHENTICATED_PROBLEM_HEADERS },
     reasonHeaders: REASON_HEADERS,
     ...(endpoint.idempotent ? { statusHeaders: REPLAYED_STATUSES } : {}),
@@ -140,7 +141,7 @@ export function parameters(
   return result;
 }
 
-function operation(endpoint: Endpoint, offer: DocumentedOffer, components: Components): object {
+function operation(endpoint: Endpoint, offer: DocumentedOffer, components: Components, typeBase: string | undefined): object {
   const documented = endpoint.documented?.(offer) ?? {};
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(endpoint.responses)) {
@@ -157,7 +158,7 @@ function operation(endpoint: Endpoint, offer: DocumentedOffer, components: Compo
       : { 'application/json': { schema, example } };
     responses[status] = { description: spec.description, headers, content };
   }
-  Object.assign(responses, errorResponses(reasonsOf(endpoint, offer.profile), problemsOf(endpoint)));
+  Object.assign(responses, errorResponses(reasonsOf(endpoint, offer.profile), problemsOf(endpoint, typeBase)));
   const body = documented.body ?? endpoint.body;
   const scopeNote = endpoint.scope === 'public'
     ? 'No authentication.'
@@ -243,9 +244,11 @@ export interface DocumentOptions {
   rateLimits?: DocumentedLimits | undefined;
   /** The configured idempotency windows (config `idempotency`); the defaults when not given. */
   idempotency?: DocumentedWindows | undefined;
+  /** The configured base of problem `type` URIs (config `problemTypeBase`); the default when not given. */
+  problemTypeBase?: string | undefined;
 }
 
-export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact, capabilities, rateLimits = DEFAULT_LIMITS, idempotency = DEFAULT_WINDOWS }: DocumentOptions): object {
+export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl, contact, capabilities, rateLimits = DEFAULT_LIMITS, idempotency = DEFAULT_WINDOWS, problemTypeBase }: DocumentOptions): object {
   const offer: DocumentedOffer = {
     profile,
     actions: PROFILE_ACTIONS[profile].filter((action) => !capabilities || capabilities.serviceActions.includes(action)),
@@ -262,7 +265,7 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
   const paths: Record<string, Record<string, object>> = {};
   for (const endpoint of endpoints) {
     const path = openApiPath(endpoint.url);
-    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, offer, components) };
+    paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, offer, components, problemTypeBase) };
   }
   return {
     openapi: '3.1.0',

@@ -17,6 +17,8 @@ export interface ProblemResponses {
   reasonHeaders: Partial<Record<AnyReason, Headers>>;
   /** Headers a status adds (the stored answers an idempotent operation replays). */
   statusHeaders?: Record<number, Headers>;
+  /** The configured base of `type` (config `problemTypeBase`), so that the examples show the types answered. */
+  typeBase?: string;
 }
 
 /** The reasons an endpoint's input implies (validation, the body's limits, the Idempotency-Key), in the documents' order. */
@@ -29,10 +31,10 @@ export function inputReasons(endpoint: { params?: unknown; query?: unknown; body
   return reasons;
 }
 
-function problemExample(reason: AnyReason): object {
+function problemExample(reason: AnyReason, typeBase = 'https://reseller-gateway.dev/problems/'): object {
   const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
   const { status, title } = reasonSpec(reason);
-  return { type: `https://reseller-gateway.dev/problems/${reason}`, title, status, detail: title, instance: `urn:uuid:${requestId}`, reason, request_id: requestId };
+  return { type: `${typeBase}${reason}`, title, status, detail: title, instance: `urn:uuid:${requestId}`, reason, request_id: requestId };
 }
 
 /** One response per status the reasons answer with, each naming its reasons, in status order. */
@@ -47,7 +49,7 @@ export function errorResponses(reasons: readonly AnyReason[], docs: ProblemRespo
     responses[String(status)] = {
       description: group.map((reason) => `\`${reason}\`: ${reasonSpec(reason).title}`).join('; '),
       headers: Object.assign({}, docs.headers, docs.statusHeaders?.[status] ?? {}, ...group.map((reason) => docs.reasonHeaders[reason] ?? {})),
-      content: { 'application/problem+json': { schema: { $ref: `#/components/schemas/${docs.schema}` }, example: problemExample(group[0] as AnyReason) } },
+      content: { 'application/problem+json': { schema: { $ref: `#/components/schemas/${docs.schema}` }, example: problemExample(group[0] as AnyReason, docs.typeBase) } },
     };
   }
   return responses;
