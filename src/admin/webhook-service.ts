@@ -3,6 +3,7 @@
  * failed event and enabling a disabled endpoint. Beside the account and key operations (service.ts),
  * for the admin API.
  */
+import { isDisabled } from '../keys/key-service.js';
 import { Refusal } from '../keys/refusal.js';
 import type { DeliveryLogEntry, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import type { WebhookEvents } from '../webhooks/emitter.js';
@@ -32,14 +33,20 @@ export class WebhookAdmin {
 
   /**
    * Sends a failed (or dropped) event again, with the same id and payload and a fresh retry
-   * schedule. The endpoint must be there and enabled: enable it first.
+   * schedule. The endpoint must be there and enabled: enable it first. The account must be enabled
+   * too: the worker drops a disabled account's events unsent, so a replay would be answered
+   * "pending" and never sent.
    */
   async replayDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry> {
+    const account = await this.accounts.account(accountId);
     const record = await this.webhook(accountId);
     const entry = await this.store.getDelivery(accountId, eventId);
     if (!entry) throw new Refusal('unknown', `account ${accountId} has no logged event ${eventId}`);
     if (entry.state !== 'failed' && entry.state !== 'dropped') {
       throw new Refusal('webhook_state', `event ${eventId} is ${entry.state}; only a failed or dropped event can be replayed`);
+    }
+    if (isDisabled(account)) {
+      throw new Refusal('account_disabled', `account ${accountId} is disabled and its events are dropped unsent; enable it first`);
     }
     if (record.status === 'disabled') {
       throw new Refusal('webhook_state', `the webhook endpoint of account ${accountId} is disabled; enable it first`);

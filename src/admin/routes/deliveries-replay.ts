@@ -9,7 +9,8 @@ export default defineAdminEndpoint({
   summary: 'Replay a failed event',
   description:
     'Queues a `failed` or `dropped` event again, with its id and payload as first sent and the whole retry schedule ahead of it ' +
-    '(receivers deduplicate on `webhook-id`). 409 `webhook_state_conflict` for any other state, or while the endpoint is disabled.',
+    '(receivers deduplicate on `webhook-id`). 409 `webhook_state_conflict` for any other state, or while the endpoint is disabled; ' +
+    '409 `account_disabled` while the account is (its events are dropped unsent).',
   tag: 'Webhooks',
   scope: 'admin:webhooks',
   params: z.strictObject({
@@ -17,7 +18,7 @@ export default defineAdminEndpoint({
     event_id: z.string().regex(/^evt_[0-9a-z]{1,60}$/, 'must be an event id (evt_…)').meta({ description: 'The event id.' }),
   }),
   responses: { 202: { description: 'Queued: the delivery, pending.', schema: DeliverySchema } },
-  errors: ['not_found', 'webhook_state_conflict'],
+  errors: ['not_found', 'webhook_state_conflict', 'account_disabled'],
   async handler({ params, webhooks }) {
     return { status: 202, body: deliveryView(await webhooks.replayDelivery(params.id, params.event_id)) };
   },
