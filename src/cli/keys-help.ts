@@ -96,7 +96,9 @@ ${COMMON}
 ${EXIT_CODES}`,
   list: `usage: reseller-keys list [--account <id>]
 
-Lists keys (id, account, name, state, scopes); a key itself is never shown again.
+Lists keys (id, account, name, state, scopes); a key itself is never shown again. The state is the
+one the gateway acts on now: active (until when, for a key in a rotation's grace period or with an
+expiry), revoked or expired.
 
 ${COMMON}
 

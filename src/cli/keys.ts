@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
-import { AccountIdSchema, AccountNameSchema, ExpiresAtSchema, KeyNameSchema, RateLimitsSchema, UpstreamIdSchema } from '../admin/schemas.js';
+import { AccountIdSchema, AccountNameSchema, ExpiresAtSchema, KeyNameSchema, keyView, RateLimitsSchema, UpstreamIdSchema } from '../admin/schemas.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
@@ -67,8 +67,15 @@ function shown(key: ApiKeyRecord): Omit<ApiKeyRecord, 'secretHash'> {
   return rest;
 }
 
+/**
+ * The state the gateway acts on now, as the admin API's `status` says it: a key in a rotation's
+ * grace period (a future revokedAt) is active until then, and an expiry passed is `expired`.
+ */
 function describeKey(key: ApiKeyRecord): string {
-  const state = key.revokedAt ? `revoked ${key.revokedAt}` : key.expiresAt ? `expires ${key.expiresAt}` : 'active';
+  const { status } = keyView(key);
+  const ends = [key.revokedAt, key.expiresAt].filter((at): at is string => at !== null).sort((a, b) => Date.parse(a) - Date.parse(b));
+  const state =
+    status === 'revoked' ? `revoked ${key.revokedAt}` : status === 'expired' ? `expired ${key.expiresAt}` : ends[0] ? `active until ${ends[0]}` : 'active';
   return `${key.id}  account=${key.accountId}  name=${key.name}  ${state}  scopes=${key.scopes.join(',')}`;
 }
 
