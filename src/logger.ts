@@ -10,8 +10,13 @@ import type { GatewayConfig } from './config.js';
 import { sourceAddress } from './http/source-address.js';
 import { redactPath } from './secret-like.js';
 
-/** Query parameters whose values are harmless to log. */
+/** Query parameters whose values are harmless to log: page numbers. */
 const LOGGABLE_QUERY = new Set(['page', 'per_page']);
+/**
+ * A value of those shown as sent: a number. Anything else is masked too: a key sent as `per_page`
+ * is refused as any key in the query is (request-gate.ts), and must not be logged either.
+ */
+const LOGGABLE_VALUE = /^\d{1,12}$/;
 
 /**
  * A parameter name shown in the log: a short word (`access_token`, `filter`), which tells the
@@ -25,7 +30,8 @@ function redactUrl(url: string): string {
   if (index === -1) return redactPath(url);
   const params = new URLSearchParams(url.slice(index + 1));
   const masked = [...params.keys()].map((name) => {
-    if (LOGGABLE_QUERY.has(name)) return `${name}=${encodeURIComponent(params.get(name) ?? '')}`;
+    const value = params.get(name) ?? '';
+    if (LOGGABLE_QUERY.has(name) && (value === '' || LOGGABLE_VALUE.test(value))) return `${name}=${value}`;
     return SHOWN_NAME.test(name) ? `${name}=[redacted]` : '[redacted]';
   });
   return `${redactPath(url.slice(0, index))}?${masked.join('&')}`;
