@@ -84,6 +84,11 @@ function backendEnv(registry: BackendRegistry): Array<[name: string, path: strin
   return registry.flatMap((plugin) => plugin.env.map(({ name, path, kind }): [string, string[], BackendEnvVar['kind']] => [name, ['upstream', plugin.name, ...path], kind]));
 }
 
+/** Every environment variable loadConfig reads: CONFIG_FILE, the overrides and each backend's own. */
+export function configEnvNames(registry: BackendRegistry): string[] {
+  return ['CONFIG_FILE', ...[...ENV_OVERRIDES, ...backendEnv(registry)].map(([name]) => name)];
+}
+
 /**
  * Reads CONFIG_FILE (default config/gateway.json, optional when absent), applies the environment
  * on top and validates the result.

@@ -24,15 +24,20 @@ import type { Stores } from './stores/types.js';
 import { EX_CONFIG, noUpstreamMessage, sandboxRequested } from './startup/mode.js';
 import { isWorkerMessage, runPrimary, workerCount, type FromWorker, type ToWorker } from './workers.js';
 
+/** A ConfigError stops the process with EX_CONFIG and its message (no stack); anything else is returned. */
+function exitOnConfigError(error: unknown): unknown {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`reseller-gateway: ${error.message}\n`);
+    process.exit(EX_CONFIG);
+  }
+  return error;
+}
+
 function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
   try {
     return loadConfig(registry);
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`reseller-gateway: ${error.message}\n`);
-      process.exit(EX_CONFIG);
-    }
-    throw error;
+    throw exitOnConfigError(error);
   }
 }
 
@@ -141,6 +146,9 @@ async function runWorker(registry: BackendRegistry): Promise<void> {
 export function runGateway(registry: BackendRegistry): void {
   applyHeapSettings();
   (cluster.isWorker ? runWorker(registry) : main(registry)).catch((error: unknown) => {
+    // A setting only the built app can check (idempotency.settleMs against the backend's write
+    // timeout) is a bad config too: EX_CONFIG and the field, not exit 1 and a stack trace.
+    exitOnConfigError(error);
     process.stderr.write(`reseller-gateway: failed to start: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   });

@@ -9,7 +9,8 @@
  * every worker is, and the admin API runs there (src/admin/primary.ts). SIGTERM/SIGINT: unready at
  * once, every worker drains as a single process does, then the primary exits (0 when every worker
  * drained and exited 0). A worker that dies otherwise is replaced; workers that die before any of
- * them listens, three times, stop the primary with 1 (a port taken, a bad module).
+ * them listens, three times, stop the primary with 1 (a port taken, a bad module); one that exits
+ * EX_CONFIG before then stops it with EX_CONFIG at once.
  *
  * The memory stores cannot be shared between processes: more than one worker needs Redis.
  */
@@ -20,6 +21,7 @@ import { pino } from 'pino';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { BackendRegistry } from './backend/registry.js';
 import type { GatewayConfig, ResolvedConfig } from './config.js';
+import { configEnvNames } from './load-config.js';
 import { loggerOptions } from './logger.js';
 import { createPrimaryAdminApi } from './admin/primary.js';
 import { resolvePepper } from './keys/pepper.js';
@@ -87,7 +89,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   let primaryAdmin: ReturnType<typeof createPrimaryAdminApi> | undefined;
 
   // Installed before any worker is forked: a signal during boot drains what has started.
-  const shutdown = async (reason: string, code: 0 | 1 = 0): Promise<void> => {
+  const shutdown = async (reason: string, code: 0 | 1 | typeof EX_CONFIG = 0): Promise<void> => {
     if (shuttingDown) return;
     shuttingDown = true;
     log.info({ reason }, 'shutting down: draining the workers');
@@ -102,13 +104,15 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     await sandbox?.close();
     await ops?.close();
     await Promise.allSettled([primaryAdmin?.close(), stores?.close()]);
-    process.exit(code === 0 && !drainFailed ? 0 : 1);
+    process.exit(code !== 0 ? code : drainFailed ? 1 : 0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+  // The workers take their config over IPC: the variables it was read from (secrets among them) stay out of their environment.
+  const workerEnv = Object.fromEntries(configEnvNames(registry).map((name) => [name, undefined]));
   const fork = (): Worker => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(workerEnv);
     workers.add(worker);
     worker.on('message', (message: FromWorker) => {
       if (message?.type !== 'gateway:hello') return;
@@ -118,8 +122,14 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     worker.once('exit', (code, signal) => {
       workers.delete(worker);
       if (shuttingDown) {
-        // Ended by the SIGTERM itself: a worker still loading, before its own handler (it served nothing).
-        if (code !== 0 && signal !== 'SIGTERM') drainFailed = true;
+        // Ended by the signal itself: a worker still loading, before its own handler (it served nothing).
+        // SIGINT too: a terminal's Ctrl-C reaches every process of the group, the workers with the primary.
+        if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGINT') drainFailed = true;
+        return;
+      }
+      // A config error the workers found (one only the built app checks) will not mend by starting another.
+      if (!serving && code === EX_CONFIG) {
+        void shutdown('the workers refused the configuration', EX_CONFIG);
         return;
       }
       // Workers that keep dying before any of them listens will not start (a port taken, say), as a single process would not.

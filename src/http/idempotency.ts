@@ -143,7 +143,7 @@ export class Idempotency {
     this.leaseMs = writeTimeoutMs + settings.leaseMarginMs;
     if (settings.settleMs !== undefined && settings.settleMs < writeTimeoutMs) {
       throw new ConfigError(
-        `idempotency.settleMs (${settings.settleMs}) must not be shorter than the backend's write timeout (${writeTimeoutMs} ms)`,
+        `invalid configuration:\n  - idempotency.settleMs: must not be shorter than the backend's write timeout (${writeTimeoutMs} ms; it is ${settings.settleMs})`,
       );
     }
     this.settleMs = settings.settleMs ?? writeTimeoutMs + settings.leaseMarginMs;
