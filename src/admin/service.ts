@@ -74,9 +74,11 @@ export class AdminService {
    * Doing either twice changes nothing but the announcement (a disabled account keeps when it was disabled).
    */
   async setAccountDisabled(id: string, disabled: boolean): Promise<AccountRecord> {
-    const { after } = await this.changeAccount(id, (account) =>
-      isDisabled(account) === disabled ? account : { ...account, disabledAt: disabled ? new Date(this.now()).toISOString() : null },
-    );
+    const { after } = await this.changeAccount(id, (account) => {
+      if (isDisabled(account) === disabled) return account;
+      const now = new Date(this.now()).toISOString();
+      return disabled ? { ...account, disabledAt: now } : { ...account, disabledAt: null, enabledAt: now };
+    });
     // Even unchanged, as updateAccount: a retry must announce what a failed attempt wrote.
     await this.invalidateKeysOf(id);
     return after;

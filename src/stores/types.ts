@@ -219,6 +219,11 @@ export interface AccountRecord {
    * written before accounts could be disabled, which reads as enabled.
    */
   disabledAt?: string | null;
+  /**
+   * When the account was last enabled after being disabled (absent if never): the change detector
+   * starts it over from a new baseline even when no pass of its saw it disabled.
+   */
+  enabledAt?: string | null;
 }
 
 export interface KeyStore {

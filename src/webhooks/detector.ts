@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { BackendError, type Backend, type Customer } from '../backend/backend.js';
 import { isDisabled } from '../keys/key-service.js';
-import type { KeyStore } from '../stores/types.js';
+import type { AccountRecord, KeyStore } from '../stores/types.js';
 import type { WebhookStore } from '../stores/webhook-types.js';
 import type { PageResult, Service } from '../v1/schemas.js';
 import { BASELINE_FIELD, type WebhookEvents } from './emitter.js';
@@ -39,6 +39,16 @@ export interface ChangeDetectorOptions {
   events: WebhookEvents;
   pollIntervalMs: number;
   log: FastifyBaseLogger;
+}
+
+/**
+ * What a baseline mark is taken for: the customer, and when the account was last enabled again. A
+ * customer's history before the account mapped to it is no news (an upstream_id change), nor is what
+ * changed while the account was disabled (reference W9), even when it was disabled and enabled
+ * again between two passes, so that no pass saw it disabled.
+ */
+function baselineTag(account: AccountRecord): string {
+  return account.enabledAt ? `${account.upstreamId} enabled ${account.enabledAt}` : account.upstreamId;
 }
 
 export class ChangeDetector {
@@ -86,7 +96,7 @@ export class ChangeDetector {
         }
         const record = await store.get(account.id);
         if (!record || record.status === 'disabled') continue;
-        await this.scan({ accountId: account.id, upstreamId: account.upstreamId }).catch((error: unknown) => {
+        await this.scan({ accountId: account.id, upstreamId: account.upstreamId }, baselineTag(account)).catch((error: unknown) => {
           log.warn({ err: error, account_id: account.id }, 'webhook change detection failed for an account; next pass retries');
         });
       }
@@ -95,14 +105,14 @@ export class ChangeDetector {
     }
   }
 
-  private async scan(customer: Customer): Promise<void> {
+  private async scan(customer: Customer, tag: string): Promise<void> {
     const { backend, store, events } = this.options;
     const ctx = { requestId: `webhook-detector-${randomUUID()}` };
     const snapshot = await store.readSnapshot(customer.accountId);
-    // The mark's tag names the customer it was taken for (none on marks from before): an account
-    // mapped to another customer since holds that one's snapshot, and the new one's history is no news.
+    // The mark's tag names what it was taken for (none on marks from before, see baselineTag): an
+    // account mapped to another customer since, or enabled again since, starts from a new baseline.
     const mark = await store.readSnapshotState(customer.accountId, BASELINE_FIELD);
-    const baseline = mark === null || (mark.tag !== '' && mark.tag !== customer.upstreamId);
+    const baseline = mark === null || (mark.tag !== '' && mark.tag !== tag);
 
     // A service list the backend refuses (FOSSBilling past its rows bound) must not leave the
     // account's invoices and known orders unwatched: the pass goes on without it, and fails after.
@@ -140,7 +150,7 @@ export class ChangeDetector {
       for (const id of leftNew) await store.recordSnapshot(customer.accountId, `order:${id}`, null, UNREAD_ORDER);
     }
     // Recorded over the mark the pass read (under the detector's lease), naming this customer.
-    if (baseline || mark.tag === '') await store.recordSnapshot(customer.accountId, BASELINE_FIELD, mark?.state ?? null, new Date().toISOString(), customer.upstreamId);
+    if (baseline || mark.tag === '') await store.recordSnapshot(customer.accountId, BASELINE_FIELD, mark?.state ?? null, new Date().toISOString(), tag);
     if (servicesFailure !== null) throw servicesFailure;
   }
 

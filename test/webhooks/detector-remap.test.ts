@@ -3,12 +3,16 @@
  * the detector's snapshot holds the old customer's resources, so the new customer's existing
  * orders, services and invoices are history, not news: the first pass after the change records
  * them without reporting, as the first pass for a new endpoint does; later changes are reported.
+ * Likewise for an account enabled again, even when no pass saw it disabled.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
+import { AdminService } from '../../src/admin/service.js';
 import { BackendError, type Customer } from '../../src/backend/backend.js';
+import type { KeyService } from '../../src/keys/key-service.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
+import type { AccountRecord, KeyStore } from '../../src/stores/types.js';
 import type { WebhookStore } from '../../src/stores/webhook-types.js';
 import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.js';
 import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
@@ -113,4 +117,26 @@ bothStores('a mark written before marks named their customer is kept as this cus
   await detector.tick();
   assert.deepEqual(await queued(), ['service.status_changed 10'], 'no baseline at the upgrade: the change is reported');
   assert.equal((await store.readSnapshotState(ACCOUNT, BASELINE_FIELD))?.tag, '1', 'the mark now names its customer');
+});
+
+bothStores('an account disabled and enabled again between two passes: what changed meanwhile is not reported', async (store) => {
+  const backend = new FakeBackend();
+  const { detector, account, queued } = await detectorOver(store, backend);
+  const admin = new AdminService({ keys: { invalidate: async () => {} } as unknown as KeyService, store: { getAccount: async () => account, replaceAccount: async (after: AccountRecord) => (Object.assign(account, after), true), listKeys: async () => [] } as unknown as KeyStore });
+  const data = backend.of('1');
+  data.services.push(service('10', 'active'));
+  await detector.tick();
+
+  await admin.setAccountDisabled(ACCOUNT, true);
+  data.services[0] = service('10', 'suspended');
+  data.invoices.push(invoice('100', 'unpaid'));
+  await admin.setAccountDisabled(ACCOUNT, false);
+  await detector.tick();
+  assert.deepEqual(await queued(), [], 'no pass saw it disabled, yet its changes while disabled are no news (W9)');
+
+  data.services[0] = service('10', 'active');
+  await detector.tick();
+  assert.deepEqual(await queued(), ['service.status_changed 10'], 'later changes are');
+  await detector.tick();
+  assert.deepEqual(await queued(), [], 'and the new mark holds: no second baseline');
 });
