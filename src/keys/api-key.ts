@@ -19,8 +19,11 @@ export function parseApiKey(raw: string): ParsedKey | null {
   return { keyId: match[1] as string, secret: match[2] as string };
 }
 
-/** An authentication scheme's name is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` too. */
-const BEARER = /^Bearer ([^\s]+)$/i;
+/**
+ * An authentication scheme's name is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` too;
+ * one or more spaces part it from the credentials (§11.6.2, `auth-scheme [ 1*SP token68 ]`).
+ */
+const BEARER = /^Bearer +([^\s]+)$/i;
 
 /** The key (or admin token) in an Authorization header, or undefined (none, or null: several). */
 export function bearerKey(header: string | null | undefined): string | undefined {
