@@ -32,6 +32,12 @@ function isRedisUrl(text: string): boolean {
   return /^rediss?:$/.test(url.protocol) && /^\/?\d*$/.test(url.pathname);
 }
 
+/**
+ * An address to listen on: an IP address or a host name, without port or scheme (`host:3000` or
+ * `[::1]` failed only at listen, with exit 1 and a stack, instead of naming the field).
+ */
+const ListenHost = z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'must be an IP address or a host name, without port or scheme (0.0.0.0, ::, gateway.internal)' });
+
 /** A Redis Cluster seed, `host:port` (`[v6 address]:port`, optionally `redis://` in front); the port defaults to 6379. */
 const CLUSTER_SEED = /^(?:redis:\/\/)?(\[[0-9A-Fa-f:.]+\]|[^\s:/@[\]]+)(?::(\d{1,5}))?$/;
 
@@ -174,7 +180,7 @@ export const ConfigSchema = z.strictObject({
     })
     .pipe(z.union([z.literal('auto'), z.number().int().min(1).max(1024, 'must be at most 1024 processes')]))
     .default(1),
-  host: z.string().default('127.0.0.1'),
+  host: ListenHost.default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(3000),
   profile: z.enum(['A', 'B']).default('A'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -240,7 +246,7 @@ export const ConfigSchema = z.strictObject({
   /** The operations listener (metrics, probes): apart from the public port, loopback by default. */
   ops: z
     .strictObject({
-      host: z.string().default('127.0.0.1'),
+      host: ListenHost.default('127.0.0.1'),
       port: z.number().int().min(0).max(65535).default(9464),
       /**
        * At SIGTERM /readyz answers 503 at once; the public listener keeps serving this long before

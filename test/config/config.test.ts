@@ -73,6 +73,17 @@ t.test('config', async (t) => {
     assert.throws(() => loadConfig(BACKENDS, { CONFIG_FILE: 'config/missing.json' }), /cannot read config file/);
   });
 
+  t.test('a listen address with a port or a scheme is refused at boot, naming the field', async () => {
+    for (const [variable, field] of [['HOST', 'host'], ['OPS_HOST', 'ops.host']] as const) {
+      for (const bad of ['gateway:3000', '[::1]', 'http://0.0.0.0', 'two words']) {
+        assert.throws(() => loadConfig(BACKENDS, { [variable]: bad }), (error: Error) => error instanceof ConfigError && error.message.includes(`- ${field}: must be an IP address or a host name`), `${variable}=${bad}`);
+      }
+      for (const good of ['0.0.0.0', '::', '::1', 'localhost', 'gateway.internal']) assert.doesNotThrow(() => loadConfig(BACKENDS, { [variable]: good }), `${variable}=${good}`);
+    }
+    assert.equal(loadConfig(BACKENDS, { HOST: '::' }).host, '::');
+    assert.equal(loadConfig(BACKENDS, { OPS_HOST: 'gateway.internal' }).ops.host, 'gateway.internal');
+  });
+
   t.test('a config file that is not JSON is refused by line and column, never quoting the text around the error', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'rg-config-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
