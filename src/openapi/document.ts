@@ -76,8 +76,16 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
   unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="v1"`, with `error="invalid_token"` when a key was sent.', schema: { type: 'string' } } },
   insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="v1", error="insufficient_scope", scope="…"`.', schema: { type: 'string' } } },
   method_not_allowed: { Allow: { description: 'The methods the path supports.', schema: { type: 'string' } } },
-  // The refusing policy's state: the source address's or the key's.
-  rate_limited: { 'Retry-After': { description: 'Seconds (≥ 1) until a retry can succeed.', schema: { type: 'integer' } }, ...LIMIT_HEADERS },
+  // The refusing policy's state: the source address's (RateLimit fields only: X-RateLimit-* are the key's) or the key's.
+  rate_limited: {
+    'Retry-After': { description: 'Seconds (≥ 1) until a retry can succeed.', schema: { type: 'integer' } },
+    ...Object.fromEntries(
+      Object.entries(LIMIT_HEADERS).map(([name, header]) => [
+        name,
+        name.startsWith('X-') ? { ...header, description: `${header.description} The key's: absent when the source address's limit refused before any key was counted.` } : header,
+      ]),
+    ),
+  },
   idempotency_in_progress: { 'Retry-After': { description: 'Seconds until the first request\'s claim expires.', schema: { type: 'integer' } } },
   upstream_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   store_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
