@@ -118,6 +118,15 @@ function mayHaveExecuted(error: unknown): boolean {
   return true;
 }
 
+/**
+ * The write did not run: not sent (refused connection, open circuit breaker), or turned away by an
+ * upstream that said it is unavailable. `unavailable` with an unknown outcome (a v1 upstream's 503
+ * to a write) may have run.
+ */
+function neverRan(error: unknown): boolean {
+  return error instanceof BackendError && error.kind === 'unavailable' && !error.outcomeUnknown;
+}
+
 const seconds = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
 
 /** `outcome_unknown`: an earlier attempt sent its write and left no outcome; this one reconciles first. */
@@ -230,6 +239,14 @@ export class Idempotency {
       if (isDefinitiveBackendAnswer(error, writeAnswered) && (writeAnswered || claim.sentAt === null)) {
         const rendered = run.render(toApiError(error));
         await record(() => this.store.complete(scope, claim.token, rendered));
+        throw error;
+      }
+      if (sent && neverRan(error)) {
+        // Marked, then turned away before it could run (a refused connection, the open breaker, the
+        // upstream saying it is unavailable): nothing to reconcile. This attempt's mark is taken
+        // back (an earlier attempt's stays), and the client's retry runs the key again.
+        await record(() => this.store.unmarkSent(scope, claim.token));
+        await record(() => this.store.release(scope, claim.token));
         throw error;
       }
       if (writeSent && !writeAnswered && error instanceof BackendError && toApiError(error).status < 500) {

@@ -1,0 +1,104 @@
+/**
+ * A write whose connection is refused, or that the open circuit breaker turns away, after its
+ * write-ahead mark: nothing reached the upstream, so the client's retry with the same key runs it.
+ * It was remembered as "outcome unknown": the retry waited out the settle time (409), then a power
+ * action answered 503 outcome_unknown for good ("may have taken effect"), though it never left.
+ */
+import assert from 'node:assert/strict';
+import t from 'tap';
+import { createFossbillingBackend } from '../../mappings/fossbilling/backend.js';
+import { FossbillingConfigSchema } from '../../mappings/fossbilling/config.js';
+import { createFossbillingSeed, startFossbillingSimulator } from '../../simulators/fossbilling/server.js';
+import { startWhmcsSimulator } from '../../simulators/whmcs/server.js';
+import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startRefusingProxy } from '../helpers/refusing-proxy.js';
+
+const post = (gw: TestGateway, url: string, key: string, body: unknown) =>
+  gw.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json', 'idempotency-key': key },
+    payload: JSON.stringify(body),
+  });
+
+t.test('WHMCS: a reboot whose connection is refused after its checks is run by the retry with the same key', async (t) => {
+  const simulator = await startWhmcsSimulator();
+  const proxy = await startRefusingProxy(simulator.url);
+  const gw = await buildTestGateway({ simulator, whmcs: { url: proxy.url } });
+  t.teardown(async () => {
+    await gw.close();
+    await proxy.close();
+    await simulator.close();
+  });
+
+  proxy.refuseAfter(['GetClientsProducts', 'GetClientsDetails', 'GetCancelledPackages', 'GetProducts']);
+  const first = await post(gw, '/v1/services/1/actions', 'refused-reboot-1', { action: 'reboot' });
+  assert.equal(first.statusCode, 503, first.body);
+  assert.equal(first.json().reason, 'upstream_unavailable');
+  assert.ok(!proxy.forwarded.includes('ModuleCustom'), 'the reboot never reached WHMCS');
+
+  await proxy.reopen();
+  const retry = await post(gw, '/v1/services/1/actions', 'refused-reboot-1', { action: 'reboot' });
+  assert.equal(retry.statusCode, 200, retry.body);
+  assert.equal(proxy.forwarded.filter((name) => name === 'ModuleCustom').length, 1, 'sent once, by the retry');
+});
+
+t.test('WHMCS: a reboot the breaker turns away after its checks is run by the retry with the same key', async (t) => {
+  const simulator = await startWhmcsSimulator();
+  const proxy = await startRefusingProxy(simulator.url);
+  const gw = await buildTestGateway({ simulator, whmcs: { url: proxy.url, circuitBreaker: { failureThreshold: 1, openMs: 1_000 } } });
+  t.teardown(async () => {
+    await gw.close();
+    await proxy.close();
+    await simulator.close();
+  });
+  const reads = ['GetClientsProducts', 'GetClientsDetails', 'GetCancelledPackages', 'GetProducts'];
+
+  // B's checks take a while; meanwhile A's write is refused and opens the breaker (one down-signal).
+  simulator.inject({ action: 'GetClientsProducts', kind: 'latency', ms: 400, times: 1 });
+  const pendingB = post(gw, '/v1/services/1/actions', 'breaker-b', { action: 'stop' });
+  for (let waited = 0; proxy.forwarded.length < reads.length; waited += 10) {
+    if (waited > 5_000) assert.fail('B\'s checks were not sent');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  proxy.refuseAfter(reads);
+  assert.equal((await post(gw, '/v1/services/1/actions', 'breaker-a', { action: 'reboot' })).statusCode, 503);
+  const first = await pendingB;
+  assert.equal(first.statusCode, 503, first.body);
+  assert.equal(first.json().reason, 'upstream_unavailable');
+  assert.ok(!proxy.forwarded.includes('ModuleCustom'), 'neither write reached WHMCS');
+
+  await proxy.reopen();
+  await new Promise((resolve) => setTimeout(resolve, 1_050));
+  // One trial call closes the breaker (a request's concurrent checks would be turned away meanwhile).
+  assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(gw.keys['acme:all']) })).statusCode, 200);
+  const retry = await post(gw, '/v1/services/1/actions', 'breaker-b', { action: 'stop' });
+  assert.equal(retry.statusCode, 200, retry.body);
+  assert.equal(proxy.forwarded.filter((name) => name === 'ModuleCustom').length, 1, 'sent once, by the retry');
+});
+
+t.test('FOSSBilling: an order whose order/create connection is refused is placed by the retry at once, once', async (t) => {
+  const sim = await startFossbillingSimulator({ seed: createFossbillingSeed });
+  const proxy = await startRefusingProxy(sim.url);
+  const gw = await buildTestGateway({ backend: createFossbillingBackend(FossbillingConfigSchema.parse({ url: proxy.url, apiToken: sim.apiToken })) });
+  t.teardown(async () => {
+    await gw.close();
+    await proxy.close();
+    await sim.close();
+  });
+  const order = { product_id: '2', billing_cycle: 'onetime' };
+  const before = sim.state.orders.length;
+  proxy.refuseAfter(['product/get_list', 'client/get']);
+  const first = await post(gw, '/v1/orders', 'refused-order-1', order);
+  assert.equal(first.statusCode, 503, first.body);
+  assert.equal(first.json().reason, 'upstream_unavailable');
+  assert.equal(sim.state.orders.length, before, 'nothing was ordered');
+
+  await proxy.reopen();
+  const retry = await post(gw, '/v1/orders', 'refused-order-1', order);
+  assert.equal(retry.statusCode, 201, retry.body);
+  assert.equal(sim.state.orders.length, before + 1);
+  const replay = await post(gw, '/v1/orders', 'refused-order-1', order);
+  assert.equal(replay.headers['idempotent-replayed'], 'true');
+  assert.equal(sim.state.orders.length, before + 1);
+});
