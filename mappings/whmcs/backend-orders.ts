@@ -39,7 +39,7 @@ export interface WhmcsOrders {
   /** `currency` saves reading the client when the caller already has it. */
   readOrder(customer: Customer, id: string, currency?: string): Promise<Order>;
   placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order>;
-  findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch>;
+  findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext & Partial<WriteContext>): Promise<OrderSearch>;
 }
 
 export function createWhmcsOrders(
@@ -141,20 +141,30 @@ export function createWhmcsOrders(
     )?.value;
   }
 
-  async function orderOfService(customer: Customer, service: RawService): Promise<OrderSearch> {
-    if (!service.orderid) return { kind: 'unknown', reason: `WHMCS service ${service.id} carries the order key but no order id` };
-    try {
-      return { kind: 'found', order: await readOrder(customer, service.orderid) };
-    } catch (error) {
-      return { kind: 'unknown', reason: `order ${service.orderid} carries the order key but could not be read: ${failure(error)}` };
-    }
+  async function orderOfService(customer: Customer, service: RawService, ctx: OrderKeyContext & Partial<WriteContext>): Promise<OrderSearch> {
+    const orderid = service.orderid;
+    if (!orderid) return { kind: 'unknown', reason: `WHMCS service ${service.id} carries the order key but no order id` };
+    const read = async (): Promise<OrderSearch> => {
+      try {
+        return { kind: 'found', order: await readOrder(customer, orderid) };
+      } catch (error) {
+        return { kind: 'unknown', reason: `order ${orderid} carries the order key but could not be read: ${failure(error)}` };
+      }
+    };
+    const found = await read();
+    // The earlier attempt's AddOrder answer was lost, so it never sent AcceptOrder: accepted now, as
+    // a placed order is. WHMCS accepts only a Pending order, so one accepted meanwhile stays as it is.
+    if (!config.acceptOrder.enabled || found.kind !== 'found' || found.order.status !== 'pending' || !ctx.beforeWrite) return found;
+    await ctx.beforeWrite();
+    await acceptOrder(orderid, ctx);
+    return read();
   }
 
   /**
    * Proof of absence or nothing: every page of the client's services is read, and every service
    * of a product with the key field must show that field's value.
    */
-  async function findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch> {
+  async function findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext & Partial<WriteContext>): Promise<OrderSearch> {
     const unknown = (reason: string): OrderSearch => ({ kind: 'unknown', reason: `order key search for client ${customer.upstreamId}: ${reason}` });
     let products: RawProduct[];
     try {
@@ -182,7 +192,7 @@ export function createWhmcsOrders(
       for (const service of page.services) {
         seen.add(service.id);
         const value = orderKeyValue(service);
-        if (value === tag) return orderOfService(customer, service);
+        if (value === tag) return orderOfService(customer, service, ctx);
         if (value === undefined && keyed.has(service.pid)) {
           return unknown(
             `GetClientsProducts does not show the custom field "${config.orderKeyField.name}" of service ${service.id} (product ${service.pid}); the answers must include the services' customfields`,

@@ -123,9 +123,10 @@ export interface Backend {
   /**
    * Looks for the order that an earlier attempt with this key and record placed. Called when that
    * attempt sent its write and its outcome is unknown, before anything is sent again. Never throws
-   * for a failed read: that is `unknown`.
+   * for a failed read: that is `unknown`. `beforeWrite`, when given, precedes any write that
+   * completes the order found (WHMCS: AcceptOrder, which the earlier attempt never got to).
    */
-  findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext): Promise<OrderSearch>;
+  findOrderByIdempotencyKey(customer: Customer, ctx: OrderKeyContext & Partial<WriteContext>): Promise<OrderSearch>;
   getOrder(customer: Customer, id: string, ctx: CallContext): Promise<Order>;
   listServices(customer: Customer, page: PageRequest, ctx: CallContext): Promise<PageResult<Service>>;
   getService(customer: Customer, id: string, ctx: CallContext): Promise<Service>;

@@ -64,7 +64,7 @@ export default defineEndpoint({
       if (!deps.backend.capabilities.reconcilesOrders) {
         throw outcomeUnknown(`backend ${deps.backend.name} cannot find an order by its Idempotency-Key`);
       }
-      const earlier = await deps.backend.findOrderByIdempotencyKey(caller.customer, ctx);
+      const earlier = await deps.backend.findOrderByIdempotencyKey(caller.customer, { ...ctx, beforeWrite });
       if (earlier.kind === 'found') return created(await announce(deps, caller.account.id, earlier.order, call.trace));
       if (earlier.kind === 'unknown') throw outcomeUnknown(earlier.reason);
     }
