@@ -95,7 +95,9 @@ export async function sendWebhook(
       body,
       signal: attempt.signal,
     });
-    await readCapped(answer.body);
+    // The status is the answer (only 2xx counts): a body cut off after it, or still coming at the
+    // deadline, does not turn a receiver's 200 into a failure (sent again, its endpoint counted failing).
+    await readCapped(answer.body).catch(() => undefined);
     const retryAfter = answer.headers['retry-after'];
     return { kind: 'answered', status: answer.statusCode, retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null };
   } catch (error) {
@@ -118,7 +120,7 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-/** Reads at most MAX_ANSWER_BYTES of the answer (nobody looks at it) and drops the rest. */
+/** Reads at most MAX_ANSWER_BYTES of the answer (nobody looks at it) and drops the rest; bounded by the attempt's signal. */
 async function readCapped(stream: AsyncIterable<Buffer> & { destroy(): void }): Promise<void> {
   let size = 0;
   for await (const chunk of stream) {

@@ -169,7 +169,7 @@ export class DeliveryWorker {
     const at = new Date(this.now());
     let secrets: string[];
     try {
-      secrets = this.secrets(record, at);
+      secrets = this.secrets(record, at, delivery.accountId);
     } catch (error) {
       // Sealed with another key (webhooks.encryptionKey changed): retrying cannot help.
       this.options.log.error({ err: error, event_id: delivery.eventId, account_id: delivery.accountId }, 'webhook secret cannot be opened; event failed');
@@ -248,11 +248,19 @@ export class DeliveryWorker {
     this.options.onAttempt?.(outcome);
   }
 
-  /** The current secret, and during a rotation's overlap the previous one too. */
-  private secrets(record: WebhookRecord, at: Date): string[] {
+  /**
+   * The current secret, and during a rotation's overlap the previous one too when it can be opened:
+   * a rotation is how a reseller recovers from secrets sealed with another key, and the old one,
+   * kept as the previous for 24 h, must not fail every event meanwhile. Only the current one must open.
+   */
+  private secrets(record: WebhookRecord, at: Date, accountId: string): string[] {
     const secrets = [this.options.box.open(record.secret)];
     if (record.previousSecret && record.previousSecretExpiresAt && Date.parse(record.previousSecretExpiresAt) > at.getTime()) {
-      secrets.push(this.options.box.open(record.previousSecret));
+      try {
+        secrets.push(this.options.box.open(record.previousSecret));
+      } catch (error) {
+        this.options.log.warn({ err: error, account_id: accountId }, 'previous webhook secret cannot be opened; signing with the current one only');
+      }
     }
     return secrets;
   }
