@@ -82,7 +82,7 @@ export function keyView(key: ApiKeyRecord, now = Date.now()): z.infer<typeof Key
     account_id: key.accountId,
     name: key.name,
     scopes: key.scopes,
-    status: ended(key.revokedAt) ? 'revoked' : ended(key.expiresAt) ? 'expired' : 'active',
+    status: key.revokedNow === true || ended(key.revokedAt) ? 'revoked' : ended(key.expiresAt) ? 'expired' : 'active',
     created_at: key.createdAt,
     expires_at: key.expiresAt,
     revoked_at: key.revokedAt,

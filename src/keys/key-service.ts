@@ -85,7 +85,7 @@ export class KeyService {
     // The hash is checked before the key's state so that a guessed id reveals nothing about it.
     if (!found || !this.secretMatches(found, secret)) return 'unknown';
     const { key, account } = found;
-    if (key.revokedAt !== null && Date.parse(key.revokedAt) <= this.now()) return 'revoked';
+    if (key.revokedAt !== null && (key.revokedNow === true || Date.parse(key.revokedAt) <= this.now())) return 'revoked';
     if (key.expiresAt !== null && Date.parse(key.expiresAt) <= this.now()) return 'expired';
     if (isDisabled(account)) return 'account_disabled';
     return { key, account };
@@ -146,7 +146,9 @@ export class KeyService {
       },
       change: (record) => {
         const earlier = record.revokedAt !== null && Date.parse(record.revokedAt) <= at.getTime();
-        return { ...record, revokedAt: earlier ? record.revokedAt : at.toISOString() };
+        const revokedAt = earlier ? (record.revokedAt as string) : at.toISOString();
+        // Ended by this clock: marked, so that an instance whose clock is behind refuses it too.
+        return Date.parse(revokedAt) <= this.now() ? { ...record, revokedAt, revokedNow: true as const } : { ...record, revokedAt };
       },
       write: (next, record) => this.store.replaceKey(next, record),
     });
@@ -175,7 +177,7 @@ export class KeyService {
     if (resumed && leftBehind.revokedAt !== null) {
       throw new Refusal('key_inactive', `key ${leftBehind.id} was revoked (since ${leftBehind.revokedAt}); issue a new key instead`);
     }
-    if (!resumed && old.revokedAt !== null && Date.parse(old.revokedAt) <= now) {
+    if (!resumed && old.revokedAt !== null && (old.revokedNow === true || Date.parse(old.revokedAt) <= now)) {
       throw new Refusal('key_inactive', `key ${keyId} is revoked (since ${old.revokedAt}) and cannot be rotated; issue a new key instead`);
     }
     if (!resumed && old.expiresAt !== null && Date.parse(old.expiresAt) <= now) {

@@ -205,6 +205,12 @@ export interface ApiKeyRecord {
   createdAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
+  /**
+   * Set when the revocation took effect as it was made (a revoke, a rotation without grace), not at
+   * a later time: refused by every instance whatever its clock, as `revokedAt` is the revoking
+   * instance's time, which another instance's clock may not have reached yet. Absent otherwise.
+   */
+  revokedNow?: true;
   rateLimits: KeyRateLimitOverrides | null;
 }
 
