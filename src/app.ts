@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { createAdminApi, type AdminApi } from './admin/api.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend, BackendCapabilities } from './backend/backend.js';
-import type { ResolvedConfig } from './config.js';
+import { ConfigError, type ResolvedConfig } from './config.js';
 import { ApiError } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
@@ -158,6 +158,13 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     staleIfErrorMs: config.keys.staleIfErrorMs,
     observer: metrics,
   });
+  if (!(await keys.pepperMatchesStore())) {
+    throw new ConfigError(
+      'invalid configuration:\n  - keys.pepper: not the pepper the keys in the shared Redis are hashed with (another instance set it): ' +
+        'every key would answer 401 here. Give every instance the same KEY_PEPPER (to start over with a new one, every key issued so far ' +
+        "stops working: delete the Redis key '{keys}:pepper' under the key prefix).",
+    );
+  }
   const doctor = new DoctorMonitor(
     backend ?? {},
     { serviceActions: PROFILE_ACTIONS[config.profile] },

@@ -252,7 +252,12 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     throw error;
   }
   try {
-    const service = new AdminService({ keys: new KeyService(store.keys, resolvePepper(config)), store: store.keys });
+    const keys = new KeyService(store.keys, resolvePepper(config));
+    // A key hashed with another pepper than the gateways' would answer 401 everywhere.
+    if (!(await keys.pepperMatchesStore())) {
+      return fail(78, "invalid configuration:\n  - keys.pepper: not the pepper the keys in the shared Redis are hashed with; give the CLI the gateways' KEY_PEPPER");
+    }
+    const service = new AdminService({ keys, store: store.keys });
     const output = await run(command, sub, arg, values, service);
     io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return 0;

@@ -3,7 +3,7 @@
  * operator CLI and admin API (the rest). The records are checked against the copies the process
  * holds (held-keys.ts: cached, invalidated across instances, stale if the store errs).
  */
-import { hash, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore } from '../stores/types.js';
 import type { Scope } from './scopes.js';
 import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
@@ -101,6 +101,15 @@ export class KeyService {
     if (!secretMatches(secret, found.key.secretHash, this.pepper)) return false;
     found.verified = digest;
     return true;
+  }
+
+  /**
+   * Whether this pepper is the one the shared store's keys are hashed with (the first process to
+   * ask records its own): with another, every key would answer 401 here. No shared store: true.
+   */
+  async pepperMatchesStore(): Promise<boolean> {
+    if (!this.store.holdsPepper) return true;
+    return this.store.holdsPepper(createHmac('sha256', this.pepper).update('reseller-gateway key pepper').digest('hex'));
   }
 
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {

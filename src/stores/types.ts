@@ -260,6 +260,12 @@ export interface KeyStore {
    * subscription broke): every copy held must then be confirmed by the store before it is used.
    */
   onInvalidation(listener: (keyId: string | null) => void): void;
+  /**
+   * A store shared by separately configured processes (Redis) keeps a fingerprint of the key pepper
+   * its keys are hashed with, the first one given: true when `fingerprint` is that one. Absent where
+   * one process's config is the only one (the memory stores).
+   */
+  holdsPepper?(fingerprint: string): Promise<boolean>;
 }
 
 // ---- the set a deployment runs with ---------------------------------------------------------

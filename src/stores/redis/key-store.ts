@@ -145,6 +145,12 @@ export class RedisKeyStore implements KeyStore {
     this.listeners.add(listener);
   }
 
+  async holdsPepper(fingerprint: string): Promise<boolean> {
+    const key = this.redis.key('{keys}:pepper');
+    const stored = await this.redis.run(async (client) => ((await client.set(key, fingerprint, 'NX')) === 'OK' ? fingerprint : client.get(key)));
+    return stored === fingerprint;
+  }
+
   private accountKeysKey(accountId: string): string {
     return this.redis.key(`{keys}:account-keys:${encodeURIComponent(accountId)}`);
   }
