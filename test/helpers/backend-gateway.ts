@@ -12,6 +12,7 @@ import type { SandboxUpstream } from '../../src/backend/registry.js';
 import { parseConfig, type ResolvedConfig } from '../../src/config.js';
 import { KeyService } from '../../src/keys/key-service.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
+import type { Stores } from '../../src/stores/types.js';
 import { BACKENDS } from '../../mappings/index.js';
 import { fakeResolve, GENEROUS_LIMITS, issueTestKeys, TEST_PEPPER } from './gateway.js';
 
@@ -19,6 +20,8 @@ export interface BackendGatewayOptions {
   profile: 'A' | 'B';
   /** The backend's config section on top of its sandbox's (shorter deadlines, for example). */
   backendConfig?: Record<string, unknown>;
+  /** Raw gateway config on top of the test defaults (before validation): admin tokens, for example. */
+  config?: Record<string, unknown>;
 }
 
 export interface BackendGateway {
@@ -33,8 +36,10 @@ export interface BackendGateway {
   stopUpstream(): Promise<void>;
   /** Every log line the app wrote, raw. */
   logs: string[];
-  /** The standard test keys (`acme:all`, `beta:all`, …; see issueTestKeys). */
+  /** The standard test keys (`acme:all`, `beta:all`, …; see issueTestKeys), and their ids. */
   keys: Record<string, string>;
+  keyIds: Record<string, string>;
+  stores: Stores;
   close(): Promise<void>;
 }
 
@@ -49,6 +54,7 @@ export async function buildBackendGateway(name: string, options: BackendGatewayO
       keys: { pepper: TEST_PEPPER },
       // Its probes would add upstream calls the fault tests do not expect.
       doctor: { enabled: false },
+      ...options.config,
       rateLimits: GENEROUS_LIMITS,
       upstream: { backend: name },
     }, BACKENDS);
@@ -76,8 +82,9 @@ export async function buildBackendGateway(name: string, options: BackendGatewayO
       await upstream.close();
     };
     const keys: Record<string, string> = {};
+    const keyIds: Record<string, string> = {};
     const [acme, beta] = upstream.customerIds;
-    await issueTestKeys(new KeyService(stores.keys, TEST_PEPPER), keys, {}, { acme, beta });
+    await issueTestKeys(new KeyService(stores.keys, TEST_PEPPER), keys, keyIds, { acme, beta });
     return {
       backend: name,
       app,
@@ -87,6 +94,8 @@ export async function buildBackendGateway(name: string, options: BackendGatewayO
       stopUpstream,
       logs,
       keys,
+      keyIds,
+      stores,
       async close() {
         await app.close();
         await stopUpstream();

@@ -4,29 +4,14 @@
  * account's record is 404 and nothing of it, in both directions, and a write on it changes
  * nothing; an id that is not one (traversal, encoded slashes, unicode digits, very long) is a 400
  * problem before any backend is asked. A route with an id added later fails here until it is
- * given a record of each account (RECORD_OF).
+ * given a record of each account (RECORD_OF in test/helpers/security-gateway.ts).
  */
 import assert from 'node:assert/strict';
-import t from 'tap';
 import { allEndpoints } from '../../src/app.js';
 import type { Endpoint } from '../../src/http/endpoint.js';
 import { BACKENDS } from '../../mappings/index.js';
-import { buildBackendGateway, type BackendGateway } from '../helpers/backend-gateway.js';
 import { call, type HttpResponse } from '../helpers/http.js';
-
-interface Records {
-  service: { id: string; order_id: string | null };
-  invoiceId: string;
-}
-
-/** Which of an account's records each route with an id is called with. */
-const RECORD_OF: Record<string, (records: Records) => string> = {
-  '/v1/orders/:id': (records) => records.service.order_id as string,
-  '/v1/services/:id': (records) => records.service.id,
-  '/v1/services/:id/credentials': (records) => records.service.id,
-  '/v1/services/:id/actions': (records) => records.service.id,
-  '/v1/billing/invoices/:id/pdf': (records) => records.invoiceId,
-};
+import { overEveryBackend, RECORD_OF, type AccountRecords, type SecurityGateway } from '../helpers/security-gateway.js';
 
 /** Ids that are not ids, as they arrive on the wire. */
 const ODD_IDS = [
@@ -63,81 +48,71 @@ function assertProblem(response: HttpResponse, status: number, reason: string, w
 
 let counter = 0;
 
-function send(gw: BackendGateway, endpoint: Endpoint, id: string, key: string | undefined): Promise<HttpResponse> {
+function send(gw: SecurityGateway, endpoint: Endpoint, id: string, key: string | undefined): Promise<HttpResponse> {
   const path = endpoint.url.replace(':id', id);
   if (endpoint.method === 'GET') return call(gw.base, 'GET', path, { key });
   return call(gw.base, endpoint.method, path, { key, body: { action: 'cancel' }, headers: { 'idempotency-key': `sec-backends-${process.pid}-${++counter}` } });
 }
 
-for (const plugin of BACKENDS) {
-  t.test(`${plugin.name}: tenant isolation and odd ids on every route with an id`, async (t) => {
-    let gw: BackendGateway;
-    let endpoints: Endpoint[];
-    const records: Record<'acme' | 'beta', Records> = {} as Record<'acme' | 'beta', Records>;
-    t.before(async () => {
-      gw = await buildBackendGateway(plugin.name, { profile: 'A' });
-      endpoints = allEndpoints(gw.config).filter((endpoint) => endpoint.url.includes(':id') && endpoint.url !== '/v1/products/:id');
-      for (const account of ['acme', 'beta'] as const) {
-        const key = gw.keys[`${account}:all`];
-        const services = (await call(gw.base, 'GET', '/v1/services?per_page=100', { key })).json().data as Records['service'][];
-        const invoices = (await call(gw.base, 'GET', '/v1/billing/invoices?per_page=100', { key })).json().data as Array<{ id: string }>;
-        const service = services.find((candidate) => candidate.order_id !== null);
-        assert.ok(service && invoices[0], `${account} has a service with an order and an invoice in the ${plugin.name} sandbox`);
-        records[account] = { service, invoiceId: (invoices[0] as { id: string }).id };
-      }
-    });
-    t.teardown(() => gw.close());
-
-    t.test('every route with an id has a record of each account here', async () => {
-      for (const endpoint of endpoints) assert.ok(RECORD_OF[endpoint.url], `no record for ${endpoint.method} ${endpoint.url}`);
-    });
-
-    t.test("another account's record: 404 with nothing of it, in both directions; the owner's record is unchanged", async () => {
-      for (const [caller, owner] of [['acme', 'beta'], ['beta', 'acme']] as const) {
-        const ownerKey = gw.keys[`${owner}:all`];
-        const ownerService = `/v1/services/${records[owner].service.id}`;
-        const before = (await call(gw.base, 'GET', ownerService, { key: ownerKey })).json();
-        for (const endpoint of endpoints) {
-          const id = (RECORD_OF[endpoint.url] as (records: Records) => string)(records[owner]);
-          const what = `${plugin.name}: ${caller} → ${endpoint.method} ${endpoint.url.replace(':id', id)}`;
-          // The record is there: its owner reads it.
-          if (endpoint.method === 'GET') assert.equal((await send(gw, endpoint, id, ownerKey)).status, 200, `${what}, read by its owner`);
-          const response = await send(gw, endpoint, id, gw.keys[`${caller}:all`]);
-          assertProblem(response, 404, 'not_found', what);
-        }
-        assert.deepEqual((await call(gw.base, 'GET', ownerService, { key: ownerKey })).json(), before, `${owner}'s service after ${caller}'s calls`);
-      }
-    });
-
-    t.test('HEAD on every GET route: the status and headers GET has, no body; another account\'s record 404', async () => {
-      // (undici closes a connection after a HEAD, and asks the server to: Connection differs too.)
-      const varying = /^(date|x-request-id|ratelimit|x-ratelimit-|keep-alive|connection)/;
-      const stable = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !varying.test(name)));
-      const key = gw.keys['acme:all'];
-      for (const endpoint of allEndpoints(gw.config).filter((e) => e.method === 'GET' && e.url !== '/v1/products/:id')) {
-        const record = RECORD_OF[endpoint.url];
-        const path = endpoint.url.replace(':id', record ? record(records.acme) : '');
-        const what = `${plugin.name}: HEAD ${path}`;
-        const get = await call(gw.base, 'GET', path, { key });
-        const head = await call(gw.base, 'HEAD', path, { key });
-        assert.equal(get.status, 200, `GET ${path}: ${get.text}`);
-        assert.equal(head.status, 200, what);
-        assert.equal(head.bytes.length, 0, what);
-        assert.equal(head.headers['content-length'], String(get.bytes.length), what);
-        assert.deepEqual(stable(head.headers), stable(get.headers), what);
-        if (record) assert.equal((await call(gw.base, 'HEAD', endpoint.url.replace(':id', record(records.beta)), { key })).status, 404, `${what} of beta's record`);
-      }
-    });
-
-    t.test('an id that is not one: 400 invalid_request on every route, never 5xx, never a record', async () => {
-      for (const endpoint of endpoints) {
-        for (const id of ODD_IDS) {
-          const response = await send(gw, endpoint, id, gw.keys['acme:all']);
-          const what = `${plugin.name}: ${endpoint.method} ${endpoint.url.replace(':id', id.slice(0, 40))}`;
-          assert.ok(response.status === 400 || response.status === 404, `${what}: ${response.status} ${response.text}`);
-          assertProblem(response, response.status, response.status === 400 ? 'invalid_request' : 'not_found', what);
-        }
-      }
-    });
+overEveryBackend(BACKENDS, 'tenant isolation and odd ids on every route with an id', (t, gateway, backend) => {
+  let gw: SecurityGateway;
+  let endpoints: Endpoint[];
+  t.before(() => {
+    gw = gateway();
+    endpoints = allEndpoints(gw.config).filter((endpoint) => endpoint.url.includes(':id') && endpoint.url !== '/v1/products/:id');
   });
-}
+
+  t.test('every route with an id has a record of each account here', async () => {
+    for (const endpoint of endpoints) assert.ok(RECORD_OF[endpoint.url], `no record for ${endpoint.method} ${endpoint.url}`);
+  });
+
+  t.test("another account's record: 404 with nothing of it, in both directions; the owner's record is unchanged", async () => {
+    for (const [caller, owner] of [['acme', 'beta'], ['beta', 'acme']] as const) {
+      const ownerKey = gw.keys[`${owner}:all`];
+      const ownerService = `/v1/services/${gw.records[owner].service.id}`;
+      const before = (await call(gw.base, 'GET', ownerService, { key: ownerKey })).json();
+      for (const endpoint of endpoints) {
+        const id = (RECORD_OF[endpoint.url] as (records: AccountRecords) => string)(gw.records[owner]);
+        const what = `${backend}: ${caller} → ${endpoint.method} ${endpoint.url.replace(':id', id)}`;
+        // The record is there: its owner reads it.
+        if (endpoint.method === 'GET') assert.equal((await send(gw, endpoint, id, ownerKey)).status, 200, `${what}, read by its owner`);
+        const response = await send(gw, endpoint, id, gw.keys[`${caller}:all`]);
+        assertProblem(response, 404, 'not_found', what);
+      }
+      assert.deepEqual((await call(gw.base, 'GET', ownerService, { key: ownerKey })).json(), before, `${owner}'s service after ${caller}'s calls`);
+    }
+  });
+
+  t.test('HEAD on every GET route: the status and headers GET has, no body; another account\'s record 404', async () => {
+    // (undici closes a connection after a HEAD, and asks the server to: Connection differs too.)
+    const varying = /^(date|x-request-id|ratelimit|x-ratelimit-|keep-alive|connection)/;
+    const stable = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !varying.test(name)));
+    const key = gw.keys['acme:all'];
+    for (const endpoint of allEndpoints(gw.config).filter((e) => e.method === 'GET' && e.url !== '/v1/products/:id')) {
+      const record = RECORD_OF[endpoint.url];
+      const path = endpoint.url.replace(':id', record ? record(gw.records.acme) : '');
+      const what = `${backend}: HEAD ${path}`;
+      const get = await call(gw.base, 'GET', path, { key });
+      const head = await call(gw.base, 'HEAD', path, { key });
+      assert.equal(get.status, 200, `GET ${path}: ${get.text}`);
+      assert.equal(head.status, 200, what);
+      assert.equal(head.bytes.length, 0, what);
+      assert.equal(head.headers['content-length'], String(get.bytes.length), what);
+      assert.deepEqual(stable(head.headers), stable(get.headers), what);
+      if (record) assert.equal((await call(gw.base, 'HEAD', endpoint.url.replace(':id', record(gw.records.beta)), { key })).status, 404, `${what} of beta's record`);
+    }
+  });
+
+  t.test('an id that is not one: 400 invalid_request on every route, never 5xx, never a record', async () => {
+    for (const endpoint of endpoints) {
+      for (const id of ODD_IDS) {
+        const callsBefore = await gw.upstreamCalls();
+        const response = await send(gw, endpoint, id, gw.keys['acme:all']);
+        const what = `${backend}: ${endpoint.method} ${endpoint.url.replace(':id', id.slice(0, 40))}`;
+        assert.ok(response.status === 400 || response.status === 404, `${what}: ${response.status} ${response.text}`);
+        assertProblem(response, response.status, response.status === 400 ? 'invalid_request' : 'not_found', what);
+        if (response.status === 400) assert.equal(await gw.upstreamCalls(), callsBefore, `${what}: refused before the upstream was called`);
+      }
+    }
+  });
+});

@@ -1,26 +1,20 @@
 /**
- * The security suite's input sweep, over every route that takes a body (v1 and admin) and every v1
- * route for headers: malformed JSON, a body that is not JSON, a body over the limit and poisoned
- * property names are refused with their Problem+JSON before anything happens. Nothing of a refused
- * request stays behind: no upstream write, no stored record, and its Idempotency-Key is still free
- * for the corrected request. Headers over Node's limit are a problem too, on every route.
+ * The security suite's input sweep, over every registered backend (mappings/index.ts), every route
+ * that takes a body (v1 and admin) and every v1 route for headers: malformed JSON, a body that is
+ * not JSON, a body over the limit and poisoned property names are refused with their Problem+JSON
+ * before anything happens. Nothing of a refused request stays behind: no upstream call, no stored
+ * record, and its Idempotency-Key is still free for the corrected request. Headers over Node's
+ * limit are a problem too, on every route. One gateway per backend (security-gateway.ts).
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import t from 'tap';
 import type { LightMyRequestResponse } from 'fastify';
 import { adminEndpoints } from '../../src/admin/routes/index.js';
 import { allEndpoints } from '../../src/app.js';
 import type { Endpoint } from '../../src/http/endpoint.js';
+import { BACKENDS } from '../../mappings/index.js';
 import { bearer } from '../helpers/gateway.js';
-import { buildAdminGateway, type AdminGateway } from '../admin/helpers.js';
-
-/** A valid body per route that takes one (a route added later fails here until it has one). */
-const V1_BODIES: Record<string, unknown> = {
-  'POST /v1/orders': { product_id: '1', billing_cycle: 'monthly' },
-  'POST /v1/services/:id/actions': { action: 'reboot' },
-  'PUT /v1/webhooks': { url: 'https://hooks.example.com/input-sweep' },
-};
+import { overEveryBackend, type SecurityGateway } from '../helpers/security-gateway.js';
 
 /** What is sent instead of the valid body, and the problem it earns. */
 const BAD_BODIES: Array<{ name: string; contentType: string | undefined; payload: (valid: unknown) => string | Buffer; status: number; reason: string }> = [
@@ -49,26 +43,22 @@ function assertProblem(response: LightMyRequestResponse, status: number, reason:
   assert.ok(response.headers['x-request-id'], what);
 }
 
-/** The WHMCS actions that change something. */
-const WRITES = /^(addorder|acceptorder|module|addcancelrequest|cancelrevoke|updateclientproduct)/;
-
-t.test('security suite: bodies and headers', async (t) => {
-  let gw: AdminGateway;
-  t.before(async () => {
-    gw = await buildAdminGateway();
+overEveryBackend(BACKENDS, 'security suite: bodies and headers', (t, gateway) => {
+  let gw: SecurityGateway;
+  t.before(() => {
+    gw = gateway();
   });
-  t.teardown(() => gw.close());
 
   t.test('every v1 route with a body refuses what is not its JSON, and nothing of it stays', async () => {
     const withBody = allEndpoints(gw.config).filter((endpoint: Endpoint) => endpoint.body !== undefined);
-    assert.deepEqual(withBody.map((endpoint) => `${endpoint.method} ${endpoint.url}`).sort(), Object.keys(V1_BODIES).sort());
+    assert.deepEqual(withBody.map((endpoint) => `${endpoint.method} ${endpoint.url}`).sort(), Object.keys(gw.bodies).sort());
     for (const endpoint of withBody) {
       const name = `${endpoint.method} ${endpoint.url}`;
-      const valid = V1_BODIES[name];
-      const url = endpoint.url.replace(':id', '1');
+      const valid = gw.bodies[name];
+      const url = gw.path(endpoint, 'acme');
       const idempotencyKey = `input-sweep-${endpoint.operationId}`;
       const headers = { ...bearer(gw.keys['acme:all']), ...(endpoint.idempotent ? { 'idempotency-key': idempotencyKey } : {}) };
-      const writesBefore = gw.simulator.calls.filter((call) => WRITES.test(call.action)).length;
+      const callsBefore = await gw.upstreamCalls();
       const webhookBefore = await gw.stores.webhooks.get('acme');
       for (const bad of BAD_BODIES) {
         const response = await gw.app.inject({
@@ -79,14 +69,14 @@ t.test('security suite: bodies and headers', async (t) => {
         });
         assertProblem(response, bad.status, bad.reason, `${name} with ${bad.name}`);
       }
-      assert.equal(gw.simulator.calls.filter((call) => WRITES.test(call.action)).length, writesBefore, `${name}: nothing was written upstream`);
+      assert.equal(await gw.upstreamCalls(), callsBefore, `${name}: the upstream was not called`);
       assert.deepEqual(await gw.stores.webhooks.get('acme'), webhookBefore, `${name}: the webhook is unchanged`);
       // The key was not used up by the refusals: the corrected request runs under it, not a replay.
       const good = await gw.app.inject({ method: endpoint.method as 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(valid) });
       assert.ok(good.statusCode >= 200 && good.statusCode < 300, `${name} with its valid body: ${good.body}`);
       assert.equal(good.headers['idempotent-replayed'], undefined, `${name}: the corrected request is not a replay`);
-      // The count above can see a write: the corrected request made one.
-      if (endpoint.idempotent) assert.ok(gw.simulator.calls.filter((call) => WRITES.test(call.action)).length > writesBefore, `${name}: a write was seen`);
+      // The count above can see a call: the corrected request made one.
+      if (endpoint.idempotent) assert.ok((await gw.upstreamCalls()) > callsBefore, `${name}: an upstream call was seen`);
     }
   });
 
@@ -148,12 +138,11 @@ t.test('security suite: bodies and headers', async (t) => {
   });
 
   t.test('headers over the limit: a 400 problem with a request id on every v1 route', async () => {
-    const base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
-    const port = Number(new URL(base).port);
+    const port = Number(new URL(gw.base).port);
     for (const endpoint of allEndpoints(gw.config)) {
       const raw = await new Promise<string>((resolve, reject) => {
         const socket = connect(port, '127.0.0.1', () => {
-          socket.write(`${endpoint.method} ${endpoint.url.replace(':id', '1')} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.keys['acme:all']}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+          socket.write(`${endpoint.method} ${gw.path(endpoint, 'acme')} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.keys['acme:all']}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
         });
         let data = '';
         socket.on('data', (chunk) => (data += String(chunk)));
@@ -171,7 +160,7 @@ t.test('security suite: bodies and headers', async (t) => {
     const key = gw.keys['acme:all'] as string;
     for (const endpoint of allEndpoints(gw.config).filter((each) => each.scope !== 'public')) {
       for (const headers of [{ 'x-api-key': key }, { cookie: `api_key=${key}` }, { 'proxy-authorization': `Bearer ${key}` }, { authorization: key }, { authorization: `Token ${key}` }]) {
-        const response = await gw.app.inject({ method: endpoint.method as 'GET', url: endpoint.url.replace(':id', '1'), headers });
+        const response = await gw.app.inject({ method: endpoint.method as 'GET', url: gw.path(endpoint, 'acme'), headers });
         assert.equal(response.statusCode, 401, `${endpoint.method} ${endpoint.url} with ${Object.keys(headers)[0]}`);
         assert.equal(response.json().reason, 'unauthenticated');
       }
