@@ -5,9 +5,10 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createAdminApi, type AdminApi } from './admin/api.js';
+import { checkSharedSecrets } from './startup/shared-secrets.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend, BackendCapabilities } from './backend/backend.js';
-import { ConfigError, type ResolvedConfig } from './config.js';
+import type { ResolvedConfig } from './config.js';
 import { ApiError } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
@@ -36,6 +37,7 @@ import { createStores } from './stores/factory.js';
 import { MemoryRateLimitStore } from './stores/memory/index.js';
 import type { Stores } from './stores/types.js';
 import { createWebhooks } from './webhooks/service.js';
+import { secretBoxFor } from './webhooks/secret-box.js';
 import { dnsResolver } from './webhooks/url-policy.js';
 import { installRequestMetrics, installTracing } from './ops/instrument.js';
 import { GatewayMetrics } from './ops/metrics.js';
@@ -158,13 +160,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     staleIfErrorMs: config.keys.staleIfErrorMs,
     observer: metrics,
   });
-  if (!(await keys.pepperMatchesStore())) {
-    throw new ConfigError(
-      'invalid configuration:\n  - keys.pepper: not the pepper the keys in the shared Redis are hashed with (another instance set it): ' +
-        'every key would answer 401 here. Give every instance the same KEY_PEPPER (to start over with a new one, every key issued so far ' +
-        "stops working: delete the Redis key '{keys}:pepper' under the key prefix).",
-    );
-  }
+  const box = secretBoxFor(config);
+  await checkSharedSecrets(keys, stores.webhooks, box);
   const doctor = new DoctorMonitor(
     backend ?? {},
     { serviceActions: PROFILE_ACTIONS[config.profile] },
@@ -173,7 +170,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.decorate('doctor', doctor);
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const resolveHost = overrides.resolveHost ?? dnsResolver();
-  const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log, metrics);
+  const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log, metrics, box);
   const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks };
   const adminAudit = overrides.adminAudit ?? new FileAuditLog(config.admin.auditFile);
   app.decorate('admin', createAdminApi({ config, stores, keys, webhooks, audit: adminAudit }));

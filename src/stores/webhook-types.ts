@@ -88,6 +88,12 @@ export interface WebhookStore {
   takeDeliverySlot(accountId: string, holder: string, limit: number, ttlMs: number): Promise<boolean>;
   /** Frees the holder's slot; nothing when it holds none. */
   freeDeliverySlot(accountId: string, holder: string): Promise<void>;
+  /**
+   * A store shared by separately configured processes (Redis) keeps a fingerprint of the key the
+   * secrets are sealed with, the first one given: true when `fingerprint` is that one. Absent where
+   * one process's config is the only one (the memory stores).
+   */
+  holdsSealingKey?(fingerprint: string): Promise<boolean>;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Webhook signing secrets at rest: AES-256-GCM with a key from config, so a copy of the store
  * (a Redis dump, a backup) does not hand out every endpoint's secret.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { GatewayConfig } from '../config.js';
 import { resolvePepper } from '../keys/pepper.js';
 
@@ -16,6 +16,11 @@ export class SecretBox {
   constructor(key: Buffer) {
     if (key.length !== 32) throw new RangeError('the webhook encryption key must be 32 bytes');
     this.key = key;
+  }
+
+  /** Tells keys apart without revealing them: an HMAC under the key (stores.webhooks.holdsSealingKey). */
+  fingerprint(): string {
+    return createHmac('sha256', this.key).update('reseller-gateway webhook sealing key').digest('hex');
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */

@@ -9,7 +9,7 @@ import type { WebhookObserver } from '../ops/observers.js';
 import type { Stores } from '../stores/types.js';
 import { ChangeDetector } from './detector.js';
 import { WebhookEvents } from './emitter.js';
-import { secretBoxFor, type SecretBox } from './secret-box.js';
+import type { SecretBox } from './secret-box.js';
 import type { ResolveHost } from './url-policy.js';
 import { DeliveryWorker } from './worker.js';
 
@@ -35,9 +35,10 @@ export function createWebhooks(
   backend: Backend | undefined,
   resolve: ResolveHost,
   log: FastifyBaseLogger,
-  observer?: WebhookObserver,
+  observer: WebhookObserver | undefined,
+  /** What seals the endpoints' secrets (secretBoxFor). */
+  box: SecretBox,
 ): Webhooks {
-  const box = secretBoxFor(config);
   const privateTargets = allowPrivateTargets(config);
   const worker = new DeliveryWorker({
     outbox: stores.webhookOutbox,

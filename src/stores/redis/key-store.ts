@@ -10,6 +10,7 @@ import { byCreation, InvalidationListeners } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 import type { RedisClient, RedisConnection } from './connection.js';
 import { toStoreError } from './connection.js';
+import { holdsFingerprint } from './fingerprint.js';
 import { LuaScript } from './lua-script.js';
 
 export class RedisKeyStore implements KeyStore {
@@ -145,10 +146,8 @@ export class RedisKeyStore implements KeyStore {
     this.listeners.add(listener);
   }
 
-  async holdsPepper(fingerprint: string): Promise<boolean> {
-    const key = this.redis.key('{keys}:pepper');
-    const stored = await this.redis.run(async (client) => ((await client.set(key, fingerprint, 'NX')) === 'OK' ? fingerprint : client.get(key)));
-    return stored === fingerprint;
+  holdsPepper(fingerprint: string): Promise<boolean> {
+    return holdsFingerprint(this.redis, '{keys}:pepper', fingerprint);
   }
 
   private accountKeysKey(accountId: string): string {

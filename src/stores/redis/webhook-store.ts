@@ -8,6 +8,7 @@
 import { accountTag } from '../rate-policies.js';
 import type { DeliveryLogEntry, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
+import { holdsFingerprint } from './fingerprint.js';
 import { LuaScript } from './lua-script.js';
 
 /** A snapshot field's tag is kept beside it in the same hash, under this prefix (webhook-record-snapshot.lua). */
@@ -116,6 +117,10 @@ export class RedisWebhookStore implements WebhookStore {
 
   async freeDeliverySlot(accountId: string, holder: string): Promise<void> {
     await this.redis.run((client) => client.zrem(this.slotsKey(accountId), holder));
+  }
+
+  holdsSealingKey(fingerprint: string): Promise<boolean> {
+    return holdsFingerprint(this.redis, '{webhooks}:sealing-key', fingerprint);
   }
 
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {

@@ -4,6 +4,8 @@
  * 401 "invalid key" on that instance only (a client behind a round-robin balancer sees its key fail
  * one time in N), and a key issued through its admin API would fail on every other instance. It must
  * fail clearly instead: the instance refuses to start (a config error naming keys.pepper).
+ * Likewise another WEBHOOK_ENCRYPTION_KEY: every event that instance claimed failed for good, its
+ * endpoint's secret unopenable there, though the others could have sent it.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
@@ -56,6 +58,22 @@ t.test('instances sharing one Redis with different key peppers', async (t) => {
     const three = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), issueKeys: false });
     built.push(three);
     assert.equal((await three.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(key) })).statusCode, 200);
+  });
+
+  t.test('the instance with another webhook encryption key refuses to start, naming webhooks.encryptionKey', async () => {
+    built.push(await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), issueKeys: false }));
+    const stores = await createRedisStores({ url: redis.url });
+    const other = await buildTestGateway({ simulator, stores, issueKeys: false, config: { webhooks: { encryptionKey: Buffer.alloc(32, 9).toString('base64') } } }).catch(async (error: unknown) => {
+      await stores.close();
+      assert.ok(error instanceof ConfigError, String(error));
+      assert.match(error.message, /webhooks\.encryptionKey/);
+      assert.doesNotMatch(error.message, /keys\.pepper/);
+      return undefined;
+    });
+    if (other) {
+      built.push(other);
+      assert.fail('the instance with another webhook encryption key started');
+    }
   });
 
   t.test('the key CLI with another pepper refuses (78) rather than issue a key no gateway accepts', async () => {

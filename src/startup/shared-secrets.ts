@@ -1,0 +1,27 @@
+/**
+ * Settings every process sharing one Redis must have alike, checked at boot against the
+ * fingerprints the store keeps: with another key pepper every key answers 401 here; with another
+ * webhook encryption key every event this process claims fails for good, its secret unopenable,
+ * though another instance could have sent it. Either stops the boot (exit 78) instead.
+ */
+import { ConfigError } from '../config.js';
+import type { KeyService } from '../keys/key-service.js';
+import type { WebhookStore } from '../stores/webhook-types.js';
+import type { SecretBox } from '../webhooks/secret-box.js';
+
+export async function checkSharedSecrets(keys: KeyService, webhooks: WebhookStore, box: SecretBox): Promise<void> {
+  const issues: string[] = [];
+  if (!(await keys.pepperMatchesStore())) {
+    issues.push(
+      '  - keys.pepper: not the pepper the keys in the shared Redis are hashed with (another instance set it): every key would answer 401 here. ' +
+        "Give every instance the same KEY_PEPPER (to start over with a new one, every key issued so far stops working: delete the Redis key '{keys}:pepper' under the key prefix).",
+    );
+  }
+  if (webhooks.holdsSealingKey && !(await webhooks.holdsSealingKey(box.fingerprint()))) {
+    issues.push(
+      '  - webhooks.encryptionKey: not the key the webhook secrets in the shared Redis are sealed with (another instance set it): every event sent from here would fail. ' +
+        "Give every instance the same WEBHOOK_ENCRYPTION_KEY (to start over with a new one, every endpoint's secret must be rotated: delete the Redis key '{webhooks}:sealing-key' under the key prefix).",
+    );
+  }
+  if (issues.length > 0) throw new ConfigError(`invalid configuration:\n${issues.join('\n')}`);
+}
