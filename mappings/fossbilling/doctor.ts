@@ -6,6 +6,7 @@
  */
 import type { DiagnoseScope, DoctorCheck } from '../../src/backend/backend.js';
 import { BackendError } from '../../src/backend/backend.js';
+import { connectionFix } from '../../src/upstream/answers.js';
 import type { FossbillingConfig } from './config.js';
 import { MISSING_METHOD_CODES } from './errors.js';
 import type { FossbillingMethod } from './methods.js';
@@ -38,7 +39,17 @@ const ACTION_METHODS: Readonly<Record<string, FossbillingMethod>> = {
   cancel_revoke: 'order/uncancel',
 };
 
+/** transport.ts words FOSSBilling's rate-limit refusal (error 429) this way. */
+const RATE_LIMITED = /: error 429: /;
+const RATE_LIMIT_FIX =
+  'FOSSBilling\'s rate limiter refused the gateway: by default it allows one IP 1000 API calls an hour, which the gateway ' +
+  'outgrows at once. Add the gateway\'s egress IP to rate_limiter.whitelist_ips in FOSSBilling\'s config.php (0.6 and 0.7: ' +
+  'api.rate_limit_whitelist, where the limit delays calls instead).';
+
 type Outcome = { kind: 'allowed' } | { kind: 'refused' | 'denied' | 'missing' | 'failed'; message: string };
+
+/** Api/Dispatcher.php: the staff member has no access to the method's module at all (checked before the method's own 403). */
+const NO_MODULE_ACCESS = 725;
 
 async function probe(call: (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>, method: FossbillingMethod, params = PROBES[method]): Promise<Outcome> {
   try {
@@ -47,6 +58,7 @@ async function probe(call: (method: FossbillingMethod, params: Record<string, un
   } catch (error) {
     // No such method (another version, a module inactive): nothing was checked for the record.
     if (error instanceof FossbillingError && MISSING_METHOD_CODES.has(Number(error.code))) return { kind: 'missing', message: error.operatorMessage ?? error.detail };
+    if (error instanceof FossbillingError && Number(error.code) === NO_MODULE_ACCESS) return { kind: 'denied', message: error.operatorMessage ?? error.detail };
     // Refused for the record (not found, missing parameter): the permission check had passed.
     if (error instanceof FossbillingError) return { kind: 'allowed' };
     const message = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
@@ -73,7 +85,10 @@ export async function diagnoseFossbilling(config: FossbillingConfig, scope: Diag
         ...credentialsCheck,
         status: 'fail',
         detail: credentials.message,
-        fix: `Set FOSSBILLING_API_TOKEN to the API token of an active staff member, allow the gateway's IP in FOSSBilling's api.allowed_ips, and check FOSSBILLING_URL (${config.url}).`,
+        fix:
+          (credentials.kind === 'failed' && RATE_LIMITED.test(credentials.message) ? RATE_LIMIT_FIX : undefined) ??
+          (credentials.kind === 'failed' ? connectionFix(credentials.message, 'upstream.fossbilling.url (FOSSBILLING_URL)') : undefined) ??
+          `Set FOSSBILLING_API_TOKEN to the API token of an active staff member, allow the gateway's IP in FOSSBilling's api.allowed_ips, and check FOSSBILLING_URL (${config.url}).`,
       });
     }
     const supported: readonly string[] = FOSSBILLING_SERVICE_ACTIONS;
@@ -103,7 +118,10 @@ export async function diagnoseFossbilling(config: FossbillingConfig, scope: Diag
       checks.push(
         search.kind === 'allowed'
           ? { ...keyCheck, status: 'pass', detail: `order/get_list accepts the meta filter on "${config.orderKeyMeta}".` }
-          : { ...keyCheck, status: 'fail', detail: search.message, fix: 'Allow order view for the token\'s staff member; without it an order that timed out cannot be found again.' },
+          : search.kind === 'failed' || search.kind === 'refused'
+            ? // No usable answer (busy, rate-limited, down) proves nothing: what the last run found stands.
+              { ...keyCheck, status: 'skip', detail: `Not checked: ${search.message}`, fix: 'Run doctor again once FOSSBilling answers.' }
+            : { ...keyCheck, status: 'fail', detail: search.message, fix: 'Allow order view for the token\'s staff member; without it an order that timed out cannot be found again.' },
       );
     }
     const unsupported = scope.serviceActions.filter((action) => !supported.includes(action));

@@ -5,6 +5,7 @@
  * and short deadlines (a probe that WHMCS refuses at once needs no 90 s module timeout).
  */
 import type { DiagnoseScope, DoctorCheck } from '../../src/backend/backend.js';
+import { connectionFix } from '../../src/upstream/answers.js';
 import { createWhmcsClient, type WhmcsClient, type WhmcsClientOptions } from './client.js';
 import type { WhmcsConfig } from './config.js';
 import { FIELD_CHECK, fieldCheck, readCatalog, VISIBLE_CHECK, visibleCheck } from './doctor-order-key.js';
@@ -76,8 +77,9 @@ async function credentialsCheck(client: WhmcsClient, config: WhmcsConfig): Promi
         status: 'fail',
         detail: `No usable answer from WHMCS: ${outcome.message}`,
         fix:
+          connectionFix(outcome.message, 'upstream.whmcs.url (WHMCS_URL)') ??
           `Check upstream.whmcs.url (WHMCS_URL): it must be the WHMCS root, reachable from the gateway, whose API is ` +
-          `${config.url.replace(/\/+$/, '')}/includes/api.php.`,
+            `${config.url.replace(/\/+$/, '')}/includes/api.php.`,
       };
   }
 }

@@ -116,3 +116,26 @@ export function parseJsonBody(body: Buffer): unknown {
     return undefined;
   }
 }
+
+/** Node's codes for a TLS certificate that is not trusted, not valid yet or any more, or for another host. */
+const UNTRUSTED_CERTIFICATE =
+  /\b(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_HAS_EXPIRED|CERT_NOT_YET_VALID|CERT_UNTRUSTED|ERR_TLS_CERT_ALTNAME_INVALID)\b/;
+
+/**
+ * What an operator does about an upstream that gave no usable answer for a reason the URL's text
+ * does not show (`doctor`): a certificate the gateway does not trust, or a redirect it does not
+ * follow. Undefined for any other failure.
+ */
+export function connectionFix(message: string, urlSetting: string): string | undefined {
+  if (UNTRUSTED_CERTIFICATE.test(message)) {
+    return (
+      `The gateway does not trust the upstream's TLS certificate (${UNTRUSTED_CERTIFICATE.exec(message)?.[1]}; it verifies every certificate): ` +
+      'give the upstream a certificate from a public CA for the host name in the URL, or start the gateway and doctor with ' +
+      'NODE_EXTRA_CA_CERTS set to the PEM file of the CA (or of the self-signed certificate) that signed it.'
+    );
+  }
+  if (/\bHTTP 30[1278]\b/.test(message)) {
+    return `The upstream answers with a redirect, which the gateway does not follow: set ${urlSetting} to the address it redirects to (https:// where the web server forces it).`;
+  }
+  return undefined;
+}
