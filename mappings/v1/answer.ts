@@ -78,8 +78,12 @@ function success(ctx: AnswerContext, answer: Captured): HandlerResult {
   const spec = endpoint.responses[answer.status];
   if (!spec) throw unreadable(ctx, `answered ${answer.status}, which ${endpoint.operationId} does not document`);
   const media = mediaType(answer.headers);
+  const asked = (ctx.params as { id?: unknown } | undefined)?.id;
   if (spec.contentType === PDF) {
     if (media !== PDF || answer.body.subarray(0, 5).toString('latin1') !== '%PDF-') throw unreadable(ctx, `answered ${answer.status} without a PDF (${media || 'no content type'})`);
+    // A PDF shows which record it is only in the name the contract gives it: one of another record is not passed on.
+    const named = namedRecord(answer.headers);
+    if (asked !== undefined && named !== undefined && named !== asked) throw unreadable(ctx, `answered ${answer.status} with the document of another record than ${String(asked)}`);
     return { status: answer.status, body: answer.body, headers: answerHeaders(ctx, answer.body) };
   }
   if (media !== 'application/json') throw unreadable(ctx, `answered ${answer.status} with ${media || 'no content type'}: ${excerpt(answer.body, ctx.redact)}`);
@@ -98,9 +102,14 @@ function success(ctx: AnswerContext, answer: Captured): HandlerResult {
   const body = parsed ? parsed.data : json;
   // The record answered is the one asked for: a cache or a routing fault upstream could hand this
   // account another's record (under the account's own key, the upstream's isolation is all there is).
-  const asked = (ctx.params as { id?: unknown } | undefined)?.id;
   if (asked !== undefined && answeredId(body) !== asked) throw unreadable(ctx, `answered ${answer.status} with another record than ${String(asked)}`);
   return { status: answer.status, body, headers: answerHeaders(ctx, body) };
+}
+
+/** The record a document names in its Content-Disposition (`invoice-<id>.pdf`, as the contract names it), if it names one. */
+function namedRecord(headers: IncomingHttpHeaders): string | undefined {
+  const disposition = headers['content-disposition'];
+  return typeof disposition === 'string' ? /\bfilename="?invoice-([^"/\\]+)\.pdf"?/i.exec(disposition)?.[1] : undefined;
 }
 
 /** Which record an answer is: a record's own id, credentials' service, an action's service. */

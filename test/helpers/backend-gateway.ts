@@ -18,8 +18,11 @@ import { fakeResolve, GENEROUS_LIMITS, issueTestKeys, TEST_PEPPER } from './gate
 
 export interface BackendGatewayOptions {
   profile: 'A' | 'B';
-  /** The backend's config section on top of its sandbox's (shorter deadlines, for example). */
-  backendConfig?: Record<string, unknown>;
+  /**
+   * The backend's config section on top of its sandbox's (shorter deadlines, for example); a
+   * function gets the sandbox's section first (to put something in front of its upstream).
+   */
+  backendConfig?: Record<string, unknown> | ((sandbox: Record<string, unknown>) => Record<string, unknown>);
   /** Raw gateway config on top of the test defaults (before validation): admin tokens, for example. */
   config?: Record<string, unknown>;
 }
@@ -60,8 +63,9 @@ export async function buildBackendGateway(name: string, options: BackendGatewayO
     }, BACKENDS);
     // As in sandbox mode: the sandbox's section is already validated (and transformed), so the
     // overrides go on top of it, and only onto settings it has.
-    const section = { ...(upstream.config as Record<string, unknown>), ...options.backendConfig };
-    for (const key of Object.keys(options.backendConfig ?? {})) {
+    const overrides = typeof options.backendConfig === 'function' ? options.backendConfig(upstream.config as Record<string, unknown>) : options.backendConfig;
+    const section = { ...(upstream.config as Record<string, unknown>), ...overrides };
+    for (const key of Object.keys(overrides ?? {})) {
       if (!(key in (upstream.config as object))) throw new Error(`backend "${name}" has no setting "${key}"`);
     }
     const config = { ...base, upstream: { backend: name, [name]: section } } as ResolvedConfig;

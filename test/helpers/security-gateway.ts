@@ -11,7 +11,7 @@ import type { Endpoint } from '../../src/http/endpoint.js';
 import { buildOpsApp } from '../../src/ops/server.js';
 import type { UpstreamPlugin } from '../../src/backend/registry.js';
 import { mintTokenSet, type AdminTokenSet } from '../admin/helpers.js';
-import { buildBackendGateway, type BackendGateway } from './backend-gateway.js';
+import { buildBackendGateway, type BackendGateway, type BackendGatewayOptions } from './backend-gateway.js';
 
 export type Account = 'acme' | 'beta';
 
@@ -57,9 +57,9 @@ async function json(app: FastifyInstance, method: 'GET' | 'POST', url: string, k
   return response.json();
 }
 
-export async function buildSecurityGateway(name: string): Promise<SecurityGateway> {
+export async function buildSecurityGateway(name: string, options: Pick<BackendGatewayOptions, 'backendConfig'> = {}): Promise<SecurityGateway> {
   const tokens = mintTokenSet();
-  const gw = await buildBackendGateway(name, { profile: 'A', config: { admin: { tokens: Object.values(tokens).map((each) => each.entry) } } });
+  const gw = await buildBackendGateway(name, { ...options, profile: 'A', config: { admin: { tokens: Object.values(tokens).map((each) => each.entry) } } });
   const ops = buildOpsApp(gw.app);
   try {
     const records = {} as Record<Account, AccountRecords>;
@@ -124,12 +124,14 @@ export function overEveryBackend(
   backends: readonly UpstreamPlugin[],
   what: string,
   suite: (t: Test, gateway: () => SecurityGateway, backend: string) => void,
+  /** The backend's config section over its sandbox's, per backend (see BackendGatewayOptions). */
+  backendConfig?: (backend: string) => BackendGatewayOptions['backendConfig'],
 ): void {
   for (const plugin of backends) {
     t.test(`${plugin.name}: ${what}`, async (t) => {
       let gw: SecurityGateway | undefined;
       t.before(async () => {
-        gw = await buildSecurityGateway(plugin.name);
+        gw = await buildSecurityGateway(plugin.name, { backendConfig: backendConfig?.(plugin.name) });
       });
       t.teardown(() => gw?.close());
       suite(t, () => {

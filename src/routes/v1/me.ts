@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { BackendError } from '../../backend/backend.js';
 import { defineEndpoint, type Caller, type GatewayDeps } from '../../http/endpoint.js';
 import { keyLimits } from '../../limits/rate-limiter.js';
 import { type Account, AccountSchema, TimestampSchema } from '../../v1/schemas.js';
 import { SCOPES } from '../../keys/scopes.js';
+import { DETAIL } from '../../upstream/answers.js';
 
 const MeSchema = z
   .object({
@@ -66,7 +68,18 @@ export default defineEndpoint({
   errors: [],
   // A v1 upstream knows the customer; the key (and its limits) are this gateway's.
   passthrough: {
-    answer: (upstream, { caller, deps }) => ({ status: 200, body: meBody(caller, deps, MeSchema.parse(upstream.body).account) }),
+    answer: (upstream, { caller, deps }) => {
+      const { account } = MeSchema.parse(upstream.body);
+      // The account the upstream answered for is the one this account's upstream key is configured
+      // for: another (keys swapped in upstream.v1.apiKeys, a routing fault upstream) would show this
+      // account another's name, email and currency.
+      if (account.id !== caller.customer.upstreamId) {
+        throw new BackendError('upstream_error', DETAIL.unreadable, {
+          operatorMessage: `v1 upstream getMe: answered for account "${account.id}", not "${caller.customer.upstreamId}"; check upstream.v1.apiKeys`,
+        });
+      }
+      return { status: 200, body: meBody(caller, deps, account) };
+    },
   },
   async handler({ caller, deps, call }) {
     return { status: 200, body: meBody(caller, deps, await deps.backend.getAccount(caller.customer, call)) };

@@ -121,6 +121,25 @@ t.test('v1 passthrough: a hostile upstream', async (t) => {
     assert.equal((await getService()).statusCode, 200);
   });
 
+  t.test("another account than the key's (/v1/me), another invoice's PDF → 502, nothing of it passed on", async () => {
+    const acme = bearer(gw.keys['acme:all']);
+    const key = { id: 'k', name: 'passthrough', scopes: ['read:services'], created_at: '2026-01-01T00:00:00Z', expires_at: null, rate_limits: { per_minute: 1, burst: 1, per_day: 1, account_per_minute: null } };
+    gw.upstream.answer(json(200, { account: { id: 'up-beta', name: 'Beta Reseller', company: null, email: 'ops@beta.example', status: 'active', currency: 'EUR' }, key }));
+    const me = expectProblem(await gw.app.inject({ method: 'GET', url: '/v1/me', headers: acme }), 502, 'upstream_error');
+    assert.doesNotMatch(JSON.stringify(me), /beta/i);
+    assert.ok(gw.logs.some((line) => line.includes('answered for account \\"up-beta\\", not \\"up-acme\\"')));
+    const pdf = (disposition: string) => gw.upstream.answer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/pdf', 'content-disposition': disposition });
+      response.end('%PDF-1.4 beta');
+    });
+    pdf('attachment; filename="invoice-10.pdf"');
+    expectProblem(await gw.app.inject({ method: 'GET', url: '/v1/billing/invoices/9/pdf', headers: acme }), 502, 'upstream_error');
+    assert.ok(gw.logs.some((line) => line.includes('the document of another record than 9')));
+    // Its own invoice, however the upstream names it otherwise, passes.
+    pdf('attachment; filename="invoice-9.pdf"');
+    assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/billing/invoices/9/pdf', headers: acme })).statusCode, 200);
+  });
+
   t.test('its problems pass through with their status, reason and detail, under this gateway\'s request id', async () => {
     gw.upstream.answer(problem(404, 'not_found'));
     const notFound = expectProblem(await getService(), 404, 'not_found');
