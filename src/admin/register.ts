@@ -13,7 +13,7 @@ import type { Idempotency } from '../http/idempotency.js';
 import { readRequestInput, type RequestInput } from '../http/validation.js';
 import { compiled } from '../http/compiled-schema.js';
 import { problemDocument } from '../errors.js';
-import { bearerKey, soleAuthorization } from '../keys/api-key.js';
+import { bearerKey, isBearerScheme, soleAuthorization } from '../keys/api-key.js';
 import type { StoredResponse } from '../stores/types.js';
 import type { SecretBox } from '../webhooks/secret-box.js';
 import { auditAdminCall, subjectOf, type AdminAuditLog } from './audit.js';
@@ -55,7 +55,7 @@ function authenticate(request: FastifyRequest, tokens: AdminTokens): AdminTokenC
   if (header === undefined || header === '') throw unauthenticated('An admin token is required: Authorization: Bearer <token>.', false);
   if (header === null) throw unauthenticated('Send one Authorization header; this request has several.', true);
   const sent = bearerKey(header);
-  if (sent === undefined) throw unauthenticated('The Authorization header must be "Bearer <token>".', true);
+  if (sent === undefined) throw unauthenticated('The Authorization header must be "Bearer <token>".', isBearerScheme(header));
   const token = tokens.find(sent);
   if (!token) throw unauthenticated('The admin token is not valid.', true);
   return token;

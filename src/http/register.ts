@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, problemDocument } from '../errors.js';
-import { bearerKey, soleAuthorization } from '../keys/api-key.js';
+import { bearerKey, isBearerScheme, soleAuthorization } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
@@ -70,7 +70,7 @@ function callerOf(result: AuthenticatedKey | AuthFailure): Caller {
 async function authenticate(key: string | undefined, header: string | null | undefined, ctx: RegisterContext): Promise<Caller> {
   if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false);
   if (header === null) throw unauthenticated('Send one Authorization header; this request has several.', true);
-  if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', true);
+  if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', isBearerScheme(header));
   return callerOf(await ctx.deps.keys.authenticate(key));
 }
 

@@ -25,6 +25,15 @@ export function parseApiKey(raw: string): ParsedKey | null {
  */
 const BEARER = /^Bearer +([^\s]+)$/i;
 
+/**
+ * Whether the header uses the Bearer scheme at all. RFC 6750 §3.1: a request that authenticates
+ * with another scheme (Basic) lacks Bearer credentials, and its 401 carries no error code; only a
+ * Bearer credential that is malformed, unknown or ended is `error="invalid_token"`.
+ */
+export function isBearerScheme(header: string): boolean {
+  return /^Bearer(?: |$)/i.test(header);
+}
+
 /** The key (or admin token) in an Authorization header, or undefined (none, or null: several). */
 export function bearerKey(header: string | null | undefined): string | undefined {
   return header == null ? undefined : BEARER.exec(header)?.[1];

@@ -51,6 +51,7 @@ t.test('admin scopes on every route', async (t) => {
       assert.match(String(none.headers['content-type']), /^application\/problem\+json/);
       const basic = await gw.admin(route.method, url, { token: null, headers: { authorization: `Basic ${Buffer.from('panel:x').toString('base64')}` } });
       assert.equal(basic.statusCode, 401);
+      assert.equal(basic.headers['www-authenticate'], 'Bearer realm="admin"', 'another scheme: no Bearer credential, no error code (RFC 6750 §3.1)');
       const unknown = await gw.admin(route.method, url, { token: mintAdminToken('stranger', ['admin:read']).token });
       assert.equal(unknown.statusCode, 401);
       assert.equal(unknown.headers['www-authenticate'], 'Bearer realm="admin", error="invalid_token"');

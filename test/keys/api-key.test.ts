@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
-import { bearerKey } from '../../src/keys/api-key.js';
+import { bearerKey, isBearerScheme } from '../../src/keys/api-key.js';
 
 t.test('one or more spaces after the scheme, in any case', async () => {
   for (const header of ['Bearer rk_x', 'bearer rk_x', 'BEARER rk_x', 'Bearer  rk_x', 'Bearer   rk_x']) assert.equal(bearerKey(header), 'rk_x', header);
@@ -16,4 +16,9 @@ t.test('anything else is no Bearer credential', async () => {
   }
   assert.equal(bearerKey(undefined), undefined);
   assert.equal(bearerKey(null), undefined);
+});
+
+t.test('the Bearer scheme, whatever follows it', async () => {
+  for (const header of ['Bearer', 'bearer x', 'BEARER  x y', 'Bearer not-a-key']) assert.equal(isBearerScheme(header), true, header);
+  for (const header of ['Basic eA==', 'Bearerx', 'rk_x', 'Digest a=b', '']) assert.equal(isBearerScheme(header), false, header);
 });

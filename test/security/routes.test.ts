@@ -92,10 +92,13 @@ overEveryBackend(BACKENDS, 'security suite over every route', (t, gateway, backe
         `Bearer ${revoked}`,
         `Bearer ${expired}`,
         `Bearer ${wrongSecret}`,
-        `Basic ${Buffer.from('acme:secret').toString('base64')}`,
         `Bearer ${gw.keys['acme:all']} extra`,
       ]) {
         assertUnauthenticated(await gw.app.inject(request(gw, endpoint, 'acme', { authorization: header })), true);
+      }
+      // Another scheme sends no Bearer credential: no error code (RFC 6750 §3.1).
+      for (const header of [`Basic ${Buffer.from('acme:secret').toString('base64')}`, 'Digest username="acme"', `${gw.keys['acme:all']}`]) {
+        assertUnauthenticated(await gw.app.inject(request(gw, endpoint, 'acme', { authorization: header })), false);
       }
     }
   });
