@@ -165,3 +165,13 @@ export function bearer(key: string | undefined): Record<string, string> {
   if (key === undefined) throw new Error('no such test key');
   return { authorization: `Bearer ${key}` };
 }
+
+/** An idempotent POST of `body` as JSON with acme's all-scopes key and the Idempotency-Key `key`. */
+export function postAsAcme(gw: TestGateway, url: string, key: string, body: unknown) {
+  return gw.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json', 'idempotency-key': key },
+    payload: JSON.stringify(body),
+  });
+}

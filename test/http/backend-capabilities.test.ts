@@ -10,15 +10,8 @@ import { FossbillingConfigSchema } from '../../mappings/fossbilling/config.js';
 import { type Backend, BackendError } from '../../src/backend/backend.js';
 import { createMemoryStores } from '../../src/stores/memory/index.js';
 import { startFossbillingSimulator, type FossbillingSimulator } from '../../simulators/fossbilling/server.js';
-import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { buildTestGateway, postAsAcme, type TestGateway } from '../helpers/gateway.js';
 
-const post = (gw: TestGateway, url: string, key: string, body: unknown) =>
-  gw.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json', 'idempotency-key': key },
-    payload: JSON.stringify(body),
-  });
 
 t.test('service actions a backend does not support', async (t) => {
   let gw: TestGateway | undefined;
@@ -42,17 +35,17 @@ t.test('service actions a backend does not support', async (t) => {
 
   t.test('Profile A over FOSSBilling: reboot is 422 invalid_action allowing cancel and cancel_revoke, and the key stays free', async () => {
     const { gw, fossbilling } = await overFossbilling('A');
-    const refused = await post(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'reboot' });
+    const refused = await postAsAcme(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'reboot' });
     assert.equal(refused.statusCode, 422, refused.body);
     assert.equal(refused.json().reason, 'invalid_action');
     assert.deepEqual(refused.json().allowed_actions, ['cancel', 'cancel_revoke']);
     assert.equal(fossbilling.calls.length, 0, 'nothing reaches FOSSBilling');
 
-    const again = await post(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'reboot' });
+    const again = await postAsAcme(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'reboot' });
     assert.equal(again.statusCode, 422);
     assert.equal(again.headers['idempotent-replayed'], undefined, 'a 422 is not stored for replay');
 
-    const cancelled = await post(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'cancel' });
+    const cancelled = await postAsAcme(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'cancel' });
     assert.equal(cancelled.statusCode, 200, cancelled.body);
     assert.equal(cancelled.json().service.status, 'cancelled');
     assert.deepEqual(writes(fossbilling).map((call) => call.method), ['order/cancel']);
@@ -61,7 +54,7 @@ t.test('service actions a backend does not support', async (t) => {
   t.test('Profile B over FOSSBilling: reboot and terminate are refused, allowing suspend and unsuspend', async () => {
     const { gw, fossbilling } = await overFossbilling('B');
     for (const action of ['reboot', 'terminate']) {
-      const refused = await post(gw, '/v1/services/1/actions', `fb-b-${action}`, { action });
+      const refused = await postAsAcme(gw, '/v1/services/1/actions', `fb-b-${action}`, { action });
       assert.equal(refused.statusCode, 422, refused.body);
       assert.deepEqual(refused.json().allowed_actions, ['suspend', 'unsuspend']);
     }
@@ -108,9 +101,9 @@ t.test('orders over a backend that cannot reconcile', async (t) => {
     const gw = await buildTestGateway({ backend, stores: createMemoryStores({ now: () => now }) });
     try {
       const order = { product_id: '1', billing_cycle: 'monthly' };
-      assert.equal((await post(gw, '/v1/orders', 'nl-1', order)).statusCode, 504);
+      assert.equal((await postAsAcme(gw, '/v1/orders', 'nl-1', order)).statusCode, 504);
       now += 10 * 60_000; // past the settle time
-      const retry = await post(gw, '/v1/orders', 'nl-1', order);
+      const retry = await postAsAcme(gw, '/v1/orders', 'nl-1', order);
       assert.equal(retry.statusCode, 503, retry.body);
       assert.equal(retry.json().reason, 'outcome_unknown');
       assert.ok(Number(retry.headers['retry-after']) >= 1);

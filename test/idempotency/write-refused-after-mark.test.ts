@@ -10,16 +10,9 @@ import { createFossbillingBackend } from '../../mappings/fossbilling/backend.js'
 import { FossbillingConfigSchema } from '../../mappings/fossbilling/config.js';
 import { createFossbillingSeed, startFossbillingSimulator } from '../../simulators/fossbilling/server.js';
 import { startWhmcsSimulator } from '../../simulators/whmcs/server.js';
-import { bearer, buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { bearer, buildTestGateway, postAsAcme } from '../helpers/gateway.js';
 import { startRefusingProxy } from '../helpers/refusing-proxy.js';
 
-const post = (gw: TestGateway, url: string, key: string, body: unknown) =>
-  gw.app.inject({
-    method: 'POST',
-    url,
-    headers: { ...bearer(gw.keys['acme:all']), 'content-type': 'application/json', 'idempotency-key': key },
-    payload: JSON.stringify(body),
-  });
 
 t.test('WHMCS: a reboot whose connection is refused after its checks is run by the retry with the same key', async (t) => {
   const simulator = await startWhmcsSimulator();
@@ -32,13 +25,13 @@ t.test('WHMCS: a reboot whose connection is refused after its checks is run by t
   });
 
   proxy.refuseAfter(['GetClientsProducts', 'GetClientsDetails', 'GetCancelledPackages', 'GetProducts']);
-  const first = await post(gw, '/v1/services/1/actions', 'refused-reboot-1', { action: 'reboot' });
+  const first = await postAsAcme(gw, '/v1/services/1/actions', 'refused-reboot-1', { action: 'reboot' });
   assert.equal(first.statusCode, 503, first.body);
   assert.equal(first.json().reason, 'upstream_unavailable');
   assert.ok(!proxy.forwarded.includes('ModuleCustom'), 'the reboot never reached WHMCS');
 
   await proxy.reopen();
-  const retry = await post(gw, '/v1/services/1/actions', 'refused-reboot-1', { action: 'reboot' });
+  const retry = await postAsAcme(gw, '/v1/services/1/actions', 'refused-reboot-1', { action: 'reboot' });
   assert.equal(retry.statusCode, 200, retry.body);
   assert.equal(proxy.forwarded.filter((name) => name === 'ModuleCustom').length, 1, 'sent once, by the retry');
 });
@@ -56,13 +49,13 @@ t.test('WHMCS: a reboot the breaker turns away after its checks is run by the re
 
   // B's checks take a while; meanwhile A's write is refused and opens the breaker (one down-signal).
   simulator.inject({ action: 'GetClientsProducts', kind: 'latency', ms: 400, times: 1 });
-  const pendingB = post(gw, '/v1/services/1/actions', 'breaker-b', { action: 'stop' });
+  const pendingB = postAsAcme(gw, '/v1/services/1/actions', 'breaker-b', { action: 'stop' });
   for (let waited = 0; proxy.forwarded.length < reads.length; waited += 10) {
     if (waited > 5_000) assert.fail('B\'s checks were not sent');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   proxy.refuseAfter(reads);
-  assert.equal((await post(gw, '/v1/services/1/actions', 'breaker-a', { action: 'reboot' })).statusCode, 503);
+  assert.equal((await postAsAcme(gw, '/v1/services/1/actions', 'breaker-a', { action: 'reboot' })).statusCode, 503);
   const first = await pendingB;
   assert.equal(first.statusCode, 503, first.body);
   assert.equal(first.json().reason, 'upstream_unavailable');
@@ -72,7 +65,7 @@ t.test('WHMCS: a reboot the breaker turns away after its checks is run by the re
   await new Promise((resolve) => setTimeout(resolve, 1_050));
   // One trial call closes the breaker (a request's concurrent checks would be turned away meanwhile).
   assert.equal((await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(gw.keys['acme:all']) })).statusCode, 200);
-  const retry = await post(gw, '/v1/services/1/actions', 'breaker-b', { action: 'stop' });
+  const retry = await postAsAcme(gw, '/v1/services/1/actions', 'breaker-b', { action: 'stop' });
   assert.equal(retry.statusCode, 200, retry.body);
   assert.equal(proxy.forwarded.filter((name) => name === 'ModuleCustom').length, 1, 'sent once, by the retry');
 });
@@ -89,16 +82,16 @@ t.test('FOSSBilling: an order whose order/create connection is refused is placed
   const order = { product_id: '2', billing_cycle: 'onetime' };
   const before = sim.state.orders.length;
   proxy.refuseAfter(['product/get_list', 'client/get']);
-  const first = await post(gw, '/v1/orders', 'refused-order-1', order);
+  const first = await postAsAcme(gw, '/v1/orders', 'refused-order-1', order);
   assert.equal(first.statusCode, 503, first.body);
   assert.equal(first.json().reason, 'upstream_unavailable');
   assert.equal(sim.state.orders.length, before, 'nothing was ordered');
 
   await proxy.reopen();
-  const retry = await post(gw, '/v1/orders', 'refused-order-1', order);
+  const retry = await postAsAcme(gw, '/v1/orders', 'refused-order-1', order);
   assert.equal(retry.statusCode, 201, retry.body);
   assert.equal(sim.state.orders.length, before + 1);
-  const replay = await post(gw, '/v1/orders', 'refused-order-1', order);
+  const replay = await postAsAcme(gw, '/v1/orders', 'refused-order-1', order);
   assert.equal(replay.headers['idempotent-replayed'], 'true');
   assert.equal(sim.state.orders.length, before + 1);
 });

@@ -10,21 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../helpers/http.js';
+import { waitFor } from '../helpers/wait.js';
 
 const TSX = ['--import', 'tsx'];
 
 function runCli(env: NodeJS.ProcessEnv, ...args: string[]) {
   return spawnSync(process.execPath, [...TSX, 'bin/reseller-keys.ts', ...args], { env, encoding: 'utf8', timeout: 30_000 });
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('timed out');
 }
 
 t.test('sandbox process', async (t) => {

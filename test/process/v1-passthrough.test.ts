@@ -10,16 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../helpers/http.js';
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('timed out');
-}
+import { waitFor } from '../helpers/wait.js';
 
 function start(env: NodeJS.ProcessEnv): { process: ChildProcess; output: () => string } {
   let output = '';

@@ -14,18 +14,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../helpers/http.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const PEPPER = 'review-pepper-0123456789-0123456789-abcdef';
-
-async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function childrenOf(pid: number): number[] | undefined {
   const found = spawnSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).stdout.trim();

@@ -12,16 +12,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../helpers/http.js';
 import { startRedisServer } from '../helpers/redis.js';
-
-async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { waitFor } from '../helpers/wait.js';
 
 const childrenOf = (pid: number): number[] =>
   spawnSync('pgrep', ['-P', String(pid), '-f', 'bin/gateway'], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);

@@ -15,16 +15,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { call } from '../helpers/http.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis.js';
-
-async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { waitFor } from '../helpers/wait.js';
 
 /** One request on a connection of its own (the cluster hands out connections, not requests). */
 function getOnNewConnection(base: string, path: string, key: string): Promise<number> {
