@@ -218,6 +218,17 @@ export function runRateLimitConformance(t: Test, name: string, factory: FixtureF
       }
     });
 
+    test(t, 'a request refused by the day limit consumes nothing from the minute and account limits', async ({ store }) => {
+      const request = keyRequest({ perMinute: GENEROUS_MINUTE, perDay: 1, accountPerMinute: { limit: 5, windowMs: 60_000 } });
+      const first = await hitKey(store, request);
+      const refused = await hitKey(store, request);
+      assert.deepEqual(refused.violated, ['key_day']);
+      for (const name of ['key_minute', 'account_minute'] as const) {
+        assert.equal(policy(refused, name).remaining, policy(first, name).remaining, name);
+      }
+      assert.equal((await hitKey(store, request)).violated.includes('account_minute'), false, 'still within the account limit');
+    });
+
     test(t, 'a request refused by the account limit consumes nothing from the key limits', async ({ store }) => {
       const accountId = unique('acct');
       const accountPerMinute = { limit: 1, windowMs: 60_000 };
