@@ -42,6 +42,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 }
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 /** Hours remembered per zone (about six weeks' worth), each in the slot its number modulo this picks. */
 const HOUR_SLOTS = 1024;
 
@@ -161,18 +162,29 @@ function daysInMonth(year: number, month: number): number {
 
 /**
  * RFC 3339 UTC for a real wall-clock time (isRealLocalTime) in `timeZone`, both mappings' one way.
- * The offset is read twice: at the wall time taken as UTC, which can be on the other side of a
- * DST change, then at the instant that first guess gives. Around a change the answer depends on
- * the side of UTC: where the zone is at or ahead of UTC, a time skipped by the change moves
- * forward by it and a repeated one (clocks set back) takes its second occurrence; where it is
- * behind UTC, a skipped time moves back by it and a repeated one takes its first occurrence.
+ * The offsets a day before and a day after the wall time (taken as UTC) bracket any change that can
+ * touch it (no offset exceeds 14 hours, and no zone changes twice within two days); where they
+ * agree, that offset is the answer. Around a change, one rule in every zone (java.time's and
+ * Temporal's "compatible"): a time the change skipped (clocks set forward) moves forward by it,
+ * so a later wall time never gives an earlier instant; a time it repeated (clocks set back) takes
+ * its earlier occurrence.
  */
 export function localToUtc(local: LocalDateTime, timeZone: string): string {
   // A real calendar time on a UTC clock is already the answer.
   if (isUtc(timeZone)) return `${localDate(local)}T${twoDigits(local.hour)}:${twoDigits(local.minute)}:${twoDigits(local.second)}Z`;
   const wallAsUtc = Date.UTC(local.year, local.month - 1, local.day, local.hour, local.minute, local.second);
-  const firstGuess = wallAsUtc - zoneOffsetMs(wallAsUtc, timeZone);
-  const utcMs = wallAsUtc - zoneOffsetMs(firstGuess, timeZone);
+  const before = zoneOffsetMs(wallAsUtc - DAY_MS, timeZone);
+  const after = zoneOffsetMs(wallAsUtc + DAY_MS, timeZone);
+  let utcMs = wallAsUtc - before;
+  if (before !== after) {
+    // Each offset gives an instant; it is one that shows the wall time when the offset holds there.
+    const earlierHolds = zoneOffsetMs(utcMs, timeZone) === before;
+    const later = wallAsUtc - after;
+    const laterHolds = zoneOffsetMs(later, timeZone) === after;
+    // Shown by both: the earlier. By the later offset only: that one. By neither (skipped): the
+    // earlier offset's instant, which shows the wall time moved forward by the change.
+    if (laterHolds && (!earlierHolds || later < utcMs)) utcMs = later;
+  }
   return new Date(utcMs).toISOString().replace('.000Z', 'Z');
 }
 
