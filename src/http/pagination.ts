@@ -21,7 +21,11 @@ function decimalInteger(min: number, max: number, fallback: number) {
   );
 }
 
-export const PageQuerySchema = z.strictObject({
+/**
+ * Not strict: a query parameter the lists do not take is ignored, as on every other route (contract
+ * §2 refuses unknown body fields, not query parameters; the document lists only these two).
+ */
+export const PageQuerySchema = z.object({
   page: decimalInteger(1, 1_000_000, 1).meta({ description: 'Page number, from 1.' }),
   per_page: decimalInteger(1, 100, 25).meta({ description: 'Items per page, 1 to 100.' }),
 });
