@@ -13,7 +13,7 @@ const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 const WebhookInputSchema = z
   .strictObject({
-    url: z.string().max(MAX_WEBHOOK_URL_LENGTH).nullable().meta({ description: 'An https URL to set, or null to unset.' }),
+    url: z.string().max(MAX_WEBHOOK_URL_LENGTH).nullable().meta({ description: 'An https URL to set, or null to unset.', example: 'https://hooks.example.com/reseller' }),
     rotate_secret: z.boolean().optional().meta({
       description: 'Issue a new signing secret. For 24 hours deliveries carry signatures with both the new and the previous secret.',
     }),

@@ -12,7 +12,7 @@ const LastDeliverySchema = z
 
 export const WebhookConfigSchema = z
   .object({
-    url: z.string().nullable(),
+    url: z.string().nullable().meta({ example: 'https://hooks.example.com/reseller' }),
     updated_at: TimestampSchema.nullable(),
     status: z.enum(['enabled', 'disabled']).nullable().meta({
       description: '`disabled` after a 410 answer or 5 days of failed deliveries; setting the URL again enables it. null when no URL is set.',
