@@ -80,6 +80,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     getBalance: forCustomer(({ client }) => async (customer) => {
       const account = await client(customer);
       if (account.balance === undefined) throw unreadable(`client/get for ${customer.upstreamId} gave no balance`);
+      // null: no balance rows (0.6.x, 0.7.x), no credit.
       return { credit: { amount: money(account.balance), currency: mapAccount(account, config.defaultCurrency).currency } };
     }),
     listInvoices: forCustomer((of) => of.listInvoices),

@@ -106,7 +106,11 @@ export const ClientAnswer = z.object({
   company: OptionalText,
   currency: OptionalText,
   status: z.string().optional(),
-  balance: Amount.optional(),
+  /**
+   * The sum of the client's balance rows. 0.6.x and 0.7.x take it with RedBean's getCell over a
+   * GROUP BY (Client/Service.php getClientBalance): null when the client has none.
+   */
+  balance: Amount.nullish(),
 });
 export type RawClient = z.infer<typeof ClientAnswer>;
 
