@@ -39,8 +39,8 @@ export const FossbillingConfigSchema = z.strictObject({
   /** Size of the connection pool. */
   connections: PositiveInt.default(16),
   /**
-   * Products that may be listed and ordered. Empty: every product FOSSBilling shows as enabled and
-   * not hidden (its own flags).
+   * Products that may be listed and ordered, hidden ones too, while FOSSBilling shows them enabled.
+   * Empty: every product FOSSBilling shows as enabled and not hidden (its own flags).
    */
   publicProductIds: z.array(ProductId).default([]),
   /** The order meta key that holds `<account>:<Idempotency-Key>`, searched to reconcile orders. */

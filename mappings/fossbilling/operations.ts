@@ -112,9 +112,14 @@ export function fossbillingOperations(
 
   // ---- catalog --------------------------------------------------------------------------
 
+  /**
+   * A disabled product is not sold at all (FOSSBilling's guest catalog and product/get ask for
+   * `enabled`), allow-listed or not; `hidden` only keeps it off FOSSBilling's own listings.
+   */
   const isPublic = (product: RawProduct): boolean =>
     ownEntry(PAY_TYPES, product.pricing.type ?? '') !== undefined &&
-    (publicIds.size > 0 ? publicIds.has(product.id) : product.status === 'enabled' && !product.hidden);
+    product.status === 'enabled' &&
+    (publicIds.size > 0 ? publicIds.has(product.id) : !product.hidden);
 
   /** `freshness`: `fresh` for the checks before a write, which a stale catalog would let through. */
   async function catalog(freshness?: Freshness): Promise<RawProduct[]> {
