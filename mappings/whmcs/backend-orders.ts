@@ -104,6 +104,11 @@ export function createWhmcsOrders(
     if (account.status === 'closed') throw new BackendError('validation', 'The account is closed and cannot place orders.');
     const configOptions = validateOrder(product, input, account.currency_code);
     const keyFieldId = orderKeyFieldId(product);
+    // Only WHMCS's order form checks required fields; AddOrder would leave this one empty.
+    const unfilled = product.customfields.find((field) => field.required && field.id !== keyFieldId);
+    if (unfilled) {
+      throw new BackendError('validation', `product_id: product ${product.pid} asks for "${unfilled.name}" on ordering, which cannot be given through this API.`);
+    }
     if (keyFieldId === undefined) {
       // Without the key stored upstream, an order whose outcome is unknown could never be found again.
       throw new BackendError('upstream_error', 'Ordering is not available for this product at the moment.', {
@@ -120,7 +125,8 @@ export function createWhmcsOrders(
         billingcycle: [cycle],
         configoptions: configOptions.length > 0 ? [encodePhpArray(configOptions)] : undefined,
         customfields: [encodePhpArray([[Number(keyFieldId), orderKeyTag(customer, ctx)]])],
-        hostname: input.hostname === undefined ? undefined : [input.hostname],
+        // The service's domain (hostname for a VPS). Never `hostname[n]` as well: WHMCS then stores
+        // "<hostname>.<domain>" for a name with fewer than two dots (calcCartTotals).
         domain: input.hostname === undefined ? undefined : [input.hostname],
         noemail: true,
       }),

@@ -128,7 +128,14 @@ export function createWhmcsServices(calls: WhmcsCalls, catalog: WhmcsCatalog, co
     const module = product ? needed('GetProducts', 'products.product[].module', product.module) : '';
     const plan = planServiceAction(
       action,
-      { id: service.id, status: current.status, cancellationPending: current.cancellation_requested, module },
+      {
+        id: service.id,
+        status: current.status,
+        cancellationPending: current.cancellation_requested,
+        module,
+        billingCycle: current.billing_cycle,
+        nextDueOn: current.next_due_on,
+      },
       config,
     );
     await ctx.beforeWrite();

@@ -1,7 +1,8 @@
 /**
  * Order validation against the product. AddOrder does not validate: a disabled cycle, an unknown
  * option id or a bad choice is silently replaced by a default, and an out-of-range quantity is
- * clamped. So every such mistake is refused here, before AddOrder.
+ * clamped; a product out of stock is ordered all the same. So every such mistake is refused here,
+ * before AddOrder.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { OrderInput } from '../../src/v1/schemas.js';
@@ -20,6 +21,13 @@ function checkBillingCycle(product: RawProduct, input: OrderInput, currency: str
   if (offered.length === 0) throw invalid(`product_id: product ${product.pid} is not sold in the account's currency (${currency}).`);
   if (!offered.includes(input.billing_cycle)) {
     throw invalid(`billing_cycle: "${input.billing_cycle}" is not offered for product ${product.pid}; offered: ${offered.join(', ')}.`);
+  }
+}
+
+/** AddOrder oversells: it places an order for a product with no stock left (calcCartTotals). */
+function checkStock(product: RawProduct): void {
+  if (product.stockcontrol && !(product.stocklevel !== undefined && product.stocklevel > 0)) {
+    throw invalid(`product_id: product ${product.pid} is out of stock.`);
   }
 }
 
@@ -67,6 +75,7 @@ function optionValue(option: RawProductConfigOption, value: OptionValue): number
  * minimum quantity, "no"); sending a default ourselves could pick a hidden choice, which WHMCS does not flag.
  */
 export function validateOrder(product: RawProduct, input: OrderInput, currency: string): Array<[number, PhpArrayValue]> {
+  checkStock(product);
   checkBillingCycle(product, input, currency);
   return Object.entries(input.config_options ?? {}).map(([optionId, value]): [number, PhpArrayValue] => {
     const option = product.configoptions.find((candidate) => candidate.id === optionId);

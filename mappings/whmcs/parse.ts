@@ -28,6 +28,7 @@ import {
   Count,
   Decimal,
   describeIssues,
+  Flag,
   Id,
   Lazy,
   LocalTime,
@@ -158,8 +159,19 @@ const ProductConfigOption = z.object({
 });
 export type RawProductConfigOption = z.output<typeof ProductConfigOption>;
 
-/** Only read to find the order-key field: one without a name is simply not that field. */
-const ProductCustomField = z.object({ id: Id, name: TextOrEmpty });
+/**
+ * Read to find the order-key field (one without a name is simply not that field) and the required
+ * ones: getCustomFields writes `required` as "*" (stored "on") or "". Anything else reads as not
+ * required, as before this was read.
+ */
+const ProductCustomField = z.object({
+  id: Id,
+  name: TextOrEmpty,
+  required: z.unknown().transform((value) => value === '*' || value === 'on'),
+});
+
+/** `stocklevel`, listed only with `stockcontrol`: a whole number, below zero once oversold. */
+const StockLevel = z.union([z.number().int(), z.string().trim().regex(/^-?\d{1,15}$/).transform(Number)]).optional();
 
 const Product = z.object({
   pid: Id,
@@ -170,6 +182,9 @@ const Product = z.object({
   module: Lazy(RawText),
   paytype: mapped({ free: 'free', onetime: 'onetime', recurring: 'recurring' } as const),
   pricing: PricingByCurrency,
+  // Listed only when stock control is on; orders.ts refuses a product with none left.
+  stockcontrol: Flag.optional(),
+  stocklevel: StockLevel,
   // Absent: no order-key field, so the product cannot be ordered (see placeOrder).
   customfields: collection('customfield', ProductCustomField),
   configoptions: presentCollection('configoption', ProductConfigOption),

@@ -3,7 +3,7 @@
  * Decided before anything is sent: WHMCS itself would run most of these in any state.
  */
 import { BackendError } from '../../src/backend/backend.js';
-import type { ServiceAction, ServiceStatus } from '../../src/v1/schemas.js';
+import type { BillingCycle, ServiceAction, ServiceStatus } from '../../src/v1/schemas.js';
 import type { ActionId } from './actions.js';
 import type { FormParams } from './client.js';
 import type { WhmcsConfig } from './config.js';
@@ -14,6 +14,9 @@ export interface ServiceState {
   cancellationPending: boolean;
   /** The server module of the service's product; "" when it has none. */
   module: string;
+  billingCycle: BillingCycle;
+  /** null for WHMCS's "0000-00-00". */
+  nextDueOn: string | null;
 }
 
 export interface ActionPlan {
@@ -78,6 +81,11 @@ export function planServiceAction(action: ServiceAction, service: ServiceState, 
     case 'cancel':
       requireState(action, service, ['active', 'suspended']);
       if (service.cancellationPending) throw cancellationPending();
+      // WHMCS's daily task (Cron/Task/CancellationRequests.php) skips the request of a service
+      // without a next due date unless it is free: a paid one-time service would never end.
+      if (service.nextDueOn === null && service.billingCycle !== 'free') {
+        throw new BackendError('validation', 'The action "cancel" is not supported for this service: it has no billing period to end.');
+      }
       return {
         action: 'AddCancelRequest',
         params: { serviceid, type: 'End of Billing Period', reason: config.cancelReason },

@@ -58,7 +58,8 @@ function renderProduct(state: SimulatorState, product: Product, translated: bool
         id: field.id,
         name: field.name,
         description: field.description,
-        required: field.required ? 'on' : '',
+        // getCustomFields (customfieldfunctions.php) writes a stored "on" as "*".
+        required: field.required ? '*' : '',
       })),
     },
     configoptions: { configoption: configOptions.map((option) => renderConfigOption(state, option)) },

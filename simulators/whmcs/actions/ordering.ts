@@ -65,6 +65,17 @@ function stringAt(value: FormValue | undefined, index: string | undefined): stri
   return typeof entry === 'string' ? entry : '';
 }
 
+/**
+ * The service's domain, as calcCartTotals (orderfunctions.php) makes it from `domain[n]` and
+ * `hostname[n]`: a hostname with two dots or more, or without a domain, replaces the domain; any
+ * other hostname is prefixed to it ("vps7" and "example.net" → "vps7.example.net").
+ */
+function serviceDomain(domain: string, hostname: string): string {
+  const host = hostname.replace(/^[ .]+|[ .]+$/g, '');
+  if (host === '') return domain;
+  return host.split('.').length > 2 || domain === '' ? host : `${host}.${domain}`;
+}
+
 function readItemRequests(params: FormArray): ItemRequest[] {
   const pid = params.pid;
   if (pid === undefined) return [];
@@ -74,8 +85,7 @@ function readItemRequests(params: FormArray): ItemRequest[] {
     billingcycle: stringAt(params.billingcycle, index),
     configoptions: stringAt(params.configoptions, index),
     customfields: stringAt(params.customfields, index),
-    // `domain[n]` is the hosting account's domain; for VPS products `hostname[n]` takes its place.
-    hostname: stringAt(params.hostname, index) || stringAt(params.domain, index),
+    hostname: serviceDomain(stringAt(params.domain, index), stringAt(params.hostname, index)),
     rootpw: stringAt(params.rootpw, index) || undefined,
   }));
 }
