@@ -128,7 +128,7 @@ export class ChangeDetector {
     for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline, readAt: servicesReadAt });
     for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline, readAt: invoicesReadAt });
 
-    const { reads, leftNew } = this.ordersToRead(customer.accountId, snapshot, services, baseline);
+    const { reads, left } = this.ordersToRead(customer.accountId, snapshot, services, baseline);
     for (const [id, quiet] of reads) {
       let order;
       const readAt = Date.now();
@@ -145,9 +145,10 @@ export class ChangeDetector {
       await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline: quiet, readAt });
     }
     // The baseline's orders beyond this pass's reads existed before it too: marked, so that a later
-    // pass reads them as baseline rather than reporting them as created.
+    // pass reads them as baseline rather than reporting them as created, or (known open ones, of an
+    // endpoint back from disabled) as changed while it was disabled.
     if (baseline) {
-      for (const id of leftNew) await store.recordSnapshot(customer.accountId, `order:${id}`, null, UNREAD_ORDER);
+      for (const id of left) await store.recordSnapshot(customer.accountId, `order:${id}`, snapshot[`order:${id}`] ?? null, UNREAD_ORDER);
     }
     // Recorded over the mark the pass read (under the detector's lease), naming this customer.
     if (baseline || mark.tag === '') await store.recordSnapshot(customer.accountId, BASELINE_FIELD, mark?.state ?? null, new Date().toISOString(), tag);
@@ -188,7 +189,9 @@ export class ChangeDetector {
     const reads = plan.slice(0, MAX_ORDER_READS);
     const lastOpen = reads.slice(fresh.size + followed.size + unread.length).at(-1);
     if (lastOpen) this.lastOpenRead.set(accountId, lastOpen[0]);
-    return { reads, leftNew: [...fresh].slice(MAX_ORDER_READS) };
+    // Those a baseline pass leaves unread (the ones already marked stay so).
+    const left = plan.slice(MAX_ORDER_READS).flatMap(([id]) => (snapshot[`order:${id}`] === UNREAD_ORDER ? [] : [id]));
+    return { reads, left };
   }
 }
 
