@@ -28,10 +28,14 @@ function refuseWhileMisconfigured(deps: EndpointDeps): void {
   );
 }
 
-/** order.created at once (the snapshot remembers it, so the change detector does not report it again). */
-async function announce(deps: EndpointDeps, accountId: string, order: Order, trace: TraceContext | undefined): Promise<Order> {
+/**
+ * order.created at once (the snapshot remembers it, so the change detector does not report it again).
+ * `readAt`: before the backend was called (it reads the order back then), so that a later state the
+ * detector recorded meanwhile is not taken back by this older read.
+ */
+async function announce(deps: EndpointDeps, accountId: string, order: Order, trace: TraceContext | undefined, readAt: number): Promise<Order> {
   const { events } = deps.webhooks;
-  await events.safely(() => events.observe(accountId, { kind: 'order', resource: order }, { trace }), accountId);
+  await events.safely(() => events.observe(accountId, { kind: 'order', resource: order }, { trace, readAt }), accountId);
   return order;
 }
 
@@ -59,16 +63,17 @@ export default defineEndpoint({
     refuseWhileMisconfigured(deps);
     const { recordId, reconcile, beforeWrite, outcomeUnknown } = requireAttempt(attempt);
     const ctx = { ...call, idempotencyKey: idempotencyKey as string, idempotencyRecord: recordId };
+    const readAt = Date.now();
     if (reconcile) {
       // An earlier attempt sent its order: order again only with proof that it placed nothing.
       if (!deps.backend.capabilities.reconcilesOrders) {
         throw outcomeUnknown(`backend ${deps.backend.name} cannot find an order by its Idempotency-Key`);
       }
       const earlier = await deps.backend.findOrderByIdempotencyKey(caller.customer, { ...ctx, beforeWrite });
-      if (earlier.kind === 'found') return created(await announce(deps, caller.account.id, earlier.order, call.trace));
+      if (earlier.kind === 'found') return created(await announce(deps, caller.account.id, earlier.order, call.trace, readAt));
       if (earlier.kind === 'unknown') throw outcomeUnknown(earlier.reason);
     }
     const order = await deps.backend.placeOrder(caller.customer, body, { ...ctx, beforeWrite });
-    return created(await announce(deps, caller.account.id, order, call.trace));
+    return created(await announce(deps, caller.account.id, order, call.trace, readAt));
   },
 });

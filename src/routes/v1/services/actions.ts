@@ -123,16 +123,18 @@ function narrowedRefusal(error: unknown, profile: Profile): unknown {
 /**
  * service.action.succeeded, and service.status_changed when the action changed the status. Its
  * order's status can follow (on FOSSBilling the order is the service) and the detector reads only
- * open orders: an order it watches is read again then, for its order.status_changed.
+ * open orders: an order it watches is read again then, for its order.status_changed. `readAt`:
+ * before the backend was called (it reads the service back then), so that a later state the
+ * detector recorded meanwhile is not taken back by this older read.
  */
-async function announceSuccess(deps: EndpointDeps, customer: Customer, result: ActionResult, call: CallContext): Promise<void> {
+async function announceSuccess(deps: EndpointDeps, customer: Customer, result: ActionResult, call: CallContext, readAt: number): Promise<void> {
   const { events } = deps.webhooks;
   const { accountId } = customer;
   const { trace } = call;
   const orderId = result.service.order_id;
   await events.emitForWrite(accountId, 'service.action.succeeded', result, trace);
   await events.safely(async () => {
-    if (!(await events.observe(accountId, { kind: 'service', resource: result.service }, { trace })) || orderId === null) return;
+    if (!(await events.observe(accountId, { kind: 'service', resource: result.service }, { trace, readAt })) || orderId === null) return;
     await events.observeKnownOrder(accountId, orderId, () => deps.backend.getOrder(customer, orderId, call), trace);
   }, accountId);
 }
@@ -176,9 +178,14 @@ export default defineEndpoint({
   async handler({ params, body, caller, deps, call, attempt: maybeAttempt }) {
     const attempt = requireAttempt(maybeAttempt);
     const serviceAction = offeredAction(body.action, deps);
+    const readAt = Date.now();
     if (attempt.reconcile) {
       const earlier = await reconcile(deps, caller.customer, params.id, serviceAction, call, attempt);
-      if (earlier) return { status: resultStatus(earlier), body: earlier };
+      if (earlier) {
+        // The earlier attempt, whose outcome was unknown, announced nothing: it succeeded through the gateway.
+        await announceSuccess(deps, caller.customer, earlier, call, readAt);
+        return { status: resultStatus(earlier), body: earlier };
+      }
     }
     let result: ActionResult;
     try {
@@ -187,7 +194,7 @@ export default defineEndpoint({
       await announceFailure(deps, caller.account.id, params.id, serviceAction, error, call.trace);
       throw error;
     }
-    await announceSuccess(deps, caller.customer, result, call);
+    await announceSuccess(deps, caller.customer, result, call, readAt);
     return { status: resultStatus(result), body: result };
   },
 });
