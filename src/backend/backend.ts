@@ -150,7 +150,11 @@ export type BackendErrorKind =
   | 'not_found'
   /** A valid action that the record's current state forbids. */
   | 'conflict'
-  /** A well-formed request the backend refuses (unknown product, disabled cycle, bad option). */
+  /**
+   * A well-formed request the backend refuses (unknown product, disabled cycle, bad option). A
+   * detail that starts with the field it refuses, `billing_cycle: …` or `config_options.4: …`,
+   * names it: the problem points at it (contract §2).
+   */
   | 'validation'
   /** The backend answered with an error or something unreadable. */
   | 'upstream_error'

@@ -40,7 +40,19 @@ export function fromBackend(error: BackendError): ApiError {
     : (GENERIC_DETAILS[reason] ?? error.detail);
   const headers =
     reason === 'upstream_unavailable' || reason === 'backend_misconfigured' ? { 'retry-after': retryAfterSeconds(error) } : undefined;
-  return new ApiError(reason, detail, { cause: error, ...(headers ? { headers } : {}) });
+  const errors = error.kind === 'validation' ? fieldErrors(error.detail) : undefined;
+  return new ApiError(reason, detail, { cause: error, ...(headers ? { headers } : {}), ...(errors ? { errors } : {}) });
+}
+
+/** A request field a detail starts with (`product_id: …`, `config_options.4: …`), as a body pointer. */
+const NAMED_FIELD = /^([a-z_]+(?:\.[A-Za-z0-9_]+)*): (.+)$/s;
+
+/** Contract §2: a validation error points at its field, as the request's own validation does (`/config_options/4`). */
+function fieldErrors(detail: string): Array<{ pointer: string; detail: string }> | undefined {
+  const match = NAMED_FIELD.exec(detail);
+  if (!match) return undefined;
+  const pointer = (match[1] as string).split('.').map((part) => `/${part.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+  return [{ pointer, detail: match[2] as string }];
 }
 
 /** Fastify's own errors (body parsing, limits, routing) by their HTTP status. */

@@ -100,18 +100,23 @@ t.test('end to end, profile A', async (t) => {
 
   t.test('POST /v1/orders refuses what WHMCS would silently replace, placing nothing', async () => {
     const before = gw.simulator.state.orders.length;
-    const cases: Array<[unknown, string]> = [
-      [{ product_id: '4', billing_cycle: 'monthly' }, 'disabled billing cycle'],
-      [{ product_id: '6', billing_cycle: 'monthly' }, 'hidden product'],
-      [{ product_id: '999', billing_cycle: 'monthly' }, 'unknown product'],
-      [{ product_id: '1', billing_cycle: 'monthly', config_options: { '1': '41' } }, 'choice of another option'],
-      [{ product_id: '1', billing_cycle: 'monthly', config_options: { '4': '41' } }, 'option of another product'],
-      [{ product_id: '1', billing_cycle: 'monthly', config_options: { '2': 99 } }, 'quantity out of range'],
+    // Each points at the field it refuses (contract §2), as the request's own validation does.
+    const cases: Array<[unknown, string, string]> = [
+      [{ product_id: '4', billing_cycle: 'monthly' }, 'disabled billing cycle', '/billing_cycle'],
+      [{ product_id: '6', billing_cycle: 'monthly' }, 'hidden product', '/product_id'],
+      [{ product_id: '999', billing_cycle: 'monthly' }, 'unknown product', '/product_id'],
+      [{ product_id: '1', billing_cycle: 'monthly', config_options: { '1': '41' } }, 'choice of another option', '/config_options/1'],
+      [{ product_id: '1', billing_cycle: 'monthly', config_options: { '4': '41' } }, 'option of another product', '/config_options/4'],
+      [{ product_id: '1', billing_cycle: 'monthly', config_options: { '2': 99 } }, 'quantity out of range', '/config_options/2'],
     ];
-    for (const [body, label] of cases) {
+    for (const [body, label, pointer] of cases) {
       const response = await call(base, 'POST', '/v1/orders', { key, body, headers: { 'idempotency-key': freshKey() } });
       expectProblem(response, 422, 'validation_failed');
-      assert.ok(response.json().detail.length > 0, label);
+      const problem = response.json();
+      assert.ok(problem.detail.length > 0, label);
+      assert.equal(problem.errors?.length, 1, label);
+      assert.equal(problem.errors[0].pointer, pointer, label);
+      assert.ok(problem.detail.endsWith(problem.errors[0].detail), `${label}: the pointer's detail is the field's part of the detail`);
     }
     assert.equal(gw.simulator.state.orders.length, before);
     assert.ok(!gw.simulator.calls.some((c) => c.action === 'addorder' && String(c.params.pid) === '4'));
