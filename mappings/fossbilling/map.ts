@@ -17,6 +17,7 @@ import type {
   Price,
   Product,
   Service,
+  ServiceBillingCycle,
   ServiceStatus,
 } from '../../src/v1/schemas.js';
 import { type OrderInvoice, unpaidInvoiceOf } from './order-invoice.js';
@@ -140,11 +141,10 @@ export function mapProduct(product: RawProduct, currency: string): Product {
   };
 }
 
-function billingCycle(order: RawOrder): BillingCycle {
+/** A period with no v1 cycle (`1W`, `4Y`, `5Y`; at HEAD any code Period.php reads) is `other`. */
+function billingCycle(order: RawOrder): ServiceBillingCycle {
   if (order.period === null || order.period === '') return Number(order.price ?? 0) === 0 ? 'free' : 'onetime';
-  const cycle = CYCLE_OF_PERIOD.get(order.period);
-  if (!cycle) throw unreadable(`order ${order.id} has period "${order.period}", which has no v1 billing cycle`);
-  return cycle;
+  return CYCLE_OF_PERIOD.get(order.period) ?? 'other';
 }
 
 /** FOSSBilling's own total (a float: price × quantity in PHP), or that product computed exactly. */

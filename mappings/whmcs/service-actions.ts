@@ -3,7 +3,7 @@
  * Decided before anything is sent: WHMCS itself would run most of these in any state.
  */
 import { BackendError } from '../../src/backend/backend.js';
-import type { BillingCycle, ServiceAction, ServiceStatus } from '../../src/v1/schemas.js';
+import type { ServiceAction, ServiceBillingCycle, ServiceStatus } from '../../src/v1/schemas.js';
 import type { ActionId } from './actions.js';
 import type { FormParams } from './client.js';
 import type { WhmcsConfig } from './config.js';
@@ -14,7 +14,7 @@ export interface ServiceState {
   cancellationPending: boolean;
   /** The server module of the service's product; "" when it has none. */
   module: string;
-  billingCycle: BillingCycle;
+  billingCycle: ServiceBillingCycle;
   /** null for WHMCS's "0000-00-00". */
   nextDueOn: string | null;
 }

@@ -23,6 +23,16 @@ export type Money = z.infer<typeof MoneySchema>;
 export const BILLING_CYCLES = ['monthly', 'quarterly', 'semiannually', 'annually', 'biennially', 'triennially', 'onetime', 'free'] as const;
 export const BillingCycleSchema = z.enum(BILLING_CYCLES).meta({ id: 'BillingCycle' });
 export type BillingCycle = z.infer<typeof BillingCycleSchema>;
+/**
+ * A service's cycle: one of the orderable ones, or `other` for a period the contract has no name
+ * for (FOSSBilling's weekly or 4- and 5-yearly periods), which one such service must not turn into
+ * a 502 for the whole list.
+ */
+export const ServiceBillingCycleSchema = z.enum([...BILLING_CYCLES, 'other']).meta({
+  id: 'ServiceBillingCycle',
+  description: 'The billing cycles an order may name, or `other` for a period the billing system has that none of them is (weekly, for one).',
+});
+export type ServiceBillingCycle = z.infer<typeof ServiceBillingCycleSchema>;
 
 // ---- account / key --------------------------------------------------------------------------
 
@@ -135,7 +145,7 @@ export const ServiceSchema = z
     status: z.enum(SERVICE_STATUSES),
     hostname: z.string().nullable(),
     ip_addresses: z.array(z.string()),
-    billing_cycle: BillingCycleSchema,
+    billing_cycle: ServiceBillingCycleSchema,
     recurring_amount: MoneySchema,
     registered_on: DateSchema.nullable(),
     next_due_on: DateSchema.nullable(),

@@ -102,9 +102,14 @@ t.test('FOSSBilling mapping on answers built from the source', async (t) => {
     assert.equal(order.status, 'other');
   });
 
-  t.test('refuses a period that has no v1 billing cycle rather than guessing', async () => {
-    const fake = reads().answer('order/get', { ...answers.order, period: '1W' });
-    await rejectsWith(backendWith(fake).getService(CUSTOMER, '7', CTX), 'upstream_error');
+  t.test('a period with no v1 billing cycle (weekly, on by default in every version) is `other`, not a 502 for the service or its whole list page', async () => {
+    for (const period of ['1W', '4Y', '5Y']) {
+      const fake = reads().answer('order/get', { ...answers.order, period }).answer('order/get_list', answers.page([{ ...answers.orderRow, period }, { ...answers.orderRow, id: '8' }]));
+      const backend = backendWith(fake);
+      assert.equal((await backend.getService(CUSTOMER, '7', CTX)).billing_cycle, 'other', period);
+      const { items } = await backend.listServices(CUSTOMER, { page: 1, perPage: 25 }, CTX);
+      assert.deepEqual(items.map((service) => [service.id, service.billing_cycle]).sort(), [['7', 'other'], ['8', 'monthly']], period);
+    }
   });
 
   t.test('survives missing optional fields', async () => {
