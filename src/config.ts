@@ -3,6 +3,7 @@
  * load-config.ts), validated once at boot. A bad config stops the process with a message that
  * names every wrong field.
  */
+import { isIP } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import { z } from 'zod';
 import { AdminConfigSchema } from './admin/tokens.js';
@@ -33,10 +34,18 @@ function isRedisUrl(text: string): boolean {
 }
 
 /**
+ * What listen resolves (getaddrinfo: /etc/hosts, DNS): labels of letters, digits, '-' and '_' (a
+ * Docker Compose container name, `app_gateway_1`), none starting or ending with '-'. An IPv6
+ * address with a zone id (`fe80::1%eth0`), which Node listens on, is an IP address (net.isIP).
+ */
+const HOST_NAME = /^(?=.{1,253}$)(?!-)[A-Za-z0-9_-]{1,63}(?<!-)(?:\.(?!-)[A-Za-z0-9_-]{1,63}(?<!-))*\.?$/;
+/**
  * An address to listen on: an IP address or a host name, without port or scheme (`host:3000` or
  * `[::1]` failed only at listen, with exit 1 and a stack, instead of naming the field).
  */
-const ListenHost = z.union([z.ipv4(), z.ipv6(), z.hostname()], { error: 'must be an IP address or a host name, without port or scheme (0.0.0.0, ::, gateway.internal)' });
+const ListenHost = z.string().refine((host) => isIP(host) !== 0 || HOST_NAME.test(host), {
+  error: 'must be an IP address or a host name, without port or scheme (0.0.0.0, ::, gateway.internal)',
+});
 
 /** A Redis Cluster seed, `host:port` (`[v6 address]:port`, optionally `redis://` in front); the port defaults to 6379. */
 const CLUSTER_SEED = /^(?:redis:\/\/)?(\[[0-9A-Fa-f:.]+\]|[^\s:/@[\]]+)(?::(\d{1,5}))?$/;
