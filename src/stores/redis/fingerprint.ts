@@ -7,6 +7,7 @@ import type { RedisConnection } from './connection.js';
 
 export async function holdsFingerprint(redis: RedisConnection, name: string, fingerprint: string): Promise<boolean> {
   const key = redis.key(name);
-  const stored = await redis.run(async (client) => ((await client.set(key, fingerprint, 'NX')) === 'OK' ? fingerprint : client.get(key)));
+  // Read first: a Redis at its memory limit (noeviction) refuses the SET even where the key is there.
+  const stored = await redis.run(async (client) => (await client.get(key)) ?? ((await client.set(key, fingerprint, 'NX')) === 'OK' ? fingerprint : client.get(key)));
   return stored === fingerprint;
 }
