@@ -44,6 +44,8 @@ export type KeyServiceOptions = HeldKeysOptions;
 export class KeyService {
   private readonly held: HeldKeys;
   private readonly now: () => number;
+  /** This process recorded its pepper's fingerprint (or is doing so), recordProvenPepper. */
+  private pepperRecorded = false;
 
   constructor(
     private readonly store: KeyStore,
@@ -100,16 +102,35 @@ export class KeyService {
     }
     if (!secretMatches(secret, found.key.secretHash, this.pepper)) return false;
     found.verified = digest;
+    this.recordProvenPepper();
     return true;
   }
 
   /**
-   * Whether this pepper is the one the shared store's keys are hashed with (the first process to
-   * ask records its own): with another, every key would answer 401 here. No shared store: true.
+   * Whether this pepper is the one the shared store's keys are hashed with: with another, every key
+   * would answer 401 here. No shared store: true. None recorded yet: a store without keys takes this
+   * one; keys already stored (the previous release recorded no fingerprint) may be hashed with
+   * another, so this one is recorded only once a key authenticated with it (recordProvenPepper).
    */
   async pepperMatchesStore(): Promise<boolean> {
     if (!this.store.holdsPepper) return true;
-    return this.store.holdsPepper(createHmac('sha256', this.pepper).update('reseller-gateway key pepper').digest('hex'));
+    const held = await this.store.holdsPepper(this.pepperFingerprint(), false);
+    if (held !== null) return held;
+    if ((await this.store.listKeys()).length > 0) return true;
+    return (await this.store.holdsPepper(this.pepperFingerprint(), true)) !== false;
+  }
+
+  private pepperFingerprint(): string {
+    return createHmac('sha256', this.pepper).update('reseller-gateway key pepper').digest('hex');
+  }
+
+  /** A stored key's hash matched: this pepper is the keys' one, recorded if none is (once per process; best effort). */
+  private recordProvenPepper(): void {
+    if (this.pepperRecorded || !this.store.holdsPepper) return;
+    this.pepperRecorded = true;
+    this.store.holdsPepper(this.pepperFingerprint(), true).catch(() => {
+      this.pepperRecorded = false;
+    });
   }
 
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {

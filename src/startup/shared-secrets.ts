@@ -17,11 +17,36 @@ export async function checkSharedSecrets(keys: KeyService, webhooks: WebhookStor
         "Give every instance the same KEY_PEPPER (to start over with a new one, every key issued so far stops working: delete the Redis key '{keys}:pepper' under the key prefix).",
     );
   }
-  if (webhooks.holdsSealingKey && !(await webhooks.holdsSealingKey(box.fingerprint()))) {
+  if (webhooks.holdsSealingKey && !(await sealingKeyMatches(keys, webhooks, box))) {
     issues.push(
-      '  - webhooks.encryptionKey: not the key the webhook secrets in the shared Redis are sealed with (another instance set it): every event sent from here would fail. ' +
+      '  - webhooks.encryptionKey: not the key the webhook secrets in the shared Redis are sealed with (another instance recorded it, or the secrets stored do not open with it): every event sent from here would fail. ' +
         "Give every instance the same WEBHOOK_ENCRYPTION_KEY (to start over with a new one, every endpoint's secret must be rotated: delete the Redis key '{webhooks}:sealing-key' under the key prefix).",
     );
   }
   if (issues.length > 0) throw new ConfigError(`invalid configuration:\n${issues.join('\n')}`);
+}
+
+/**
+ * Whether the store's fingerprint is this key's. None recorded yet (the previous release recorded
+ * none): the endpoints' secrets already stored tell, and this key is recorded only when one of them
+ * opens with it, or when none is stored.
+ */
+async function sealingKeyMatches(keys: KeyService, webhooks: WebhookStore, box: SecretBox): Promise<boolean> {
+  const holds = webhooks.holdsSealingKey?.bind(webhooks);
+  if (!holds) return true;
+  const held = await holds(box.fingerprint(), false);
+  if (held !== null) return held;
+  let sealed = 0;
+  for (const account of await keys.listAccounts()) {
+    const record = await webhooks.get(account.id);
+    if (!record) continue;
+    sealed += 1;
+    try {
+      box.open(record.secret);
+    } catch {
+      continue;
+    }
+    return (await holds(box.fingerprint(), true)) !== false;
+  }
+  return sealed > 0 ? false : (await holds(box.fingerprint(), true)) !== false;
 }

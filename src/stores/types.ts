@@ -262,10 +262,11 @@ export interface KeyStore {
   onInvalidation(listener: (keyId: string | null) => void): void;
   /**
    * A store shared by separately configured processes (Redis) keeps a fingerprint of the key pepper
-   * its keys are hashed with, the first one given: true when `fingerprint` is that one. Absent where
-   * one process's config is the only one (the memory stores).
+   * its keys are hashed with: true when `fingerprint` is that one. None stored yet: recorded when
+   * `record` (the default), else null (keys of the previous release, which recorded none, may be
+   * hashed with another). Absent where one process's config is the only one (the memory stores).
    */
-  holdsPepper?(fingerprint: string): Promise<boolean>;
+  holdsPepper?(fingerprint: string, record?: boolean): Promise<boolean | null>;
 }
 
 // ---- the set a deployment runs with ---------------------------------------------------------

@@ -90,10 +90,11 @@ export interface WebhookStore {
   freeDeliverySlot(accountId: string, holder: string): Promise<void>;
   /**
    * A store shared by separately configured processes (Redis) keeps a fingerprint of the key the
-   * secrets are sealed with, the first one given: true when `fingerprint` is that one. Absent where
-   * one process's config is the only one (the memory stores).
+   * secrets are sealed with: true when `fingerprint` is that one. None stored yet: recorded when
+   * `record` (the default), else null (secrets of the previous release, which recorded none, may be
+   * sealed with another). Absent where one process's config is the only one (the memory stores).
    */
-  holdsSealingKey?(fingerprint: string): Promise<boolean>;
+  holdsSealingKey?(fingerprint: string, record?: boolean): Promise<boolean | null>;
 }
 
 /**

@@ -1,13 +1,22 @@
 /**
  * A setting every process sharing the store must have alike (the key pepper, the webhook sealing
- * key), held as a fingerprint, never the secret: the first process to ask records its own, and
- * each later one learns whether it has the same. One key, its own hash tag (Redis Cluster works).
+ * key), held as a fingerprint, never the secret: recorded once one is known to be right, and each
+ * later process learns whether it has the same. One key, its own hash tag (Redis Cluster works).
  */
 import type { RedisConnection } from './connection.js';
 
-export async function holdsFingerprint(redis: RedisConnection, name: string, fingerprint: string): Promise<boolean> {
+/**
+ * Whether `fingerprint` is the one stored. None stored: with `record`, this one is recorded (unless
+ * another process's won the race) and compared; without, null. The previous release never recorded
+ * one: only a process that knows its setting fits the records already stored may record it.
+ */
+export async function holdsFingerprint(redis: RedisConnection, name: string, fingerprint: string, record: boolean): Promise<boolean | null> {
   const key = redis.key(name);
   // Read first: a Redis at its memory limit (noeviction) refuses the SET even where the key is there.
-  const stored = await redis.run(async (client) => (await client.get(key)) ?? ((await client.set(key, fingerprint, 'NX')) === 'OK' ? fingerprint : client.get(key)));
-  return stored === fingerprint;
+  const stored = await redis.run(async (client) => {
+    const found = await client.get(key);
+    if (found !== null || !record) return found;
+    return (await client.set(key, fingerprint, 'NX')) === 'OK' ? fingerprint : client.get(key);
+  });
+  return stored === null ? null : stored === fingerprint;
 }

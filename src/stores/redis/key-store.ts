@@ -146,8 +146,8 @@ export class RedisKeyStore implements KeyStore {
     this.listeners.add(listener);
   }
 
-  holdsPepper(fingerprint: string): Promise<boolean> {
-    return holdsFingerprint(this.redis, '{keys}:pepper', fingerprint);
+  holdsPepper(fingerprint: string, record = true): Promise<boolean | null> {
+    return holdsFingerprint(this.redis, '{keys}:pepper', fingerprint, record);
   }
 
   private accountKeysKey(accountId: string): string {

@@ -119,8 +119,8 @@ export class RedisWebhookStore implements WebhookStore {
     await this.redis.run((client) => client.zrem(this.slotsKey(accountId), holder));
   }
 
-  holdsSealingKey(fingerprint: string): Promise<boolean> {
-    return holdsFingerprint(this.redis, '{webhooks}:sealing-key', fingerprint);
+  holdsSealingKey(fingerprint: string, record = true): Promise<boolean | null> {
+    return holdsFingerprint(this.redis, '{webhooks}:sealing-key', fingerprint, record);
   }
 
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
