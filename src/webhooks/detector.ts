@@ -42,13 +42,21 @@ export interface ChangeDetectorOptions {
 }
 
 /**
- * What a baseline mark is taken for: the customer, and when the account was last enabled again. A
+ * A baseline mark is taken for a customer, and since the account was last enabled again. A
  * customer's history before the account mapped to it is no news (an upstream_id change), nor is what
  * changed while the account was disabled (reference W9), even when it was disabled and enabled
- * again between two passes, so that no pass saw it disabled.
+ * again between two passes, so that no pass saw it disabled. The mark's tag is the upstream id
+ * alone, as the previous release compares it (any other tag is another customer's to it: a baseline
+ * pass, then the plain id written back, at every hand-over of the detector's lease in a mixed fleet);
+ * the enabling goes in the mark's state after its time, which nothing but this reads.
  */
-function baselineTag(account: AccountRecord): string {
-  return account.enabledAt ? `${account.upstreamId} enabled ${account.enabledAt}` : account.upstreamId;
+function markState(account: AccountRecord, at: Date): string {
+  return account.enabledAt ? `${at.toISOString()} enabled ${account.enabledAt}` : at.toISOString();
+}
+
+/** Whether a mark's state was taken since the account's last enabling (any mark, for one never disabled). */
+function markSinceEnabled(account: AccountRecord, state: string | null): boolean {
+  return !account.enabledAt || (state ?? '').endsWith(` enabled ${account.enabledAt}`);
 }
 
 export class ChangeDetector {
@@ -96,7 +104,7 @@ export class ChangeDetector {
         }
         const record = await store.get(account.id);
         if (!record || record.status === 'disabled') continue;
-        await this.scan({ accountId: account.id, upstreamId: account.upstreamId }, baselineTag(account)).catch((error: unknown) => {
+        await this.scan({ accountId: account.id, upstreamId: account.upstreamId }, account).catch((error: unknown) => {
           log.warn({ err: error, account_id: account.id }, 'webhook change detection failed for an account; next pass retries');
         });
       }
@@ -105,14 +113,14 @@ export class ChangeDetector {
     }
   }
 
-  private async scan(customer: Customer, tag: string): Promise<void> {
+  private async scan(customer: Customer, account: AccountRecord): Promise<void> {
     const { backend, store, events } = this.options;
     const ctx = { requestId: `webhook-detector-${randomUUID()}` };
     const snapshot = await store.readSnapshot(customer.accountId);
-    // The mark's tag names what it was taken for (none on marks from before, see baselineTag): an
+    // The mark names what it was taken for (no customer on marks from before, see markState): an
     // account mapped to another customer since, or enabled again since, starts from a new baseline.
     const mark = await store.readSnapshotState(customer.accountId, BASELINE_FIELD);
-    const baseline = mark === null || (mark.tag !== '' && mark.tag !== tag);
+    const baseline = mark === null || (mark.tag !== '' && mark.tag !== customer.upstreamId) || !markSinceEnabled(account, mark.state);
 
     // A service list the backend refuses (FOSSBilling past its rows bound) must not leave the
     // account's invoices and known orders unwatched: the pass goes on without it, and fails after.
@@ -151,7 +159,7 @@ export class ChangeDetector {
       for (const id of left) await store.recordSnapshot(customer.accountId, `order:${id}`, snapshot[`order:${id}`] ?? null, UNREAD_ORDER);
     }
     // Recorded over the mark the pass read (under the detector's lease), naming this customer.
-    if (baseline || mark.tag === '') await store.recordSnapshot(customer.accountId, BASELINE_FIELD, mark?.state ?? null, new Date().toISOString(), tag);
+    if (baseline || mark.tag === '') await store.recordSnapshot(customer.accountId, BASELINE_FIELD, mark?.state ?? null, markState(account, new Date()), customer.upstreamId);
     if (servicesFailure !== null) throw servicesFailure;
   }
 
