@@ -223,7 +223,7 @@ export class Idempotency {
         sent = true;
       },
       outcomeUnknown: (reason) => {
-        log.error({ idempotencyKey: run.key, recordId: claim.recordId, reason }, 'outcome of an earlier attempt cannot be proven; nothing sent');
+        log.error({ account_id: run.accountId, idempotencyKey: run.key, recordId: claim.recordId, reason }, 'outcome of an earlier attempt cannot be proven; nothing sent');
         return this.outcomeUnknown();
       },
     };

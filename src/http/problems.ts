@@ -110,7 +110,7 @@ export function sendProblem(reply: FastifyReply, error: ApiError, typeBase: stri
 
 function logFailure(request: FastifyRequest, original: unknown, apiError: ApiError): void {
   if (original instanceof BackendError) {
-    const context = { reason: apiError.reason, backend_error: original.kind, outcome_unknown: original.outcomeUnknown };
+    const context = { account_id: request.caller?.account.id, reason: apiError.reason, backend_error: original.kind, outcome_unknown: original.outcomeUnknown };
     if (original.operatorMessage) request.log.error({ ...context, upstream: original.operatorMessage }, 'upstream failure');
     else if (apiError.status >= 500) request.log.warn(context, 'upstream failure');
     return;

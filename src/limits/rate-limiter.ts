@@ -42,7 +42,11 @@ export class RateLimiter {
   private readonly keyGroups = new WeakMap<ApiKeyRecord, PolicyGroup>();
   /** The source addresses seen lately, each with its policy group (a store prepares a group once). */
   private readonly ipGroups = new LRUCache<string, PolicyGroup>({ max: 10_000 });
-  private lastFallbackWarning = 0;
+  /**
+   * Whether the last store call failed: the outage is logged when it starts and when it ends, not
+   * per request (every request decides, so an outage would flood the log).
+   */
+  private storeDown = false;
 
   constructor(private readonly options: RateLimiterOptions) {
     const limits = options.config.rateLimits;
@@ -83,7 +87,11 @@ export class RateLimiter {
       this.options.observer?.decided(decision, (performance.now() - started) / 1000);
       return decision;
     };
-    return this.options.store.hit(groups).then(observed, (error: unknown) => this.decideWithout(error, groups).then(observed));
+    const answered = (decision: RateDecision): RateDecision => {
+      if (this.storeDown) this.storeBack();
+      return observed(decision);
+    };
+    return this.options.store.hit(groups).then(answered, (error: unknown) => this.decideWithout(error, groups).then(observed));
   }
 
   /** The shared store failed: fail closed (503), or open on the per-instance fallback. */
@@ -91,22 +99,32 @@ export class RateLimiter {
     const { observer } = this.options;
     if (!(error instanceof StoreUnavailableError)) throw error;
     observer?.storeError('rate_limits');
+    if (!this.storeDown) this.storeGone(error);
     if (this.options.config.rateLimits.onStoreError === 'closed') {
       throw new ApiError('store_unavailable', 'The rate-limit store is unavailable; retry shortly.', {
         headers: { 'retry-after': '1' },
         cause: error,
       });
     }
-    this.warnFallback(error);
     observer?.storeFallback('rate_limits', 'memory');
     return this.options.fallback.hit(groups);
   }
 
-  private warnFallback(error: Error): void {
-    const now = Date.now();
-    if (now - this.lastFallbackWarning < 10_000) return;
-    this.lastFallbackWarning = now;
-    this.options.log.warn({ err: error.message }, 'rate-limit store unavailable; limiting per instance');
+  /** Once per outage: the store every request meets first (Redis) stopped answering. */
+  private storeGone(error: Error): void {
+    this.storeDown = true;
+    const closed = this.options.config.rateLimits.onStoreError === 'closed';
+    this.options.log.error(
+      { err: error.message, on_store_error: this.options.config.rateLimits.onStoreError },
+      closed
+        ? 'shared store (Redis) unreachable: every request answers 503 store_unavailable until it is back (rateLimits.onStoreError: closed); check Redis'
+        : 'shared store (Redis) unreachable: limiting per instance, writes and keys not held answer 503 store_unavailable until it is back; check Redis',
+    );
+  }
+
+  private storeBack(): void {
+    this.storeDown = false;
+    this.options.log.info('shared store (Redis) reachable again: rate limits shared again');
   }
 }
 

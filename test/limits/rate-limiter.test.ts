@@ -13,7 +13,7 @@ import type { RateLimitObserver, StoreName } from '../../src/ops/observers.js';
 import { MemoryRateLimitStore } from '../../src/stores/memory/rate-limit-store.js';
 import { StoreUnavailableError, type PolicyGroup, type RateDecision, type RateLimitStore } from '../../src/stores/types.js';
 
-const silent = { warn: () => undefined } as unknown as ConstructorParameters<typeof RateLimiter>[0]['log'];
+const silent = { warn: () => undefined, error: () => undefined, info: () => undefined } as unknown as ConstructorParameters<typeof RateLimiter>[0]['log'];
 
 /** What the observer heard, in order. */
 function listener(): RateLimitObserver & { heard: string[]; seconds: number[] } {

@@ -109,7 +109,7 @@ t.test('the line stays valid JSON whatever the client sends, and leaves out what
     assert.equal(first.req?.client_request_id, odd);
     assert.equal(first.req?.url, '/v1/products?page=1');
     assert.deepEqual(Object.keys(second.req ?? {}), ['method', 'url', 'remote_address'], 'no client_request_id when none was sent');
-    assert.deepEqual(Object.keys(second), ['level', 'time', 'pid', 'hostname', 'request_id', 'trace_id', 'req', 'res', 'responseTime', 'msg']);
+    assert.deepEqual(Object.keys(second), ['level', 'time', 'pid', 'hostname', 'request_id', 'trace_id', 'account_id', 'key_id', 'req', 'res', 'responseTime', 'msg']);
   } finally {
     await gw.close();
   }
