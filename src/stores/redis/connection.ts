@@ -21,6 +21,15 @@ interface BufferScripting {
  */
 const TRANSIENT_REPLY = /^(CLUSTERDOWN|LOADING|MASTERDOWN|TRYAGAIN|READONLY|BUSY|NOREPLICAS|OOM|MISCONF)\b/;
 
+/**
+ * Commands sent and not yet answered, at most, per connection. A command cut off by its timeout
+ * stays in ioredis's queue (a reply may still come and must be matched), so against a Redis that
+ * keeps the connection open but answers nothing (frozen, SIGSTOP) every request added to it, and to
+ * the socket's buffer, for as long as the freeze lasted. Past this many, a call fails at once.
+ * Under load a healthy Redis has a few hundred unanswered.
+ */
+export const MOST_UNANSWERED_COMMANDS = 10_000;
+
 export class RedisConnection {
   /** A standalone client's own command timeout cuts every call off: no second timer needed. */
   private readonly needsDeadline: boolean;
@@ -41,7 +50,16 @@ export class RedisConnection {
     return `${this.keyPrefix}${name}`;
   }
 
+  /** Refused at once: too many commands of this connection are unanswered (see MOST_UNANSWERED_COMMANDS). */
+  private overloaded(): StoreUnavailableError | undefined {
+    const unanswered = unansweredCommands(this.client);
+    if (unanswered < MOST_UNANSWERED_COMMANDS) return undefined;
+    return new StoreUnavailableError(`Redis has ${unanswered} commands unanswered`);
+  }
+
   run<T>(command: (client: RedisClient) => Promise<T>): Promise<T> {
+    const overloaded = this.overloaded();
+    if (overloaded) return Promise.reject(overloaded);
     this.batches?.beforeCommand();
     // The hot path (every rate-limit decision) is one promise, not a chain of async frames.
     if (this.needsDeadline) return this.runWithDeadline(command);
@@ -115,6 +133,8 @@ export class RedisConnection {
       );
     }
     // Standalone, every rate-limit decision: one promise on top of the command's, for its failures.
+    const overloaded = this.overloaded();
+    if (overloaded) return Promise.reject(overloaded);
     this.batches?.beforeCommand();
     let sent: Promise<Buffer>;
     try {
@@ -135,6 +155,15 @@ export class RedisConnection {
       }
     });
   }
+}
+
+/** Commands sent and unanswered: the client's, or for a cluster those of its busiest node. */
+function unansweredCommands(client: RedisClient): number {
+  // A stand-in client (tests) may keep no queue.
+  if (!(client instanceof Cluster)) return client.commandQueue?.length ?? 0;
+  let most = 0;
+  for (const node of client.nodes('all')) most = Math.max(most, node.commandQueue.length);
+  return most;
 }
 
 /**
