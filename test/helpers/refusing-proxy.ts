@@ -10,6 +10,8 @@ export interface RefusingProxy {
   url: string;
   /** Calls forwarded, by name (WHMCS `action`, FOSSBilling `module/method`). */
   forwarded: string[];
+  /** Calls answered, by name, in the order their answers were sent. */
+  answered: string[];
   /** Stops listening once every call named has been answered (each counted once). */
   refuseAfter(calls: readonly string[]): void;
   /** Listens again on the same port. */
@@ -26,6 +28,7 @@ function callName(request: IncomingMessage, body: string): string {
 
 export async function startRefusingProxy(target: string): Promise<RefusingProxy> {
   const forwarded: string[] = [];
+  const answered: string[] = [];
   let waitingFor: string[] | null = null;
   let port = 0;
   const server: Server = createServer((request, response) => {
@@ -44,6 +47,7 @@ export async function startRefusingProxy(target: string): Promise<RefusingProxy>
           const text = Buffer.from(await answer.arrayBuffer());
           response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json', connection: 'close' });
           response.end(text);
+          answered.push(name);
           if (waitingFor !== null) {
             const index = waitingFor.indexOf(name);
             if (index >= 0) waitingFor.splice(index, 1);
@@ -73,6 +77,7 @@ export async function startRefusingProxy(target: string): Promise<RefusingProxy>
       return `http://127.0.0.1:${port}`;
     },
     forwarded,
+    answered,
     refuseAfter(calls) {
       waitingFor = [...calls];
     },
