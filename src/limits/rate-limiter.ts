@@ -83,19 +83,16 @@ export class RateLimiter {
   private decide(groups: PolicyGroup[]): Promise<RateDecision> {
     // One promise on the way (every request decides): no async frames around the store's.
     const started = performance.now();
-    const observed = (decision: RateDecision): RateDecision => {
+    const answered = (decision: RateDecision): RateDecision => {
+      if (this.storeDown) this.storeBack();
       this.options.observer?.decided(decision, (performance.now() - started) / 1000);
       return decision;
     };
-    const answered = (decision: RateDecision): RateDecision => {
-      if (this.storeDown) this.storeBack();
-      return observed(decision);
-    };
-    return this.options.store.hit(groups).then(answered, (error: unknown) => this.decideWithout(error, groups).then(observed));
+    return this.options.store.hit(groups).then(answered, (error: unknown) => this.decideWithout(error, groups, started));
   }
 
   /** The shared store failed: fail closed (503), or open on the per-instance fallback. */
-  private async decideWithout(error: unknown, groups: PolicyGroup[]): Promise<RateDecision> {
+  private async decideWithout(error: unknown, groups: PolicyGroup[], started: number): Promise<RateDecision> {
     const { observer } = this.options;
     if (!(error instanceof StoreUnavailableError)) throw error;
     observer?.storeError('rate_limits');
@@ -107,7 +104,9 @@ export class RateLimiter {
       });
     }
     observer?.storeFallback('rate_limits', 'memory');
-    return this.options.fallback.hit(groups);
+    const decision = await this.options.fallback.hit(groups);
+    observer?.decided(decision, (performance.now() - started) / 1000);
+    return decision;
   }
 
   /** Once per outage: the store every request meets first (Redis) stopped answering. */
