@@ -36,12 +36,33 @@ export interface AuditLog<R extends object = AuditRecord> {
   close(): Promise<void>;
 }
 
+/**
+ * Records waiting for the disk at most: a disk that stalls turns credentials reads away (503) at
+ * once, instead of holding every request (and its answer) for as long as the disk does.
+ */
+export const AUDIT_QUEUE_LIMIT = 10_000;
+
+interface Waiting {
+  line: string;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Appends with group commit: the records that arrive while one batch is being written and synced go
+ * to disk together in the next one (one append, one datasync). One sync a record, in turn, made each
+ * read wait for the syncs of every read before it.
+ */
 export class FileAuditLog<R extends object = AuditRecord> implements AuditLog<R> {
   private handle: Promise<FileHandle> | undefined;
-  /** Appends are chained so lines never interleave. */
-  private tail: Promise<void> = Promise.resolve();
+  private waiting: Waiting[] = [];
+  /** The batch being written; lines never interleave because one batch is written at a time. */
+  private flushing: Promise<void> | undefined;
 
-  constructor(private readonly path: string) {}
+  constructor(
+    private readonly path: string,
+    private readonly queueLimit = AUDIT_QUEUE_LIMIT,
+  ) {}
 
   private file(): Promise<FileHandle> {
     if (!this.handle) {
@@ -53,18 +74,34 @@ export class FileAuditLog<R extends object = AuditRecord> implements AuditLog<R>
   }
 
   write(record: R): Promise<void> {
+    if (this.waiting.length >= this.queueLimit) {
+      return Promise.reject(new Error(`audit log ${this.path}: ${this.queueLimit} records already wait for the disk`));
+    }
     const line = `${JSON.stringify(record)}\n`;
-    const next = this.tail.then(async () => {
-      const file = await this.file();
-      await file.appendFile(line);
-      await file.datasync();
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ line, resolve, reject });
+      this.flushing ??= this.flush();
     });
-    this.tail = next.catch(() => undefined);
-    return next;
+  }
+
+  private async flush(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        const file = await this.file();
+        await file.appendFile(batch.map((w) => w.line).join(''));
+        await file.datasync();
+        for (const w of batch) w.resolve();
+      } catch (error) {
+        for (const w of batch) w.reject(error);
+      }
+    }
+    this.flushing = undefined;
   }
 
   async close(): Promise<void> {
-    await this.tail;
+    await this.flushing;
     if (this.handle) await (await this.handle).close();
     this.handle = undefined;
   }
