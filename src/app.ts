@@ -138,6 +138,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   installJsonBodyParser(app);
   app.decorateRequest('caller', undefined);
   app.decorateRequest('v1Input', undefined);
+  app.decorateRequest('problem', undefined);
   const servedRoutes: string[] = [];
   app.decorate('servedRoutes', servedRoutes);
 

@@ -64,6 +64,8 @@ export interface ApiErrorOptions {
   headers?: Record<string, string>;
   errors?: FieldError[];
   cause?: unknown;
+  /** Fields for the access line only, never sent: what the operator needs and the client may not see. */
+  logged?: Record<string, string>;
 }
 
 /** The one error class. Its `detail` is written for the client: never put upstream text in it. */
@@ -74,6 +76,7 @@ export class ApiError extends Error {
   readonly extensions: Record<string, unknown>;
   readonly headers: Record<string, string>;
   readonly errors: FieldError[] | undefined;
+  readonly logged: Record<string, string> | undefined;
 
   constructor(reason: AnyReason, detail: string, options: ApiErrorOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
@@ -84,6 +87,7 @@ export class ApiError extends Error {
     this.extensions = options.extensions ?? {};
     this.headers = options.headers ?? {};
     this.errors = options.errors;
+    this.logged = options.logged;
   }
 }
 

@@ -100,6 +100,7 @@ export function toApiError(error: unknown): ApiError {
 
 export function sendProblem(reply: FastifyReply, error: ApiError, typeBase: string): FastifyReply {
   const requestId = reply.request.id;
+  reply.request.problem = error;
   reply.header('x-request-id', requestId);
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, problemDocument } from '../errors.js';
-import { bearerKey, isBearerScheme, soleAuthorization } from '../keys/api-key.js';
+import { bearerKey, isBearerScheme, parseApiKey, soleAuthorization } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
@@ -28,6 +28,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | undefined;
     v1Input: RequestInput | undefined;
+    /** The problem this request was answered with, for the access line. */
+    problem: ApiError | undefined;
   }
   interface FastifyContextConfig {
     scope?: EndpointScope;
@@ -43,9 +45,19 @@ export interface RegisterContext {
   typeBase: string;
 }
 
-function unauthenticated(detail: string, keySent: boolean): ApiError {
+/** Why a key was refused, for the access line: `missing`, `several`, `not_bearer`, or an AuthFailure. */
+type RefusedBecause = AuthFailure | 'missing' | 'several' | 'not_bearer';
+
+/**
+ * The 401. The access line names why, and the key id of the key sent when it has one (never its
+ * secret): a reseller's "my key stopped working" is then one search in the log.
+ */
+function unauthenticated(detail: string, keySent: boolean, because: RefusedBecause, key?: string): ApiError {
   const challenge = keySent ? 'Bearer realm="v1", error="invalid_token"' : 'Bearer realm="v1"';
-  return new ApiError('unauthenticated', detail, { headers: { 'www-authenticate': challenge } });
+  const keyId = key === undefined ? undefined : parseApiKey(key)?.keyId;
+  const logged: Record<string, string> = { auth_failure: because };
+  if (keyId !== undefined) logged.sent_key_id = keyId;
+  return new ApiError('unauthenticated', detail, { headers: { 'www-authenticate': challenge }, logged });
 }
 
 const AUTH_FAILURES = {
@@ -57,8 +69,8 @@ const AUTH_FAILURES = {
 } as const;
 
 /** The caller a key check found, or the 401 it earns. */
-function callerOf(result: AuthenticatedKey | AuthFailure): Caller {
-  if (typeof result === 'string') throw unauthenticated(AUTH_FAILURES[result], true);
+function callerOf(result: AuthenticatedKey | AuthFailure, key: string): Caller {
+  if (typeof result === 'string') throw unauthenticated(AUTH_FAILURES[result], true, result, key);
   return {
     key: result.key,
     account: result.account,
@@ -68,10 +80,13 @@ function callerOf(result: AuthenticatedKey | AuthFailure): Caller {
 
 /** The key checked against the store (a key this process does not hold, or not freshly). */
 async function authenticate(key: string | undefined, header: string | null | undefined, ctx: RegisterContext): Promise<Caller> {
-  if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false);
-  if (header === null) throw unauthenticated('Send one Authorization header; this request has several.', true);
-  if (key === undefined) throw unauthenticated('The Authorization header must be "Bearer <key>".', isBearerScheme(header));
-  return callerOf(await ctx.deps.keys.authenticate(key));
+  if (header === undefined || header === '') throw unauthenticated('An API key is required: Authorization: Bearer <key>.', false, 'missing');
+  if (header === null) throw unauthenticated('Send one Authorization header; this request has several.', true, 'several');
+  if (key === undefined) {
+    const bearer = isBearerScheme(header);
+    throw unauthenticated('The Authorization header must be "Bearer <key>".', bearer, bearer ? 'malformed' : 'not_bearer');
+  }
+  return callerOf(await ctx.deps.keys.authenticate(key), key);
 }
 
 /** The 403 a caller earns on this endpoint, if any. */
@@ -188,7 +203,7 @@ export function registerEndpoint(
     reply.header('cache-control', 'no-store');
     let caller: Caller;
     try {
-      caller = held === undefined ? await authenticate(key, header, ctx) : callerOf(held);
+      caller = held === undefined ? await authenticate(key, header, ctx) : callerOf(held, key as string);
     } catch (error) {
       // A refused request counts for its source IP too.
       if (held !== undefined) await enforceIpLimit(ctx.rateLimiter, sourceAddress(request));

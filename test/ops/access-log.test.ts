@@ -125,3 +125,33 @@ t.test("the access line's text fields are written as JSON.stringify writes them"
   texts.push('😀', '/v1/é/😀', '\ud83d', 'a\u2028b', 'tab\there', '"quoted"', 'back\\slash', '~'.repeat(5_000));
   for (const text of texts) assert.equal(jsonText(text), JSON.stringify(text), JSON.stringify(text));
 });
+
+t.test("a refused request's line names the problem's reason and, for a 401, why the key was refused and its id", async () => {
+  const gw = await buildTestGateway();
+  try {
+    const revoked = gw.keys['acme:revoked'] as string;
+    const send = (authorization?: string) =>
+      gw.app.inject({ method: 'GET', url: '/v1/me', headers: authorization === undefined ? {} : { authorization } });
+    await send(`Bearer ${revoked}`);
+    await send(`Bearer ${gw.keys['acme:expired']}`);
+    await send();
+    await send('Basic dXNlcjpwYXNz');
+    await send('Bearer not-a-key');
+    await gw.app.inject({ method: 'GET', url: '/v1/services/999999', headers: bearer(gw.keys['acme:all']) });
+    await gw.app.inject({ method: 'GET', url: '/v1/me', headers: bearer(gw.keys['acme:all']) });
+    const lines = accessLines(gw.logs).map((l) => ({ status: (l.res as { statusCode: number }).statusCode, reason: l.reason, auth_failure: l.auth_failure, sent_key_id: l.sent_key_id }));
+    assert.deepEqual(lines, [
+      { status: 401, reason: 'unauthenticated', auth_failure: 'revoked', sent_key_id: parseApiKey(revoked)?.keyId },
+      { status: 401, reason: 'unauthenticated', auth_failure: 'expired', sent_key_id: parseApiKey(gw.keys['acme:expired'] as string)?.keyId },
+      { status: 401, reason: 'unauthenticated', auth_failure: 'missing', sent_key_id: undefined },
+      { status: 401, reason: 'unauthenticated', auth_failure: 'not_bearer', sent_key_id: undefined },
+      { status: 401, reason: 'unauthenticated', auth_failure: 'malformed', sent_key_id: undefined },
+      { status: 404, reason: 'not_found', auth_failure: undefined, sent_key_id: undefined },
+      { status: 200, reason: undefined, auth_failure: undefined, sent_key_id: undefined },
+    ]);
+    const secret = parseApiKey(revoked)?.secret as string;
+    assert.ok(!gw.logs.join('').includes(secret.slice(0, 16)), "the refused key's secret is not logged");
+  } finally {
+    await gw.close();
+  }
+});
