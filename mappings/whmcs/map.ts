@@ -91,12 +91,20 @@ export function productPrices(product: RawProduct): Price[] {
     .flatMap(([currency, pricing]) => cyclePrices(product.paytype, currency, pricing));
 }
 
-/** A choice costs what its pricing says for each cycle the product itself offers. */
+/**
+ * A choice costs what its pricing says for each cycle the product itself offers, negative amounts
+ * included: WHMCS bills a choice's price and setup fee as they are (getCartConfigOptions), so
+ * "-1.00 = disabled" is a rule of product pricing only. Absent: not quoted (never a guessed amount).
+ */
 function choicePrices(productPriceList: Price[], pricing: Record<string, RawCyclePricing>): Price[] {
-  return productPriceList.flatMap(({ currency, billing_cycle }) => {
+  return productPriceList.flatMap(({ currency, billing_cycle }): Price[] => {
     if (billing_cycle === 'free') return [{ currency, billing_cycle, price: '0.00', setup_fee: '0.00' }];
     const cyclePricing = pricing[currency];
-    return cyclePricing ? priceOf(currency, billing_cycle, cyclePricing) : [];
+    if (!cyclePricing) return [];
+    const [priceField, feeField] = pricingFields(billing_cycle);
+    const price = cyclePricing[priceField];
+    const fee = cyclePricing[feeField];
+    return price !== undefined && fee !== undefined ? [{ currency, billing_cycle, price, setup_fee: fee }] : [];
   });
 }
 

@@ -108,6 +108,15 @@ const boundsUnstated: Equivalent = (parent) => {
 const feeAbsent: Equivalent = (parent, key) => {
   parent[CYCLES.find((cycle) => cycle.startsWith(key.charAt(0))) as string] = '-1.00';
 };
+/** A choice's cycle (or currency) without a price or fee is not quoted there: "-1.00" is a real price for a choice. */
+const choiceCycleAbsent: Equivalent = (parent, key) => {
+  const cycle = CYCLES.find((candidate) => candidate.startsWith(key.charAt(0))) as string;
+  delete parent[cycle];
+  delete parent[`${cycle.charAt(0)}setupfee`];
+};
+const absent: Equivalent = (parent, key) => {
+  delete parent[key];
+};
 
 interface DocumentedDefault {
   action: string;
@@ -118,6 +127,7 @@ interface DocumentedDefault {
 
 const PRODUCT = 'products.product.*';
 const PRICINGS = [`${PRODUCT}.pricing`, `${PRODUCT}.configoptions.configoption.*.options.option.*.pricing`];
+const [PRODUCT_PRICING, CHOICE_PRICING] = PRICINGS as [string, string];
 const SERVICE = 'products.product.*';
 const ROW = 'invoices.invoice.*';
 const NONE = ['null'] as VariantKind[];
@@ -133,9 +143,11 @@ const DOCUMENTED: DocumentedDefault[] = [
   { action: 'GetProducts', patterns: [`${PRODUCT}.customfields.customfield.*.name`], kinds: ABSENT_OR_NONE, as: to('') },
   { action: 'GetProducts', patterns: PRICINGS, kinds: ['missing'], as: to({}) },
   { action: 'GetProducts', patterns: ['minqty', 'maxqty'].map((bound) => `${PRODUCT}.configoptions.configoption.*.${bound}`), kinds: ABSENT_OR_NONE, as: boundsUnstated },
-  { action: 'GetProducts', patterns: PRICINGS.map((pricing) => `${pricing}.*`), kinds: ['missing'], as: currencyAbsent },
-  { action: 'GetProducts', patterns: PRICINGS.flatMap((pricing) => CYCLES.map((cycle) => `${pricing}.*.${cycle}`)), kinds: ['missing'], as: to('-1.00') },
-  { action: 'GetProducts', patterns: PRICINGS.flatMap((pricing) => CYCLES.map((cycle) => `${pricing}.*.${cycle.charAt(0)}setupfee`)), kinds: ['missing'], as: feeAbsent },
+  { action: 'GetProducts', patterns: [`${PRODUCT_PRICING}.*`], kinds: ['missing'], as: currencyAbsent },
+  { action: 'GetProducts', patterns: CYCLES.map((cycle) => `${PRODUCT_PRICING}.*.${cycle}`), kinds: ['missing'], as: to('-1.00') },
+  { action: 'GetProducts', patterns: CYCLES.map((cycle) => `${PRODUCT_PRICING}.*.${cycle.charAt(0)}setupfee`), kinds: ['missing'], as: feeAbsent },
+  { action: 'GetProducts', patterns: [`${CHOICE_PRICING}.*`], kinds: ['missing'], as: absent },
+  { action: 'GetProducts', patterns: CYCLES.flatMap((cycle) => [`${CHOICE_PRICING}.*.${cycle}`, `${CHOICE_PRICING}.*.${cycle.charAt(0)}setupfee`]), kinds: ['missing'], as: choiceCycleAbsent },
   { action: 'GetOrders', patterns: ['orders.order.*.invoiceid', 'orders.order.*.lineitems.lineitem.*.relid'], kinds: NONE, as: to(0) },
   { action: 'GetOrders', patterns: ['orders.order.*.paymentstatus', 'orders.order.*.lineitems'], kinds: NONE, as: to('') },
   { action: 'GetClientsProducts', patterns: [`${SERVICE}.orderid`], kinds: NONE, as: to('0') },
