@@ -232,6 +232,9 @@ export function mapInvoice(invoice: RawInvoice, clientCurrency: string, timeZone
   return invoiceBody(invoice.id, invoice, invoice.currencycode ?? clientCurrency, timeZone);
 }
 
+/** Statuses on which nothing is owed, whatever GetInvoice's `balance` says. */
+const NOTHING_DUE: ReadonlySet<Invoice['status']> = new Set(['paid', 'cancelled', 'refunded']);
+
 /** The second level is shown only where the install uses one: each level under its own rate. */
 function taxLevels(invoice: RawInvoiceDocument, currency: string): InvoiceDocument['taxes'] {
   const first = { rate: invoice.taxrate, amount: money(invoice.tax, currency) };
@@ -246,7 +249,8 @@ export function mapInvoiceDocument(invoice: RawInvoiceDocument, client: RawClien
     ...invoiceBody(invoice.invoiceid, invoice, currency, timeZone),
     // WHMCS's balance is the total minus the payments (GetInvoice `transactions`).
     amount_paid: money(addDecimals(invoice.total, negated(invoice.balance)), currency),
-    balance: money(invoice.balance, currency),
+    // ...whatever the status: a cancelled or refunded invoice reports its whole total. Nothing is due on those.
+    balance: money(NOTHING_DUE.has(invoice.status) ? '0.00' : invoice.balance, currency),
     paid_on: invoice.datepaid ? localDate(invoice.datepaid) : null,
     taxes: taxLevels(invoice, currency),
     items: invoice.items.map((item) => ({ description: item.description, amount: money(item.amount, currency), taxed: item.taxed })),
