@@ -25,6 +25,7 @@ const PROBES: Readonly<Record<FossbillingMethod, Record<string, unknown>>> = {
   'order/service': { id: 0 },
   'invoice/get': { id: 0 },
   'invoice/get_list': { page: 1, per_page: 1 },
+  'currency/get_default': {},
   'order/create': { client_id: 0, product_id: 0 },
   'order/suspend': { id: 0 },
   'order/unsuspend': { id: 0 },
@@ -51,20 +52,59 @@ type Outcome = { kind: 'allowed' } | { kind: 'refused' | 'denied' | 'missing' | 
 /** Api/Dispatcher.php: the staff member has no access to the method's module at all (checked before the method's own 403). */
 const NO_MODULE_ACCESS = 725;
 
-async function probe(call: (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>, method: FossbillingMethod, params = PROBES[method]): Promise<Outcome> {
+type Call = (method: FossbillingMethod, params: Record<string, unknown>) => Promise<unknown>;
+
+async function probe(call: Call, method: FossbillingMethod, params = PROBES[method]): Promise<Outcome> {
   try {
     await call(method, params);
     return { kind: 'allowed' };
   } catch (error) {
-    // No such method (another version, a module inactive): nothing was checked for the record.
-    if (error instanceof FossbillingError && MISSING_METHOD_CODES.has(Number(error.code))) return { kind: 'missing', message: error.operatorMessage ?? error.detail };
-    if (error instanceof FossbillingError && Number(error.code) === NO_MODULE_ACCESS) return { kind: 'denied', message: error.operatorMessage ?? error.detail };
-    // Refused for the record (not found, missing parameter): the permission check had passed.
-    if (error instanceof FossbillingError) return { kind: 'allowed' };
-    const message = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
-    if (error instanceof FossbillingRefusal) return { kind: error.code === 403 ? 'denied' : 'refused', message };
-    return { kind: 'failed', message };
+    return outcomeOf(error);
   }
+}
+
+/** What a method's failure says of the staff member's access to it. */
+function outcomeOf(error: unknown): Outcome {
+  // No such method (another version, a module inactive): nothing was checked for the record.
+  if (error instanceof FossbillingError && MISSING_METHOD_CODES.has(Number(error.code))) return { kind: 'missing', message: error.operatorMessage ?? error.detail };
+  if (error instanceof FossbillingError && Number(error.code) === NO_MODULE_ACCESS) return { kind: 'denied', message: error.operatorMessage ?? error.detail };
+  // Refused for the record (not found, missing parameter): the permission check had passed.
+  if (error instanceof FossbillingError) return { kind: 'allowed' };
+  const message = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
+  if (error instanceof FossbillingRefusal) return { kind: error.code === 403 ? 'denied' : 'refused', message };
+  return { kind: 'failed', message };
+}
+
+/**
+ * The catalog's prices are in FOSSBilling's default currency, and the gateway labels them with
+ * `defaultCurrency`: a wrong setting quotes every price in the wrong currency, and nothing else
+ * would show it. Read-only; a staff member without currency view gets a warning, not a failure.
+ */
+async function currencyCheck(call: Call, configured: string): Promise<DoctorCheck> {
+  const check = { id: 'default-currency', title: "Catalog prices are labelled with FOSSBilling's default currency" };
+  let answer: unknown;
+  try {
+    answer = await call('currency/get_default', {});
+  } catch (error) {
+    const outcome = outcomeOf(error);
+    if (outcome.kind === 'denied') {
+      return { ...check, status: 'warn', detail: `Not checked: ${outcome.message}`, fix: `Give the staff member currency view, or make sure FOSSBilling's default currency is ${configured} (upstream.fossbilling.defaultCurrency).` };
+    }
+    // A FOSSBilling error that is not about access ("Default currency not found"): nothing to compare.
+    const message = outcome.kind === 'allowed' ? (error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error)) : outcome.message;
+    return { ...check, status: 'skip', detail: `Not checked: ${message}`, fix: 'Run doctor again once FOSSBilling answers.' };
+  }
+  const code = typeof answer === 'object' && answer !== null ? (answer as { code?: unknown }).code : undefined;
+  if (typeof code !== 'string' || !/^[A-Z]{3}$/.test(code)) {
+    return { ...check, status: 'skip', detail: 'Not checked: currency/get_default answered no currency code.' };
+  }
+  if (code === configured) return { ...check, status: 'pass', detail: `FOSSBilling's default currency is ${code}, as configured.` };
+  return {
+    ...check,
+    status: 'fail',
+    detail: `FOSSBilling's default currency is ${code}, but the gateway labels every catalog price ${configured}.`,
+    fix: `Set upstream.fossbilling.defaultCurrency to "${code}".`,
+  };
 }
 
 export async function diagnoseFossbilling(config: FossbillingConfig, scope: DiagnoseScope, options: TransportOptions = {}): Promise<DoctorCheck[]> {
@@ -114,6 +154,7 @@ export async function diagnoseFossbilling(config: FossbillingConfig, scope: Diag
                 'A method marked missing does not exist in this FOSSBilling: activate its module, or use a version the gateway supports (0.6 or later).',
             },
       );
+      checks.push(await currencyCheck(transport.call, config.defaultCurrency));
       const search = await probe(transport.call, 'order/get_list', { page: 1, per_page: 1, meta: { [config.orderKeyMeta]: 'doctor-probe' } });
       checks.push(
         search.kind === 'allowed'

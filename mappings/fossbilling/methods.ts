@@ -14,6 +14,8 @@ export const READS = [
   'order/service',
   'invoice/get',
   'invoice/get_list',
+  // doctor only: the currency every catalog price is in.
+  'currency/get_default',
 ] as const;
 export const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'] as const;
 export type FossbillingMethod = (typeof READS)[number] | (typeof WRITES)[number];

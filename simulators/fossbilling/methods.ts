@@ -230,6 +230,11 @@ function issueInvoice(state: FossbillingState, order: SimOrder, stamp: string): 
 
 export const METHODS: Readonly<Record<string, Handler>> = {
   'product/get_types': () => ({ custom: 'Custom', license: 'License', downloadable: 'Downloadable', hosting: 'Hosting', domain: 'Domain' }),
+  // 0.8's Currency::toApiArray (0.6 and 0.7 name it `title`, with `format`): the code is in both.
+  'currency/get_default': (state) => {
+    const code = state.defaultCurrency ?? 'USD';
+    return { code, name: code, symbol: code, conversion_rate: 1, default: true };
+  },
   'product/get_list': (state, params) => paginate(state.products.map(productView), params),
   'product/get': (state, params) => {
     const product = state.products.find((candidate) => candidate.id === Number(params.id));

@@ -70,6 +70,8 @@ export interface FossbillingState {
   orders: SimOrder[];
   invoices: SimInvoice[];
   nextOrderId: number;
+  /** The system's default currency: every product price is in it (USD when absent). */
+  defaultCurrency?: string;
 }
 
 const monthlyAndYearly = (monthly: string, yearly: string) => ({

@@ -4,11 +4,13 @@ import { PROFILE_ACTIONS } from '../../../src/v1/schemas.js';
 import { FossbillingConfigSchema } from '../../../mappings/fossbilling/config.js';
 import { diagnoseFossbilling } from '../../../mappings/fossbilling/doctor.js';
 import { startFossbillingSimulator } from '../../../simulators/fossbilling/server.js';
+import { createFossbillingSeed } from '../../../simulators/fossbilling/state.js';
 
 const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'];
 
-async function diagnose(options: { deniedMethods?: string[]; missingMethods?: string[]; token?: string; profile?: 'A' | 'B' } = {}) {
-  const sim = await startFossbillingSimulator({ deniedMethods: options.deniedMethods ?? [], missingMethods: options.missingMethods ?? [] });
+async function diagnose(options: { deniedMethods?: string[]; missingMethods?: string[]; token?: string; profile?: 'A' | 'B'; upstreamCurrency?: string } = {}) {
+  const seed = { ...createFossbillingSeed(), defaultCurrency: options.upstreamCurrency ?? 'USD' };
+  const sim = await startFossbillingSimulator({ deniedMethods: options.deniedMethods ?? [], missingMethods: options.missingMethods ?? [], seed });
   try {
     const config = FossbillingConfigSchema.parse({ url: sim.url, apiToken: options.token ?? sim.apiToken });
     const before = structuredClone(sim.state);
@@ -27,6 +29,7 @@ t.test('FOSSBilling doctor', async (t) => {
     assert.equal(checks.get('credentials')?.status, 'pass');
     assert.equal(checks.get('permissions')?.status, 'pass');
     assert.equal(checks.get('order-key-search')?.status, 'pass');
+    assert.equal(checks.get('default-currency')?.status, 'pass');
     for (const method of ['order/create', 'order/suspend', 'order/unsuspend']) assert.ok(calls.includes(method), method);
     assert.equal(calls.filter((method) => WRITES.includes(method)).length, 3);
   });
@@ -58,5 +61,19 @@ t.test('FOSSBilling doctor', async (t) => {
     const { checks } = await diagnose({ profile: 'A' });
     assert.equal(checks.get('service-actions')?.status, 'warn');
     assert.match(checks.get('service-actions')?.detail ?? '', /start, stop, reboot/);
+  });
+
+  t.test("fails when FOSSBilling's default currency is not the one the catalog is labelled with, and names it", async () => {
+    const { checks } = await diagnose({ upstreamCurrency: 'EUR' });
+    const check = checks.get('default-currency');
+    assert.equal(check?.status, 'fail');
+    assert.match(check?.detail ?? '', /default currency is EUR, but the gateway labels every catalog price USD/);
+    assert.equal(check?.fix, 'Set upstream.fossbilling.defaultCurrency to "EUR".');
+  });
+
+  t.test('warns, without failing, when the staff member may not view currencies', async () => {
+    const { checks } = await diagnose({ deniedMethods: ['currency/get_default'], upstreamCurrency: 'EUR' });
+    assert.equal(checks.get('default-currency')?.status, 'warn');
+    assert.equal(checks.get('permissions')?.status, 'pass', 'currency view is not a permission the gateway needs');
   });
 });
