@@ -83,6 +83,8 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   const workers = new Set<Worker>();
   /** Workers that said hello: they answer metrics questions (a message sent earlier would be lost). */
   const greeted = new WeakSet<Worker>();
+  /** Every worker's series as last scraped, and what the dead ones had counted. */
+  const counts = new WorkerCounts();
   /** What the primary runs beside the workers, once they listen; closed at shutdown. */
   let ops: FastifyInstance | undefined;
   let stores: Stores | undefined;
@@ -121,6 +123,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     });
     worker.once('exit', (code, signal) => {
       workers.delete(worker);
+      counts.retire(worker);
       if (shuttingDown) {
         // Ended by the signal itself: a worker still loading, before its own handler (it served nothing).
         // SIGINT too: a terminal's Ctrl-C reaches every process of the group, the workers with the primary.
@@ -165,7 +168,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     metrics: {
       registry: {
         contentType: AggregatorRegistry.PROMETHEUS_CONTENT_TYPE,
-        metrics: () => workersMetrics([...workers].filter((worker) => greeted.has(worker) && worker.isConnected())),
+        metrics: () => counts.scrape([...workers].filter((worker) => greeted.has(worker) && worker.isConnected())),
       },
       collectRuntimeMetrics: () => undefined,
     },
@@ -205,17 +208,41 @@ async function workersReady(workers: Worker[], shuttingDown: boolean): Promise<R
   };
 }
 
+type Series = MetricObjectWithValues<MetricValue<string>>[];
+/** The kinds of series that only grow: a dead worker's stay in the sum. */
+const ACCUMULATING = new Set(['counter', 'histogram']);
+
 /**
- * Every worker's series, summed as prom-client sums them. A worker that said hello but does not
- * answer fails the scrape, as prom-client's did: leaving its counters out would read as a reset.
+ * Every worker's series, summed as prom-client sums them, as one target. A worker that said hello
+ * but does not answer fails the scrape, as prom-client's did: leaving its counters out would read
+ * as a reset (Prometheus then counts the whole remaining sum as new, and every rate spikes). For
+ * the same reason a worker that exits leaves its counters and histograms, as last scraped, in the
+ * sum for as long as the primary runs; its gauges (memory, the outbox) go with it.
  */
-async function workersMetrics(workers: Worker[]): Promise<string> {
-  const answers = await Promise.all(workers.map((worker) => ask(worker, 'gateway:metrics', METRICS_ASK_MS)));
-  const series = answers.map((answer) => {
-    if (answer?.type !== 'gateway:metrics') throw new Error('a worker did not send its metrics in time');
-    return answer.metrics;
-  });
-  return AggregatorRegistry.aggregate(series).metrics();
+export class WorkerCounts {
+  private readonly last = new Map<Worker, Series>();
+  /** The dead workers' counts, folded at the next scrape (at most one entry per worker that died since). */
+  private retired: Series[] = [];
+
+  retire(worker: Worker): void {
+    const last = this.last.get(worker);
+    this.last.delete(worker);
+    // At run time `type` is the exposition's word (prom-client's typings say a numeric enum).
+    if (last) this.retired.push(last.filter((metric) => ACCUMULATING.has(String(metric.type))));
+  }
+
+  async scrape(workers: Worker[]): Promise<string> {
+    await Promise.all(
+      workers.map(async (worker) => {
+        const answer = await ask(worker, 'gateway:metrics', METRICS_ASK_MS);
+        if (answer?.type !== 'gateway:metrics') throw new Error('a worker did not send its metrics in time');
+        // Kept unless the worker died meanwhile (then its earlier series is already retired, and these would count it twice).
+        if (!worker.isDead()) this.last.set(worker, answer.metrics);
+      }),
+    );
+    if (this.retired.length > 1) this.retired = [(await AggregatorRegistry.aggregate(this.retired).getMetricsAsJSON()) as Series];
+    return AggregatorRegistry.aggregate([...this.retired, ...this.last.values()]).metrics();
+  }
 }
 
 /** The worker's answer to one question, or undefined after `timeoutMs`. */
