@@ -52,7 +52,7 @@ export interface OutboxState {
   oldestPendingAgeSeconds: number;
 }
 
-export interface WebhookObserver {
+export interface WebhookObserver extends StoreObserver {
   recordDelivery(outcome: WebhookDeliveryOutcome): void;
   /** An endpoint was disabled: it answered 410 (`gone`) or failed for too long (`failing`). */
   endpointDisabled(reason: WebhookDisabledReason): void;

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Backend } from '../backend/backend.js';
 import type { GatewayConfig } from '../config.js';
 import type { WebhookObserver } from '../ops/observers.js';
-import type { Stores } from '../stores/types.js';
+import { StoreUnavailableError, type Stores } from '../stores/types.js';
 import { ChangeDetector } from './detector.js';
 import { WebhookEvents } from './emitter.js';
 import type { SecretBox } from './secret-box.js';
@@ -50,10 +50,14 @@ export function createWebhooks(
     log,
     onAttempt: (outcome) => observer?.recordDelivery(outcome),
     onDisabled: (reason) => observer?.endpointDisabled(reason),
+    onStoreError: () => observer?.storeError('webhooks'),
   });
   // The outbox is shared by every instance: each one's gauges show the whole backlog.
   observer?.observeOutbox(async () => {
-    const backlog = await stores.webhookOutbox.backlog();
+    const backlog = await stores.webhookOutbox.backlog().catch((error: unknown) => {
+      if (error instanceof StoreUnavailableError) observer.storeError('webhooks');
+      throw error;
+    });
     return { depth: backlog.depth, oldestPendingAgeSeconds: backlog.oldestAgeMs / 1000 };
   });
   const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => worker.wake());

@@ -12,7 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import { isDisabled } from '../keys/key-service.js';
 import type { WebhookDeliveryOutcome } from '../ops/observers.js';
-import type { KeyStore } from '../stores/types.js';
+import { StoreUnavailableError, type KeyStore } from '../stores/types.js';
 import type { ClaimedDelivery, WebhookDisabledReason, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import { DeliveryLog } from './delivery-log.js';
 import type { SecretBox } from './secret-box.js';
@@ -35,6 +35,8 @@ export interface DeliveryWorkerOptions {
   onAttempt?: (outcome: WebhookDeliveryOutcome) => void;
   /** Told when an endpoint is disabled, and why (the metrics). */
   onDisabled?: (reason: WebhookDisabledReason) => void;
+  /** Told when the outbox could not be reached (the metrics' store errors). */
+  onStoreError?: () => void;
   now?: () => number;
   /** Uniform in [0, 1): where within the jitter each retry falls. */
   random?: () => number;
@@ -103,6 +105,7 @@ export class DeliveryWorker {
         if (claimed.length === room && surplus.length === 0) this.pollAgain = true;
       } while (this.pollAgain);
     } catch (error) {
+      if (error instanceof StoreUnavailableError) this.options.onStoreError?.();
       this.options.log.warn({ err: error }, 'webhook outbox unavailable; retrying');
     } finally {
       this.polling = false;
