@@ -39,7 +39,7 @@ import type { Stores } from './stores/types.js';
 import { createWebhooks } from './webhooks/service.js';
 import { secretBoxFor } from './webhooks/secret-box.js';
 import { dnsResolver } from './webhooks/url-policy.js';
-import { installRequestMetrics, installTracing } from './ops/instrument.js';
+import { countRouterAnswer, installRequestMetrics, installTracing } from './ops/instrument.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { Readiness } from './ops/server.js';
 
@@ -104,10 +104,12 @@ export function originForm(target: string | undefined): string {
 }
 
 export async function buildApp(config: ResolvedConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
+  const accessLog = new AccessLogController({ requestIdLogLabel: 'request_id' });
+  const metrics = new GatewayMetrics();
   const app = Fastify({
     logger: loggerOptions(config, overrides.logStream),
     genReqId: requestId,
-    logController: new AccessLogController({ requestIdLogLabel: 'request_id' }),
+    logController: accessLog,
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustedProxies.length > 0 ? trustedProxyTest(config.trustedProxies) : false,
     onProtoPoisoning: 'error',
@@ -126,7 +128,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     http: NODE_HTTP_OPTIONS,
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks
     // and the error handler; they are still problems.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
+      countRouterAnswer(request, reply, metrics, accessLog);
       const apiError = error.statusCode !== undefined && error.statusCode < 500
         ? new ApiError('invalid_request', 'The request path is invalid.')
         : new ApiError('internal_error', 'An unexpected error occurred; it has been logged.');
@@ -143,7 +146,6 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.decorate('servedRoutes', servedRoutes);
 
   installTracing(app);
-  const metrics = new GatewayMetrics();
   app.decorate('metrics', metrics);
   installRequestMetrics(app, metrics);
 

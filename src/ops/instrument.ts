@@ -153,3 +153,22 @@ export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetr
     done();
   });
 }
+
+/**
+ * An answer of the router itself (a malformed URL, an over-long path parameter, from
+ * `frameworkErrors`): Fastify runs neither the hooks nor the log controller for it, so it is
+ * counted (no route matched) and its access line written here, once it is sent.
+ */
+export function countRouterAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  metrics: GatewayMetrics,
+  accessLog: { requestCompleted(error: null, request: FastifyRequest, reply: FastifyReply): void },
+): void {
+  const started = performance.now();
+  reply.raw.once('finish', () => {
+    const seconds = (performance.now() - started) / 1000;
+    metrics.httpRequest(UNMATCHED_ROUTE, request.method, reply.statusCode, seconds, seconds);
+    accessLog.requestCompleted(null, request, reply);
+  });
+}

@@ -36,6 +36,13 @@ const OWN_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 
 const HTTP_LABELS = ['route', 'method', 'status'];
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
 type CacheLookupResult = Parameters<UpstreamObserver['cacheLookup']>[1];
+/** Every value of a closed label set (the record makes the compiler check that none is missing). */
+const valuesOf = <V extends string>(all: Record<V, true>): V[] => Object.keys(all) as V[];
+const IDEMPOTENCY_OUTCOMES = valuesOf<IdempotencyOutcome>({ new: true, replayed: true, conflict: true, in_progress: true, stale: true, outcome_unknown: true });
+const DELIVERY_OUTCOMES = valuesOf<WebhookDeliveryOutcome>({ delivered: true, retrying: true, failed: true, blocked: true });
+const DISABLED_REASONS = valuesOf<WebhookDisabledReason>({ gone: true, failing: true });
+const STORES = valuesOf<StoreName>({ rate_limits: true, idempotency: true, keys: true, webhooks: true });
+const AUDIT_OUTCOMES = valuesOf<AuditRecord['outcome']>({ returned: true, denied: true, not_found: true, failed: true });
 
 export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, WebhookObserver {
   readonly registry = new Registry();
@@ -81,6 +88,15 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private readonly policyCells = new Map<PolicyName, Record<'allowed' | 'limited', CounterCell>>();
 
   constructor() {
+    // The rare events alerts watch start at 0: a series first seen at 1 has no earlier sample, and
+    // increase()/rate() miss that first event (often the only one: an endpoint disabled, an audit write failed).
+    for (const outcome of IDEMPOTENCY_OUTCOMES) this.idempotencyRequests.inc({ outcome }, 0);
+    for (const outcome of DELIVERY_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const reason of DISABLED_REASONS) this.webhookDisabled.inc({ reason }, 0);
+    for (const store of STORES) this.storeErrors.inc({ store }, 0);
+    this.storeFallbacks.inc({ store: 'rate_limits', fallback: 'memory' }, 0);
+    this.storeFallbacks.inc({ store: 'keys', fallback: 'stale' }, 0);
+    for (const outcome of AUDIT_OUTCOMES) for (const result of ['written', 'failed']) this.auditWrites.inc({ outcome, result }, 0);
     // Both outbox gauges come from one read per scrape.
     this.gauge('webhook_outbox_depth', 'Webhook deliveries waiting in the outbox.', [], async (gauge) => {
       const state = await this.readOutbox();
@@ -176,6 +192,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   /** The observer for one backend's upstream client (the `backend` label). */
   upstream(backend: string): UpstreamObserver {
     this.setBreakerState(backend, 'closed');
+    for (const state of CIRCUIT_STATES) this.breakerTransitions.inc({ backend, state }, 0);
     /** action → its cache lookups' cells by result. */
     const lookupCells = new Map<string, Record<CacheLookupResult, CounterCell>>();
     const lookupCellsOf = (action: string): Record<CacheLookupResult, CounterCell> => {

@@ -298,9 +298,9 @@ t.test('webhook metrics', async (t) => {
         const settled = Object.entries(expected).every(([outcome, count]) => (sample(current, 'gateway_webhook_deliveries_total', { outcome }) ?? 0) === count);
         return settled && sample(current, 'gateway_webhook_outbox_depth') === 1 ? current : undefined;
       }, 'the deliveries settle');
-      assert.equal(sample(text, 'gateway_webhook_deliveries_total', { outcome: 'blocked' }), undefined, 'nothing was blocked');
+      assert.equal(sample(text, 'gateway_webhook_deliveries_total', { outcome: 'blocked' }), 0, 'nothing was blocked');
       assert.equal(sample(text, 'gateway_webhook_endpoints_disabled_total', { reason: 'gone' }), 1, "beta's endpoint, disabled for its 410");
-      assert.equal(sample(text, 'gateway_webhook_endpoints_disabled_total', { reason: 'failing' }), undefined);
+      assert.equal(sample(text, 'gateway_webhook_endpoints_disabled_total', { reason: 'failing' }), 0);
       const age = sample(text, 'gateway_webhook_outbox_oldest_pending_age_seconds') ?? -1;
       assert.ok(age >= 0.06 && age < 30, `the waiting event was enqueued before its two 30 ms retries: ${age}`);
       assert.equal(receiver.received.length, 3 + 3 + 1, 'acme: 3 + 3 attempts, beta: 1');
