@@ -65,8 +65,12 @@ function actionVisible(action: ServiceAction, service: Service): boolean | null 
       return service.status === 'active';
     case 'terminate':
       return service.status === 'terminated';
-    // Pending cancellations come from a cached list (or none at all when the backend does not
-    // track them): not proof either way.
+    // A cancelled service is the effect (a backend that cancels at once: FOSSBilling). Anything
+    // else proves nothing: a pending cancellation comes from a cached list (or none at all when the
+    // backend does not track them), and a scheduled one leaves the status as it was.
+    case 'cancel':
+      return service.status === 'cancelled' ? true : null;
+    // Pending cancellations: as above, not proof either way.
     default:
       return null;
   }
