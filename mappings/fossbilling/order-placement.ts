@@ -6,15 +6,46 @@ import type { z } from 'zod';
 import { BackendError, type Customer, type OrderKeyContext, type OrderSearch, type WriteContext } from '../../src/backend/backend.js';
 import { afterWrite } from '../../src/upstream/answers.js';
 import type { Freshness } from '../../src/upstream/policy.js';
-import type { Order, OrderInput } from '../../src/v1/schemas.js';
+import type { Order, OrderInput, Price } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
 import { byMessage, classified } from './errors.js';
+import type { FossbillingError } from './transport.js';
 import { mapAccount, PERIOD_OF_CYCLE, productPrices } from './map.js';
 import type { FossbillingMethod } from './methods.js';
 import { CreatedOrderAnswer, OrderListAnswer, type RawClient, type RawOrder, type RawProduct } from './parse.js';
 
 /** Orders read by one key search; more matches of the tag's prefix than this cannot be told apart. */
 const KEY_SEARCH_PAGE = 20;
+
+/**
+ * The order's `config`. A hosting account is made for `config.domain` (Servicehosting/Service.php
+ * _getDomainTuple, through attachOrderConfig or, before 0.8, prependOrderConfig): without it
+ * order/create refuses every hosting order. The host name is the client's own domain, its first
+ * label the sld and the rest the tld, dot included (FOSSBilling names the account `sld . tld`).
+ * `hostname` is kept as well: map.ts reads it back.
+ */
+function orderConfig(product: RawProduct, hostname: string | undefined): Record<string, unknown> {
+  if (product.type !== 'hosting') return hostname === undefined ? {} : { hostname };
+  const dot = hostname?.indexOf('.') ?? -1;
+  if (hostname === undefined || dot <= 0) {
+    throw new BackendError('validation', `hostname: product ${product.id} is a hosting product; give the domain name (such as example.com) its account is for.`);
+  }
+  return { hostname, domain: { action: 'owndomain', owndomain_sld: hostname.slice(0, dot), owndomain_tld: hostname.slice(dot) } };
+}
+
+/**
+ * Whether order/create activates the order, as FOSSBilling's own checkout does by the product's
+ * `setup` (Cart/Service.php createFromCart): `after_order` at once; `after_payment` at once when
+ * the order costs nothing (0.6.x and 0.7.x issue no invoice for it, so no payment would activate it),
+ * else when its invoice is paid; `manual` never. `activateOrders`: every order, at once.
+ */
+function activates(config: FossbillingConfig, product: RawProduct, price: Price): boolean {
+  const free = Number(price.price) === 0 && Number(price.setup_fee) === 0;
+  return config.activateOrders || product.setup === 'after_order' || (free && (product.setup ?? 'after_payment') === 'after_payment');
+}
+
+/** FOSSBilling refusing that domain (703 sld, 704 tld; own domains not allowed for the product, a message with code 0). */
+const refusesDomain = (error: FossbillingError): boolean => [703, 704].includes(Number(error.code)) || /own domain is not allowed/i.test(error.upstreamMessage);
 
 /** What placing and finding orders takes from the operations of one Backend call (operations.ts). */
 export interface PlacementDeps {
@@ -39,13 +70,16 @@ export function orderPlacement({ config, request, clientIdOf, client, publicProd
     if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
     if (account.status === 'canceled') throw new BackendError('validation', 'The account is closed and cannot place orders.');
     const currency = mapAccount(account, config.defaultCurrency).currency;
-    const offered = productPrices(product, currency).map((price) => price.billing_cycle);
-    if (!offered.includes(input.billing_cycle)) {
+    const prices = productPrices(product, currency);
+    const offered = prices.map((price) => price.billing_cycle);
+    const chosen = prices.find((price) => price.billing_cycle === input.billing_cycle);
+    if (!chosen) {
       throw new BackendError('validation', `billing_cycle: "${input.billing_cycle}" is not offered for product ${product.id}; offered: ${offered.join(', ')}.`);
     }
     const optionIds = Object.keys(input.config_options ?? {});
     if (optionIds.length > 0) throw new BackendError('validation', `config_options.${optionIds[0]}: product ${product.id} has no such option.`);
     const period = PERIOD_OF_CYCLE[input.billing_cycle];
+    const orderConfiguration = orderConfig(product, input.hostname);
     await ctx.beforeWrite();
     const created = await classified(
       request(
@@ -54,11 +88,11 @@ export function orderPlacement({ config, request, clientIdOf, client, publicProd
           client_id: clientIdOf(customer),
           product_id: product.id,
           ...(period === undefined ? {} : { period }),
-          config: input.hostname === undefined ? {} : { hostname: input.hostname },
+          config: orderConfiguration,
           // Stored right after the order row, before hooks and invoice that can still fail with the
           // order in place (Order/Service.php createOrder): what findOrderByIdempotencyKey searches for.
           meta: { [config.orderKeyMeta]: orderKeyTag(customer, ctx) },
-          activate: config.activateOrders,
+          activate: activates(config, product, chosen),
           invoice_option: config.invoiceOption,
         },
         CreatedOrderAnswer,
@@ -66,6 +100,7 @@ export function orderPlacement({ config, request, clientIdOf, client, publicProd
       [
         { match: (error) => Number(error.code) === 831, error: () => new BackendError('validation', `product_id: product ${product.id} is out of stock.`) },
         { match: (error) => [4892, 4893, 4894].includes(Number(error.code)), error: () => new BackendError('validation', 'The order is missing details the product requires.') },
+        { match: refusesDomain, error: () => new BackendError('validation', `hostname: product ${product.id} does not take this domain name.`) },
         { match: byMessage(/client not found/i), error: (cause) => new BackendError('upstream_error', 'The account is not set up correctly.', { operatorMessage: cause.operatorMessage }) },
       ],
     );

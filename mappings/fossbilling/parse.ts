@@ -81,6 +81,8 @@ export const ProductAnswer = z.object({
   description: z.string().nullish().transform((value) => value ?? ''),
   status: z.string().optional(),
   hidden: Flag.optional().transform((value) => value === true),
+  /** When an order is set up: `after_payment` (FOSSBilling's default), `after_order` or `manual` (admin toApiArray). */
+  setup: z.string().nullish(),
   // Domain products carry a list of TLD prices instead (getDomainPricingArray): never offered through v1.
   pricing: z.union([
     z

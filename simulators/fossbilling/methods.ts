@@ -148,6 +148,21 @@ function setStatus(order: SimOrder, status: string, field?: 'canceled_at'): true
   return true;
 }
 
+/**
+ * Servicehosting\Service::_getDomainTuple and validateOrderData: a hosting order names its domain
+ * (only `owndomain` here), kept as `sld` and `tld` (the account is `sld . tld`).
+ */
+function hostingDomain(config: Record<string, unknown>): { sld: string; tld: string } {
+  const domain = config.domain as Record<string, unknown> | undefined;
+  if (typeof domain !== 'object' || domain === null) throw new SimError('Hosting product must have domain configuration');
+  if (!domain.action) throw new SimError('Domain action is missing');
+  const sld = domain.action === 'owndomain' ? String(domain.owndomain_sld ?? '') : '';
+  const tld = domain.action === 'owndomain' ? String(domain.owndomain_tld ?? '') : '';
+  if (sld === '') throw new SimError('Domain name is invalid.', 703);
+  if (tld === '') throw new SimError('Domain extension is invalid.', 704);
+  return { sld, tld: tld.includes('.') ? tld : `.${tld}` };
+}
+
 function createOrder(state: FossbillingState, params: Params): number {
   if (params.client_id === undefined) throw new SimError('Client ID was not passed');
   if (params.product_id === undefined) throw new SimError('Product ID was not passed');
@@ -161,7 +176,8 @@ function createOrder(state: FossbillingState, params: Params): number {
     if (!entry?.enabled) throw new SimError('Selected billing period is invalid');
     price = entry.price;
   }
-  const config = typeof params.config === 'object' && params.config !== null && !Array.isArray(params.config) ? params.config : {};
+  const given: Record<string, unknown> = typeof params.config === 'object' && params.config !== null && !Array.isArray(params.config) ? (params.config as Record<string, unknown>) : {};
+  const config = product.type === 'hosting' ? { ...given, ...hostingDomain(given) } : given;
   const meta = typeof params.meta === 'object' && params.meta !== null ? Object.fromEntries(Object.entries(params.meta).map(([key, value]) => [key, String(value)])) : {};
   const id = state.nextOrderId++;
   const stamp = now();

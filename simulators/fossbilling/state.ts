@@ -103,8 +103,8 @@ export function activateOrder(order: SimOrder, at: string): void {
   order.activated_at = at;
   order.updated_at = at;
   if (order.service_type !== 'hosting') return;
-  const config = JSON.parse(order.config) as { hostname?: unknown };
-  const domain = typeof config.hostname === 'string' ? config.hostname : `order${order.id}.example.com`;
+  const config = JSON.parse(order.config) as { sld?: unknown; tld?: unknown };
+  const domain = typeof config.sld === 'string' && typeof config.tld === 'string' ? config.sld + config.tld : `order${order.id}.example.com`;
   order.hosting ??= { ip: '192.0.2.10', domain, username: `user${order.id}` };
 }
 

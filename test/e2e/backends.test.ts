@@ -126,7 +126,7 @@ function scenario(t: Test, backend: BackendCase, profile: 'A' | 'B'): void {
     const product = products.find((p: any) => p.pay_type === 'recurring' && p.config_options.length === 0 && p.prices.some((x: any) => x.currency === currency));
     assert.ok(product, 'a recurring product without options in the account\'s currency');
     const price = product.prices.find((x: { currency: string }) => x.currency === currency);
-    const body = { product_id: product.id, billing_cycle: price.billing_cycle };
+    const body = { product_id: product.id, billing_cycle: price.billing_cycle, hostname: 'shop.example.com' };
     const headers = { 'idempotency-key': freshKey() };
 
     const placed = await v1.send('POST', '/v1/orders', { key: acme, body, headers });

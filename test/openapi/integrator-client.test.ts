@@ -461,7 +461,7 @@ async function sweep(target: SweepTarget): Promise<DocumentClient> {
   // An order, read back, replayed; then the same key with another body (409) and on another endpoint.
   const cycle = ((product.prices as Json[])[0]?.billing_cycle as string | undefined) ?? 'monthly';
   const orderKey = fresh('order');
-  const orderBody = { product_id: product.id, billing_cycle: cycle };
+  const orderBody = { product_id: product.id, billing_cycle: cycle, hostname: 'shop.example.com' };
   const placed = await go('POST', '/v1/orders', { key: all, body: orderBody, headers: { 'idempotency-key': orderKey } });
   if (placed.answer.status === 201) {
     await go('GET', `/v1/orders/${placed.body.id}`, { key: all });
@@ -630,7 +630,7 @@ t.test('a client from the served document: 410 replay_stale (profile A)', async 
   const send = sender(gw.app);
   const client = new DocumentClient(JSON.parse((await send('GET', '/v1/openapi.json')).body) as Json);
   const key = gw.keys['acme:all'];
-  const order = { product_id: '1', billing_cycle: 'monthly' };
+  const order = { product_id: '1', billing_cycle: 'monthly', hostname: 'shop.example.com' };
   const first = await send('POST', '/v1/orders', { key, body: order, headers: { 'idempotency-key': 'stale-1' } });
   client.check('POST', '/v1/orders', first);
   now += 2 * 3_600_000;

@@ -45,7 +45,7 @@ t.test('FOSSBilling: an active order whose service is cancelled, then revoked, i
   const { secret } = (await call(base, 'PUT', '/v1/webhooks', { key, body: { url: receiver.url } })).json() as { secret: string };
   await eventually(async () => (await stores.webhooks.readSnapshot('beta'))[BASELINE_FIELD], 'first detector pass');
 
-  const placed = await call(base, 'POST', '/v1/orders', { key, body: { product_id: '1', billing_cycle: 'monthly' }, headers: { 'idempotency-key': randomUUID() } });
+  const placed = await call(base, 'POST', '/v1/orders', { key, body: { product_id: '1', billing_cycle: 'monthly', hostname: 'follow.example.com' }, headers: { 'idempotency-key': randomUUID() } });
   assert.equal(placed.status, 201, placed.text);
   const orderId = (placed.json() as { id: string }).id;
   const orderEvent = (status: string) => (r: ReceivedWebhook) => r.event.type === 'order.status_changed' && r.event.data.id === orderId && r.event.data.status === status;

@@ -70,7 +70,7 @@ t.test('an order placed through the API, activated and seen by the detector befo
     placed.status = 'active';
     await detector.tick();
   });
-  const answer = await inject('POST', '/v1/orders', { product_id: '1', billing_cycle: 'monthly' });
+  const answer = await inject('POST', '/v1/orders', { product_id: '1', billing_cycle: 'monthly', hostname: 'older.example.com' });
   assert.equal(answer.statusCode, 201, answer.body);
   const id = (answer.json() as { id: string }).id;
   await detector.tick();

@@ -38,7 +38,7 @@ t.test('a write and its read-back carry it too; a call without a trace sends non
     .answer('order/get', { ...answers.order, id: 7 });
   const backend = backendWith(fake);
   await backend
-    .placeOrder(CUSTOMER, { product_id: String(answers.hostingProduct.id), billing_cycle: 'monthly' } as never, { ...keyed('key-1'), trace })
+    .placeOrder(CUSTOMER, { product_id: String(answers.hostingProduct.id), billing_cycle: 'monthly', hostname: 'site7.example.com' } as never, { ...keyed('key-1'), trace })
     .catch(() => undefined);
   const customerCalls = fake.calls.filter((call) => call.method !== 'product/get_list');
   assert.ok(customerCalls.some((call) => call.method === 'order/create'), fake.methods().join(' '));

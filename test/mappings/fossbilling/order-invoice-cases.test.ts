@@ -46,7 +46,7 @@ t.test('FOSSBilling: an order\'s invoice as FOSSBilling\'s code leaves it', asyn
       .answer('order/get', unlinked)
       .answer('invoice/get_list', () => answers.page([invoice(12, 'paid', 7)]));
     const backend = backendWith(fake);
-    const placed = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'annually' }, keyed('key-credit'));
+    const placed = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'annually', hostname: 'site7.example.com' }, keyed('key-credit'));
     const read = await backend.getOrder(CUSTOMER, '7', CTX);
     assert.deepEqual([read.invoice_id, read.payment_status], ['12', 'paid'], 'GET shows it');
     assert.deepEqual([placed.invoice_id, placed.payment_status], [read.invoice_id, read.payment_status], 'the POST answer shows what GET shows');

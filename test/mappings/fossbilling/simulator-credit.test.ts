@@ -27,7 +27,7 @@ t.test('FOSSBilling simulator: an order the client\'s credit covers', async (t) 
   });
 
   t.test('Ada (balance 12.50) orders 4.99 a month: the invoice is paid from credit, the link cleared, and both answers say so', async () => {
-    const placed = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, keyed('k-credit'));
+    const placed = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'credit.example.com' }, keyed('k-credit'));
     const order = sim.state.orders.find((candidate) => String(candidate.id) === placed.id);
     const issued = sim.state.invoices.filter((candidate) => candidate.lines.some((line) => String(line.order_id) === placed.id));
     assert.equal(issued.length, 1, 'one invoice for the order');

@@ -110,7 +110,7 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     // Without the credit, its invoice is linked while unpaid; once paid, the link is gone and it is found by order.
     const ada = sim.state.clients.find((candidate) => candidate.id === 1);
     Object.assign(ada ?? {}, { balance: 0 });
-    const unpaid = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, keyed('k-place-unpaid'));
+    const unpaid = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'unpaid.example.com' }, keyed('k-place-unpaid'));
     assert.equal(unpaid.payment_status, 'unpaid');
     const invoice = sim.state.invoices.find((candidate) => String(candidate.id) === unpaid.invoice_id);
     assert.ok(invoice, 'the simulator issued the invoice');
@@ -220,7 +220,7 @@ t.test('FOSSBilling simulator progress (sandbox events)', async (t) => {
     try {
       // No credit to pay it with: the order waits for the sandbox's staff.
       sim.state.clients.find((client) => client.id === 1)!.balance = 0;
-      const order = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, keyed('k-progress'));
+      const order = await backend.placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'progress.example.com' }, keyed('k-progress'));
       assert.equal(order.status, 'pending');
       const unpaid = { ...sim.state.invoices[1]!, id: 99, status: 'unpaid' as const, paid_at: null };
       sim.state.invoices.push(unpaid);

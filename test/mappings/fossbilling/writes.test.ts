@@ -29,7 +29,7 @@ t.test('FOSSBilling orders', async (t) => {
       client_id: '1',
       product_id: '1',
       period: '1Y',
-      config: { hostname: 'site7.example.com' },
+      config: { hostname: 'site7.example.com', domain: { action: 'owndomain', owndomain_sld: 'site7', owndomain_tld: '.example.com' } },
       meta: { gateway_idempotency_key: 'acct_1:key-123:rec-1' },
       activate: false,
       invoice_option: 'issue-invoice',
@@ -59,18 +59,18 @@ t.test('FOSSBilling orders', async (t) => {
 
   t.test('maps order/create refusals by code (831 out of stock)', async () => {
     const fake = ordering().answer('order/create', FakeCall.error('Product 1 is out of stock.', 831));
-    await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, KEYED), 'validation', /out of stock/);
+    await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'site7.example.com' }, KEYED), 'validation', /out of stock/);
   });
 
   t.test('flags a read-back failure after order/create as an unknown outcome', async () => {
     const fake = ordering().answer('order/get', new BackendError('timeout', 'The billing system did not answer in time.'));
-    const error = await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, KEYED), 'timeout');
+    const error = await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'site7.example.com' }, KEYED), 'timeout');
     assert.equal(error.outcomeUnknown, true);
   });
 
   t.test('refuses an order/create answer that is not an id as an unknown outcome', async () => {
     const fake = ordering().answer('order/create', { id: 7 });
-    const error = await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, KEYED), 'upstream_error');
+    const error = await rejectsWith(backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'site7.example.com' }, KEYED), 'upstream_error');
     assert.equal(error.outcomeUnknown, true);
   });
 
@@ -106,12 +106,12 @@ t.test('FOSSBilling orders', async (t) => {
     const steps: string[] = [];
     const fake = ordering();
     const ctx = { ...KEYED, beforeWrite: async () => void steps.push(`mark after ${fake.calls.length} calls`) };
-    await backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, ctx);
+    await backendWith(fake).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'site7.example.com' }, ctx);
     const createdAt = fake.calls.findIndex((entry) => entry.method === 'order/create');
     assert.deepEqual(steps, [`mark after ${createdAt} calls`]);
     const refusing = ordering();
     const lost = { ...KEYED, beforeWrite: async () => Promise.reject(new Error('lease lost')) };
-    await assert.rejects(backendWith(refusing).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly' }, lost), /lease lost/);
+    await assert.rejects(backendWith(refusing).placeOrder(CUSTOMER, { product_id: '1', billing_cycle: 'monthly', hostname: 'site7.example.com' }, lost), /lease lost/);
     assert.equal(refusing.calls.filter((entry) => entry.method === 'order/create').length, 0);
   });
 });
