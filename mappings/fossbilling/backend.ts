@@ -54,7 +54,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     };
 
   const readMs = Math.max(...(['client/get', 'product/get_list', 'order/get'] as const).map((method) => methods[method].timeoutMs));
-  const writeMs = Math.max(...(['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'] as const).map((method) => methods[method].timeoutMs));
+  const writeMs = Math.max(...(['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel'] as const).map((method) => methods[method].timeoutMs));
 
   return {
     name: 'fossbilling',

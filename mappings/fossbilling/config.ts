@@ -16,7 +16,6 @@ const DEFAULT_METHOD_TIMEOUTS_MS: Readonly<Record<string, number>> = {
   'order/suspend': 60_000,
   'order/unsuspend': 60_000,
   'order/cancel': 60_000,
-  'order/uncancel': 60_000,
   // The health probe must answer quickly or count as down.
   'product/get_types': 5_000,
 };

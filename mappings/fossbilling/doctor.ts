@@ -30,14 +30,12 @@ const PROBES: Readonly<Record<FossbillingMethod, Record<string, unknown>>> = {
   'order/suspend': { id: 0 },
   'order/unsuspend': { id: 0 },
   'order/cancel': { id: 0 },
-  'order/uncancel': { id: 0 },
 };
 
 const ACTION_METHODS: Readonly<Record<string, FossbillingMethod>> = {
   suspend: 'order/suspend',
   unsuspend: 'order/unsuspend',
   cancel: 'order/cancel',
-  cancel_revoke: 'order/uncancel',
 };
 
 /** transport.ts words FOSSBilling's rate-limit refusal (error 429) this way. */

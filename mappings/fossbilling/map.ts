@@ -212,7 +212,7 @@ export function mapService(order: RawOrder, fallbackCurrency: string): Service {
     recurring_amount: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
     registered_on: dateOf(order.activated_at) ?? dateOf(order.created_at),
     next_due_on: dateOf(order.expires_at),
-    // A canceled order can be brought back (order/uncancel): shown as a cancellation in force.
+    // A canceled order: its cancellation is in force (from canceled_at).
     cancellation_requested: canceled || scheduled,
     cancellation_effective_on: canceled ? dateOf(order.canceled_at) : scheduled ? dateOf(order.expires_at) : null,
     config_options: [],

@@ -17,7 +17,7 @@ export const READS = [
   // doctor only: the currency every catalog price is in.
   'currency/get_default',
 ] as const;
-export const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'] as const;
+export const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel'] as const;
 export type FossbillingMethod = (typeof READS)[number] | (typeof WRITES)[number];
 
 /** The health probe: cheap, and a read every token the mapping can use is allowed to make. */

@@ -1,20 +1,26 @@
 /**
  * The v1 service actions FOSSBilling can carry out, per profile, and the states each needs
- * (src/modules/Order/Service.php: suspend needs `active`, unsuspend `suspended`, uncancel
- * `canceled`; cancel refuses `canceled`, `pending_setup` and `failed_setup`). FOSSBilling's core
- * has no power commands (start, stop, reboot, reinstall), and its only irreversible removal is
- * `order/delete`, which erases the record: `terminate` is not offered.
+ * (src/modules/Order/Service.php: suspend needs `active`, unsuspend `suspended`; cancel refuses
+ * `canceled`, `pending_setup` and `failed_setup`). FOSSBilling's core has no power commands
+ * (start, stop, reboot, reinstall), and its only irreversible removal is `order/delete`, which
+ * erases the record: `terminate` is not offered.
+ *
+ * Nor is `cancel_revoke`: a cancel here is immediate, so there is no pending cancellation to
+ * withdraw, and `order/uncancel` is no undo. It starts a new period from today with no invoice
+ * (uncancelFromOrder: `expires_at` = now + one period; the cancel had cleared it) and makes the
+ * hosting account again, empty (the cancel removed it). Offered to resellers, cancel then revoke
+ * would renew any service, an overdue one included, for free.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { ServiceAction } from '../../src/v1/schemas.js';
 
 export const FOSSBILLING_ACTIONS = {
-  A: ['cancel', 'cancel_revoke'],
+  A: ['cancel'],
   B: ['suspend', 'unsuspend'],
 } as const satisfies Record<'A' | 'B', readonly ServiceAction[]>;
 
 interface Plan {
-  method: 'order/suspend' | 'order/unsuspend' | 'order/cancel' | 'order/uncancel';
+  method: 'order/suspend' | 'order/unsuspend' | 'order/cancel';
   needs: readonly string[];
   withReason: boolean;
 }
@@ -23,7 +29,6 @@ const PLANS: Readonly<Partial<Record<ServiceAction, Plan>>> = {
   suspend: { method: 'order/suspend', needs: ['active'], withReason: true },
   unsuspend: { method: 'order/unsuspend', needs: ['suspended'], withReason: false },
   cancel: { method: 'order/cancel', needs: ['active', 'suspended', 'failed_renew'], withReason: true },
-  cancel_revoke: { method: 'order/uncancel', needs: ['canceled'], withReason: false },
 };
 
 /** Every action it supports, whatever the profile: the backend's declared capability. */

@@ -216,6 +216,8 @@ function scenario(t: Test, backend: BackendCase, profile: 'A' | 'B'): void {
       assert.equal(cancel.json().service.status, 'cancelled');
     }
     expectProblem(await act(acme, id, 'cancel'), 409, 'action_not_allowed');
+    // A backend that cancels at once has nothing pending to revoke (FOSSBilling: see its service-actions.ts).
+    if (!backend.actions.A.includes('cancel_revoke')) return;
     const revoke = await act(acme, id, 'cancel_revoke');
     assert.equal(revoke.status, 200, revoke.text);
     assert.equal(revoke.json().service.status, 'active');

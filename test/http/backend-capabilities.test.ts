@@ -33,12 +33,12 @@ t.test('service actions a backend does not support', async (t) => {
 
   const writes = (simulator: FossbillingSimulator) => simulator.calls.filter((call) => /^order\/(suspend|unsuspend|cancel|uncancel)$/.test(call.method));
 
-  t.test('Profile A over FOSSBilling: reboot is 422 invalid_action allowing cancel and cancel_revoke, and the key stays free', async () => {
+  t.test('Profile A over FOSSBilling: reboot is 422 invalid_action allowing cancel only, and the key stays free', async () => {
     const { gw, fossbilling } = await overFossbilling('A');
     const refused = await postAsAcme(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'reboot' });
     assert.equal(refused.statusCode, 422, refused.body);
     assert.equal(refused.json().reason, 'invalid_action');
-    assert.deepEqual(refused.json().allowed_actions, ['cancel', 'cancel_revoke']);
+    assert.deepEqual(refused.json().allowed_actions, ['cancel']);
     assert.equal(fossbilling.calls.length, 0, 'nothing reaches FOSSBilling');
 
     const again = await postAsAcme(gw, '/v1/services/1/actions', 'fb-a-1', { action: 'reboot' });

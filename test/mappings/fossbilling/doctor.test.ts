@@ -6,7 +6,7 @@ import { diagnoseFossbilling } from '../../../mappings/fossbilling/doctor.js';
 import { startFossbillingSimulator } from '../../../simulators/fossbilling/server.js';
 import { createFossbillingSeed } from '../../../simulators/fossbilling/state.js';
 
-const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel', 'order/uncancel'];
+const WRITES = ['order/create', 'order/suspend', 'order/unsuspend', 'order/cancel'];
 
 async function diagnose(options: { deniedMethods?: string[]; missingMethods?: string[]; token?: string; profile?: 'A' | 'B'; upstreamCurrency?: string } = {}) {
   const seed = { ...createFossbillingSeed(), defaultCurrency: options.upstreamCurrency ?? 'USD' };

@@ -128,8 +128,7 @@ t.test('FOSSBilling service actions', async (t) => {
       .answer('order/get', () => ({ ...answers.order, status: state.status, canceled_at: state.status === 'canceled' ? '2026-06-01 09:30:00' : null }))
       .answer('order/suspend', set('suspended'))
       .answer('order/unsuspend', set('active'))
-      .answer('order/cancel', set('canceled'))
-      .answer('order/uncancel', set('active'));
+      .answer('order/cancel', set('canceled'));
     return { fake, state };
   }
 
@@ -138,7 +137,6 @@ t.test('FOSSBilling service actions', async (t) => {
     ['unsuspend', 'suspended', 'order/unsuspend', 'active'],
     ['cancel', 'active', 'order/cancel', 'cancelled'],
     ['cancel', 'failed_renew', 'order/cancel', 'cancelled'],
-    ['cancel_revoke', 'canceled', 'order/uncancel', 'active'],
   ];
 
   for (const [action, from, method, after] of RUNS) {
@@ -152,13 +150,13 @@ t.test('FOSSBilling service actions', async (t) => {
   }
 
   t.test('declares which actions it supports per profile', async () => {
-    assert.deepEqual(FOSSBILLING_ACTIONS, { A: ['cancel', 'cancel_revoke'], B: ['suspend', 'unsuspend'] });
+    assert.deepEqual(FOSSBILLING_ACTIONS, { A: ['cancel'], B: ['suspend', 'unsuspend'] });
   });
 
-  for (const action of ['start', 'stop', 'reboot', 'reinstall', 'terminate'] as const) {
+  for (const action of ['start', 'stop', 'reboot', 'reinstall', 'terminate', 'cancel_revoke'] as const) {
     t.test(`refuses ${action}, naming what this backend supports`, async () => {
       const { fake } = serving('active');
-      await rejectsWith(backendWith(fake).runServiceAction(CUSTOMER, '7', action, CTX), 'validation', /supports: cancel, cancel_revoke, suspend, unsuspend/);
+      await rejectsWith(backendWith(fake).runServiceAction(CUSTOMER, '7', action, CTX), 'validation', /supports: cancel, suspend, unsuspend/);
       assert.deepEqual(fake.methods().filter((method) => !method.endsWith('/get')), []);
     });
   }
@@ -168,7 +166,6 @@ t.test('FOSSBilling service actions', async (t) => {
     ['unsuspend', 'active'],
     ['cancel', 'canceled'],
     ['cancel', 'pending_setup'],
-    ['cancel_revoke', 'active'],
   ];
   for (const [action, status] of REFUSED) {
     t.test(`refuses ${action} while ${status} without sending it`, async () => {
