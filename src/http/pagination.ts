@@ -68,14 +68,17 @@ export function paginate<T>(path: string, query: PageQuery, items: T[], total: n
 
 /**
  * A page a v1 upstream answered (already checked against the page schema), with this gateway's own
- * links and Link header: its paths, never the upstream's. A page longer than asked for is not one
- * this gateway could answer with its `per_page`: unreadable (502).
+ * links and Link header: its paths, never the upstream's. A page longer than asked for, or another
+ * window of the list than the one asked for (an upstream that capped `per_page` or clamped a page
+ * past its end), is not one this gateway could answer: its links would skip or repeat records
+ * without a word. Unreadable (502).
  */
 export function repaginate(path: string, query: PageQuery, upstream: unknown) {
-  const page = upstream as { data: unknown[]; meta: { total: number } };
-  if (page.data.length > query.per_page) {
+  const page = upstream as { data: unknown[]; meta: { page: number; per_page: number; total: number } };
+  const window = page.meta.page === query.page && page.meta.per_page === query.per_page;
+  if (page.data.length > query.per_page || !window) {
     throw new BackendError('upstream_error', DETAIL.unreadable, {
-      operatorMessage: `v1 upstream ${path}: answered ${page.data.length} items for per_page ${query.per_page}`,
+      operatorMessage: `v1 upstream ${path}: answered ${page.data.length} items as page ${page.meta.page} of ${page.meta.per_page} for page ${query.page} of ${query.per_page}`,
     });
   }
   return { status: 200, ...paginate(path, query, page.data, page.meta.total) };
