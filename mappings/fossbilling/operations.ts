@@ -211,7 +211,8 @@ export function fossbillingOperations(
       if (row.client_id !== customer.upstreamId) throw unreadable(`order/get_list for client ${customer.upstreamId} answered another client's orders`);
       if (!orders.has(row.id)) orders.set(row.id, row);
     }
-    return [...orders.values()].sort((left, right) => Number(right.id) - Number(left.id));
+    // Oldest first, as WHMCS's GetClientsProducts (by id, ascending; it takes no order): one order on every backend.
+    return [...orders.values()].sort((left, right) => Number(left.id) - Number(right.id));
   }
 
   async function readService(customer: Customer, id: string) {

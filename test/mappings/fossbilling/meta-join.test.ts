@@ -33,7 +33,7 @@ t.test('services listed from a FOSSBilling whose orders carry two meta rows each
   const backend = backendWith(fake);
   const first = await backend.listServices(CUSTOMER, { page: 1, perPage: 2 }, CTX);
   assert.equal(first.total, 3, 'the total counts services, not joined meta rows');
-  assert.deepEqual(first.items.map((service) => service.id), ['3', '2'], 'a full page');
+  assert.deepEqual(first.items.map((service) => service.id), ['1', '2'], 'a full page, oldest first');
   const second = await backend.listServices(CUSTOMER, { page: 2, perPage: 2 }, CTX);
-  assert.deepEqual(second.items.map((service) => service.id), ['1']);
+  assert.deepEqual(second.items.map((service) => service.id), ['3']);
 });

@@ -50,9 +50,9 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     ProductSchema.parse(await backend.getProduct('1', CTX));
     await rejectsWith(backend.getProduct('3', CTX), 'not_found');
     const services = await backend.listServices(CUSTOMER, PAGE, CTX);
-    assert.deepEqual(services.items.map((service) => service.id), ['4', '3', '2', '1']);
+    assert.deepEqual(services.items.map((service) => service.id), ['1', '2', '3', '4']);
     for (const service of services.items) ServiceSchema.parse(service);
-    assert.deepEqual(services.items.map((service) => service.status), ['pending', 'cancelled', 'suspended', 'active']);
+    assert.deepEqual(services.items.map((service) => service.status), ['active', 'suspended', 'cancelled', 'pending']);
     // Order 4 links its unpaid invoice 2; order 1's invoice 1 is paid (the link gone), found by order; order 2 has none.
     const orders = await Promise.all(['4', '1', '2'].map((id) => backend.getOrder(CUSTOMER, id, CTX)));
     for (const order of orders) OrderSchema.parse(order);
@@ -73,7 +73,7 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
   t.test('pages services with FOSSBilling\'s page/per_page', async () => {
     const second = await backend.listServices(CUSTOMER, { page: 2, perPage: 3 }, CTX);
     assert.equal(second.total, 4);
-    assert.deepEqual(second.items.map((service) => service.id), ['1']);
+    assert.deepEqual(second.items.map((service) => service.id), ['4']);
   });
 
   t.test('keeps each client to its own records', async () => {
@@ -179,7 +179,7 @@ t.test('FOSSBilling simulator quirks', async (t) => {
     try {
       const { items, total } = await backend.listServices(CUSTOMER, PAGE, CTX);
       assert.equal(total, 4);
-      assert.deepEqual(items.map((service) => service.id), ['4', '3', '2', '1']);
+      assert.deepEqual(items.map((service) => service.id), ['1', '2', '3', '4']);
       const search = await backend.findOrderByIdempotencyKey(CUSTOMER, keyed('k'));
       assert.equal(search.kind === 'found' && search.order.id, '1');
     } finally {

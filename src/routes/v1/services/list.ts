@@ -11,7 +11,7 @@ export default defineEndpoint({
   scope: 'read:services',
   query: PageQuerySchema,
   responses: {
-    200: { description: 'A page of the account\'s services.', schema: pageSchema(ServiceSchema, 'ServicePage'), headers: { Link: 'RFC 8288 links: first, prev, next, last.' } },
+    200: { description: 'A page of the account\'s services, oldest first (by id).', schema: pageSchema(ServiceSchema, 'ServicePage'), headers: { Link: 'RFC 8288 links: first, prev, next, last.' } },
   },
   errors: [],
   passthrough: { answer: (upstream, { query }) => repaginate('/v1/services', query, upstream.body) },
