@@ -35,9 +35,7 @@ function retryAfterSeconds(error: BackendError): string {
 export function fromBackend(error: BackendError): ApiError {
   const reason = BACKEND_REASONS[error.kind];
   // A mapping writes `detail` for clients, but server-side failures still get one fixed sentence each.
-  const detail = error.kind === 'not_found' || error.kind === 'conflict' || error.kind === 'validation'
-    ? error.detail
-    : (GENERIC_DETAILS[reason] ?? error.detail);
+  const detail = GENERIC_DETAILS[reason] ?? error.detail;
   const headers =
     reason === 'upstream_unavailable' || reason === 'backend_misconfigured' ? { 'retry-after': retryAfterSeconds(error) } : undefined;
   const errors = error.kind === 'validation' ? fieldErrors(error.detail) : undefined;
