@@ -44,14 +44,15 @@ export function dnsResolver(options: DnsResolverOptions = {}): (hostname: string
       throw error;
     }
   };
-  // One family timing out while the other answered addresses is that answer: delivery connects
-  // only to an address it checked (transport.ts), so the unanswered family is never used. A name
-  // server or middlebox that loses AAAA queries otherwise refused the URL and failed every delivery.
+  // One family failing (timed out, or SERVFAIL/NOTIMP/REFUSED: RFC 4074's broken AAAA servers)
+  // while the other answered addresses is that answer: delivery connects only to an address it
+  // checked (transport.ts), so the unanswered family is never used. Such a name server otherwise
+  // refused the URL and failed every delivery.
   return async (hostname) => {
     const [v4, v6] = await Promise.allSettled([family(resolver.resolve4(hostname)), family(resolver.resolve6(hostname))]);
     const answered = [v4, v6].flatMap((result) => (result.status === 'fulfilled' ? result.value : []));
     const failed = [v4, v6].find((result) => result.status === 'rejected');
-    if (failed && !(answered.length > 0 && failed.reason instanceof HostLookupTimeoutError)) throw failed.reason;
+    if (failed && answered.length === 0) throw failed.reason;
     return answered;
   };
 }
