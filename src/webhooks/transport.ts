@@ -1,6 +1,6 @@
 /**
  * Sends one webhook POST without trusting the URL: the host is resolved once, every address is
- * checked against the URL policy, and the connection goes to the checked address only (a name that
+ * checked against the URL policy, and the connection goes to the checked addresses only (a name that
  * answers differently the next time — DNS rebinding — never gets a second lookup). No redirect is
  * followed, the request is cut off at 15 s (the Standard Webhooks minimum; the host lookup comes
  * before it) and at most 64 KiB of the answer is read.
@@ -32,17 +32,23 @@ export type SendResult =
   /** No answer came: unresolvable, unreachable, timed out. */
   | { kind: 'failed'; reason: string };
 
-/** A lookup that only ever answers the address already checked. */
-function pinnedLookup(address: string): LookupFunction {
-  const family = isIP(address);
+/**
+ * A lookup that only ever answers the addresses already checked, all of them (reference S4: "pass
+ * the results on unchanged"): the connection tries the next one when one refuses or does not answer
+ * (Node's happy eyeballs), as any client would, so a receiver with one of its addresses down is not
+ * failed for it.
+ */
+function pinnedLookup(addresses: readonly string[]): LookupFunction {
+  const entries = addresses.map((address) => ({ address, family: isIP(address) }));
+  const [first] = entries as [{ address: string; family: number }];
   return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    if (options?.all) callback(null, [{ address, family }]);
-    else callback(null, address, family);
+    if (options?.all) callback(null, entries);
+    else callback(null, first.address, first.family);
   }) as unknown as LookupFunction;
 }
 
-/** The one address to connect to, or why there is none. */
-async function chooseAddress(url: URL, options: TransportOptions): Promise<{ address: string } | Exclude<SendResult, { kind: 'answered' }>> {
+/** The checked addresses to connect to, or why there are none. */
+async function chooseAddresses(url: URL, options: TransportOptions): Promise<{ addresses: readonly string[] } | Exclude<SendResult, { kind: 'answered' }>> {
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   let addresses: readonly string[];
   if (isIP(host) !== 0) {
@@ -54,10 +60,9 @@ async function chooseAddress(url: URL, options: TransportOptions): Promise<{ add
       return { kind: 'failed', reason: error instanceof HostLookupTimeoutError ? 'host lookup timed out' : 'host could not be resolved' };
     }
   }
-  const first = addresses[0];
-  if (first === undefined) return { kind: 'failed', reason: 'host could not be resolved' };
+  if (addresses.length === 0) return { kind: 'failed', reason: 'host could not be resolved' };
   if (!options.allowPrivateTargets && !addresses.every(isPublicAddress)) return { kind: 'blocked', reason: 'host resolves to a non-public address' };
-  return { address: first };
+  return { addresses };
 }
 
 export async function sendWebhook(
@@ -79,13 +84,13 @@ export async function sendWebhook(
   if (!options.allowPrivateTargets && !isAllowedPort(url, options.allowedPorts ?? DEFAULT_WEBHOOK_PORTS)) {
     return { kind: 'blocked', reason: 'URL port is not allowed' };
   }
-  const chosen = await chooseAddress(url, options);
+  const chosen = await chooseAddresses(url, options);
   if ('kind' in chosen) return chosen;
 
   const attempt = attemptSignal(options.timeoutMs ?? DELIVERY_TIMEOUT_MS, options.signal);
-  // One agent per attempt: its only lookup is the pinned address, and nothing is pooled across endpoints.
+  // One agent per attempt: its only lookup is the pinned addresses, and nothing is pooled across endpoints.
   // TLS still verifies the certificate against the URL's host name (the servername undici sends).
-  const agent = new Agent({ connect: { lookup: pinnedLookup(chosen.address), timeout: CONNECT_TIMEOUT_MS }, pipelining: 0 });
+  const agent = new Agent({ connect: { lookup: pinnedLookup(chosen.addresses), timeout: CONNECT_TIMEOUT_MS }, pipelining: 0 });
   try {
     const answer = await agent.request({
       origin: url.origin,
