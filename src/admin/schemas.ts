@@ -167,6 +167,10 @@ export const DeliverySchema = z
     }),
     attempts: z.number().int(),
     last_status: z.number().int().nullable().meta({ description: "The receiver's HTTP status at the last attempt; null when it did not answer or none was made." }),
+    last_error: z.string().nullable().meta({
+      description: 'Why the last attempt got no answer, e.g. `timed out`, `connection failed (ECONNREFUSED)`, `connection failed (CERT_HAS_EXPIRED)`, `host resolves to a non-public address`; null when it was answered or none was made.',
+      example: null,
+    }),
     last_attempt_at: Timestamp.nullable(),
     next_attempt_at: Timestamp.nullable(),
     created_at: Timestamp,
@@ -180,6 +184,7 @@ export function deliveryView(entry: DeliveryLogEntry): z.infer<typeof DeliverySc
     state: entry.state,
     attempts: entry.attempts,
     last_status: entry.lastStatus,
+    last_error: entry.lastError ?? null,
     last_attempt_at: entry.lastAttemptAt,
     next_attempt_at: entry.nextAttemptAt,
     created_at: entry.createdAt,

@@ -112,6 +112,11 @@ export interface DeliveryLogEntry {
   attempts: number;
   /** The receiver's status at the last attempt; null when none answered or none was made. */
   lastStatus: number | null;
+  /**
+   * Why the last attempt got no answer (blocked by the URL policy, refused, timed out, TLS), as the
+   * worker logs it; null when it was answered or none was made. Absent in entries from before.
+   */
+  lastError?: string | null;
   lastAttemptAt: string | null;
   nextAttemptAt: string | null;
   /** When the event was made (its payload's `timestamp`). */

@@ -12,6 +12,8 @@ export const DELIVERY_LOG_SIZE = 100;
 export interface AttemptFacts {
   attempts: number;
   lastStatus: number | null;
+  /** Why no answer came (the transport's reason); null when one did. */
+  lastError: string | null;
   lastAttemptAt: string;
 }
 
@@ -41,6 +43,7 @@ export class DeliveryLog {
       state: 'pending',
       attempts: 0,
       lastStatus: null,
+      lastError: null,
       lastAttemptAt: null,
       nextAttemptAt: new Date(this.now()).toISOString(),
       body,
@@ -54,8 +57,8 @@ export class DeliveryLog {
     await this.write(delivery.accountId, { eventId: delivery.eventId, ...described(delivery.body), ...facts, state, nextAttemptAt, body: delivery.body });
   }
 
-  /** Ended without an attempt (the endpoint disabled or removed, its secret unreadable); earlier attempts' facts kept. */
-  async ended(delivery: OutboxEntry, state: 'dropped' | 'failed'): Promise<void> {
+  /** Ended without an attempt (the endpoint disabled or removed, its secret unreadable); earlier attempts' facts kept unless `error` says why. */
+  async ended(delivery: OutboxEntry, state: 'dropped' | 'failed', error?: string): Promise<void> {
     let previous: DeliveryLogEntry | null = null;
     try {
       previous = await this.store.getDelivery(delivery.accountId, delivery.eventId);
@@ -67,6 +70,7 @@ export class DeliveryLog {
       ...described(delivery.body),
       attempts: delivery.attempts,
       lastStatus: previous?.lastStatus ?? null,
+      lastError: error ?? previous?.lastError ?? null,
       lastAttemptAt: previous?.lastAttemptAt ?? null,
       state,
       nextAttemptAt: null,

@@ -177,7 +177,7 @@ export class DeliveryWorker {
       // Sealed with another key (webhooks.encryptionKey changed): retrying cannot help.
       this.options.log.error({ err: error, event_id: delivery.eventId, account_id: delivery.accountId }, 'webhook secret cannot be opened; event failed');
       this.attempted('failed');
-      await this.history.ended(delivery, 'failed');
+      await this.history.ended(delivery, 'failed', 'signing secret cannot be opened');
       return outbox.complete(delivery, 'failed');
     }
     const headers = { ...delivery.trace, ...signDelivery(secrets, delivery.eventId, at, delivery.body) };
@@ -197,7 +197,7 @@ export class DeliveryWorker {
     // and it neither disables the endpoint set now nor counts against it (the event goes on to that one).
     const after = await store.recordDelivery(delivery.accountId, record.url, { at: endedAt, httpStatus: status, attempts }, ok);
     const logged = { event_id: delivery.eventId, account_id: delivery.accountId, attempts, http_status: status };
-    const facts = { attempts, lastStatus: status, lastAttemptAt: endedAt };
+    const facts = { attempts, lastStatus: status, lastError: result.kind === 'answered' ? null : result.reason, lastAttemptAt: endedAt };
     if (ok) {
       this.attempted('delivered');
       await this.history.attempted(delivery, facts, 'delivered', null);
