@@ -99,7 +99,11 @@ export function createWhmcsOrders(
 
   async function placeOrder(customer: Customer, input: OrderInput, ctx: OrderKeyContext & WriteContext): Promise<Order> {
     // Checked against the catalog as it is now: AddOrder silently bills another cycle for a disabled one.
-    const [product, account] = await Promise.all([catalog.publicProduct(input.product_id, 'fresh'), clientDetails(customer)]);
+    const [listed, account] = await Promise.all([catalog.publicProduct(input.product_id, 'fresh'), clientDetails(customer)]);
+    // Stock is the one thing an order changes in the catalog, and AddOrder does not check it: a
+    // product under stock control is read again as it is now, since another worker's or instance's
+    // order may have taken the last unit within the catalog's time to live.
+    const product = listed?.stockcontrol ? await catalog.publicProduct(input.product_id, 'uncached') : listed;
     if (!product) throw new BackendError('validation', `product_id: there is no product ${input.product_id}.`);
     if (account.status === 'closed') throw new BackendError('validation', 'The account is closed and cannot place orders.');
     const configOptions = validateOrder(product, input, account.currency_code);
