@@ -89,7 +89,8 @@ export async function buildSecurityGateway(name: string, options: Pick<BackendGa
       records,
       productId: product.id,
       bodies: {
-        'POST /v1/orders': { product_id: product.id, billing_cycle: cycle },
+        // A host name: FOSSBilling's hosting products take none without one.
+        'POST /v1/orders': { product_id: product.id, billing_cycle: cycle, hostname: 'shop.example.com' },
         'POST /v1/services/:id/actions': { action },
         'PUT /v1/webhooks': { url: 'https://hooks.example.com/reseller' },
       },
