@@ -144,9 +144,10 @@ function problemOf(answer: Captured): UpstreamProblem | undefined {
 function fieldErrors(value: unknown, redact: Redact): FieldError[] | undefined {
   if (!Array.isArray(value)) return undefined;
   const errors = value.slice(0, 50).flatMap((item: { pointer?: unknown; detail?: unknown }) => {
-    const pointer = cleanText(item?.pointer, 200);
+    // `""` points at the body as a whole (RFC 6901), as this gateway's own validation answers.
+    const pointer = item?.pointer === '' ? '' : cleanText(item?.pointer, 200);
     const detail = cleanText(item?.detail, 500);
-    return pointer !== undefined && detail !== undefined && pointer.startsWith('/') ? [{ pointer: redact(pointer), detail: redact(detail) }] : [];
+    return pointer !== undefined && detail !== undefined && (pointer === '' || pointer.startsWith('/')) ? [{ pointer: redact(pointer), detail: redact(detail) }] : [];
   });
   return errors.length > 0 ? errors : undefined;
 }

@@ -11,7 +11,9 @@ function pointer(part: InputPart, path: PropertyKey[]): string {
   const segments = path.map((segment) => String(segment).replace(/~/g, '~0').replace(/\//g, '~1'));
   // Body pointers point into the JSON body (contract §2: `/field`); path and query say which part.
   const prefix = part === 'body' ? [] : [part];
-  return `/${[...prefix, ...segments].join('/')}`;
+  // The body as a whole (an array, null, none at all) is the empty pointer (RFC 6901 §5): `/` would
+  // name a member whose name is the empty string.
+  return [...prefix, ...segments].map((segment) => `/${segment}`).join('');
 }
 
 /** The value the issue is about: zod leaves it out of its issues unless asked to report input. */
