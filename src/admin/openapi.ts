@@ -6,7 +6,7 @@ import type { Profile } from '../config.js';
 import type { AnyReason } from '../errors.js';
 import { openApiPath, parameters, toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
-import { errorResponses, inputReasons, problemSchema, type ProblemResponses } from '../openapi/problems.js';
+import { ACCEPT_ENCODING, errorResponses, inputReasons, problemSchema, type ProblemResponses } from '../openapi/problems.js';
 import type { AdminEndpoint } from './endpoint.js';
 import { ADMIN_SCOPES } from './tokens.js';
 
@@ -28,6 +28,7 @@ const REASON_HEADERS: Partial<Record<AnyReason, Record<string, object>>> = {
   unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="admin"`, with `error="invalid_token"` when a token was sent.', schema: { type: 'string' } } },
   insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="admin", error="insufficient_scope", scope="…"`.', schema: { type: 'string' } } },
   method_not_allowed: { Allow: { description: 'The methods the path supports.', schema: { type: 'string' } } },
+  unsupported_media_type: { 'Accept-Encoding': ACCEPT_ENCODING },
   rate_limited: { 'Retry-After': RETRY_AFTER },
   idempotency_in_progress: { 'Retry-After': RETRY_AFTER },
   store_unavailable: { 'Retry-After': RETRY_AFTER },

@@ -36,12 +36,32 @@ function holdsLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/**
+ * A body in a content coding (`Content-Encoding: gzip`, `br`, …) is not read as what it declares:
+ * its bytes were parsed as if they were the JSON (a gzipped order was a 400 "not valid UTF-8", a
+ * body labelled gzip but sent plain was executed). RFC 9110 §15.5.16: 415, with `Accept-Encoding`
+ * naming the codings accepted (§12.5.3): none but identity.
+ */
+function contentCodingRefusal(header: string | undefined): ApiError | undefined {
+  if (header === undefined) return undefined;
+  const codings = header.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '');
+  if (codings.every((coding) => coding === 'identity')) return undefined;
+  return new ApiError('unsupported_media_type', 'Request bodies must not be content-encoded (Content-Encoding); send the JSON as it is.', {
+    headers: { 'accept-encoding': 'identity' },
+  });
+}
+
 export function installJsonBodyParser(app: FastifyInstance): void {
   // Both listeners refuse poisoned names (`onProtoPoisoning`, `onConstructorPoisoning`: 'error').
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
+    const coded = contentCodingRefusal(request.headers['content-encoding']);
+    if (coded) {
+      done(coded, undefined);
+      return;
+    }
     const charset = declaredCharset(request.headers['content-type']);
     if (charset !== undefined && !UTF8.has(charset) && !(charset === 'us-ascii' && isAscii(bytes))) {
       done(new ApiError('unsupported_media_type', 'Request bodies must be application/json in UTF-8.'), undefined);

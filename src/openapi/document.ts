@@ -11,7 +11,7 @@ import type { BackendCapabilities } from '../backend/backend.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
 import { exampleOf } from './examples.js';
 import { DEFAULT_LIMITS, DEFAULT_WINDOWS, idempotencyText, rateLimitsText, type DocumentedLimits, type DocumentedWindows } from './policies-text.js';
-import { errorResponses, inputReasons, problemSchema, type ProblemResponses } from './problems.js';
+import { ACCEPT_ENCODING, errorResponses, inputReasons, problemSchema, type ProblemResponses } from './problems.js';
 import { EVENT_DATA, EVENT_TYPES, eventPayloadSchema } from '../webhooks/events.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -77,6 +77,7 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
   unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="v1"`, with `error="invalid_token"` when a key was sent.', required: true, schema: { type: 'string' } } },
   insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="v1", error="insufficient_scope", scope="…"`.', required: true, schema: { type: 'string' } } },
   method_not_allowed: { Allow: { description: 'The methods the path supports.', schema: { type: 'string' } } },
+  unsupported_media_type: { 'Accept-Encoding': ACCEPT_ENCODING },
   // The refusing policy's state: the source address's (RateLimit fields only: X-RateLimit-* are the key's) or the key's.
   // Required where a status has one reason that always sends the header (a generated client types it so); 429 is rate_limited alone.
   rate_limited: {

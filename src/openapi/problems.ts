@@ -21,6 +21,9 @@ export interface ProblemResponses {
   typeBase?: string;
 }
 
+/** On a 415 for a body sent in a content coding (RFC 9110 §12.5.3): none is decoded. */
+export const ACCEPT_ENCODING = { description: '`identity`: the body came in a content coding (`Content-Encoding: gzip`, …); send it uncoded.', schema: { type: 'string' } };
+
 /** The reasons an endpoint's input implies (validation, the body's limits, the Idempotency-Key), in the documents' order. */
 export function inputReasons(endpoint: { params?: unknown; query?: unknown; body?: unknown; idempotent?: boolean | undefined }): Reason[] {
   const reasons: Reason[] = [];
@@ -71,7 +74,7 @@ export function problemSchema(description: string, reasons: readonly string[], e
       request_id: { type: 'string' },
       errors: {
         type: 'array',
-        description: 'Validation errors: `pointer` is a JSON pointer into the body (`/field`), or `/query/<name>`, `/path/<name>`.',
+        description: 'Validation errors: `pointer` is a JSON pointer into the body (`/field`; `""` for the body as a whole), or `/query/<name>`, `/path/<name>`.',
         items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
       },
       required_scope: { type: 'string', description: 'With `insufficient_scope`.' },
