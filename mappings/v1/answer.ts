@@ -36,11 +36,20 @@ function isProblemAnswer(answer: Captured): boolean {
 }
 
 /**
- * A problem of the closed table, its status its reason's: the upstream wrote it. The media type
- * alone is not enough: a proxy in front may word its own failures as Problem+JSON.
+ * 5xx problems the upstream writes about one exchange or one feature while it serves the rest: a
+ * record its backend could not give (502), a write of one account whose outcome it cannot prove, or
+ * orders it holds (503). Not its backend or store gone, which fail every request.
  */
-export function isUpstreamProblem(answer: Captured): boolean {
-  return problemOf(answer) !== undefined;
+const ANSWERED_FOR_ITSELF: ReadonlySet<Reason> = new Set<Reason>(['upstream_error', 'outcome_unknown', 'backend_misconfigured']);
+
+/**
+ * The upstream is up and answered this 5xx itself (the breaker counts it as an answer). A problem
+ * of the closed table, its status its reason's: the media type alone is not enough, a proxy in
+ * front may word its own failures as Problem+JSON.
+ */
+export function isOwnAnswer(answer: Captured): boolean {
+  const problem = answer.status >= 500 ? problemOf(answer) : undefined;
+  return problem !== undefined && ANSWERED_FOR_ITSELF.has(problem.reason);
 }
 
 /** Retry-After as delta seconds (1 s to a day); anything else is ignored. */
@@ -181,8 +190,10 @@ function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProb
     });
   }
   if (reason === 'rate_limited') {
+    // Which of its limits: a source-IP limit there counts every account forwarded from here.
+    const policies = Array.isArray(document.violated_policies) ? document.violated_policies.filter((each) => typeof each === 'string' && /^[a-z_]{1,40}$/.test(each)) : [];
     return new BackendError('unavailable', DETAIL.unreachable, {
-      operatorMessage: `${label(ctx)}: the upstream rate-limits this account's key (${said})`,
+      operatorMessage: `${label(ctx)}: the upstream rate-limits this account's key or this gateway's address (${said}; violated: ${policies.join(', ') || 'not said'})`,
       ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
     });
   }

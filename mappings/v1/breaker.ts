@@ -5,7 +5,8 @@
  * down-signals; every other answer (a success, a 4xx problem, a 500, a body too large) is an answer.
  * So is a 502 the upstream wrote itself, a Problem+JSON document (`upstream_error`): it is up and
  * speaks of one exchange with its own backend (a record it could not read), which must not stop
- * every account's requests. A 502 page of a proxy in front of it says the upstream is not there.
+ * every account's requests; and a 503 of its own about one write or one feature (`outcome_unknown`,
+ * `backend_misconfigured`). A 502 page of a proxy in front of it says the upstream is not there.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
@@ -31,7 +32,7 @@ export interface PassthroughBreaker {
    * Call it before the write-ahead mark, so that a refused write stays known as not run.
    */
   admit(action: string, write: boolean, trace: TraceContext | undefined): Promise<BreakerTicket>;
-  /** The upstream answered `status` to `action`; `problem`: with a problem of its own (answer.ts, isUpstreamProblem). */
+  /** The upstream answered `status` to `action`; `problem`: a 5xx it wrote about that exchange alone (answer.ts, isOwnAnswer). */
   answered(ticket: BreakerTicket, action: string, status: number, problem: boolean, trace: TraceContext | undefined): void;
   /** No answer could be read: `kind` says why, `error` is what the client gets. */
   lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError, trace: TraceContext | undefined): void;
@@ -62,7 +63,7 @@ export function createPassthroughBreaker(
 
   function heard(ticket: BreakerTicket, action: string, status: number, problem: boolean, trace: TraceContext | undefined): void {
     report(trace, () => {
-      if (!DOWN_STATUSES.has(status) || (status === 502 && problem)) breaker.answered(ticket);
+      if (!DOWN_STATUSES.has(status) || problem) breaker.answered(ticket);
       else breaker.failed(ticket, down(action, status));
     });
   }

@@ -15,8 +15,9 @@ import { DEADLINE_HEADER, DeadlineDispatcher } from '../../src/upstream/deadline
 import { Agent } from '../../src/upstream/undici.js';
 import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
+import { sourceAddress } from '../../src/http/source-address.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
-import { isUpstreamProblem, readAnswer } from './answer.js';
+import { isOwnAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
 import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
 import type { V1Config } from './config.js';
@@ -108,6 +109,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     // (`GET http://host/v1/…`) the router reads its path, and the proxy would rebuild another.
     const path = routedPath(endpoint.url, call.params);
     const { url, options } = (reply as ProxyReply).fromParameters(path, call.params, endpoint.url);
+    const clientAddress = sourceAddress(reply.request);
     const idempotencyKey =
       attempt && call.idempotencyKey !== undefined ? upstreamIdempotencyKey(caller.account.id, call.idempotencyKey, attempt.recordId) : undefined;
     // Before the write-ahead mark: a write the open breaker refuses is known not to have run. A
@@ -128,7 +130,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
           ...(write ? { body: call.body ?? {} } : {}),
           queryString: () => queryOf(call.query),
           rewriteRequestHeaders: (_request, prepared) => ({
-            ...upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }, write),
+            ...upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, clientAddress, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }, write),
             // Read and removed by the dispatcher: it is never sent.
             [DEADLINE_HEADER]: deadline,
           }),
@@ -137,8 +139,8 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       );
       // The status, and whether the upstream wrote the answer itself, tell the breaker whether it
       // is up, whatever readAnswer makes of the answer.
-      // Parsed for a 502 only: the one status where who wrote it matters.
-      breaker.answered(ticket, endpoint.operationId, answer.status, answer.status === 502 && isUpstreamProblem(answer), call.call.trace);
+      // Parsed for a 502 or 503 only: the statuses where who wrote it, and about what, matters.
+      breaker.answered(ticket, endpoint.operationId, answer.status, (answer.status === 502 || answer.status === 503) && isOwnAnswer(answer), call.call.trace);
       const result = readAnswer({ endpoint, write, params: call.params, redact: redactor([apiKey]) }, answer);
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;

@@ -48,7 +48,9 @@ t.test('v1 passthrough: what is forwarded', async (t) => {
       // The trace continues: same trace id, this gateway's span as the parent.
       assert.match(String(sent.headers.traceparent), /^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
       assert.notEqual(sent.headers.traceparent, TRACEPARENT);
-      for (const name of ['cookie', 'x-forwarded-for', 'proxy-authorization', 'x-secret-hop']) assert.equal(sent.headers[name], undefined, name);
+      for (const name of ['cookie', 'proxy-authorization', 'x-secret-hop']) assert.equal(sent.headers[name], undefined, name);
+      // The client's address as this gateway found it (no trusted proxy here: the socket's), never its own header.
+      assert.equal(sent.headers['x-forwarded-for'], '127.0.0.1');
       assert.doesNotMatch(JSON.stringify(sent.headers), /rk_/, 'no gateway key upstream');
     }
   });
