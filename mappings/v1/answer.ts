@@ -69,8 +69,8 @@ function label(ctx: AnswerContext): string {
   return `v1 upstream ${ctx.endpoint.operationId}`;
 }
 
-function unreadable(ctx: AnswerContext, why: string, outcomeUnknown = ctx.write): BackendError {
-  return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage: `${label(ctx)}: ${why}`, outcomeUnknown });
+function unreadable(ctx: AnswerContext, why: string, outcomeUnknown = ctx.write, notRun = false): BackendError {
+  return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage: `${label(ctx)}: ${why}`, outcomeUnknown, notRun });
 }
 
 /**
@@ -185,8 +185,10 @@ function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProb
   const retryAfter = retryAfterMs(answer.headers);
   const said = `${answer.status} ${reason}${detail ? `: ${detail}` : ''}`;
   if (reason === 'unauthenticated' || reason === 'insufficient_scope') {
+    // Refused at its door: nothing ran, and the client's retry with the same key may run once the key is fixed.
     return new BackendError('upstream_error', DETAIL.refused, {
       operatorMessage: `${label(ctx)}: the upstream refused this account's key (${said}); check upstream.v1.apiKeys and the key's scopes there`,
+      notRun: true,
     });
   }
   if (reason === 'rate_limited') {
@@ -208,7 +210,7 @@ function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProb
       ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
     });
   }
-  if (FORWARDING_FAULTS.has(reason)) return unreadable(ctx, `refused what the gateway forwarded (${said})`, false);
+  if (FORWARDING_FAULTS.has(reason)) return unreadable(ctx, `refused what the gateway forwarded (${said})`, false, true);
   // The client's own business: its status, reason and words, with the extensions the contract names.
   // Actions of this contract only; the route narrows them to this gateway's profile (services/actions.ts).
   const allowed = Array.isArray(document.allowed_actions) ? document.allowed_actions.filter((action) => (ALL_ACTIONS as unknown[]).includes(action)) : undefined;
@@ -226,7 +228,7 @@ function normalise(ctx: AnswerContext, answer: Captured): BackendError {
   const what = `answered ${status} (${mediaType(answer.headers) || 'no content type'}): ${excerpt(answer.body, ctx.redact)}`;
   const retryAfter = retryAfterMs(answer.headers);
   if (status >= 300 && status < 400) return unreadable(ctx, `answered ${status}, a redirect, which is not followed`);
-  if (status === 401 || status === 403) return new BackendError('upstream_error', DETAIL.refused, { operatorMessage: `${label(ctx)}: refused the gateway: ${what}` });
+  if (status === 401 || status === 403) return new BackendError('upstream_error', DETAIL.refused, { operatorMessage: `${label(ctx)}: refused the gateway: ${what}`, notRun: true });
   if (status === 429 || status === 503) {
     return new BackendError('unavailable', DETAIL.unreachable, {
       operatorMessage: `${label(ctx)}: ${what}`,

@@ -180,11 +180,16 @@ export class BackendError extends Error {
    * milliseconds until a retry may succeed: the hint for the client's Retry-After.
    */
   readonly retryAfterMs: number | undefined;
+  /**
+   * True when the upstream turned the request away before it could run (it refused the gateway's
+   * credentials, or what was forwarded): a write's Idempotency-Key is free again at once.
+   */
+  readonly notRun: boolean;
 
   constructor(
     kind: BackendErrorKind,
     detail: string,
-    options: { operatorMessage?: string; outcomeUnknown?: boolean; retryAfterMs?: number; cause?: unknown } = {},
+    options: { operatorMessage?: string; outcomeUnknown?: boolean; retryAfterMs?: number; notRun?: boolean; cause?: unknown } = {},
   ) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'BackendError';
@@ -193,5 +198,6 @@ export class BackendError extends Error {
     this.operatorMessage = options.operatorMessage;
     this.outcomeUnknown = options.outcomeUnknown ?? false;
     this.retryAfterMs = options.retryAfterMs;
+    this.notRun = options.notRun ?? false;
   }
 }

@@ -119,12 +119,13 @@ function mayHaveExecuted(error: unknown): boolean {
 }
 
 /**
- * The write did not run: not sent (refused connection, open circuit breaker), or turned away by an
- * upstream that said it is unavailable. `unavailable` with an unknown outcome (a v1 upstream's 503
- * to a write) may have run.
+ * The write did not run: not sent (refused connection, open circuit breaker), turned away by an
+ * upstream that said it is unavailable, or refused at its door (`notRun`: the gateway's credentials
+ * or what it forwarded). `unavailable` with an unknown outcome (a v1 upstream's 503 to a write) may
+ * have run.
  */
 function neverRan(error: unknown): boolean {
-  return error instanceof BackendError && error.kind === 'unavailable' && !error.outcomeUnknown;
+  return error instanceof BackendError && (error.notRun || (error.kind === 'unavailable' && !error.outcomeUnknown));
 }
 
 const seconds = (ms: number): string => String(Math.max(1, Math.ceil(ms / 1000)));
