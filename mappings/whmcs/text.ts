@@ -37,20 +37,36 @@ export function decodeEntities(text: string): string {
   return text.includes('&') ? text.replace(ENTITY, decodeEntity) : text;
 }
 
-const BLOCK_END = /<\s*(br\s*\/?|\/\s*(p|div|li|h[1-6]|tr|ul|ol))\s*>/gi;
+// The patterns are linear: the text is the upstream's, and WHMCS bounds no description. No two
+// runs of `\s*` can be adjacent (`<br` then spaces would backtrack quadratically); a run of blanks
+// is tried from its first character only.
+const BLOCK_END = /<\s*(?:br(?:\s*\/)?|\/\s*(?:p|div|li|h[1-6]|tr|ul|ol))\s*>/gi;
 const TAG = /<\/?[a-zA-Z][^<>]*>/g;
+const BLANKS_AT_LINE_END = /(?<![ \t])[ \t]+\n/g;
+
+/** `<!-- … -->` removed by index, not by a lazy pattern that rescans the rest of the text from every unclosed `<!--`. */
+function withoutComments(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let open = text.indexOf('<!--'); open !== -1; open = text.indexOf('<!--', from)) {
+    const close = text.indexOf('-->', open + 4);
+    if (close === -1) break; // unclosed: kept as it is
+    out += text.slice(from, open);
+    from = close + 3;
+  }
+  return out + text.slice(from);
+}
 
 /**
  * Plain text from a WHMCS description: entities decoded once, then tags removed (line-breaking ones
  * become newlines), because an admin may have typed HTML that WHMCS stored either raw or encoded.
  */
 export function htmlToText(html: string): string {
-  return decodeEntities(html)
-    .replace(/<!--[\s\S]*?-->/g, '')
+  return withoutComments(decodeEntities(html))
     .replace(BLOCK_END, '\n')
     .replace(TAG, '')
     .replace(/\r\n?/g, '\n')
-    .replace(/[ \t]+\n/g, '\n')
+    .replace(BLANKS_AT_LINE_END, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
