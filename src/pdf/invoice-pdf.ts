@@ -213,7 +213,12 @@ class Layout extends Canvas {
     const width = RIGHT - LEFT - AMOUNT_COLUMN - 2 * CELL_PADDING;
     const paragraphs = this.text.lines(rawDescription, LIMITS.description);
     if (taxed) paragraphs[0] = `${paragraphs[0] ?? ''} *`;
-    const wrapped = paragraphs.flatMap((paragraph) => wrap(paragraph, style.font, style.size, width));
+    // One line past the limit is enough for limitLines to mark the cut: the rest is not wrapped.
+    const wrapped: string[] = [];
+    for (const paragraph of paragraphs) {
+      if (wrapped.length > LIMITS.descriptionLines) break;
+      wrapped.push(...wrap(paragraph, style.font, style.size, width));
+    }
     const lines = wrapped.length === 0 ? [''] : limitLines(wrapped, LIMITS.descriptionLines, style.font, style.size, width);
 
     const height = lines.length * leading + 2 * 7;

@@ -13,6 +13,8 @@ const LATIN_FALLBACKS: Record<string, string> = { Ł: 'L', ł: 'l', Đ: 'D', đ:
 /** Turns untrusted strings into text the WinAnsi-encoded standard fonts can draw. */
 export class PlainText {
   private readonly encodable: ReadonlySet<number>;
+  /** What each character outside the font became: the same few recur, and NFKD is not cheap. */
+  private readonly fallbacks = new Map<string, string>();
 
   constructor(font: PDFFont) {
     this.encodable = new Set(font.getCharacterSet());
@@ -45,8 +47,12 @@ export class PlainText {
 
   /** Accented letters lose their accents (NFKD, marks dropped); anything else becomes '?'. */
   private fallback(char: string): string {
+    const known = this.fallbacks.get(char);
+    if (known !== undefined) return known;
     const base = (LATIN_FALLBACKS[char] ?? char.normalize('NFKD')).replace(/\p{M}/gu, '');
-    return base !== '' && [...base].every((part) => this.canEncode(part)) ? base : '?';
+    const drawn = base !== '' && [...base].every((part) => this.canEncode(part)) ? base : '?';
+    this.fallbacks.set(char, drawn);
+    return drawn;
   }
 
   private canEncode(char: string): boolean {
@@ -59,29 +65,74 @@ function clip(raw: string, maxLength: number): string {
   return raw.length > maxLength ? `${raw.slice(0, maxLength)}…` : raw;
 }
 
-/** Greedy word wrap; a word wider than the line is broken between characters. */
+/**
+ * Greedy word wrap; a word wider than the line is broken between characters. Widths are added up
+ * as the line grows (only the pair at each join is measured again, for its kerning), so a line
+ * costs time in proportion to its length: re-measuring the whole line for every character or word
+ * made a long description cost its length times the line's, seconds for one large invoice.
+ */
 export function wrap(line: string, font: PDFFont, size: number, width: number): string[] {
   if (line === '') return [''];
+  // Characters and pairs recur: each is measured once (pdf-lib's measure costs far more than a lookup).
+  const known = new Map<string, number>();
+  const measure = (text: string): number => {
+    let measured = known.get(text);
+    if (measured === undefined) {
+      measured = font.widthOfTextAtSize(text, size);
+      if (text.length <= 4) known.set(text, measured);
+    }
+    return measured;
+  };
+  /** The width of a text ending in `last`, followed by `next`: only the pair at the join is measured again. */
+  const joined = (leftWidth: number, last: string, next: string, nextWidth: number): number => {
+    if (last === '' || next === '') return leftWidth + nextWidth;
+    const first = String.fromCodePoint(next.codePointAt(0) as number);
+    return leftWidth + nextWidth + measure(last + first) - measure(last) - measure(first);
+  };
+  /** Sums can differ from one measure in the last bits: at the edge, the text is measured whole. */
+  const fits = (text: () => string, summed: number): boolean =>
+    Math.abs(summed - width) > 1e-6 ? summed <= width : font.widthOfTextAtSize(text(), size) <= width;
+  const space = measure(' ');
   const lines: string[] = [];
   let current = '';
+  let currentWidth = 0;
+  let last = ''; // current's last character
   for (const word of line.split(' ')) {
-    const candidate = current === '' ? word : `${current} ${word}`;
-    if (font.widthOfTextAtSize(candidate, size) <= width) {
-      current = candidate;
+    const wordWidth = measure(word);
+    const candidateWidth = current === '' ? wordWidth : joined(joined(currentWidth, last, ' ', space), ' ', word, wordWidth);
+    if (fits(() => (current === '' ? word : `${current} ${word}`), candidateWidth)) {
+      if (word !== '') last = lastChar(word);
+      else if (current !== '') last = ' ';
+      current = current === '' ? word : `${current} ${word}`;
+      currentWidth = candidateWidth;
       continue;
     }
     if (current !== '') lines.push(current);
     current = '';
+    currentWidth = 0;
+    last = '';
     for (const char of word) {
-      if (current !== '' && font.widthOfTextAtSize(current + char, size) > width) {
+      const charWidth = measure(char);
+      const next = joined(currentWidth, last, char, charWidth);
+      if (current !== '' && !fits(() => current + char, next)) {
         lines.push(current);
-        current = '';
+        current = char;
+        currentWidth = charWidth;
+      } else {
+        current += char;
+        currentWidth = next;
       }
-      current += char;
+      last = char;
     }
   }
   lines.push(current);
   return lines;
+}
+
+/** The last character (code point) of a non-empty string. */
+function lastChar(text: string): string {
+  const low = text.charCodeAt(text.length - 1);
+  return low >= 0xdc00 && low <= 0xdfff && text.length > 1 ? text.slice(-2) : text.slice(-1);
 }
 
 /** Keeps the first `max` lines, marking the last one when more were dropped. */
