@@ -1,6 +1,6 @@
 /**
- * The FOSSBilling admin methods the mapping uses, and how each may be sent: reads are retried
- * (only when nothing was sent) and coalesced; writes are sent once and never coalesced.
+ * The FOSSBilling admin methods the mapping uses, and how each may be sent: reads are retried once
+ * (only when no answer had started) and coalesced; writes are sent once and never coalesced.
  */
 import { type ActionTable, readAction, writeAction } from '../../src/upstream/policy.js';
 import type { FossbillingConfig } from './config.js';

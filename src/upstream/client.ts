@@ -1,9 +1,11 @@
 /**
  * The backend-neutral upstream client: a mapping declares its actions (policy.ts) and its protocol
  * (how a call becomes an HTTP request, how an answer is read), and gets calls with deadlines, one
- * retry for reads that never left, coalescing, stale-while-revalidate caching, and a circuit breaker
- * that makes calls fail fast while the upstream is down. Every failure leaves as a BackendError whose
- * `detail` is generic; the upstream's own words go to `operatorMessage`, redacted.
+ * retry for reads that got no answer (never sent, or sent on a connection that broke before the
+ * status line: a kept-alive one the upstream closed just then), coalescing, stale-while-revalidate
+ * caching, and a circuit breaker that makes calls fail fast while the upstream is down. Every
+ * failure leaves as a BackendError whose `detail` is generic; the upstream's own words go to
+ * `operatorMessage`, redacted.
  */
 import type { Dispatcher } from 'undici';
 import { Pool } from './undici.js';
@@ -190,6 +192,18 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     };
   }
 
+  /**
+   * Whether a failed first attempt is sent again. Only a read (declared `retry`), only when no answer
+   * had started, sent or not: a read has no effect to repeat, and a connection that breaks before the
+   * status line is most often a kept-alive one the upstream (or a proxy) closed as it was reused. An
+   * answer that started and then broke (mid-body, too large) or a deadline reached is not retried.
+   * Writes never are (declared without `retry`): one that failed after it was sent may have run (an
+   * unknown outcome).
+   */
+  function retriable(action: UpstreamAction<Id>, failure: ExchangeFailure, deadline: number): boolean {
+    return action.retry && !failure.answered && !failure.timedOut && Date.now() < deadline;
+  }
+
   /** One call (with its retry), without the breaker. */
   async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
     const request = exchangeRequest(action, params, trace);
@@ -197,8 +211,12 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       return read(action, await exchange(dispatcher, request));
     } catch (error) {
       if (!(error instanceof ExchangeFailure)) throw error;
-      if (!action.retry || error.sent || Date.now() >= request.deadline) throw transportError(action, error);
-      logger?.warn(withTrace({ action: action.name, error: redact(error.message) }, trace), `${label} read failed before sending; retrying once`);
+      if (!retriable(action, error, request.deadline)) throw transportError(action, error);
+      // `sent`: whether it had been written (then on a connection that broke before the status line).
+      logger?.warn(
+        withTrace({ action: action.name, sent: error.sent, error: redact(error.message) }, trace),
+        `${label} read failed before any answer came; retrying once`,
+      );
       try {
         return read(action, await exchange(dispatcher, request));
       } catch (second) {

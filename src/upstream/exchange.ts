@@ -1,7 +1,8 @@
 /**
  * One HTTP exchange with an upstream over an undici dispatcher: a deadline for the whole call, a cap
- * on the answer's size, and — what a write needs to know after a failure — whether the request had
- * reached a connected socket (`sent`) before it failed.
+ * on the answer's size, and — what the caller needs to know after a failure — whether the request
+ * had reached a connected socket (`sent`: a write may have run) and whether an answer had started
+ * (`answered`: a status line came, so the upstream was working on this request) before it failed.
  */
 import type { Dispatcher } from 'undici';
 
@@ -48,15 +49,18 @@ export function describeError(error: unknown): string {
   return code === undefined ? error.message : `${code}: ${error.message}`;
 }
 
-/** Why an exchange failed, and whether the request had reached a connection by then. */
+/** Why an exchange failed, whether the request had reached a connection by then, and whether an answer had started. */
 export class ExchangeFailure extends Error {
   readonly sent: boolean;
+  /** The status line had come (`onResponseStart`): the failure is in the answer (its body, its size, the deadline while reading it). */
+  readonly answered: boolean;
   readonly reason: unknown;
 
-  constructor(sent: boolean, reason: unknown) {
+  constructor(sent: boolean, reason: unknown, answered: boolean) {
     super(describeError(reason));
     this.name = 'ExchangeFailure';
     this.sent = sent;
+    this.answered = answered;
     this.reason = reason;
   }
 
@@ -99,6 +103,7 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest): Prom
  */
 class PendingExchange implements Dispatcher.DispatchHandler {
   private sent = false;
+  private answered = false;
   private settled = false;
   private controller: Dispatcher.DispatchController | undefined;
   private statusCode = 0;
@@ -127,7 +132,7 @@ class PendingExchange implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.reject(new ExchangeFailure(this.sent, reason));
+    this.reject(new ExchangeFailure(this.sent, reason, this.answered));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -140,6 +145,7 @@ class PendingExchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Exchange['headers']): void {
+    this.answered = true;
     this.statusCode = statusCode;
     this.headers = headers;
     if (Number(headers['content-length'] ?? 0) > this.maxResponseBytes) controller.abort(new ResponseTooLarge(this.maxResponseBytes));

@@ -9,7 +9,7 @@ export interface UpstreamAction<Id extends string = string> {
   /** The upstream's own name for the action (WHMCS `action`, FOSSBilling `module/method`). */
   readonly name: string;
   readonly safety: ActionSafety;
-  /** Retried once, and only when the first attempt failed before the request was sent. */
+  /** Retried once, and only when the first attempt failed before any answer started (not sent, or sent and no status line), within the deadline. */
   readonly retry: boolean;
   /** Identical concurrent calls share one upstream request. */
   readonly coalesce: boolean;
@@ -33,7 +33,7 @@ export type ActionTable<Id extends string> = Readonly<Record<Id, UpstreamAction<
  */
 export type Freshness = 'cached' | 'fresh' | 'uncached';
 
-/** The usual declarations: reads retry once before sending and coalesce; writes do neither. */
+/** The usual declarations: reads retry once when no answer started and coalesce; writes do neither. */
 export function readAction<Id extends string>(name: string, timeoutMs: number, cacheTtlMs?: number): UpstreamAction<Id> {
   return { name, safety: 'read', retry: true, coalesce: true, timeoutMs, ...(cacheTtlMs === undefined ? {} : { cacheTtlMs }) };
 }

@@ -279,7 +279,8 @@ function faults(t: Test, backend: BackendCase): void {
     { kind: 'http500', statuses: [502], reasons: ['upstream_error'] },
     { kind: 'html', statuses: [502], reasons: ['upstream_error'] },
     { kind: 'hang', statuses: [504], reasons: ['upstream_timeout'] },
-    // Cut after the request went out (502), or before, when the read's one retry is cut too (503).
+    // Cut on every attempt, the read's one retry included (a read with no answer started is sent
+    // again; the v1 passthrough never retries): 502 once a request went out, 503 when cut before.
     { kind: 'reset', statuses: [502, 503], reasons: ['upstream_error', 'upstream_unavailable'] },
   ];
   for (const { kind, statuses, reasons } of cases) {

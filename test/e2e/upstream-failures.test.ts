@@ -57,11 +57,20 @@ t.test('upstream failures', async (t) => {
     expectProblem(await call(base, 'GET', '/v1/billing/invoices', { key }), 504, 'upstream_timeout');
   });
 
-  t.test('a connection reset → 502, and the next call works', async () => {
-    gw.simulator.inject({ action: 'GetInvoices', kind: 'reset', times: 1 });
+  t.test('a connection reset on a read and on its retry → 502, and the next call works', async () => {
+    gw.simulator.inject({ action: 'GetInvoices', kind: 'reset', times: 2 });
     const response = await call(base, 'GET', '/v1/billing/invoices', { key });
     assert.ok([502, 503].includes(response.status), response.text);
     assert.equal((await call(base, 'GET', '/v1/billing/invoices', { key })).status, 200);
+  });
+
+  t.test('a single connection reset on a read is absorbed by its one retry', async () => {
+    const sent = () => gw.simulator.calls.filter((c) => c.action === 'getinvoices').length;
+    const before = sent();
+    gw.simulator.inject({ action: 'GetInvoices', kind: 'reset', times: 1 });
+    const response = await call(base, 'GET', '/v1/billing/invoices', { key });
+    assert.equal(response.status, 200, response.text);
+    assert.equal(sent() - before, 2, 'sent again once');
   });
 
   // What happens once the settle time has passed: test/idempotency/reconciliation.test.ts.

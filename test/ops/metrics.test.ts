@@ -68,8 +68,9 @@ t.test('metrics on the ops listener', async (t) => {
     upstreamCalls = new Map();
     for (const call of gw.simulator.calls) upstreamCalls.set(call.action, (upstreamCalls.get(call.action) ?? 0) + 1);
 
-    // Two broken connections in a row open the breaker; the next call fails fast.
-    gw.simulator.inject({ kind: 'reset', action: 'GetClientsDetails', times: 2 });
+    // Two reads whose connection broke (on the first attempt and on its retry, before any answer)
+    // open the breaker; the next call fails fast.
+    gw.simulator.inject({ kind: 'reset', action: 'GetClientsDetails', times: 4 });
     outage = [];
     for (let i = 0; i < 3; i++) outage.push((await get('/v1/me')).statusCode);
     assert.ok(outage.every((status) => status >= 500), String(outage));

@@ -114,9 +114,13 @@ t.test('trace context through the gateway', async (t) => {
 
   t.test('lines of shared loggers written for the request carry its trace id, once', async () => {
     const logged = gw.logs.length;
-    gw.simulator.inject({ kind: 'reset', action: 'GetClientsDetails', times: 1 });
+    // The read's connection broken on the first attempt and on its retry.
+    gw.simulator.inject({ kind: 'reset', action: 'GetClientsDetails', times: 2 });
     const { response } = await me({ traceparent: VALID });
     assert.ok(response.statusCode >= 500);
+    const retryLine = gw.logs.slice(logged).find((line) => line.includes('retrying once'));
+    assert.ok(retryLine, 'the upstream client logged the retry');
+    assert.equal(JSON.parse(retryLine).trace_id, TRACE_ID);
     const breakerLine = gw.logs.slice(logged).find((line) => line.includes('circuit breaker opened'));
     assert.ok(breakerLine, 'the upstream client logged the breaker opening');
     assert.equal(JSON.parse(breakerLine).trace_id, TRACE_ID);

@@ -151,8 +151,8 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     await rejectsWith(backend.runServiceAction(CUSTOMER, '4', 'cancel', CTX), 'conflict');
   });
 
-  t.test('a reset after sending fails the read; the health probe reports down', async () => {
-    sim.inject({ kind: 'reset', times: 1 });
+  t.test('a reset after sending, on the read and on its one retry, fails the read; the health probe reports down', async () => {
+    sim.inject({ kind: 'reset', times: 2 });
     await rejectsWith(backend.getAccount(CUSTOMER, CTX), 'upstream_error');
     sim.inject({ kind: 'http500', method: 'product/get_types', times: 1 });
     assert.equal(await backend.ping(), false);
