@@ -107,15 +107,23 @@ export class WebhookEvents {
    * `baseline`: the first look at an account, which records without emitting (its history is not
    * news); `trace`: the request that caused the change, if one did; `readAt`: when the resource was
    * read (the detector's list reads), so that a state a write recorded after that read is not
-   * taken back by it: reported as a change, then changed back by the next pass. Says whether a
-   * change was recorded.
+   * taken back by it: reported as a change, then changed back by the next pass; `knownOnly`: a
+   * write that cannot tell whether it changed the status (a reboot) reports and records only from a
+   * recorded state: a resource no look has recorded is left to the detector, which judges it as it
+   * would have (a baseline's history, or a new service's first state). Says whether a change was
+   * recorded.
    */
-  async observe(accountId: string, observed: Observed, { baseline = false, trace, readAt }: { baseline?: boolean; trace?: TraceContext; readAt?: number } = {}): Promise<boolean> {
+  async observe(
+    accountId: string,
+    observed: Observed,
+    { baseline = false, trace, readAt, knownOnly = false }: { baseline?: boolean; trace?: TraceContext; readAt?: number; knownOnly?: boolean } = {},
+  ): Promise<boolean> {
     const state = observed.resource.status;
     const field = `${observed.kind}:${observed.resource.id}`;
     const previous = await this.store.readSnapshotState(accountId, field);
     const from = previous?.state ?? null;
     if (from === state) return false;
+    if (knownOnly && previous === null) return false;
     if (readAt !== undefined && previous !== null && (snapshotTagTime(previous.tag) ?? -Infinity) > readAt) return false;
     for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, from)) {
       try {

@@ -137,10 +137,17 @@ async function announceSuccess(deps: EndpointDeps, customer: Customer, result: A
   const { trace } = call;
   const orderId = result.service.order_id;
   await events.emitForWrite(accountId, 'service.action.succeeded', result, trace);
+  // Only these change a service's status; after any other, a status with nothing recorded before it is no change of the action's.
+  const knownOnly = !movesStatus(result);
   await events.safely(async () => {
-    if (!(await events.observe(accountId, { kind: 'service', resource: result.service }, { trace, readAt })) || orderId === null) return;
+    if (!(await events.observe(accountId, { kind: 'service', resource: result.service }, { trace, readAt, knownOnly })) || orderId === null) return;
     await events.observeKnownOrder(accountId, orderId, () => deps.backend.getOrder(customer, orderId, call), trace);
   }, accountId);
+}
+
+/** Whether the action moves the service's status: suspend, unsuspend, terminate, and a cancel carried out at once. */
+function movesStatus(result: ActionResult): boolean {
+  return ['suspend', 'unsuspend', 'terminate'].includes(result.action) || (result.action === 'cancel' && result.outcome === 'completed');
 }
 
 /** service.action.failed when the backend refused the action; not when its outcome is unknown. */
