@@ -25,6 +25,8 @@ function isStale() {
 
 if (isStale()) {
   const started = new Date();
+  // A first build takes half a minute or more, with nothing else printed: say why nothing happens yet.
+  process.stderr.write('reseller-gateway: compiling to dist/ first (a source is newer than the last build; this takes a while)…\n');
   const build = spawnSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   if (build.status !== 0) process.exit(build.status ?? 1);
   // Stamped with the time the build began: a source saved during the build counts as newer.
