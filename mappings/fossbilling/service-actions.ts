@@ -5,8 +5,9 @@
  * (start, stop, reboot, reinstall), and its only irreversible removal is `order/delete`, which
  * erases the record: `terminate` is not offered.
  *
- * Nor is `cancel_revoke`: a cancel here is immediate, so there is no pending cancellation to
- * withdraw, and `order/uncancel` is no undo. It starts a new period from today with no invoice
+ * Nor is `cancel_revoke`: a cancel made here is immediate, so it leaves no pending cancellation to
+ * withdraw (one staff scheduled for the period's end, meta `cancel_at_period_end`, is withdrawn in
+ * FOSSBilling's admin area), and `order/uncancel` is no undo. It starts a new period from today with no invoice
  * (uncancelFromOrder: `expires_at` = now + one period; the cancel had cleared it) and makes the
  * hosting account again, empty (the cancel removed it). Offered to resellers, cancel then revoke
  * would renew any service, an overdue one included, for free.
