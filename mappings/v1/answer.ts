@@ -228,7 +228,10 @@ function normalise(ctx: AnswerContext, answer: Captured): BackendError {
   const what = `answered ${status} (${mediaType(answer.headers) || 'no content type'}): ${excerpt(answer.body, ctx.redact)}`;
   const retryAfter = retryAfterMs(answer.headers);
   if (status >= 300 && status < 400) return unreadable(ctx, `answered ${status}, a redirect, which is not followed`);
-  if (status === 401 || status === 403) return new BackendError('upstream_error', DETAIL.refused, { operatorMessage: `${label(ctx)}: refused the gateway: ${what}`, notRun: true });
+  // Not `notRun`: a page that is not the upstream's own problem was written by whatever sits in
+  // front of it, and a WAF that inspects answers refuses with 403 after the write ran. Only the
+  // upstream's own 401/403 problem (passProblem) proves that nothing ran.
+  if (status === 401 || status === 403) return new BackendError('upstream_error', DETAIL.refused, { operatorMessage: `${label(ctx)}: refused the gateway: ${what}` });
   if (status === 429 || status === 503) {
     return new BackendError('unavailable', DETAIL.unreachable, {
       operatorMessage: `${label(ctx)}: ${what}`,

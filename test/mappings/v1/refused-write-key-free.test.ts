@@ -21,7 +21,7 @@ t.test('v1 passthrough: a write refused at the upstream\'s door leaves its Idemp
   for (const [what, refusal] of [
     ['a 401 problem (the account\'s upstream key revoked there)', problem(401, 'unauthenticated')],
     ['a 403 problem (the key lacks the scope there)', problem(403, 'insufficient_scope')],
-    ['a bare 401 from a proxy in front', json(401, { message: 'no' })],
+    // A bare 401/403 page is not the upstream's word: test/review/v1-bare-refusal-not-proof.test.ts.
   ] as const) {
     t.test(what, async () => {
       gw.upstream.answer(refusal);
