@@ -126,7 +126,11 @@ export const OrderInputSchema = z
       .string()
       .max(253)
       .regex(/^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/, 'must be a host name')
-      .optional(),
+      .optional()
+      .meta({
+        description:
+          'The host name the service is for. Some products need one (a hosting account is made for a domain, such as `example.com`): an order for such a product without it is refused with 422 pointing at `/hostname`.',
+      }),
   })
   .meta({ id: 'OrderInput' });
 export type OrderInput = z.infer<typeof OrderInputSchema>;
