@@ -89,6 +89,13 @@ let pass = 0;
 let fail = 0;
 let terminal = false;
 rmSync(EARLIER, { recursive: true, force: true });
+// tap builds the plugin set of .taprc (without its TypeScript and mock loaders) during the first run
+// in a fresh checkout, but that run still starts every test process with the default set's loaders:
+// about 2.5 s more per file, five minutes over the suite. Built first, every run gets the set asked for.
+if (whole) {
+  const build = spawnSync(process.execPath, [TAP, 'build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
 for (const [index, group] of passes.entries()) {
   // Each tap run starts by clearing .tap/coverage: keep what the earlier pass measured.
   if (whole && index > 0 && existsSync(COVERAGE)) renameSync(COVERAGE, EARLIER);
