@@ -131,23 +131,19 @@ function narrowedRefusal(error: unknown, profile: Profile): unknown {
  * before the backend was called (it reads the service back then), so that a later state the
  * detector recorded meanwhile is not taken back by this older read.
  */
-async function announceSuccess(deps: EndpointDeps, customer: Customer, result: ActionResult, call: CallContext, readAt: number): Promise<void> {
+async function announceSuccess(deps: EndpointDeps, customer: Customer, action: ServiceAction, result: ActionResult, call: CallContext, readAt: number): Promise<void> {
   const { events } = deps.webhooks;
   const { accountId } = customer;
   const { trace } = call;
   const orderId = result.service.order_id;
   await events.emitForWrite(accountId, 'service.action.succeeded', result, trace);
-  // Only these change a service's status; after any other, a status with nothing recorded before it is no change of the action's.
-  const knownOnly = !movesStatus(result);
+  // An action whose effect the status cannot show (a reboot, a scheduled cancel): a status with
+  // nothing recorded before it is no change of the action's.
+  const knownOnly = actionVisible(action, result.service) === null;
   await events.safely(async () => {
     if (!(await events.observe(accountId, { kind: 'service', resource: result.service }, { trace, readAt, knownOnly })) || orderId === null) return;
     await events.observeKnownOrder(accountId, orderId, () => deps.backend.getOrder(customer, orderId, call), trace);
   }, accountId);
-}
-
-/** Whether the action moves the service's status: suspend, unsuspend, terminate, and a cancel carried out at once. */
-function movesStatus(result: ActionResult): boolean {
-  return ['suspend', 'unsuspend', 'terminate'].includes(result.action) || (result.action === 'cancel' && result.outcome === 'completed');
 }
 
 /** service.action.failed when the backend refused the action; not when its outcome is unknown. */
@@ -194,7 +190,7 @@ export default defineEndpoint({
       const earlier = await reconcile(deps, caller.customer, params.id, serviceAction, call, attempt);
       if (earlier) {
         // The earlier attempt, whose outcome was unknown, announced nothing: it succeeded through the gateway.
-        await announceSuccess(deps, caller.customer, earlier, call, readAt);
+        await announceSuccess(deps, caller.customer, serviceAction, earlier, call, readAt);
         return { status: resultStatus(earlier), body: earlier };
       }
     }
@@ -205,7 +201,7 @@ export default defineEndpoint({
       await announceFailure(deps, caller.account.id, params.id, serviceAction, error, call.trace);
       throw error;
     }
-    await announceSuccess(deps, caller.customer, result, call, readAt);
+    await announceSuccess(deps, caller.customer, serviceAction, result, call, readAt);
     return { status: resultStatus(result), body: result };
   },
 });
