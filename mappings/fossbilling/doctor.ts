@@ -61,6 +61,11 @@ async function probe(call: Call, method: FossbillingMethod, params = PROBES[meth
   }
 }
 
+/** What the operator is told of a failure. */
+function messageOf(error: unknown): string {
+  return error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
+}
+
 /** What a method's failure says of the staff member's access to it. */
 function outcomeOf(error: unknown): Outcome {
   // No such method (another version, a module inactive): nothing was checked for the record.
@@ -68,7 +73,7 @@ function outcomeOf(error: unknown): Outcome {
   if (error instanceof FossbillingError && Number(error.code) === NO_MODULE_ACCESS) return { kind: 'denied', message: error.operatorMessage ?? error.detail };
   // Refused for the record (not found, missing parameter): the permission check had passed.
   if (error instanceof FossbillingError) return { kind: 'allowed' };
-  const message = error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error);
+  const message = messageOf(error);
   if (error instanceof FossbillingRefusal) return { kind: error.code === 403 ? 'denied' : 'refused', message };
   return { kind: 'failed', message };
 }
@@ -89,7 +94,7 @@ async function currencyCheck(call: Call, configured: string): Promise<DoctorChec
       return { ...check, status: 'warn', detail: `Not checked: ${outcome.message}`, fix: `Give the staff member currency view, or make sure FOSSBilling's default currency is ${configured} (upstream.fossbilling.defaultCurrency).` };
     }
     // A FOSSBilling error that is not about access ("Default currency not found"): nothing to compare.
-    const message = outcome.kind === 'allowed' ? (error instanceof BackendError ? (error.operatorMessage ?? error.detail) : String(error)) : outcome.message;
+    const message = outcome.kind === 'allowed' ? messageOf(error) : outcome.message;
     return { ...check, status: 'skip', detail: `Not checked: ${message}`, fix: 'Run doctor again once FOSSBilling answers.' };
   }
   const code = typeof answer === 'object' && answer !== null ? (answer as { code?: unknown }).code : undefined;
