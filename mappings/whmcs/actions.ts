@@ -43,9 +43,9 @@ export function declareActions(config: WhmcsConfig): ActionTable {
     GetCancelledPackages: read('GetCancelledPackages', CANCELLATIONS_CACHE_TTL_MS),
     // The health probe: a retry would only hide a flapping upstream.
     GetCurrencies: { ...read('GetCurrencies'), retry: false },
-    // AddOrder takes stock (tblproducts.qty) that GetProducts lists and the check before the next
-    // order reads (orders.ts checkStock): a catalog cached from before it would let that one oversell.
-    AddOrder: write('AddOrder', ['GetProducts']),
+    // No catalog to drop: the one thing it changes there, stock, the next order reads uncached
+    // (backend-orders.ts placeOrder), and the v1 catalog does not show it.
+    AddOrder: write('AddOrder'),
     AcceptOrder: write('AcceptOrder'),
     ModuleCustom: write('ModuleCustom'),
     ModuleSuspend: write('ModuleSuspend'),

@@ -4,16 +4,16 @@
  * WHMCS's AddOrder decrements tblproducts.qty and does not refuse a product with none left
  * (test/mappings/whmcs/order-stock.test.ts), so the mapping's stock check (orders.ts checkStock) is
  * the only guard. It reads the catalog as `fresh`, which a cached answer within its TTL satisfies
- * (answer-cache.ts fresh). AddOrder invalidated nothing (actions.ts), so the GetProducts answer read
- * before the first order, still showing the unit it took, let a second order within
- * productCacheTtlMs (60 s by default) through: WHMCS oversold the product.
+ * (answer-cache.ts fresh): the GetProducts answer read before the first order, still showing the
+ * unit it took, let a second order within productCacheTtlMs (60 s by default) through, and WHMCS
+ * oversold the product. A product under stock control is now read again uncached before ordering.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { CUSTOMER, FakeWhmcs, rejectsWith } from './fake-whmcs.js';
 import * as answers from './fixtures/answers.js';
 
-t.test('WHMCS: AddOrder drops the cached catalog, so the next stock check sees the stock it took', async (t) => {
+t.test('WHMCS: the next stock check sees the stock an order took', async (t) => {
   let stocklevel = 1;
   const whmcs = new FakeWhmcs()
     // Read at each request: what WHMCS would answer now.
