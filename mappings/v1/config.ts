@@ -52,6 +52,13 @@ export const V1ConfigSchema = z.strictObject({
   maxResponseBytes: PositiveInt.default(4 * 1024 * 1024),
   /** Connections to the upstream. */
   connections: PositiveInt.default(32),
+  /**
+   * Whether the client's address (as this gateway found it) goes upstream in X-Forwarded-For. On
+   * for an upstream of the same operator, which limits and audits by it; off for one run by
+   * someone else, which then learns nothing of the clients and counts every account against this
+   * gateway's one address (raise its source-IP limit for that address).
+   */
+  forwardClientAddress: z.boolean().default(true),
   /** See CircuitBreakerSchema: the same rules and defaults as the mapped backends. */
   circuitBreaker: CircuitBreakerSchema,
 });

@@ -109,7 +109,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     // (`GET http://host/v1/…`) the router reads its path, and the proxy would rebuild another.
     const path = routedPath(endpoint.url, call.params);
     const { url, options } = (reply as ProxyReply).fromParameters(path, call.params, endpoint.url);
-    const clientAddress = sourceAddress(reply.request);
+    const clientAddress = config.forwardClientAddress ? sourceAddress(reply.request) : undefined;
     const idempotencyKey =
       attempt && call.idempotencyKey !== undefined ? upstreamIdempotencyKey(caller.account.id, call.idempotencyKey, attempt.recordId) : undefined;
     // Before the write-ahead mark: a write the open breaker refuses is known not to have run. A

@@ -2,8 +2,8 @@
  * The headers of a forwarded request, built from nothing rather than filtered from the client's:
  * the client's Authorization, cookies, forwarding and hop-by-hop headers never leave, whatever
  * their spelling. What goes: this account's own upstream key, its upstream id, this gateway's
- * request id and trace context, the client's address as this gateway found it, the namespaced
- * Idempotency-Key, and the body's type and length.
+ * request id and trace context, the client's address as this gateway found it (unless turned off),
+ * the namespaced Idempotency-Key, and the body's type and length.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -18,9 +18,10 @@ export interface ForwardedIdentity {
   /**
    * The client's address as this gateway found it (src/http/source-address.ts), never the client's
    * own X-Forwarded-For: an upstream that trusts this gateway limits and audits by it, instead of
-   * counting every account against this gateway's one address.
+   * counting every account against this gateway's one address. Undefined: not sent
+   * (`forwardClientAddress: false`).
    */
-  clientAddress: string;
+  clientAddress: string | undefined;
   /** `traceparent` (and `tracestate`) with this gateway's span as the parent. */
   trace: Record<string, string> | undefined;
   /** Already namespaced (upstreamIdempotencyKey). */
@@ -46,10 +47,10 @@ export function upstreamHeaders(prepared: IncomingHttpHeaders, who: ForwardedIde
     authorization: `Bearer ${who.apiKey}`,
     [UPSTREAM_ACCOUNT_HEADER]: who.upstreamId,
     'x-request-id': who.requestId,
-    'x-forwarded-for': who.clientAddress,
     'user-agent': 'reseller-gateway',
     ...who.trace,
   };
+  if (who.clientAddress !== undefined) headers['x-forwarded-for'] = who.clientAddress;
   for (const name of withBody ? (['host', 'content-type', 'content-length'] as const) : (['host'] as const)) {
     const value = prepared[name];
     if (value !== undefined) headers[name] = String(value);

@@ -33,6 +33,17 @@ t.test("v1 passthrough: the client's address as this gateway found it goes upstr
     assert.equal(gw.upstream.received.at(-1)?.headers['x-forwarded-for'], '203.0.113.9');
   });
 
+  t.test('forwardClientAddress off (an upstream run by someone else): no address of the client leaves', async (t) => {
+    const gw = await buildPassthroughGateway({ v1: { forwardClientAddress: false } });
+    t.teardown(() => gw.close());
+    gw.upstream.answer(json(200, SERVICE));
+    const response = await gw.app.inject(get({ ...bearer(gw.keys['acme:all']), 'x-forwarded-for': '203.0.113.9' }, '198.51.100.7'));
+    assert.equal(response.statusCode, 200, response.body);
+    const sent = gw.upstream.received.at(-1)?.headers ?? {};
+    assert.equal(sent['x-forwarded-for'], undefined);
+    assert.doesNotMatch(JSON.stringify(sent), /198\.51\.100\.7|203\.0\.113\.9/);
+  });
+
   t.test("an upstream 429: the operator line names the limits it says were passed", async (t) => {
     const gw = await buildPassthroughGateway();
     t.teardown(() => gw.close());
