@@ -65,10 +65,13 @@ export async function serve(
   registry: BackendRegistry,
   onClosed: (app: FastifyInstance) => Promise<void>,
 ): Promise<{ app: FastifyInstance; stores: Stores; address: string }> {
+  // Kept until the app (and its logger) exists; later ones, at a reconnection, are logged at once.
   const warnings: string[] = [];
-  const stores = await createStores(config, (warning) => warnings.push(warning));
+  let warn = (warning: string): unknown => warnings.push(warning);
+  const stores = await createStores(config, (warning) => warn(warning));
   const app = await buildApp(config, { stores, backends: registry });
   for (const warning of warnings) app.log.warn(warning);
+  warn = (warning) => app.log.warn(warning);
   const address = await app.listen({ host: config.host, port: config.port });
   const upstream = describeUpstream(config, registry);
   app.log.info({ upstream, profile: config.profile, store: stores.kind }, `serving v1 on ${address}; upstream: ${upstream}`);

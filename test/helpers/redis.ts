@@ -46,12 +46,14 @@ const directories = new Set<string>();
 export interface RedisServerOptions {
   /** A command the server runs under (its binary and arguments first), e.g. valgrind. */
   runUnder?: string[];
+  /** More redis-server flags, e.g. a managed Redis's configuration (`--rename-command CONFIG ""`). */
+  args?: string[];
 }
 
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const binary = findBinary('redis-server');
   const port = await freePort(false);
-  const start = () => startInstance(binary, port, () => [], options.runUnder ?? []);
+  const start = () => startInstance(binary, port, () => options.args ?? [], options.runUnder ?? []);
   let instance = await start();
   return {
     url: `redis://${HOST}:${port}`,

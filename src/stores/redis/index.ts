@@ -34,7 +34,7 @@ interface CommonRedisStoresOptions {
   connectTimeoutMs?: number;
   /** Idempotency claims and write-ahead marks wait for this many replicas (WAIT); absent: no wait. */
   replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
-  /** Hears what is wrong with the server's configuration, at start (see evictionWarning). */
+  /** Hears what is wrong with the server's configuration, at start and on every reconnection (see evictionWarning). */
   onWarning?: ((message: string) => void) | undefined;
 }
 
@@ -75,6 +75,11 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
     for (const each of clients) each.disconnect();
   };
 
+  const checkEviction = async (): Promise<void> => {
+    const warning = await evictionWarning(client);
+    if (warning) options.onWarning?.(warning);
+  };
+
   try {
     // Built before connecting: constructing a store loads its scripts, and a missing one must stop here.
     const redis = new RedisConnection(client, keyPrefix, commandTimeoutMs * 2);
@@ -97,9 +102,10 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       await Promise.all(clients.map(whenReady));
       await connectClusterMasters(client);
       await keys.subscribe();
-      const warning = await evictionWarning(client);
-      if (warning) options.onWarning?.(warning);
+      await checkEviction();
     });
+    // Connected again, perhaps to another server (a failover, a managed Redis's endpoint moved).
+    client.on('ready', () => void checkEviction().catch(() => undefined));
     return stores;
   } catch (error) {
     await close();
@@ -152,15 +158,25 @@ async function connectClusterMasters(client: RedisClient): Promise<void> {
 /**
  * Any maxmemory-policy but noeviction lets Redis drop keys when full: idempotency records (each has
  * a TTL, so the volatile-* policies take them too; a retried order would run again), outbox entries,
- * API keys. A server that does not answer CONFIG GET (a managed Redis may refuse it) is not judged.
+ * API keys. Read from INFO memory, which a managed Redis answers where it refuses CONFIG (and
+ * ships an evicting default); a policy no node would say is reported as unknown, not taken as fine.
  */
 async function evictionWarning(client: RedisClient): Promise<string | undefined> {
   const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  const replies = await Promise.all(nodes.map((node) => node.config('GET', 'maxmemory-policy').catch(() => [])));
-  const policies = new Set(replies.map((reply) => String(reply[1] ?? 'noeviction')));
+  const policies = new Set(await Promise.all(nodes.map(maxmemoryPolicy)));
   policies.delete('noeviction');
   if (policies.size === 0) return undefined;
-  return `Redis maxmemory-policy is ${[...policies].join(', ')}: at maxmemory it evicts idempotency records, webhook outbox entries and API keys; set it to noeviction`;
+  const said = [...policies].map((policy) => policy ?? 'unknown (neither INFO memory nor CONFIG GET answered it)').join(', ');
+  return `Redis maxmemory-policy is ${said}: at maxmemory any policy but noeviction evicts idempotency records, webhook outbox entries and API keys; set it to noeviction`;
+}
+
+/** INFO memory's `maxmemory_policy` (Redis 3.2 on), else CONFIG GET; undefined when neither says. */
+async function maxmemoryPolicy(node: Redis): Promise<string | undefined> {
+  const info = await node.info('memory').catch(() => '');
+  const field = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  if (field) return field;
+  const reply = await node.config('GET', 'maxmemory-policy').catch(() => []);
+  return reply[1];
 }
 
 async function withDeadline(timeoutMs: number, lastError: () => string | undefined, work: () => Promise<void>): Promise<void> {
