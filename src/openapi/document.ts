@@ -89,7 +89,7 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
       ]),
     ),
   },
-  idempotency_in_progress: { 'Retry-After': { description: 'Seconds until the first request\'s claim expires.', schema: { type: 'integer' } } },
+  idempotency_in_progress: { 'Retry-After': { description: 'Seconds before asking again can tell more: while the first request runs, as long as it has run (at least 1); once it is gone, until its outcome can be decided.', schema: { type: 'integer' } } },
   upstream_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   store_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   backend_misconfigured: { 'Retry-After': { description: 'Seconds until the gateway checks the backend again.', schema: { type: 'integer' } } },

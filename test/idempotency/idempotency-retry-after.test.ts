@@ -47,7 +47,7 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   assert.fail('expected a refusal');
 }
 
-t.test('409 idempotency_in_progress: Retry-After is the lease left, rounded up', async () => {
+t.test('409 idempotency_in_progress: Retry-After is the store\'s wait, rounded up', async () => {
   const idempotency = new Idempotency(storeAnswering({ kind: 'in_progress', retryAfterMs: 1_500 }), { profile: 'A', idempotency: IdempotencyConfigSchema.parse({}) }, 1_000);
   const error = await refusal(idempotency.run(run(async () => assert.fail('must not run')), (e) => e as ApiError, log));
   assert.equal(error.reason, 'idempotency_in_progress');

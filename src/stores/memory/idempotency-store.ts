@@ -126,7 +126,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     // A live holder, or a sent write upstream may still be working on: wait for both.
     const leaseUntil = record.state === 'in_progress' ? record.leaseUntil : 0;
     const waitUntil = Math.max(leaseUntil, record.sentAt === null ? 0 : record.sentAt + request.settleMs);
-    if (waitUntil > now) return { kind: 'in_progress', retryAfterMs: waitUntil - now };
+    if (waitUntil > now) return { kind: 'in_progress', retryAfterMs: askAgainAfter(waitUntil - now, leaseUntil, request.leaseMs, now) };
     // Unknown outcome, or a holder that died: the old token is void; the new holder reconciles
     // when something was sent, else executes fresh.
     record.state = 'in_progress';
@@ -190,6 +190,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 }
 
 /** Scoped to the account and the client's key only: the same key on another endpoint must conflict. */
+/**
+ * A live holder may answer any moment (then replayed): ask again after as long as it has run (since
+ * its lease was last set), at least a second; a client that follows this backs off by doubling.
+ * Past the holder, only the whole wait decides anything.
+ */
+function askAgainAfter(waitMs: number, leaseUntil: number, leaseMs: number, now: number): number {
+  if (leaseUntil <= now) return waitMs;
+  return Math.min(waitMs, Math.max(1_000, now - (leaseUntil - leaseMs)));
+}
+
 function recordId(scope: IdempotencyScope): string {
   return JSON.stringify([scope.accountId, scope.key]);
 }

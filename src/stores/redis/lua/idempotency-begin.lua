@@ -8,6 +8,7 @@
 --       new_token, new_record_id
 -- Returns { 'acquired', token, record_id, sent_at ('' for none) } | { 'replay', status, headers_json, body }
 --       | { 'in_progress', retry_after_ms } | { 'conflict' } | { 'stale' }
+--   retry_after_ms: when asking again can tell more (see below), not always when the wait ends.
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -52,7 +53,15 @@ if state == 'in_progress' then wait_until = tonumber(record[5]) end
 local sent_at = record[10]
 if sent_at then wait_until = math.max(wait_until, tonumber(sent_at) + settle_ms) end
 if wait_until > now then
-  return { 'in_progress', wait_until - now }
+  local wait = wait_until - now
+  -- A live holder may answer any moment (then replayed): ask again after as long as it has run
+  -- (since its lease was last set), at least a second; a client that follows this backs off by
+  -- doubling. Past the holder, only the whole wait decides anything.
+  local lease_until = tonumber(record[5])
+  if state == 'in_progress' and lease_until > now then
+    wait = math.min(wait, math.max(1000, now - (lease_until - lease_ms)))
+  end
+  return { 'in_progress', wait }
 end
 
 -- Unknown outcome, or a holder that died: the old token is void; the new holder reconciles when
