@@ -29,6 +29,12 @@ export interface WebhookRecord {
   lastDelivery: WebhookDeliveryStatus | null;
   /** Start of the current run of failed attempts; null after a success. */
   failingSince: string | null;
+  /**
+   * Since when changes are news to the endpoint: when it was set anew or enabled again (the change
+   * detector's baseline reports what writes recorded since). Null while disabled, and on records of
+   * the previous release, whose baseline reports nothing.
+   */
+  reportFrom: string | null;
 }
 
 export interface WebhookStore {
@@ -49,15 +55,16 @@ export interface WebhookStore {
    */
   recordDelivery(accountId: string, url: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null>;
   /**
-   * Disables the endpoint at `url` (410, or failing too long) and records why; setting a URL again
-   * enables it. Does nothing when no URL or another one is set.
+   * Disables the endpoint at `url` (410, or failing too long), records why and clears `reportFrom`;
+   * setting a URL again enables it. Does nothing when no URL or another one is set.
    */
   disable(accountId: string, url: string, reason: WebhookDisabledReason): Promise<void>;
   /**
    * Enables a disabled endpoint again (its reason cleared) and ends its run of failures (failing_since cleared), keeping
-   * its URL and secrets. Does nothing when no URL is set. Returns the record after.
+   * its URL and secrets; changes are news to it from `reportFrom` (an enabled endpoint keeps its own time, if it has
+   * one). Does nothing when no URL is set. Returns the record after.
    */
-  enable(accountId: string): Promise<WebhookRecord | null>;
+  enable(accountId: string, reportFrom: string): Promise<WebhookRecord | null>;
   /**
    * The account's delivery log: adds the event's entry or replaces it (same event id), keeping
    * the newest `keep` entries (by `createdAt`) and dropping older ones.

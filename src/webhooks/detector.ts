@@ -9,9 +9,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import { BackendError, type Backend, type Customer } from '../backend/backend.js';
 import { isDisabled } from '../keys/key-service.js';
 import type { AccountRecord, KeyStore } from '../stores/types.js';
-import type { WebhookStore } from '../stores/webhook-types.js';
+import type { WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import type { PageResult, Service } from '../v1/schemas.js';
-import { BASELINE_FIELD, type WebhookEvents } from './emitter.js';
+import { BASELINE_FIELD, recordedSince, type WebhookEvents } from './emitter.js';
 
 const LEASE = 'webhook-change-detector';
 const PER_PAGE = 100;
@@ -59,6 +59,16 @@ function markSinceEnabled(account: AccountRecord, state: string | null): boolean
   return !account.enabledAt || (state ?? '').endsWith(` enabled ${account.enabledAt}`);
 }
 
+/**
+ * Since when (ms) the account's changes are news to its endpoint: since it was set or enabled again,
+ * and since the account was enabled again. Undefined for an endpoint with no such time (a record of
+ * the previous release): its baseline reports nothing.
+ */
+function reportingSince(record: WebhookRecord, account: AccountRecord): number | undefined {
+  if (record.reportFrom === null) return undefined;
+  return Math.max(Date.parse(record.reportFrom), account.enabledAt ? Date.parse(account.enabledAt) : -Infinity);
+}
+
 export class ChangeDetector {
   private readonly holder = `detector-${randomUUID()}`;
   private timer: NodeJS.Timeout | undefined;
@@ -104,7 +114,7 @@ export class ChangeDetector {
         }
         const record = await store.get(account.id);
         if (!record || record.status === 'disabled') continue;
-        await this.scan({ accountId: account.id, upstreamId: account.upstreamId }, account).catch((error: unknown) => {
+        await this.scan({ accountId: account.id, upstreamId: account.upstreamId }, account, record).catch((error: unknown) => {
           log.warn({ err: error, account_id: account.id }, 'webhook change detection failed for an account; next pass retries');
         });
       }
@@ -113,14 +123,20 @@ export class ChangeDetector {
     }
   }
 
-  private async scan(customer: Customer, account: AccountRecord): Promise<void> {
+  private async scan(customer: Customer, account: AccountRecord, record: WebhookRecord): Promise<void> {
     const { backend, store, events } = this.options;
     const ctx = { requestId: `webhook-detector-${randomUUID()}` };
     const snapshot = await store.readSnapshot(customer.accountId);
     // The mark names what it was taken for (no customer on marks from before, see markState): an
     // account mapped to another customer since, or enabled again since, starts from a new baseline.
     const mark = await store.readSnapshotState(customer.accountId, BASELINE_FIELD);
-    const baseline = mark === null || (mark.tag !== '' && mark.tag !== customer.upstreamId) || !markSinceEnabled(account, mark.state);
+    const remapped = mark !== null && mark.tag !== '' && mark.tag !== customer.upstreamId;
+    const baseline = mark === null || remapped || !markSinceEnabled(account, mark.state);
+    // A baseline still reports the changes from states the gateway's writes recorded since the
+    // endpoint began to report (an order placed right after the endpoint was set); after a remap,
+    // none: what was recorded since may be the other customer's.
+    const reportFrom = baseline && !remapped ? reportingSince(record, account) : undefined;
+    const since = async (field: string) => reportFrom !== undefined && recordedSince(await store.readSnapshotState(customer.accountId, field), reportFrom);
 
     // A service list the backend refuses (FOSSBilling past its rows bound) must not leave the
     // account's invoices and known orders unwatched: the pass goes on without it, and fails after.
@@ -133,8 +149,13 @@ export class ChangeDetector {
     });
     const invoicesReadAt = Date.now();
     const invoices = await readAll((page) => backend.listInvoices(customer, page, ctx));
-    for (const service of services) await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline, readAt: servicesReadAt });
-    for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline, readAt: invoicesReadAt });
+    for (const service of services) {
+      // One the snapshot does not hold, of an order a write recorded since: born with that order.
+      const orderField = service.order_id === null ? null : `order:${service.order_id}`;
+      const born = baseline && orderField !== null && orderField in snapshot && !(`service:${service.id}` in snapshot) && (await since(orderField));
+      await events.observe(customer.accountId, { kind: 'service', resource: service }, { baseline: baseline && !born, readAt: servicesReadAt, reportFrom });
+    }
+    for (const invoice of invoices) await events.observe(customer.accountId, { kind: 'invoice', resource: invoice }, { baseline, readAt: invoicesReadAt, reportFrom });
 
     const { reads, left } = this.ordersToRead(customer.accountId, snapshot, services, baseline);
     for (const [id, quiet] of reads) {
@@ -150,13 +171,16 @@ export class ChangeDetector {
         if (known !== undefined) await store.recordSnapshot(customer.accountId, `order:${id}`, known, null);
         continue;
       }
-      await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline: quiet, readAt });
+      await events.observe(customer.accountId, { kind: 'order', resource: order }, { baseline: quiet, readAt, reportFrom });
     }
     // The baseline's orders beyond this pass's reads existed before it too: marked, so that a later
     // pass reads them as baseline rather than reporting them as created, or (known open ones, of an
-    // endpoint back from disabled) as changed while it was disabled.
+    // endpoint back from disabled) as changed while it was disabled. One a write recorded since the
+    // endpoint began to report keeps its state: a later pass reports its change.
     if (baseline) {
-      for (const id of left) await store.recordSnapshot(customer.accountId, `order:${id}`, snapshot[`order:${id}`] ?? null, UNREAD_ORDER);
+      for (const id of left) {
+        if (!(await since(`order:${id}`))) await store.recordSnapshot(customer.accountId, `order:${id}`, snapshot[`order:${id}`] ?? null, UNREAD_ORDER);
+      }
     }
     // Recorded over the mark the pass read (under the detector's lease), naming this customer.
     if (baseline || mark.tag === '') await store.recordSnapshot(customer.accountId, BASELINE_FIELD, mark?.state ?? null, markState(account, new Date()), customer.upstreamId);

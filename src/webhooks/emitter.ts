@@ -6,7 +6,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { captureTraceHeaders, type TraceContext } from '../ops/trace.js';
-import type { DeliveryLogEntry, WebhookOutbox, WebhookStore } from '../stores/webhook-types.js';
+import type { DeliveryLogEntry, SnapshotEntry, WebhookOutbox, WebhookStore } from '../stores/webhook-types.js';
 import type { Invoice, Order, Service } from '../v1/schemas.js';
 import { DeliveryLog } from './delivery-log.js';
 import { eventBody, type EventData, type EventType } from './events.js';
@@ -110,13 +110,14 @@ export class WebhookEvents {
    * taken back by it: reported as a change, then changed back by the next pass; `knownOnly`: a
    * write that cannot tell whether it changed the status (a reboot) reports and records only from a
    * recorded state: a resource no look has recorded is left to the detector, which judges it as it
-   * would have (a baseline's history, or a new service's first state). Says whether a change was
-   * recorded.
+   * would have (a baseline's history, or a new service's first state); `reportFrom`: with
+   * `baseline`, when the endpoint began to report: a change from a state recorded since (a write's,
+   * made after it was set) is news all the same. Says whether a change was recorded.
    */
   async observe(
     accountId: string,
     observed: Observed,
-    { baseline = false, trace, readAt, knownOnly = false }: { baseline?: boolean; trace?: TraceContext; readAt?: number; knownOnly?: boolean } = {},
+    { baseline = false, trace, readAt, knownOnly = false, reportFrom }: { baseline?: boolean; trace?: TraceContext; readAt?: number; knownOnly?: boolean; reportFrom?: number } = {},
   ): Promise<boolean> {
     const state = observed.resource.status;
     const field = `${observed.kind}:${observed.resource.id}`;
@@ -125,7 +126,8 @@ export class WebhookEvents {
     if (from === state) return false;
     if (knownOnly && previous === null) return false;
     if (readAt !== undefined && previous !== null && (snapshotTagTime(previous.tag) ?? -Infinity) > readAt) return false;
-    for (const { type, data, reportedFrom } of baseline ? [] : changes(observed, from)) {
+    const quiet = baseline && !(reportFrom !== undefined && recordedSince(previous, reportFrom));
+    for (const { type, data, reportedFrom } of quiet ? [] : changes(observed, from)) {
       try {
         // Its id is the change's: whoever reports it again (a write and the detector at once, a
         // pass after a crash between queueing and recording) reports it under the same id.
@@ -173,6 +175,14 @@ export class WebhookEvents {
       this.log.error({ err: error, account_id: accountId }, 'webhook event could not be queued; its change is reported at the next look');
     }
   }
+}
+
+/**
+ * Whether a snapshot entry was recorded after `at` (ms; in the same ms is not provably after);
+ * entries without a time in their tag were not.
+ */
+export function recordedSince(entry: SnapshotEntry | null, at: number): boolean {
+  return entry !== null && (snapshotTagTime(entry.tag) ?? -Infinity) > at;
 }
 
 /** One event of a change, and the snapshot state from which it (and those after it) would be reported again. */

@@ -834,7 +834,7 @@ export function runKeyStoreConformance(t: Test, name: string, factory: FixtureFa
 
 /** A webhook record as PUT writes it first: enabled, nothing delivered yet. */
 export function webhookRecord(url: string, secret: string, updatedAt: string): WebhookRecord {
-  return { url, secret, updatedAt, previousSecret: null, previousSecretExpiresAt: null, status: 'enabled', disabledReason: null, lastDelivery: null, failingSince: null };
+  return { url, secret, updatedAt, previousSecret: null, previousSecretExpiresAt: null, status: 'enabled', disabledReason: null, lastDelivery: null, failingSince: null, reportFrom: null };
 }
 
 export function runWebhookConformance(t: Test, name: string, factory: FixtureFactory<WebhookStore>): void {

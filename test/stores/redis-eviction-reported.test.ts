@@ -114,6 +114,7 @@ t.test('Redis full with noeviction: a write\'s webhook event is held, then queue
       disabledReason: null,
       lastDelivery: null,
       failingSince: null,
+      reportFrom: new Date().toISOString(),
     };
     assert.ok(await stores.webhooks.set('acme', endpoint, null));
     await admin.config('SET', 'maxmemory', '1');

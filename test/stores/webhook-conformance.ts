@@ -64,20 +64,40 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
 
     test(t, 'enable: a disabled endpoint is enabled again and its run of failures ends; nothing without a URL', async ({ store }) => {
       const account = unique('acct');
-      assert.equal(await store.enable(account), null);
+      assert.equal(await store.enable(account, '2026-03-03T00:00:00.000Z'), null);
       assert.equal(await store.get(account), null, 'enabling creates nothing');
       const record = webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z');
       await store.set(account, { ...record, previousSecret: 'old', previousSecretExpiresAt: '2026-03-02T00:00:00.000Z' }, null);
       await store.recordDelivery(account, 'https://hooks.example.com/a', { at: '2026-03-01T00:00:01.000Z', httpStatus: 410, attempts: 1 }, false);
       await store.disable(account, 'https://hooks.example.com/a', 'failing');
-      const enabled = await store.enable(account);
+      const enabled = await store.enable(account, '2026-03-03T00:00:00.000Z');
       assert.deepEqual(enabled, {
         ...record,
         previousSecret: 'old',
         previousSecretExpiresAt: '2026-03-02T00:00:00.000Z',
         lastDelivery: { at: '2026-03-01T00:00:01.000Z', httpStatus: 410, attempts: 1 },
+        reportFrom: '2026-03-03T00:00:00.000Z',
       });
       assert.deepEqual(await store.get(account), enabled);
+    });
+
+    test(t, 'reportFrom: kept by set, cleared by disable, set anew by enable (an enabled endpoint keeps its own)', async ({ store }) => {
+      const account = unique('acct');
+      const url = 'https://hooks.example.com/a';
+      const reportFrom = async () => (await store.get(account))?.reportFrom;
+      await store.set(account, { ...webhookRecord(url, 'sealed', '2026-03-01T00:00:00.000Z'), reportFrom: '2026-03-01T00:00:00.000Z' }, null);
+      assert.equal(await reportFrom(), '2026-03-01T00:00:00.000Z');
+      assert.equal((await store.enable(account, '2026-03-02T00:00:00.000Z'))?.reportFrom, '2026-03-01T00:00:00.000Z', 'enabled already: its own time stays');
+      await store.disable(account, url, 'gone');
+      assert.equal(await reportFrom(), null, 'disabled: no changes are news to it');
+      assert.equal((await store.enable(account, '2026-03-03T00:00:00.000Z'))?.reportFrom, '2026-03-03T00:00:00.000Z');
+      // Disabled by a release that keeps the time (a rolling deploy): enabling still starts afresh.
+      await store.set(account, { ...webhookRecord(url, 'sealed', '2026-03-04T00:00:00.000Z'), status: 'disabled', disabledReason: 'gone', reportFrom: '2026-03-01T00:00:00.000Z' }, 'sealed');
+      assert.equal((await store.enable(account, '2026-03-05T00:00:00.000Z'))?.reportFrom, '2026-03-05T00:00:00.000Z');
+      // An enabled record without one (the previous release's): enabling gives it one.
+      await store.set(account, webhookRecord(url, 'sealed', '2026-03-06T00:00:00.000Z'), 'sealed');
+      assert.equal(await reportFrom(), null);
+      assert.equal((await store.enable(account, '2026-03-07T00:00:00.000Z'))?.reportFrom, '2026-03-07T00:00:00.000Z');
     });
 
     test(t, 'delivery log: one entry per event, replaced in place, newest first, paged, bounded', async ({ store }) => {

@@ -186,7 +186,7 @@ t.test('change detector: an endpoint disabled, then enabled again', async (t) =>
     await detector.tick();
     // What PUT /v1/webhooks and the admin API's enable do for a disabled endpoint.
     await events.rebaseline(ACCOUNT);
-    await store.enable(ACCOUNT);
+    await store.enable(ACCOUNT, new Date().toISOString());
     await detector.tick();
     assert.deepEqual(await queued(), [], 'the disabled period\'s changes are not sent once it is back');
     backend.services[0] = service('1', 'active');

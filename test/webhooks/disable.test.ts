@@ -40,7 +40,7 @@ t.test('an endpoint is disabled for answering 410 or for failing too long, never
   assert.ok(warned.every((line) => line.level === 40 && line.url_host === `127.0.0.1:${port}`));
 
   // Enabling it again (the admin API's enable) clears the reason; PUT /v1/webhooks sets a new record, without one.
-  assert.deepEqual(await store.enable('/gone').then((record) => record && [record.status, record.disabledReason]), ['enabled', null]);
+  assert.deepEqual(await store.enable('/gone', new Date().toISOString()).then((record) => record && [record.status, record.disabledReason]), ['enabled', null]);
 });
 
 t.test('a disabled account\'s events are dropped unsent, its endpoint left enabled', async (t) => {

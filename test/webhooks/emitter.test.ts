@@ -39,6 +39,7 @@ async function setUp(held: ConstructorParameters<typeof WebhookEvents>[5] = {}) 
     disabledReason: null,
     lastDelivery: null,
     failingSince: null,
+    reportFrom: null,
   }, null);
   const outbox = new FlakyOutbox();
   const lines: string[] = [];

@@ -48,7 +48,7 @@ t.test('an endpoint enabled again: open orders beyond the baseline pass\'s reads
   for (let id = 1; id <= 60; id += 1) backend.orders.set(String(id), order(String(id), 'cancelled'));
   await detector.tick();
   await events.rebaseline(ACCOUNT);
-  await store.enable(ACCOUNT);
+  await store.enable(ACCOUNT, new Date().toISOString());
   for (let pass = 0; pass < 3; pass += 1) await detector.tick();
   assert.deepEqual(await queued(), [], 'the disabled period\'s changes are not sent once it is back (W9)');
 });

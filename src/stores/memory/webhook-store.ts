@@ -43,11 +43,13 @@ export class MemoryWebhookStore implements WebhookStore {
     if (record?.url !== url) return;
     record.status = 'disabled';
     record.disabledReason = reason;
+    record.reportFrom = null;
   }
 
-  async enable(accountId: string): Promise<WebhookRecord | null> {
+  async enable(accountId: string, reportFrom: string): Promise<WebhookRecord | null> {
     const record = this.records.get(accountId);
     if (!record) return null;
+    record.reportFrom = record.status === 'disabled' ? reportFrom : (record.reportFrom ?? reportFrom);
     record.status = 'enabled';
     record.disabledReason = null;
     record.failingSince = null;

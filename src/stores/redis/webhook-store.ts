@@ -44,6 +44,7 @@ export class RedisWebhookStore implements WebhookStore {
     if (record.lastDelivery !== null) fields.lastDelivery = JSON.stringify(record.lastDelivery);
     if (record.failingSince !== null) fields.failingSince = record.failingSince;
     if (record.disabledReason !== null) fields.disabledReason = record.disabledReason;
+    if (record.reportFrom !== null) fields.reportFrom = record.reportFrom;
     const reply = await this.redis.evalScript(this.scripts.set, [this.recordKey(accountId)], [expectedSecret ?? '', ...Object.entries(fields).flat()]);
     return reply === 1;
   }
@@ -65,8 +66,8 @@ export class RedisWebhookStore implements WebhookStore {
     await this.redis.evalScript(this.scripts.disable, [this.recordKey(accountId)], [reason, url]);
   }
 
-  async enable(accountId: string): Promise<WebhookRecord | null> {
-    return parseReply(await this.redis.evalScript(this.scripts.enable, [this.recordKey(accountId)], []));
+  async enable(accountId: string, reportFrom: string): Promise<WebhookRecord | null> {
+    return parseReply(await this.redis.evalScript(this.scripts.enable, [this.recordKey(accountId)], [reportFrom]));
   }
 
   async logDelivery(accountId: string, entry: DeliveryLogEntry, keep: number): Promise<void> {
@@ -171,5 +172,7 @@ function parseRecord(fields: Record<string, string>): WebhookRecord | null {
     disabledReason: fields.status === 'disabled' && (fields.disabledReason === 'gone' || fields.disabledReason === 'failing') ? fields.disabledReason : null,
     lastDelivery: fields.lastDelivery ? (JSON.parse(fields.lastDelivery) as WebhookDeliveryStatus) : null,
     failingSince: fields.failingSince ?? null,
+    // Absent on records the previous release wrote (its PUT replaces the hash without it).
+    reportFrom: fields.reportFrom ?? null,
   };
 }

@@ -89,6 +89,8 @@ function replacement(
     // The same URL, still enabled: its run of failures goes on (re-sending the URL must not keep a
     // dead endpoint from being disabled). A new URL, or one enabled again, starts afresh.
     failingSince: existing?.url === url && existing.status === 'enabled' ? existing.failingSince : null,
+    // Changes are news from when it is set anew or enabled again (as its baseline mark is dropped then).
+    reportFrom: existing?.status === 'enabled' ? (existing.reportFrom ?? now.toISOString()) : now.toISOString(),
   };
   if (existing !== null && secret !== undefined) {
     record.previousSecret = existing.secret;
