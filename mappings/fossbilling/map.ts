@@ -273,8 +273,10 @@ export function mapInvoiceDocument(invoice: RawInvoice, client: RawClient, fallb
   const name = [buyer.first_name, buyer.last_name].filter((part) => part).join(' ') || mapAccount(client, fallbackCurrency).name;
   return {
     ...base,
-    // FOSSBilling takes no partial payments: a paid (or since refunded) invoice was paid in full.
-    amount_paid: { amount: base.status === 'paid' || base.status === 'refunded' ? base.total.amount : '0.00', currency },
+    // FOSSBilling takes no partial payments: a paid invoice was paid in full. What is kept, as WHMCS
+    // reports it (its balance counts refunds): nothing of a refunded one, whose status an admin sets
+    // once the money went back (its own refunds leave the original paid and issue a credit note).
+    amount_paid: { amount: base.status === 'paid' ? base.total.amount : '0.00', currency },
     balance: { amount: due, currency },
     paid_on: base.paid_at === null ? null : dateOf(invoice.paid_at),
     taxes: [{ rate: invoice.taxrate === null || invoice.taxrate === undefined ? null : taxRate(invoice.taxrate), amount: base.tax }],

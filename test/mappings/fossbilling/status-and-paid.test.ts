@@ -2,8 +2,9 @@
  * FOSSBilling mapping details a reseller sees:
  * - an order whose renewal failed (`failed_renew`) is a service still running: `active` until
  *   FOSSBilling suspends it, not `suspended` (which would tell the reseller's customer it is down);
- * - a refunded invoice was paid in full before (FOSSBilling takes no partial payments): the PDF's
- *   "amount paid" is its total, with nothing due.
+ * - a paid invoice was paid in full (FOSSBilling takes no partial payments); a refunded one keeps
+ *   nothing: the PDF's "amount paid" is what was paid and not given back, as on WHMCS (whose
+ *   balance counts refunds), with nothing due.
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
@@ -33,7 +34,7 @@ t.test('failed_renew is an active service; suspended is suspended', async () => 
   assert.equal(mapService(order('suspended'), 'USD').status, 'suspended');
 });
 
-t.test('a refunded invoice was paid in full', async () => {
+t.test('amount paid: the total of a paid invoice, nothing of a refunded one; nothing due on either', async () => {
   const client = ClientAnswer.parse({ id: 1, email: 'a@example.com', first_name: 'A', last_name: 'B', currency: 'USD' });
   const invoice = (status: string) =>
     InvoiceAnswer.parse({
@@ -51,7 +52,7 @@ t.test('a refunded invoice was paid in full', async () => {
     });
   const refunded = mapInvoiceDocument(invoice('refunded'), client, 'USD', 'UTC');
   assert.equal(refunded.status, 'refunded');
-  assert.deepEqual(refunded.amount_paid, { amount: '12.00', currency: 'USD' });
+  assert.deepEqual(refunded.amount_paid, { amount: '0.00', currency: 'USD' });
   assert.deepEqual(refunded.balance, { amount: '0.00', currency: 'USD' });
   const paid = mapInvoiceDocument(invoice('paid'), client, 'USD', 'UTC');
   assert.deepEqual(paid.amount_paid, { amount: '12.00', currency: 'USD' });

@@ -28,6 +28,8 @@ t.test('a cancelled or refunded WHMCS invoice has nothing due, though GetInvoice
   for (const [status, datepaid] of [['Cancelled', '0000-00-00 00:00:00'], ['Refunded', '2026-02-21 10:00:00']] as const) {
     const document = mapInvoiceDocument(invoice(status, datepaid), client as never, 'UTC');
     assert.deepEqual(document.balance, { amount: '0.00', currency: 'USD' }, status);
+    // Nothing kept of either: the refund is an amountout (FOSSBilling's mapping says the same).
+    assert.deepEqual(document.amount_paid, { amount: '0.00', currency: 'USD' }, `${status}: amount paid`);
     const lines = await drawnLines(await renderInvoicePdf(document, ISSUER));
     assert.equal(lines[lines.indexOf('Amount due') + 1], '0.00 USD', `${status}: Amount due`);
     assert.equal(lines[lines.indexOf('Balance due') + 1], '0.00 USD', `${status}: Balance due`);
