@@ -18,6 +18,10 @@ function plainText(max: number) {
 }
 export const AccountNameSchema = plainText(200);
 export const UpstreamIdSchema = plainText(100);
+/** What the upstream id is on each backend (README "Backends"); the key CLI's help says the same. */
+export const UPSTREAM_ID_DESCRIPTION =
+  "The backend's id of the customer this account maps to: the client id on WHMCS (`clientid`) and on FOSSBilling, " +
+  'the upstream account whose key `upstream.v1.apiKeys` holds on a v1 upstream.';
 export const KeyNameSchema = plainText(100);
 /** A new account's id: what the admin API and the CLI create (it goes into URLs, keys and logs). */
 export const AccountIdSchema = z
@@ -32,7 +36,7 @@ export const AccountSchema = z
   .object({
     id: z.string(),
     name: z.string(),
-    upstream_id: z.string().meta({ description: "The backend's customer id this account maps to (WHMCS clientid)." }),
+    upstream_id: z.string().meta({ description: UPSTREAM_ID_DESCRIPTION }),
     status: z.enum(['active', 'disabled']).meta({ description: '`disabled`: every key of the account answers 401.' }),
     created_at: Timestamp,
     disabled_at: Timestamp.nullable(),

@@ -11,7 +11,8 @@ export const EXIT_CODES = `exit codes:
   78  the configuration is invalid (every wrong field is named)`;
 
 const COMMON = `options for every command:
-  --json      machine-readable output on stdout (errors as {"error": …, "exit_code": …} on stderr)
+  --json      machine-readable output on stdout, in the admin API's shapes (errors as
+              {"error": …, "exit_code": …} on stderr)
   -h, --help  this help`;
 
 export const HELP: Record<string, string> = {
@@ -21,21 +22,21 @@ Accounts and API keys, on the gateway's own store (Redis when REDIS_URL is set, 
 a key issued or revoked takes effect in running gateways without a restart.
 
 commands:
-  account add <id> --name <name> --upstream-id <clientid>   map an account to a WHMCS client
-  account list                                               list accounts
-  account disable <id> | account enable <id>                 refuse every key of an account, or let them work again
-  issue --account <id> --name <name> --scopes <list|all>     issue a key (shown once; none: /v1/me only)
-  list [--account <id>]                                      list keys (never the key itself)
-  rotate <key id> [--grace <seconds>]                        new key; the old one works for the grace period
-  revoke <key id>                                            revoke a key at once
-  admin-token create --name <name> --scopes <list|all>       mint an admin API token (shown once) and its config line
+  account add <id> --name <name> --upstream-id <upstream id>  map an account to the backend's customer
+  account list                                                list accounts
+  account disable <id> | account enable <id>                  refuse every key of an account, or let them work again
+  issue --account <id> --name <name> --scopes <list|all>      issue a key (shown once; none: /v1/me only)
+  list [--account <id>]                                       list keys (never the key itself)
+  rotate <key id> [--grace <seconds>]                         new key; the old one works for the grace period
+  revoke <key id>                                             revoke a key at once
+  admin-token create --name <name> --scopes <list|all>        mint an admin API token (shown once) and its config line
 
 Run \`reseller-keys <command> --help\` for a command's options.
 
 ${COMMON}
 
 ${EXIT_CODES}`,
-  account: `usage: reseller-keys account add <id> --name <name> --upstream-id <clientid>
+  account: `usage: reseller-keys account add <id> --name <name> --upstream-id <upstream id>
        reseller-keys account list
        reseller-keys account disable <id>
        reseller-keys account enable <id>
@@ -43,10 +44,13 @@ ${EXIT_CODES}`,
 ${COMMON}
 
 ${EXIT_CODES}`,
-  'account add': `usage: reseller-keys account add <id> --name <name> --upstream-id <clientid>
+  'account add': `usage: reseller-keys account add <id> --name <name> --upstream-id <upstream id>
 
-Creates account <id> for the upstream customer <clientid> (the WHMCS client id). <id>: 1 to 64
-characters of A-Z a-z 0-9 _ . - starting with a letter or digit, as the admin API takes.
+Creates account <id> for the backend's customer <upstream id>, in the backend's own id:
+  whmcs        the client id (clientid)
+  fossbilling  the client id
+  v1           the upstream account, whose key upstream.v1.apiKeys holds (V1_UPSTREAM_API_KEYS)
+<id>: 1 to 64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit, as the admin API takes.
 
 ${COMMON}
 

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
-import { AccountIdSchema, AccountNameSchema, ExpiresAtSchema, KeyNameSchema, keyView, RateLimitsSchema, UpstreamIdSchema } from '../admin/schemas.js';
+import { AccountIdSchema, AccountNameSchema, accountView, ExpiresAtSchema, issuedView, KeyNameSchema, keyView, RateLimitsSchema, UpstreamIdSchema } from '../admin/schemas.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
@@ -24,7 +24,10 @@ import { helpFor } from './keys-help.js';
 
 class UsageError extends Error {}
 
-/** What a command prints: a line for people, a value for --json. */
+/**
+ * What a command prints: a line for people, a value for --json. The value is the admin API's answer
+ * for the same record (its views in src/admin/schemas.ts): scripts read both alike.
+ */
 interface Output {
   text: string;
   json: unknown;
@@ -59,12 +62,6 @@ function text(what: string, raw: string, schema: z.ZodType<string>): string {
   const result = schema.safeParse(raw);
   if (!result.success) throw new UsageError(`${what} ${result.error.issues[0]?.message ?? 'is invalid'}`);
   return result.data;
-}
-
-/** A key record as shown: everything but the secret's hash. */
-function shown(key: ApiKeyRecord): Omit<ApiKeyRecord, 'secretHash'> {
-  const { secretHash: _hash, ...rest } = key;
-  return rest;
 }
 
 /**
@@ -141,15 +138,15 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
           name: text('--name', values.name, AccountNameSchema),
           upstreamId: text('--upstream-id', values['upstream-id'], UpstreamIdSchema),
         });
-        return { text: `account ${account.id} → upstream customer ${account.upstreamId}`, json: account };
+        return { text: `account ${account.id} → upstream customer ${account.upstreamId}`, json: accountView(account) };
       }
       if (sub === 'list') {
         const accounts = await keys.listAccounts();
-        return { text: accounts.map(describeAccount).join('\n'), json: accounts };
+        return { text: accounts.map(describeAccount).join('\n'), json: accounts.map(accountView) };
       }
       if ((sub === 'disable' || sub === 'enable') && arg) {
         const account = await keys.setAccountDisabled(arg, sub === 'disable');
-        return { text: describeAccount(account), json: account };
+        return { text: describeAccount(account), json: accountView(account) };
       }
       throw new UsageError('account add <id> | account list | account disable <id> | account enable <id>');
     case 'issue': {
@@ -172,11 +169,13 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
         expiresAt: expires === undefined ? null : new Date(expires).toISOString(),
         rateLimits: Object.keys(overrides).length > 0 ? overrides : null,
       });
-      return { text: `${describeKey(record)}\nkey (shown once, store it now): ${key}`, json: { ...shown(record), key } };
+      return { text: `${describeKey(record)}\nkey (shown once, store it now): ${key}`, json: issuedView({ record, key }) };
     }
     case 'list': {
       const listed = await keys.listKeys(values.account);
-      return { text: listed.map(describeKey).join('\n') || '(no keys)', json: listed.map(shown) };
+      const now = Date.now();
+      // The items of the admin API's page, unpaged: the CLI lists them all.
+      return { text: listed.map(describeKey).join('\n') || '(no keys)', json: listed.map((key) => keyView(key, now)) };
     }
     case 'rotate': {
       if (!sub) throw new UsageError('rotate <key id>');
@@ -187,13 +186,13 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       const { record, key, old } = await keys.rotateKey(sub, graceSeconds * 1000);
       return {
         text: `${describeKey(old)}\n${describeKey(record)}\nnew key (shown once, store it now): ${key}`,
-        json: { old: shown(old), new: { ...shown(record), key } },
+        json: { old: keyView(old), new: issuedView({ record, key }) },
       };
     }
     case 'revoke': {
       if (!sub) throw new UsageError('revoke <key id>');
       const revoked = await keys.revokeKey(sub);
-      return { text: describeKey(revoked), json: shown(revoked) };
+      return { text: describeKey(revoked), json: keyView(revoked) };
     }
     default:
       throw new UsageError(`unknown command ${command}`);

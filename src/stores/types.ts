@@ -217,7 +217,7 @@ export interface ApiKeyRecord {
 export interface AccountRecord {
   id: string;
   name: string;
-  /** The one upstream customer this account maps to (WHMCS clientid). */
+  /** The one upstream customer this account maps to, in the backend's own id (WHMCS clientid, FOSSBilling client id, v1 upstream account). */
   upstreamId: string;
   createdAt: string;
   /**

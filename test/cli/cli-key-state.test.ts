@@ -31,12 +31,12 @@ t.test('reseller-keys prints the state the gateway acts on', async (t) => {
 
   await cli('account', 'add', 'acme', '--name', 'Acme', '--upstream-id', '1');
   const issued = JSON.parse(await cli('issue', '--account', 'acme', '--name', 'ci', '--scopes', 'none', '--json')) as { id: string };
-  const rotated = JSON.parse(await cli('rotate', issued.id, '--grace', '3600', '--json')) as { old: { revokedAt: string }; new: { id: string } };
+  const rotated = JSON.parse(await cli('rotate', issued.id, '--grace', '3600', '--json')) as { old: { revoked_at: string }; new: { id: string } };
 
   const inGrace = line(await cli('list', '--account', 'acme'), issued.id);
   assert.doesNotMatch(inGrace, /\brevoked\b/, `a key in its grace period works: ${inGrace}`);
   assert.match(inGrace, /\bactive\b/);
-  assert.ok(inGrace.includes(rotated.old.revokedAt), `and says until when: ${inGrace}`);
+  assert.ok(inGrace.includes(rotated.old.revoked_at), `and says until when: ${inGrace}`);
 
   const revokedId = rotated.new.id;
   assert.match(line(await cli('revoke', revokedId), revokedId), /\brevoked \d{4}-/);

@@ -68,7 +68,7 @@ t.test('reseller-keys', async (t) => {
     env.CONFIG_FILE = join(process.cwd(), 'config', 'gateway.json');
     const account = await cli('account', 'add', 'acme', '--name', 'Acme', '--upstream-id', '1', '--json');
     assert.equal(account.code, 0, account.stderr);
-    assert.equal(JSON.parse(account.stdout).upstreamId, '1');
+    assert.equal(JSON.parse(account.stdout).upstream_id, '1');
     const past = await cli('issue', '--account', 'acme', '--name', 'ci', '--expires', '2020-01-01T00:00:00Z');
     assert.equal(past.code, 64, 'a key that would never work is a usage error');
     assert.match(past.stderr, /--expires must be in the future/);
@@ -80,8 +80,9 @@ t.test('reseller-keys', async (t) => {
     const listed = JSON.parse((await cli('list', '--account', 'acme', '--json')).stdout) as Array<Record<string, unknown>>;
     assert.deepEqual(listed.map((key) => key.id), [record.id]);
     for (const key of listed) assert.ok(!('secretHash' in key) && !('key' in key), 'list shows neither hash nor key');
-    const revoked = JSON.parse((await cli('revoke', record.id, '--json')).stdout) as { revokedAt: string | null };
-    assert.ok(revoked.revokedAt);
+    const revoked = JSON.parse((await cli('revoke', record.id, '--json')).stdout) as { revoked_at: string | null; status: string };
+    assert.ok(revoked.revoked_at);
+    assert.equal(revoked.status, 'revoked');
     const refused = await cli('rotate', record.id, '--json');
     assert.equal(refused.code, 1);
     assert.equal(JSON.parse(refused.stderr).exit_code, 1);
@@ -126,7 +127,7 @@ t.test('reseller-keys', async (t) => {
     assert.deepEqual(JSON.parse((await cli('list', '--account', 'eps', '--json')).stdout), [], 'no key issued');
     const issued = await cli('issue', '--account', 'eps', '--name', 'ci', '--scopes', 'all', '--expires', '2030-01-01T10:00:00+02:00', '--json');
     assert.equal(issued.code, 0, issued.stderr);
-    assert.equal(JSON.parse(issued.stdout).expiresAt, '2030-01-01T08:00:00.000Z');
+    assert.equal(JSON.parse(issued.stdout).expires_at, '2030-01-01T08:00:00.000Z');
   });
 
   t.test('limit overrides are checked with the admin API\'s schema: one it would refuse is a usage error, and no key is made', async () => {
@@ -141,7 +142,7 @@ t.test('reseller-keys', async (t) => {
     assert.deepEqual(JSON.parse((await cli('list', '--account', 'lim', '--json')).stdout), [], 'no key issued');
     const issued = await cli('issue', '--account', 'lim', '--name', 'ci', '--scopes', 'none', '--per-minute', '10', '--burst', '0', '--per-day', '100', '--json');
     assert.equal(issued.code, 0, issued.stderr);
-    assert.deepEqual(JSON.parse(issued.stdout).rateLimits, { perMinute: 10, burst: 0, perDay: 100 });
+    assert.deepEqual(JSON.parse(issued.stdout).rate_limits, { per_minute: 10, burst: 0, per_day: 100 });
   });
 
   t.test('account disable refuses new keys for the account until it is enabled again', async () => {
@@ -149,7 +150,7 @@ t.test('reseller-keys', async (t) => {
     assert.equal((await cli('account', 'add', 'delta', '--name', 'Delta', '--upstream-id', '4')).code, 0);
     const disabled = await cli('account', 'disable', 'delta', '--json');
     assert.equal(disabled.code, 0, disabled.stderr);
-    assert.ok(JSON.parse(disabled.stdout).disabledAt);
+    assert.ok(JSON.parse(disabled.stdout).disabled_at);
     const refused = await cli('issue', '--account', 'delta', '--name', 'ci', '--scopes', 'all');
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /account delta is disabled/);
@@ -168,8 +169,8 @@ t.test('reseller-keys', async (t) => {
       assert.equal(run.code, 64, `--grace ${grace}: ${run.stderr}`);
       assert.match(JSON.parse(run.stderr).error, /--grace/);
     }
-    const listed = JSON.parse((await cli('list', '--account', 'gamma', '--json')).stdout) as Array<{ id: string; revokedAt: string | null }>;
-    assert.deepEqual(listed.map((key) => [key.id, key.revokedAt]), [[issued.id, null]], 'no successor made, the old key untouched');
+    const listed = JSON.parse((await cli('list', '--account', 'gamma', '--json')).stdout) as Array<{ id: string; revoked_at: string | null }>;
+    assert.deepEqual(listed.map((key) => [key.id, key.revoked_at]), [[issued.id, null]], 'no successor made, the old key untouched');
     assert.equal((await cli('rotate', issued.id, '--grace', String(30 * 86_400))).code, 0, '30 days is allowed');
   });
 

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { defineAdminEndpoint } from '../endpoint.js';
-import { AccountIdSchema, AccountNameSchema, accountView, AccountSchema, UpstreamIdSchema } from '../schemas.js';
+import { AccountIdSchema, AccountNameSchema, accountView, AccountSchema, UPSTREAM_ID_DESCRIPTION, UpstreamIdSchema } from '../schemas.js';
 
 const CreateAccountSchema = z
   .strictObject({
     id: AccountIdSchema.meta({ description: 'The account id: stable, chosen by the panel (e.g. its own reseller id).' }),
     name: AccountNameSchema,
-    upstream_id: UpstreamIdSchema.meta({ description: "The backend's customer id (WHMCS clientid)." }),
+    upstream_id: UpstreamIdSchema.meta({ description: UPSTREAM_ID_DESCRIPTION }),
   })
   .meta({ id: 'AdminAccountInput' });
 
