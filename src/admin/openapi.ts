@@ -8,6 +8,7 @@ import { openApiPath, parameters, toSchema } from '../openapi/document.js';
 import { exampleOf } from '../openapi/examples.js';
 import { ACCEPT_ENCODING, errorResponses, inputReasons, problemSchema, type ProblemResponses } from '../openapi/problems.js';
 import type { AdminEndpoint } from './endpoint.js';
+import { ADMIN_POLICY } from './rate-limit.js';
 import { ADMIN_SCOPES } from './tokens.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -96,7 +97,9 @@ export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], options: A
     paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, options, schemas) };
   }
   const reasons = [...new Set(endpoints.flatMap((endpoint) => reasonsOf(endpoint, profile)))].sort();
-  schemas.AdminProblem = problemSchema('RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.', reasons, {});
+  schemas.AdminProblem = problemSchema('RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.', reasons, {
+    violated_policies: { type: 'array', items: { type: 'string' }, description: `With \`rate_limited\`: \`${ADMIN_POLICY}\` (\`admin.perMinute\` calls per token).` },
+  });
   return {
     openapi: '3.1.0',
     info: {

@@ -9,6 +9,9 @@ import { MemoryRateLimitStore } from '../stores/memory/index.js';
 import { ipGroup } from '../stores/rate-policies.js';
 import { StoreUnavailableError, type RateDecision, type RateLimitStore, type WindowPolicy } from '../stores/types.js';
 
+/** The policy a refused call passed, in the 429's `violated_policies` (contract §2), as v1's name theirs. */
+export const ADMIN_POLICY = 'admin_token_minute';
+
 export class AdminRateLimit {
   private readonly policy: WindowPolicy;
   private readonly fallback = new MemoryRateLimitStore();
@@ -20,7 +23,7 @@ export class AdminRateLimit {
     this.policy = { limit: perMinute, windowMs: 60_000 };
   }
 
-  /** Counts a call of `tokenName`; throws 429 rate_limited (with Retry-After) past the limit. */
+  /** Counts a call of `tokenName`; throws 429 rate_limited (with Retry-After and violated_policies) past the limit. */
   async hit(tokenName: string): Promise<void> {
     // Its own counter: no source address or key id can look like this.
     // A rolling-window group like the source-IP one, on a counter of its own.
@@ -36,6 +39,7 @@ export class AdminRateLimit {
     const retryAfter = Math.max(1, Math.ceil((decision.retryAfterMs ?? 1_000) / 1000));
     throw new ApiError('rate_limited', `Admin rate limit exceeded (${this.policy.limit} calls per minute per token); retry after ${retryAfter} s.`, {
       headers: { 'retry-after': String(retryAfter) },
+      extensions: { violated_policies: [ADMIN_POLICY] },
     });
   }
 }
