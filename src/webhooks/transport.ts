@@ -9,7 +9,7 @@ import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { Agent } from '../upstream/undici.js';
 import { attemptSignal } from './attempt-signal.js';
-import { DEFAULT_WEBHOOK_PORTS, HostLookupTimeoutError, isAllowedPort, isPublicAddress, type ResolveHost } from './url-policy.js';
+import { DEFAULT_WEBHOOK_PORTS, HostLookupTimeoutError, isAllowedPort, isAllowedPrivateTarget, isPublicAddress, type ResolveHost } from './url-policy.js';
 
 export const DELIVERY_TIMEOUT_MS = 15_000;
 export const MAX_ANSWER_BYTES = 64 * 1024;
@@ -17,7 +17,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 
 export interface TransportOptions {
   resolve: ResolveHost;
-  /** Sandbox only: http, any port and loopback/private addresses are allowed. */
+  /** Sandbox only: http, any port and loopback/private addresses are allowed (never link-local or metadata ones). */
   allowPrivateTargets: boolean;
   /** The ports a URL may use, as at registration (443 only when not given): the list may have shrunk since. */
   allowedPorts?: readonly number[];
@@ -61,7 +61,11 @@ async function chooseAddresses(url: URL, options: TransportOptions): Promise<{ a
     }
   }
   if (addresses.length === 0) return { kind: 'failed', reason: 'host could not be resolved' };
-  if (!options.allowPrivateTargets && !addresses.every(isPublicAddress)) return { kind: 'blocked', reason: 'host resolves to a non-public address' };
+  if (options.allowPrivateTargets) {
+    if (!addresses.every(isAllowedPrivateTarget)) return { kind: 'blocked', reason: 'host resolves to a link-local, cloud metadata or other non-local address' };
+  } else if (!addresses.every(isPublicAddress)) {
+    return { kind: 'blocked', reason: 'host resolves to a non-public address' };
+  }
   return { addresses };
 }
 

@@ -62,7 +62,8 @@ export interface WebhookUrlOptions {
   resolve?: ResolveHost;
   /**
    * Sandbox only (config `webhooks.allowPrivateTargets`): http, any port, and loopback, private and
-   * local hosts are accepted, so a developer can receive on 127.0.0.1. Everything else still holds.
+   * local hosts are accepted, so a developer can receive on 127.0.0.1. Link-local and cloud metadata
+   * targets are still refused (isAllowedPrivateTarget), and everything else still holds.
    */
   allowPrivateTargets?: boolean;
   /** The ports a URL may use (config `webhooks.allowedPorts`); 443 only when not given. */
@@ -77,8 +78,11 @@ export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: stri
  */
 const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
+/** Names of cloud metadata services: refused even where local hosts are allowed. */
+const METADATA_HOSTNAMES = new Set(['metadata', 'metadata.google.internal']);
+
 /** Exact names that reach the machine itself or a cloud metadata service. */
-const BLOCKED_HOSTNAMES = new Set(['localhost', 'metadata', 'metadata.google.internal']);
+const BLOCKED_HOSTNAMES = new Set(['localhost', ...METADATA_HOSTNAMES]);
 
 /** Suffixes that only ever name hosts on a local or provider-internal network. */
 const BLOCKED_SUFFIXES = ['.localhost', '.local', '.internal', '.localdomain', '.home.arpa'];
@@ -113,6 +117,31 @@ export function isPublicAddress(ip: string): boolean {
   return ipv6.zoneId === undefined && ipv6.match(IPV6_GLOBAL_UNICAST);
 }
 
+/** What a developer's receiver may be besides a public address: this machine, the LAN, a VPN (100.64/10). */
+const LOCAL_RANGES = new Set(['loopback', 'private', 'uniqueLocal', 'carrierGradeNat']);
+
+/** Cloud metadata services outside link-local (reference §1.5.2): AWS IMDS over IPv6, Alibaba Cloud's. */
+const METADATA_ADDRESSES = new Set(['fd00:ec2::254', '100.100.100.200'].map((ip) => ipaddr.parse(ip).toNormalizedString()));
+
+/**
+ * With `allowPrivateTargets`: a public address, or a loopback, private, unique-local or CGNAT one.
+ * Link-local (169.254.0.0/16, where the cloud metadata service answers, and fe80::/10), the metadata
+ * addresses outside it, and every other range stay refused (contract §6), IPv4-mapped IPv6 judged as
+ * the IPv4 address it carries: the flag is for a developer's receiver, not the host's cloud.
+ */
+export function isAllowedPrivateTarget(ip: string): boolean {
+  if (isPublicAddress(ip)) return true;
+  if (isIP(ip) === 0) return false;
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.process(ip);
+  } catch {
+    return false;
+  }
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).zoneId !== undefined) return false;
+  return LOCAL_RANGES.has(address.range()) && !METADATA_ADDRESSES.has(address.toNormalizedString());
+}
+
 /**
  * Checks a webhook URL. The reasons are short sentences that may be shown to the client. On success
  * `url` is the parsed URL; store `url.href`, the normalised form that was checked.
@@ -135,7 +164,7 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions = 
   if (url.hash !== '') return refuse('URL must not contain a fragment');
   // Percent-encoding and punycode can lengthen the URL, and the normalised form is what gets stored.
   if (url.href.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`URL must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
-  if (privateTargets) return { ok: true, url };
+  if (privateTargets) return checkPrivateTarget(url, options.resolve);
   const ports = options.allowedPorts ?? DEFAULT_WEBHOOK_PORTS;
   if (!isAllowedPort(url, ports)) return refuse(ports.length === 1 ? `URL port must be ${ports[0]}` : `URL port must be one of ${ports.join(', ')}`);
 
@@ -160,6 +189,22 @@ export async function checkWebhookUrl(raw: string, options: WebhookUrlOptions = 
     if (!addresses.every(isPublicAddress)) return refuse('URL host resolves to a non-public address');
   }
   return { ok: true, url };
+}
+
+const PRIVATE_TARGET_REASON = 'URL must point at a public, loopback or private address, not a link-local or cloud metadata one';
+
+/**
+ * The host check with `allowPrivateTargets`: loopback, LAN and local names pass; a link-local or
+ * metadata target does not. A name that does not resolve now is left to the delivery, which resolves
+ * it again and checks every address (as registration did not resolve names in this mode before).
+ */
+async function checkPrivateTarget(url: URL, resolve: ResolveHost | undefined): Promise<WebhookUrlCheck> {
+  const host = url.hostname;
+  const literal = host.startsWith('[') ? host.slice(1, -1) : isIP(host) === 4 ? host : null;
+  if (literal !== null) return isAllowedPrivateTarget(literal) ? { ok: true, url } : refuse(PRIVATE_TARGET_REASON);
+  if (METADATA_HOSTNAMES.has(host.endsWith('.') ? host.slice(0, -1) : host)) return refuse(PRIVATE_TARGET_REASON);
+  const addresses = resolve === undefined ? [] : await resolve(host).catch((): readonly string[] => []);
+  return addresses.every(isAllowedPrivateTarget) ? { ok: true, url } : refuse('URL host resolves to a link-local, cloud metadata or other non-local address');
 }
 
 /** Whether the URL's port (443 when it has none: URL drops the https default) is in the list. */
