@@ -81,6 +81,8 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   /** A worker that did not exit 0 while draining: the primary then exits 1. */
   let drainFailed = false;
   const workers = new Set<Worker>();
+  /** The live workers that listen on the public port. */
+  const listeners = new Set<Worker>();
   /** Workers that said hello: they answer metrics questions (a message sent earlier would be lost). */
   const greeted = new WeakSet<Worker>();
   /** Every worker's series as last scraped, and what the dead ones had counted. */
@@ -123,6 +125,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     });
     worker.once('exit', (code, signal) => {
       workers.delete(worker);
+      listeners.delete(worker);
       counts.retire(worker);
       if (shuttingDown) {
         // Ended by the signal itself: a worker still loading, before its own handler (it served nothing).
@@ -149,15 +152,23 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     return worker;
   };
 
-  // The first worker to listen, whichever it is (a replacement included), says where v1 is served.
+  // The first worker to listen, whichever it is (a replacement included), says where v1 is served;
+  // the workers serve once every one listens (the others may still be loading when the first does).
+  let announced = false;
   const listening = new Promise<string>((resolve) =>
-    cluster.once('listening', (_worker, { address, port }) => resolve(`http://${address.includes(':') ? `[${address}]` : address}:${port}`)),
+    cluster.on('listening', (worker, { address, port }) => {
+      const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+      resolve(url);
+      listeners.add(worker);
+      if (announced || shuttingDown || listeners.size < count) return;
+      announced = true;
+      log.info({ workers: count, address: url }, `${count} workers serving v1 on ${url}`);
+    }),
   );
   for (let index = 0; index < count; index += 1) fork();
   const address = await listening;
   serving = true;
   if (shuttingDown) return;
-  log.info({ workers: count, address }, `${count} workers serving v1 on ${address}`);
 
   // The admin API lives on the ops listener, so the primary serves it over the shared stores (which
   // also issue the sandbox's demo keys).
