@@ -87,6 +87,8 @@ export interface WebhookStore {
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */
   holdLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives up the lease `name` if `holder` holds it (a clean stop: another takes it at once, not when it runs out). */
+  releaseLease(name: string, holder: string): Promise<void>;
   /**
    * Takes one of the account's `limit` delivery slots for `holder` (a delivery in flight), shared
    * by every instance, for `ttlMs`: a holder that dies frees its slot when that runs out. False

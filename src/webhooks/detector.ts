@@ -90,6 +90,11 @@ export class ChangeDetector {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
+    // Another instance takes over at its next tick, not after the lease has run out (a rolling
+    // deploy would pause detection for up to two intervals at every instance it stops).
+    await this.options.store.releaseLease(LEASE, this.holder).catch((error: unknown) => {
+      this.options.log.warn({ err: error }, 'webhook change detector: lease not given up at stop; another instance takes it when it runs out');
+    });
   }
 
   /**

@@ -202,6 +202,15 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.equal(await store.holdLease(lease, 'b', 300), true, 'expired: another takes it');
       assert.equal(await store.holdLease(lease, 'a', 300), false);
     });
+
+    test(t, 'lease: given up by its holder, free at once; another holder cannot give it up', async ({ store }) => {
+      const lease = unique('lease');
+      assert.equal(await store.holdLease(lease, 'a', 60_000), true);
+      await store.releaseLease(lease, 'b');
+      assert.equal(await store.holdLease(lease, 'b', 60_000), false, 'not given up by another');
+      await store.releaseLease(lease, 'a');
+      assert.equal(await store.holdLease(lease, 'b', 60_000), true, 'free once its holder gave it up');
+    });
   });
 }
 

@@ -168,6 +168,26 @@ t.test('change detector: the lease', async (t) => {
     await pass;
     assert.deepEqual(scans, ['a1', 'a1', 'a2'], 'the second instance scanned both; the first, its lease gone, no other');
   });
+
+  t.test('an instance that stops gives the lease up: another scans at its next tick, not two intervals later', async () => {
+    const { store, backend, events } = await setUp();
+    const log = pino({ level: 'silent' });
+    const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
+    const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
+    const scans: string[] = [];
+    backend.listServices = async (customer: Customer, page: PageRequest) => {
+      scans.push(customer.accountId);
+      return FakeBackend.prototype.listServices.call(backend, customer, page);
+    };
+    const detector = () => new ChangeDetector({ backend: backend as unknown as Backend, keys, store, events, pollIntervalMs: 60_000, log });
+    const [first, second] = [detector(), detector()];
+    await first.tick();
+    await second.tick();
+    assert.deepEqual(scans, [ACCOUNT], 'the lease holder alone scans');
+    await first.stop();
+    await second.tick();
+    assert.deepEqual(scans, [ACCOUNT, ACCOUNT], 'the other instance took over at once');
+  });
 });
 
 t.test('change detector: an endpoint disabled, then enabled again', async (t) => {

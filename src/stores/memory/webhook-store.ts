@@ -117,6 +117,10 @@ export class MemoryWebhookStore implements WebhookStore {
     this.leases.set(name, { holder, until: now + ttlMs });
     return true;
   }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    if (this.leases.get(name)?.holder === holder) this.leases.delete(name);
+  }
 }
 
 /** Newest first; on the same instant the greater event id first, as Redis's sorted set orders them. */

@@ -19,6 +19,7 @@ export class RedisWebhookStore implements WebhookStore {
     set: LuaScript.load('webhook-set'),
     recordDelivery: LuaScript.load('webhook-record-delivery'),
     lease: LuaScript.load('lease-hold'),
+    leaseRelease: LuaScript.load('lease-release'),
     enable: LuaScript.load('webhook-enable'),
     disable: LuaScript.load('webhook-disable'),
     logDelivery: LuaScript.load('webhook-log-delivery'),
@@ -127,6 +128,10 @@ export class RedisWebhookStore implements WebhookStore {
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
     const reply = await this.redis.evalScript(this.scripts.lease, [this.redis.key(`lease:${name}`)], [holder, Math.ceil(ttlMs)]);
     return reply === 1;
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.redis.evalScript(this.scripts.leaseRelease, [this.redis.key(`lease:${name}`)], [holder]);
   }
 
   private recordKey(accountId: string): string {
