@@ -20,7 +20,8 @@ import { processIo, type CliIo } from './io.js';
 const USAGE = `usage: reseller-doctor [--json] [--help]
 
 Checks the upstream configured for the gateway (CONFIG_FILE, default config/gateway.json, and the
-environment: WHMCS_URL, WHMCS_IDENTIFIER, WHMCS_SECRET, ...). Nothing is changed upstream.
+environment: BACKEND and its variables, e.g. WHMCS_URL, WHMCS_IDENTIFIER, WHMCS_SECRET, or
+FOSSBILLING_URL, FOSSBILLING_API_TOKEN). Nothing is changed upstream.
 
   --json   machine-readable output: {"ok", "exit_code", "backend", "counts", "checks": [...]}
   --help   this text
