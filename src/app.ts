@@ -8,12 +8,13 @@ import { createAdminApi, type AdminApi } from './admin/api.js';
 import { checkSharedSecrets } from './startup/shared-secrets.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend, BackendCapabilities } from './backend/backend.js';
-import type { ResolvedConfig } from './config.js';
+import { defaultProblemTypeBase, type ResolvedConfig } from './config.js';
 import { ApiError } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { installJsonBodyParser } from './http/json-body.js';
+import { registerProblemPages } from './http/problem-pages.js';
 import { answerUnreadableRequest, NODE_HTTP_OPTIONS, serveUnknownExpectations } from './http/unreadable-request.js';
 import { Idempotency } from './http/idempotency.js';
 import { registerEndpoint, type RegisterContext } from './http/register.js';
@@ -189,6 +190,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   });
 
   installRequestGate(app, rateLimiter);
+  registerProblemPages(app, config.problemTypeBase);
 
   const ctx: RegisterContext = { deps, rateLimiter, idempotency, typeBase: config.problemTypeBase };
   registerEndpoints(app, allEndpoints(config, backend?.capabilities), ctx, upstream);
@@ -253,7 +255,7 @@ function documentOptions(config: DocumentConfig, capabilities?: BackendCapabilit
     serverUrl: publicBaseUrl(config),
     rateLimits: config.rateLimits,
     idempotency: config.idempotency,
-    problemTypeBase: config.problemTypeBase,
+    problemTypeBase: config.problemTypeBase ?? defaultProblemTypeBase(config.publicBaseUrl),
     ...(config.issuer ? { contact: { name: config.issuer.name, email: config.issuer.email } } : {}),
   };
 }

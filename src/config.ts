@@ -203,18 +203,19 @@ export const ConfigSchema = z.strictObject({
    * write is not lost: its idempotency claim expires and a retry reconciles.
    */
   shutdownGraceMs: PositiveInt.default(30_000),
-  /** The absolute URL integrators use (OpenAPI `servers`); default: derived from host and port. */
+  /** The absolute URL integrators use (OpenAPI `servers`, the default problemTypeBase); default: derived from host and port. */
   publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /**
    * Base of the Problem `type` URIs; each type is this plus the reason. A base written without a
    * separator at its end (`https://api.example.com/problems`) gets a `/`: else every type would
-   * run into the reason (`…/problemsnot_found`) instead of ending in it (contract §2).
+   * run into the reason (`…/problemsnot_found`) instead of ending in it (contract §2). Not given,
+   * it is defaultProblemTypeBase's.
    */
   problemTypeBase: z
     .string()
     .url()
-    .default('https://reseller-gateway.dev/problems/')
-    .transform((base) => (/[/#:]$/.test(base) ? base : `${base}/`)),
+    .transform((base) => (/[/#:]$/.test(base) ? base : `${base}/`))
+    .optional(),
   redisUrl: z
     .string()
     .url()
@@ -270,7 +271,19 @@ export const ConfigSchema = z.strictObject({
   /** Absent, or without the backend's section: the process stops (EX_CONFIG) unless SANDBOX=1 asks for
    * the sandbox (a local upstream, demo keys; src/startup/mode.ts). */
   upstream: UpstreamSelectionSchema.optional(),
-});
+}).transform((config) => ({ ...config, problemTypeBase: config.problemTypeBase ?? defaultProblemTypeBase(config.publicBaseUrl) }));
+
+/** Where problem types point when neither `problemTypeBase` nor `publicBaseUrl` is configured. */
+const UNSERVED_PROBLEM_TYPE_BASE = 'https://reseller-gateway.dev/problems/';
+
+/**
+ * The default base of problem `type` URIs: the gateway's own pages (GET /problems/{reason}) under
+ * `publicBaseUrl`, so that a type resolves to its documentation (RFC 9457 §3.1.1). Without
+ * publicBaseUrl the gateway cannot know its address; the types then name a base nobody serves.
+ */
+export function defaultProblemTypeBase(publicBaseUrl?: string): string {
+  return publicBaseUrl ? `${publicBaseUrl.replace(/\/+$/, '')}/problems/` : UNSERVED_PROBLEM_TYPE_BASE;
+}
 
 export type GatewayConfig = z.infer<typeof ConfigSchema>;
 export type UpstreamConfig = z.infer<typeof UpstreamSelectionSchema>;

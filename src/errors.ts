@@ -41,6 +41,127 @@ export const ADMIN_REASONS = {
 
 const ALL_REASONS = { ...REASONS, ...ADMIN_REASONS };
 
+/** What a problem type's documentation says (GET /problems/{reason}): when it is answered, and what the client does then. */
+export interface ReasonDoc {
+  when: string;
+  whatToDo: string;
+}
+
+/**
+ * Every reason's documentation, from the contract's table and the README. Typed against both
+ * tables: a reason added there does not compile until it is documented here.
+ */
+export const REASON_DOCS = {
+  invalid_request: {
+    when: 'The request could not be read as sent: malformed JSON, wrong types in the path, query or body, unknown body fields, bad pagination values, an API key in the query string, or a header that cannot be read.',
+    whatToDo: 'Correct the request as `detail` and `errors` (JSON pointers to the fields) say, then send it again; sent unchanged it fails the same way. An API key goes only in `Authorization: Bearer <key>`.',
+  },
+  idempotency_key_missing: {
+    when: 'A write that needs an `Idempotency-Key` header (`POST /v1/orders`, `POST /v1/services/{id}/actions`) came without one. Nothing was done.',
+    whatToDo: 'Send a new key for each operation you mean to perform, and the same key on every retry of that operation.',
+  },
+  idempotency_key_invalid: {
+    when: 'The `Idempotency-Key` header is not 1 to 80 characters of `A-Za-z0-9_.-`. Nothing was done.',
+    whatToDo: 'Send a key of that form (a UUID will do).',
+  },
+  unauthenticated: {
+    when: 'No API key was sent, or a malformed, unknown, expired or revoked one, or a key of a disabled account, or more than one `Authorization` header. The answer carries `WWW-Authenticate: Bearer`.',
+    whatToDo: 'Send one `Authorization: Bearer <key>` header with a valid key; ask the operator for a new key if yours was revoked or has expired.',
+  },
+  insufficient_scope: {
+    when: 'The key is valid but lacks the scope the endpoint requires, named in `required_scope`. The request still counts against the key\'s limits.',
+    whatToDo: 'Use a key that holds `required_scope`, or ask the operator for one; with this key the request fails the same way.',
+  },
+  not_found: {
+    when: 'An unknown route, an unknown record, or a record of another account (reported exactly as one that does not exist).',
+    whatToDo: 'Check the path and the id.',
+  },
+  method_not_allowed: {
+    when: 'The path exists, but not with this method; the `Allow` header lists the methods it takes.',
+    whatToDo: 'Use one of the methods in `Allow`.',
+  },
+  idempotency_conflict: {
+    when: 'The `Idempotency-Key` was used before with another request: another body, or another endpoint.',
+    whatToDo: 'Use a new key for a new operation; to retry the first one, send exactly its request again.',
+  },
+  idempotency_in_progress: {
+    when: 'The first request with this `Idempotency-Key` is still running. The answer carries `Retry-After`.',
+    whatToDo: 'Wait `Retry-After` seconds, then send the same request with the same key again (backing off by doubling).',
+  },
+  action_not_allowed: {
+    when: 'The action is one this deployment offers, but the service\'s current state forbids it now.',
+    whatToDo: 'Read the service and send an action its state allows; sent unchanged the request fails the same way.',
+  },
+  replay_stale: {
+    when: 'Profile A: the `Idempotency-Key` is older than its replay window (one hour by default). Nothing is sent again, whatever the body.',
+    whatToDo: 'Read the resources (your orders, the service) to learn what the first request did; perform the operation again with a new key only if it is still needed.',
+  },
+  payload_too_large: {
+    when: 'The request body is larger than the limit (64 KiB by default).',
+    whatToDo: 'Send a smaller body.',
+  },
+  unsupported_media_type: {
+    when: 'A body that is not `application/json`, JSON declared in a charset other than UTF-8, or a body in a content coding such as gzip (then the answer carries `Accept-Encoding: identity`).',
+    whatToDo: 'Send the body as uncompressed UTF-8 JSON with `Content-Type: application/json`.',
+  },
+  invalid_action: {
+    when: 'The action is not one of this deployment\'s; `allowed_actions` lists those it offers.',
+    whatToDo: 'Send one of `allowed_actions`.',
+  },
+  validation_failed: {
+    when: 'A well-formed request the billing system refuses: an unknown product, a disabled billing cycle, a bad option. `errors` points at the field when it is known.',
+    whatToDo: 'Correct the request; send a corrected write with a new `Idempotency-Key` (the same key may replay this answer).',
+  },
+  rate_limited: {
+    when: 'A rate limit of the key, its account or the source address is exhausted; `violated_policies` names which. The refused request consumed nothing of the key\'s or the account\'s limits.',
+    whatToDo: 'Wait `Retry-After` seconds before sending again, and pace requests by the `RateLimit` and `X-RateLimit-*` headers.',
+  },
+  internal_error: {
+    when: 'An unexpected failure in the gateway; it is logged with the request id.',
+    whatToDo: 'Retry later; if it persists, report the `request_id` to the operator.',
+  },
+  upstream_error: {
+    when: 'The billing backend answered with an error or with something unreadable.',
+    whatToDo: 'Retry later (a write with the same `Idempotency-Key`); if it persists, report the `request_id` to the operator.',
+  },
+  upstream_unavailable: {
+    when: 'The billing backend is unreachable, or the gateway stopped calling it for a while after repeated failures. The answer carries `Retry-After`.',
+    whatToDo: 'Wait `Retry-After` seconds and retry (a write with the same `Idempotency-Key`).',
+  },
+  store_unavailable: {
+    when: 'A store the gateway needs (Redis) is down; a write that needs idempotency is never executed unguarded. The answer carries `Retry-After`.',
+    whatToDo: 'Wait `Retry-After` seconds and retry (a write with the same `Idempotency-Key`): nothing was done.',
+  },
+  outcome_unknown: {
+    when: 'An earlier attempt with this `Idempotency-Key` reached the billing backend, and whether it took effect could not be established yet; the gateway does not risk doing it twice.',
+    whatToDo: 'Retry later with the same key and body: the gateway first finds out what the earlier attempt did. A new key could perform the operation twice.',
+  },
+  backend_misconfigured: {
+    when: 'A self-check of the billing backend fails, and the operation it guards (placing orders) is stopped until a later check passes. Nothing was sent, and the `Idempotency-Key` stays free. The answer carries `Retry-After`.',
+    whatToDo: 'Retry the same request after `Retry-After` seconds; tell the operator if it persists. Other operations are served.',
+  },
+  upstream_timeout: {
+    when: 'The billing backend did not answer in time.',
+    whatToDo: 'Retry later; a write with the same `Idempotency-Key`, so that it is not performed twice.',
+  },
+  account_exists: {
+    when: 'Admin API: an account with this id exists already.',
+    whatToDo: 'Choose another id, or use the existing account.',
+  },
+  account_disabled: {
+    when: 'Admin API: the account is disabled; no key is issued or rotated, and no webhook event replayed, for it.',
+    whatToDo: 'Enable the account first (`POST /admin/v1/accounts/{id}/enable`).',
+  },
+  key_inactive: {
+    when: 'Admin API: the key is revoked or expired, so it cannot be rotated (and a retry does not bring it back).',
+    whatToDo: 'Issue a new key for the account.',
+  },
+  webhook_state_conflict: {
+    when: 'Admin API: the webhook event is not `failed` or `dropped` (only those are replayed), or the endpoint is still disabled.',
+    whatToDo: 'Read the deliveries and the endpoint; re-enable a disabled endpoint (`POST …/webhook/enable`) before replaying.',
+  },
+} satisfies Record<AnyReason, ReasonDoc>;
+
 /** A reason of the v1 contract. */
 export type Reason = keyof typeof REASONS;
 export type AdminReason = keyof typeof ADMIN_REASONS;

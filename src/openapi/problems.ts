@@ -2,6 +2,7 @@
  * The problem answers (RFC 9457) as the OpenAPI documents describe them: v1's (document.ts) and the
  * admin API's (src/admin/openapi.ts) answer from the same error table and the same error handler.
  */
+import { defaultProblemTypeBase } from '../config.js';
 import { reasonSpec, type AnyReason, type Reason } from '../errors.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -34,7 +35,7 @@ export function inputReasons(endpoint: { params?: unknown; query?: unknown; body
   return reasons;
 }
 
-function problemExample(reason: AnyReason, typeBase = 'https://reseller-gateway.dev/problems/'): object {
+function problemExample(reason: AnyReason, typeBase = defaultProblemTypeBase()): object {
   const requestId = '0b7e7dbe-63c3-4bd5-8a3c-2f1d7b0c9a11';
   const { status, title } = reasonSpec(reason);
   return { type: `${typeBase}${reason}`, title, status, detail: title, instance: `urn:uuid:${requestId}`, reason, request_id: requestId };
@@ -65,7 +66,7 @@ export function problemSchema(description: string, reasons: readonly string[], e
     description,
     required: ['type', 'title', 'status', 'detail', 'instance', 'reason', 'request_id'],
     properties: {
-      type: { type: 'string', format: 'uri' },
+      type: { type: 'string', format: 'uri', description: 'The problem type: an absolute URI ending in `reason`. The gateway documents each type at `/problems/{reason}` on its public port (HTML, or JSON with `Accept: application/json`).' },
       title: { type: 'string' },
       status: { type: 'integer' },
       detail: { type: 'string' },
