@@ -119,13 +119,15 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     exposeHeadRoutes: true,
     // Time to receive a whole request (slow-client protection); it does not limit slow upstream answers.
     requestTimeout: 30_000,
+    // Longer than the idle timeout of a load balancer in front (config.ts).
+    keepAliveTimeout: config.keepAliveTimeoutMs,
     // While draining, requests on open connections are still served (with Connection: close):
     // the stores and the upstream client close only after the server has.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 100 },
     rewriteUrl: (request) => originForm(request.url),
     clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase),
-    // No bare answers from Node: a missing Host is refused by the request gate, an unknown Expect is served.
+    // No bare answers from Node: the request gate refuses a missing or bad Host, an unknown Expect is served.
     http: NODE_HTTP_OPTIONS,
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks
     // and the error handler; they are still problems.

@@ -199,6 +199,12 @@ export const ConfigSchema = z.strictObject({
     .default([]),
   bodyLimitBytes: PositiveInt.default(64 * 1024),
   /**
+   * How long an idle keep-alive connection stays open after an answer (Fastify's default). Behind a
+   * load balancer it must be longer than the balancer's idle timeout: else the balancer reuses a
+   * connection the gateway is closing, and its client gets a 502.
+   */
+  keepAliveTimeoutMs: PositiveInt.default(72_000),
+  /**
    * How long SIGTERM waits for requests in flight before the process exits anyway. An abandoned
    * write is not lost: its idempotency claim expires and a retry reconciles.
    */

@@ -8,6 +8,7 @@ import { isAscii, isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { safeParse } from 'fast-content-type-parse';
 import { ApiError } from '../errors.js';
+import { repeatsHeader } from './header-lines.js';
 
 /** What a declared charset may be: UTF-8 under its names, or ASCII (UTF-8's subset) for a body that is. */
 const UTF8 = new Set(['utf-8', 'utf8']);
@@ -60,6 +61,12 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     const coded = contentCodingRefusal(request.headers['content-encoding']);
     if (coded) {
       done(coded, undefined);
+      return;
+    }
+    // Node reads the first Content-Type line: `application/json` then `text/plain` was parsed, and
+    // the other order refused, while a proxy or WAF in front may have taken the body as the other.
+    if (repeatsHeader(request.raw.rawHeaders, 'content-type')) {
+      done(new ApiError('unsupported_media_type', 'Send one Content-Type header; this request has several.'), undefined);
       return;
     }
     const charset = declaredCharset(request.headers['content-type']);

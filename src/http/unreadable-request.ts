@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, problemDocument } from '../errors.js';
+import { repeatsHeader } from './header-lines.js';
 
 /**
  * Requests Node cannot parse (oversized headers, a broken request line) never reach Fastify's
@@ -28,7 +29,7 @@ export function answerUnreadableRequest(error: Error & { code?: string }, socket
 /**
  * What Node would otherwise answer itself, bare (no request id, no problem): the listener's options
  * hand both to the app instead. An HTTP/1.1 request without Host is refused by the app (RFC 9112
- * §3.2: 400; `missingHost`), and an Expect other than 100-continue is ignored (RFC 9110 §10.1.1
+ * §3.2: 400; `hostRefusal`), and an Expect other than 100-continue is ignored (RFC 9110 §10.1.1
  * allows it) rather than answered 417 by Node: the request is served as if it had none.
  */
 export const NODE_HTTP_OPTIONS = { requireHostHeader: false } as const;
@@ -39,8 +40,27 @@ export function serveUnknownExpectations(server: Server): void {
   });
 }
 
-/** The 400 an HTTP/1.1 request without a Host header earns (HTTP/1.0 may omit it); undefined when it has one. */
-export function missingHost(raw: IncomingMessage): ApiError | undefined {
-  if (raw.headers.host !== undefined || (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 0)) return undefined;
-  return new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).');
+/**
+ * `uri-host [":" port]` (RFC 3986 §3.2.2–3.2.3): an IP literal in brackets, or a name or IPv4
+ * address of unreserved characters, sub-delims and percent-escapes; empty is valid too.
+ */
+const HOST_VALUE = /^(?:\[[A-Za-z0-9\-._~!$&'()*+,;=:%]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)(?::[0-9]*)?$/;
+
+/**
+ * The 400 a request's Host earns (RFC 9112 §3.2): none on HTTP/1.1 (HTTP/1.0 may omit it), more
+ * than one line, or a value that is not a host and port. Undefined when it is fine.
+ */
+export function hostRefusal(raw: IncomingMessage): ApiError | undefined {
+  const host = raw.headers.host;
+  if (host === undefined) {
+    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 0) return undefined;
+    return new ApiError('invalid_request', 'An HTTP/1.1 request must carry a Host header (RFC 9112 §3.2).');
+  }
+  if (repeatsHeader(raw.rawHeaders, 'host')) {
+    return new ApiError('invalid_request', 'Send one Host header; this request has several (RFC 9112 §3.2).');
+  }
+  if (!HOST_VALUE.test(host)) {
+    return new ApiError('invalid_request', 'The Host header is not a host name or address with an optional port (RFC 9112 §3.2).');
+  }
+  return undefined;
 }

@@ -4,6 +4,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { repeatsHeader } from '../http/header-lines.js';
 
 const KEY_PATTERN = /^rk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
@@ -47,14 +48,7 @@ export function bearerKey(header: string | null | undefined): string | undefined
 export function soleAuthorization(request: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): string | null | undefined {
   const header = request.headers.authorization;
   if (header === undefined) return undefined;
-  const raw = request.rawHeaders;
-  let seen = 0;
-  // Names only (even indexes); the length test spares most of them the lowercasing.
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return null;
-  }
-  return header;
+  return repeatsHeader(request.rawHeaders, 'authorization') ? null : header;
 }
 
 /** A new key: a random id unless one is given (16 hex digits), and always a new random secret. */

@@ -11,7 +11,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { AdminApi } from '../admin/api.js';
 import { ADMIN_PREFIX } from '../admin/register.js';
 import type { Backend } from '../backend/backend.js';
-import { answerUnreadableRequest, missingHost, NODE_HTTP_OPTIONS, serveUnknownExpectations } from '../http/unreadable-request.js';
+import { answerUnreadableRequest, hostRefusal, NODE_HTTP_OPTIONS, serveUnknownExpectations } from '../http/unreadable-request.js';
 import type { Stores } from '../stores/types.js';
 import { boundedPing } from './bounded-ping.js';
 
@@ -83,7 +83,7 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     requestTimeout: 30_000,
     // Admin answers carry it (X-Request-Id, the problem's instance) and the admin audit names it.
     genReqId: () => randomUUID(),
-    // No bare answers from Node (see the hook below): a missing Host is refused here, an unknown Expect served.
+    // No bare answers from Node (see the hook below): a missing or repeated Host is refused here, an unknown Expect served.
     http: NODE_HTTP_OPTIONS,
     // Requests Node cannot parse (oversized headers) answered as a problem, as the admin API's are,
     // rather than Node's bare 431.
@@ -96,9 +96,9 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     },
   });
   serveUnknownExpectations(ops.server);
-  // RFC 9112 §3.2: an HTTP/1.1 request without Host is 400 (an admin call: the admin API's problem).
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host, with two, or with an invalid one is 400 (an admin call: the admin API's problem).
   ops.addHook('onRequest', (request, reply, done) => {
-    const error = missingHost(request.raw);
+    const error = hostRefusal(request.raw);
     if (!error) return done();
     if (target.admin && request.url.startsWith(`${ADMIN_PREFIX}/`)) return done(error);
     void reply.code(400).send({ status: 'bad_request', detail: error.detail });
