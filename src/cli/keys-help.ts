@@ -8,7 +8,7 @@ export const EXIT_CODES = `exit codes:
       a disabled account to issue or rotate a key for
   64  usage: unknown command or option, a missing or malformed argument (the help follows)
   69  the key store (Redis) is unreachable
-  78  the configuration is invalid (every wrong field is named)`;
+  78  the configuration is invalid (every wrong field is named), or Redis is older than 6.2`;
 
 const COMMON = `options for every command:
   --json      machine-readable output on stdout, in the admin API's shapes (errors as

@@ -248,6 +248,8 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     store = await createKeyStore(config);
   } catch (error) {
     if (error instanceof StoreUnavailableError) return fail(69, error.message);
+    // A Redis older than the stores need.
+    if (error instanceof ConfigError) return fail(78, error.message);
     throw error;
   }
   try {

@@ -22,6 +22,20 @@ interface BufferScripting {
 const TRANSIENT_REPLY = /^(CLUSTERDOWN|LOADING|MASTERDOWN|TRYAGAIN|READONLY|BUSY|NOREPLICAS|OOM|MISCONF)\b/;
 
 /**
+ * What Redis 6.x puts before the error a script's redis.call met (scripting.c evalGenericCommand,
+ * "Error running script (call to f_<sha>): <where>: <error>"): where the error was raised, and for
+ * a write refused before it ran (READONLY, MISCONF, NOREPLICAS, OOM: luaPushError) where it was
+ * refused, with the reply's `-`. Redis 7 gives the command's own error first.
+ */
+const SCRIPT_ERROR_6 = /^ERR Error running script \(call to f_[0-9a-f]{40}\): @user_script:\d+: (?:@user_script: \d+: -)?/;
+
+/** A reply error's message as Redis 7 words it: on Redis 6 a script's redis.call error, unwrapped. */
+export function replyMessage(message: string): string {
+  const wrapping = SCRIPT_ERROR_6.exec(message);
+  return wrapping ? message.slice(wrapping[0].length) : message;
+}
+
+/**
  * Commands sent and not yet answered, at most, per connection. A command cut off by its timeout
  * stays in ioredis's queue (a reply may still come and must be matched), so against a Redis that
  * keeps the connection open but answers nothing (frozen, SIGSTOP) every request added to it, and to
@@ -220,6 +234,6 @@ export function toStoreError(error: unknown): Error {
   if (error instanceof StoreUnavailableError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const isReply = error instanceof Error && error.name === 'ReplyError';
-  if (isReply && !TRANSIENT_REPLY.test(message)) return error;
+  if (isReply && !TRANSIENT_REPLY.test(replyMessage(message))) return error;
   return new StoreUnavailableError(`Redis unavailable: ${message}`, { cause: error });
 }

@@ -9,11 +9,12 @@ import { Cluster, Redis } from 'ioredis';
 import type { ClusterNode } from 'ioredis';
 import { StoreUnavailableError } from '../types.js';
 import type { Stores } from '../types.js';
-import { RedisConnection } from './connection.js';
+import { RedisConnection, replyMessage } from './connection.js';
 import type { RedisClient } from './connection.js';
 import { RedisIdempotencyStore } from './idempotency-store.js';
 import { RedisKeyStore } from './key-store.js';
 import { RedisRateLimitStore } from './rate-limit-store.js';
+import { checkServerVersion } from './server-version.js';
 import { RedisWebhookOutbox } from './webhook-outbox.js';
 import { RedisWebhookStore } from './webhook-store.js';
 
@@ -50,7 +51,10 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** One TCP connect attempt; reconnection keeps trying after it. */
 const CONNECT_ATTEMPT_TIMEOUT_MS = 1_000;
 
-/** Resolves once connected and subscribed; rejects with StoreUnavailableError when Redis is not there in time. */
+/**
+ * Resolves once connected and subscribed; rejects with StoreUnavailableError when Redis is not there
+ * in time, with ConfigError when it is older than the stores need (see server-version.ts).
+ */
 export async function createRedisStores(options: RedisStoresOptions): Promise<Stores> {
   const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
   const commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
@@ -101,6 +105,8 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
     await withDeadline(connectTimeoutMs, () => lastError, async () => {
       await Promise.all(clients.map(whenReady));
       await connectClusterMasters(client);
+      const versionWarning = await checkServerVersion(client);
+      if (versionWarning) options.onWarning?.(versionWarning);
       await keys.subscribe();
       await checkEviction();
     });
@@ -126,8 +132,9 @@ function createClient(options: RedisStoresOptions, commandTimeoutMs: number): Re
     // it again once reconnected, to run behind the caller's back, or a second time.
     autoResendUnfulfilledCommands: false,
     // A failover that demoted this server (the address now names another, a managed Redis's
-    // endpoint): connect again rather than have every write refused until a restart.
-    reconnectOnError: (error: Error) => error.message.startsWith('READONLY'),
+    // endpoint): connect again rather than have every write refused until a restart. On Redis 6 a
+    // script's write refused so comes wrapped in the script's error.
+    reconnectOnError: (error: Error) => replyMessage(error.message).startsWith('READONLY'),
   };
 
   const reconnectDelay = (attempt: number): number => Math.min(attempt * 100, 1_000);
