@@ -2,13 +2,15 @@
  * pino options for the application log. Secrets never reach it: the Authorization header is not
  * logged at all, query strings are logged with their values masked and path segments that look
  * like a key replaced (a key may arrive there by mistake), and every field that could hold a
- * secret is redacted wherever it appears.
+ * secret is redacted wherever it appears. Every text of a line written through pino is bounded and
+ * its email addresses masked (logged-text.ts): an upstream's words may quote its customers.
  */
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';
 import type { GatewayConfig } from './config.js';
 import type { ApiError } from './errors.js';
 import { sourceAddress } from './http/source-address.js';
+import { boundedLogMethod, loggedError } from './logged-text.js';
 import { redactPath } from './secret-like.js';
 
 /** Query parameters whose values are harmless to log: page numbers. */
@@ -105,7 +107,9 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
   return {
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    hooks: { logMethod: boundedLogMethod },
     serializers: {
+      err: loggedError,
       req(request: { method: string; url: string; ip?: string; headers: Record<string, unknown> }) {
         return {
           method: request.method,
