@@ -40,6 +40,7 @@ import type { Stores } from './stores/types.js';
 import { createWebhooks } from './webhooks/service.js';
 import { secretBoxFor } from './webhooks/secret-box.js';
 import { dnsResolver } from './webhooks/url-policy.js';
+import { InvoicePdfRenderer } from './pdf/render-pool.js';
 import { countRouterAnswer, installRequestMetrics, installTracing } from './ops/instrument.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { Readiness } from './ops/server.js';
@@ -177,7 +178,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const resolveHost = overrides.resolveHost ?? dnsResolver();
   const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log, metrics, box);
-  const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks };
+  const pdf = new InvoicePdfRenderer({ threads: config.pdf.renderThreads, queue: config.pdf.renderQueue });
+  const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks, pdf };
   const adminAudit = overrides.adminAudit ?? new FileAuditLog(config.admin.auditFile);
   app.decorate('admin', createAdminApi({ config, stores, keys, webhooks, audit: adminAudit }));
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
@@ -215,7 +217,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   app.addHook('onClose', async () => {
     doctor.stop();
     await webhooks.stop();
-    await Promise.allSettled([link.close(), stores.close(), audit.close(), adminAudit.close()]);
+    await Promise.allSettled([link.close(), stores.close(), audit.close(), adminAudit.close(), pdf.close()]);
   });
   return app;
 }

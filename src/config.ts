@@ -259,6 +259,15 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   issuer: IssuerSchema.prefault({}),
+  /** Invoice PDFs, rendered on threads apart from the event loop (src/pdf/render-pool.ts). */
+  pdf: z
+    .strictObject({
+      /** Threads rendering at once, each started at its first render and kept (pdf-lib and a render's heap each). */
+      renderThreads: z.number().int().min(1).max(64).default(1),
+      /** Renders waiting for a thread; past them a PDF request answers 503 renderer_busy. */
+      renderQueue: z.number().int().min(0).max(10_000).default(8),
+    })
+    .prefault({}),
   /** The operations listener (metrics, probes): apart from the public port, loopback by default. */
   ops: z
     .strictObject({

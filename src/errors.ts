@@ -25,6 +25,7 @@ export const REASONS = {
   store_unavailable: { status: 503, title: 'Store unavailable' },
   outcome_unknown: { status: 503, title: 'Outcome of an earlier attempt is unknown' },
   backend_misconfigured: { status: 503, title: 'Backend misconfigured' },
+  renderer_busy: { status: 503, title: 'Invoice PDF renderer busy' },
   upstream_timeout: { status: 504, title: 'Upstream timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
@@ -139,6 +140,10 @@ export const REASON_DOCS = {
   backend_misconfigured: {
     when: 'A self-check of the billing backend fails, and the operation it guards (placing orders) is stopped until a later check passes. Nothing was sent, and the `Idempotency-Key` stays free. The answer carries `Retry-After`.',
     whatToDo: 'Retry the same request after `Retry-After` seconds; tell the operator if it persists. Other operations are served.',
+  },
+  renderer_busy: {
+    when: 'An invoice PDF was asked for while this instance already has as many renders waiting as it takes (or this account its share of them). Nothing was rendered. The answer carries `Retry-After`.',
+    whatToDo: 'Ask again after `Retry-After` seconds; fetch many PDFs one after another rather than all at once.',
   },
   upstream_timeout: {
     when: 'The billing backend did not answer in time.',

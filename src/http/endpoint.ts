@@ -2,6 +2,7 @@
  * One v1 endpoint = one file that exports an `Endpoint`. Its zod schemas are the contract: they
  * validate the input, shape the output and produce the OpenAPI document.
  */
+import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Backend, CallContext, Customer } from '../backend/backend.js';
@@ -9,6 +10,7 @@ import type { Profile, ResolvedConfig } from '../config.js';
 import type { Reason } from '../errors.js';
 import type { AuditLog } from '../audit.js';
 import type { DoctorGate } from '../doctor/monitor.js';
+import type { InvoicePdfRenderer } from '../pdf/render-pool.js';
 import type { KeyService } from '../keys/key-service.js';
 import type { IdempotentAttempt } from './idempotency.js';
 import type { AccountRecord, ApiKeyRecord, Stores } from '../stores/types.js';
@@ -69,6 +71,8 @@ export interface GatewayDeps {
   resolveHost(host: string): Promise<string[]>;
   /** Webhook events, secrets and delivery. */
   webhooks: Webhooks;
+  /** Renders invoice PDFs on threads apart from the event loop. */
+  pdf: InvoicePdfRenderer;
 }
 
 /** A mapped gateway's bag: the gateway's, and the Backend the routes call. */
@@ -90,6 +94,8 @@ export interface HandlerContext<P, Q, B, D extends GatewayDeps = EndpointDeps> {
   attempt: IdempotentAttempt | undefined;
   deps: D;
   log: FastifyBaseLogger;
+  /** The client's connection: work still waiting when it closes can be dropped (a queued PDF render). */
+  connection: Socket;
 }
 
 /** A handler's context without the dependency bag: what the pipeline hands whatever answers. */

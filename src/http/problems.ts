@@ -114,7 +114,8 @@ function logFailure(request: FastifyRequest, original: unknown, apiError: ApiErr
     else if (apiError.status >= 500) request.log.warn(context, 'upstream failure');
     return;
   }
-  if (apiError.status >= 500 && apiError.reason !== 'store_unavailable') {
+  // An outage of a store, or a full PDF renderer (load shed), is not a failure of this request's own.
+  if (apiError.status >= 500 && apiError.reason !== 'store_unavailable' && apiError.reason !== 'renderer_busy') {
     request.log.error({ err: original }, 'request failed');
   }
 }

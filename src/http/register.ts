@@ -164,6 +164,7 @@ function endpointInput(request: FastifyRequest, input: RequestInput, attempt?: I
     idempotencyKey: input.idempotencyKey,
     attempt,
     log: request.log,
+    connection: request.raw.socket,
   };
 }
 

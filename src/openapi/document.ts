@@ -93,6 +93,7 @@ const REASON_HEADERS: Partial<Record<Reason, Record<string, object>>> = {
   upstream_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   store_unavailable: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
   backend_misconfigured: { 'Retry-After': { description: 'Seconds until the gateway checks the backend again.', schema: { type: 'integer' } } },
+  renderer_busy: { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } } },
 };
 
 /** How an operation's problem answers are described: the headers depend on its kind. */

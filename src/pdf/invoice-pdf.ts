@@ -6,6 +6,7 @@
 import { PDFDocument, rgb, StandardFonts, type Color } from 'pdf-lib';
 import type { Invoice, InvoiceDocument, Money } from '../v1/schemas.js';
 import { ACCENT, Canvas, CELL_PADDING, INK, LEFT, MARGIN, MUTED, RIGHT, RULE, SHADE, type Fonts } from './canvas.js';
+import { LIMITS } from './limits.js';
 import { fit, formatDate, formatMoney, limitLines, parseDate, PlainText, wrap } from './text.js';
 
 export interface InvoiceIssuer {
@@ -16,20 +17,8 @@ export interface InvoiceIssuer {
   footer?: string;
 }
 
-/** Caps on hostile or broken data, so no single field can make the renderer slow or the file huge. */
-const LIMITS = {
-  field: 200,
-  addressLines: 6,
-  description: 2000,
-  descriptionLines: 20,
-  footer: 1000,
-  footerLines: 3,
-  items: 1000,
-} as const;
-
 const AMOUNT_COLUMN = 130;
 const TOTALS_WIDTH = 250;
-
 
 const STATUS_BADGES: Record<Invoice['status'], { label: string; color: Color }> = {
   draft: { label: 'DRAFT', color: rgb(0.45, 0.47, 0.5) },
@@ -42,7 +31,8 @@ const STATUS_BADGES: Record<Invoice['status'], { label: string; color: Color }> 
   other: { label: 'OTHER', color: rgb(0.45, 0.47, 0.5) },
 };
 
-export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: InvoiceIssuer): Promise<Uint8Array> {
+/** `hiddenItems`: items already cut off the invoice (limits.ts, drawnItems), counted with those past the limit. */
+export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: InvoiceIssuer, hiddenItems = 0): Promise<Uint8Array> {
   // updateMetadata: false keeps pdf-lib from stamping the current time and its own name.
   const doc = await PDFDocument.create({ updateMetadata: false });
   const fonts: Fonts = {
@@ -65,7 +55,7 @@ export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: Invoice
   const footer = text.lines(issuer.footer ?? '', LIMITS.footer).flatMap((line) => wrap(line, fonts.regular, 8, footerWidth));
   const layout = new Layout(doc, fonts, text, title, limitLines(footer, LIMITS.footerLines, fonts.regular, 8, footerWidth));
   layout.drawHeader(invoice, issuer);
-  layout.drawItems(invoice);
+  layout.drawItems(invoice, hiddenItems);
   layout.drawTotals(invoice);
   layout.drawFooters();
   return doc.save();
@@ -146,11 +136,11 @@ class Layout extends Canvas {
     this.cursor = Math.min(customerBottom, this.cursor) - 26;
   }
 
-  drawItems(invoice: InvoiceDocument): void {
+  drawItems(invoice: InvoiceDocument, hiddenItems: number): void {
     this.drawTableHeader();
     const shown = invoice.items.slice(0, LIMITS.items);
     for (const item of shown) this.drawItemRow(item.description, this.money(item.amount), item.taxed);
-    const hidden = invoice.items.length - shown.length;
+    const hidden = invoice.items.length - shown.length + hiddenItems;
     if (hidden > 0) this.drawItemRow(`… and ${hidden} further items not shown`, '', false);
     if (shown.some((item) => item.taxed)) {
       this.ensureSpace(18);

@@ -9,7 +9,8 @@ export default defineEndpoint({
   operationId: 'getInvoicePdf',
   summary: 'Invoice as PDF',
   description:
-    'Rendered by the gateway from the invoice data: the same invoice gives the same bytes. Errors are still Problem+JSON.',
+    'Rendered by the gateway from the invoice data: the same invoice gives the same bytes. Errors are still Problem+JSON. ' +
+    'While every renderer of the gateway is busy and its queue full (or the account already has its share of the queue), the answer is 503 `renderer_busy` with Retry-After.',
   tag: 'Billing',
   scope: 'read:billing',
   params: IdParamsSchema,
@@ -21,15 +22,13 @@ export default defineEndpoint({
     },
   },
   answerHeaders: ({ params }) => pdfHeaders(params.id),
-  errors: ['not_found'],
-  async handler({ params, caller, deps, call }) {
+  errors: ['not_found', 'renderer_busy'],
+  async handler({ params, caller, deps, call, connection }) {
     const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, call);
-    // Loaded on first use: pdf-lib adds about 9 MB to every process that never renders a PDF.
-    const { renderInvoicePdf } = await import('../../../pdf/invoice-pdf.js');
-    const pdf = await renderInvoicePdf(invoice, deps.config.issuer);
+    const pdf = await deps.pdf.render(invoice, deps.config.issuer, { account: caller.account.id, connection });
     return {
       status: 200,
-      body: Buffer.from(pdf),
+      body: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength),
       headers: pdfHeaders(invoice.id),
     };
   },
