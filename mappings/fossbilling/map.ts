@@ -20,6 +20,7 @@ import type {
   ServiceBillingCycle,
   ServiceStatus,
 } from '../../src/v1/schemas.js';
+import { hostnameOf } from './order-hostname.js';
 import { type OrderInvoice, unpaidInvoiceOf } from './order-invoice.js';
 import type { RawClient, RawInvoice, RawOrder, RawProduct } from './parse.js';
 
@@ -48,7 +49,8 @@ export const SERVICE_STATUS: Readonly<Record<string, ServiceStatus>> = {
 /** The same statuses seen as an order; `other` is the explicit bucket for anything unknown. */
 export const ORDER_STATUS: Readonly<Record<string, Order['status']>> = {
   pending_setup: 'pending',
-  failed_setup: 'other',
+  // Its setup failed: not fulfilled yet, like its service (pending); `other` is for invented statuses.
+  failed_setup: 'pending',
   active: 'active',
   failed_renew: 'active',
   suspended: 'active',
@@ -152,16 +154,6 @@ function orderTotal(order: RawOrder): string {
   return money(order.total ?? multiplyDecimals(order.price ?? '0', order.quantity ?? '1'));
 }
 
-/** The host name the gateway stored in the order config at order time, if any. */
-function hostnameOf(order: RawOrder): string | null {
-  const config = order.config;
-  if (typeof config === 'object' && config !== null && !Array.isArray(config)) {
-    const value = (config as Record<string, unknown>).hostname;
-    if (typeof value === 'string' && value.length > 0 && value.length <= 253) return value;
-  }
-  return null;
-}
-
 const PAYMENT_STATUS: Record<Invoice['status'], NonNullable<Order['payment_status']>> = {
   draft: 'unpaid',
   unpaid: 'unpaid',
@@ -192,14 +184,19 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
   };
 }
 
+/**
+ * order/cancel with cancel_at_period_end (0.8.5+) keeps the order running with this meta until its
+ * gateway subscription ends (Order/Service.php scheduleCancellationFromOrder): due at its expiry.
+ */
+export function isCancellationScheduled(order: RawOrder): boolean {
+  return order.status !== 'canceled' && !Array.isArray(order.meta) && order.meta?.cancel_at_period_end === '1';
+}
+
 export function mapService(order: RawOrder, fallbackCurrency: string): Service {
   const status = ownEntry(SERVICE_STATUS, order.status);
   if (status === undefined) throw unreadable(`order ${order.id} has status "${order.status}", which the mapping does not know`);
   if (!order.product_id || order.product_id === '0') throw unreadable(`order ${order.id} has no product`);
-  const canceled = order.status === 'canceled';
-  // order/cancel with cancel_at_period_end (0.8.5+) keeps the order active with this meta until its
-  // gateway subscription ends (Order/Service.php scheduleCancellationFromOrder): due at its expiry.
-  const scheduled = !canceled && !Array.isArray(order.meta) && order.meta?.cancel_at_period_end === '1';
+  const scheduled = isCancellationScheduled(order);
   return {
     id: order.id,
     product_id: order.product_id,
@@ -212,9 +209,9 @@ export function mapService(order: RawOrder, fallbackCurrency: string): Service {
     recurring_amount: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
     registered_on: dateOf(order.activated_at) ?? dateOf(order.created_at),
     next_due_on: dateOf(order.expires_at),
-    // A canceled order: its cancellation is in force (from canceled_at).
-    cancellation_requested: canceled || scheduled,
-    cancellation_effective_on: canceled ? dateOf(order.canceled_at) : scheduled ? dateOf(order.expires_at) : null,
+    // Only while pending (contract §6), as on WHMCS: a canceled order's cancellation is done.
+    cancellation_requested: scheduled,
+    cancellation_effective_on: scheduled ? dateOf(order.expires_at) : null,
     config_options: [],
   };
 }

@@ -14,6 +14,7 @@ import { afterWrite } from '../../src/upstream/answers.js';
 import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
 import {
+  isCancellationScheduled,
   mapAccount,
   mapCredentials,
   mapInvoice,
@@ -229,7 +230,7 @@ export function fossbillingOperations(
 
   async function runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: WriteContext) {
     const order = await rawOrder(customer, id, 'service');
-    const plan = planServiceAction(action, order.status);
+    const plan = planServiceAction(action, order.status, isCancellationScheduled(order));
     const params = plan.withReason ? { id, reason: config.actionReason } : { id };
     await ctx.beforeWrite();
     await classified(request(plan.method, params, ActionAnswer), [

@@ -35,10 +35,18 @@ const PLANS: Readonly<Partial<Record<ServiceAction, Plan>>> = {
 /** Every action it supports, whatever the profile: the backend's declared capability. */
 export const FOSSBILLING_SERVICE_ACTIONS: readonly ServiceAction[] = [...FOSSBILLING_ACTIONS.A, ...FOSSBILLING_ACTIONS.B];
 
-export function planServiceAction(action: ServiceAction, orderStatus: string): Plan {
+/**
+ * `cancellationScheduled`: staff scheduled the order's cancellation for the end of its period (map.ts
+ * isCancellationScheduled). v1's cancel asks for just that, so it is refused as on WHMCS, where a
+ * second cancel finds the first pending; order/cancel would end the service at once.
+ */
+export function planServiceAction(action: ServiceAction, orderStatus: string, cancellationScheduled = false): Plan {
   const plan = PLANS[action];
   if (!plan) {
     throw new BackendError('validation', `The action "${action}" is not supported by this billing backend; it supports: ${FOSSBILLING_SERVICE_ACTIONS.join(', ')}.`);
+  }
+  if (action === 'cancel' && cancellationScheduled) {
+    throw new BackendError('conflict', 'A cancellation is already pending for this service.');
   }
   if (!plan.needs.includes(orderStatus)) {
     throw new BackendError('conflict', `The action "${action}" is not possible in the service's current state.`);

@@ -153,8 +153,10 @@ export const ServiceSchema = z
     recurring_amount: MoneySchema,
     registered_on: DateSchema.nullable(),
     next_due_on: DateSchema.nullable(),
-    cancellation_requested: z.boolean(),
-    cancellation_effective_on: DateSchema.nullable(),
+    cancellation_requested: z.boolean().meta({
+      description: 'True while a cancellation is pending: requested, not yet in effect. False once the service is cancelled, on every backend.',
+    }),
+    cancellation_effective_on: DateSchema.nullable().meta({ description: 'When the pending cancellation takes effect; null when none is pending or no date can be promised.' }),
     config_options: z.array(z.object({ name: z.string(), value: z.string() })),
   })
   .meta({ id: 'Service' });

@@ -145,7 +145,9 @@ t.test('FOSSBilling backend against the simulator', async (t) => {
     assert.equal((await backend.runServiceAction(CUSTOMER, '1', 'unsuspend', CTX)).service.status, 'active');
     const cancelled = await backend.runServiceAction(CUSTOMER, '1', 'cancel', CTX);
     assert.equal(cancelled.service.status, 'cancelled');
-    assert.equal(cancelled.service.cancellation_requested, true);
+    // Done at once: nothing is pending any more (contract §6), as a cancelled service on WHMCS.
+    assert.equal(cancelled.service.cancellation_requested, false);
+    assert.equal(cancelled.service.cancellation_effective_on, null);
     await rejectsWith(backend.runServiceAction(CUSTOMER, '1', 'cancel_revoke', CTX), 'validation');
     await rejectsWith(backend.runServiceAction(CUSTOMER, '1', 'reboot', CTX), 'validation');
     await rejectsWith(backend.runServiceAction(CUSTOMER, '4', 'cancel', CTX), 'conflict');
