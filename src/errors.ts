@@ -126,7 +126,7 @@ export const REASON_DOCS = {
     whatToDo: 'Retry later (a write with the same `Idempotency-Key`); if it persists, report the `request_id` to the operator.',
   },
   upstream_unavailable: {
-    when: 'The billing backend is unreachable, or the gateway stopped calling it for a while after repeated failures. The answer carries `Retry-After`.',
+    when: 'The billing backend is unreachable, the gateway stopped calling it for a while after repeated failures, or too many calls to it are waiting already. The answer carries `Retry-After`.',
     whatToDo: 'Wait `Retry-After` seconds and retry (a write with the same `Idempotency-Key`).',
   },
   store_unavailable: {

@@ -4,6 +4,7 @@
  * account's FOSSBilling client id here, and lists are always filtered by it.
  */
 import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
+import { UpstreamBusyError } from '../../src/upstream/busy.js';
 import { withFreshness } from '../../src/upstream/client.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
@@ -88,10 +89,13 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     diagnose: (scope) => diagnoseFossbilling(config, scope, options),
     ping: async () => {
       try {
-        await call(PROBE, {});
+        await call(PROBE, {}, { waitForConnection: false });
         return true;
-      } catch {
-        return false;
+      } catch (error) {
+        // Not sent, every connection busy: the calls on them are being answered, or the breaker
+        // would be open (an instance under load stays ready: a balancer pulling every loaded
+        // instance at once would be an outage).
+        return error instanceof UpstreamBusyError;
       }
     },
     close: () => transport.close(),

@@ -16,6 +16,7 @@ import { Agent } from '../../src/upstream/undici.js';
 import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import { sourceAddress } from '../../src/http/source-address.js';
+import { UpstreamBusyError, WAITING_PER_CONNECTION } from '../../src/upstream/busy.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { isOwnAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
@@ -101,7 +102,25 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     return key;
   }
 
+  /** Forwards on a connection or waiting for one: at most WAITING_PER_CONNECTION per connection wait (client.ts says why). */
+  let inFlight = 0;
+  const mostInFlight = config.connections * (1 + WAITING_PER_CONNECTION);
+
   async function forward(call: ForwardCall, reply: FastifyReply): Promise<ReturnType<typeof readAnswer>> {
+    // Before the breaker and the write-ahead mark: nothing sent, a write known not to have run.
+    if (inFlight >= mostInFlight) {
+      observer?.called(call.endpoint.operationId, 'queue_full', 0);
+      throw new UpstreamBusyError();
+    }
+    inFlight += 1;
+    try {
+      return await send(call, reply);
+    } finally {
+      inFlight -= 1;
+    }
+  }
+
+  async function send(call: ForwardCall, reply: FastifyReply): Promise<ReturnType<typeof readAnswer>> {
     const { endpoint, caller, attempt } = call;
     const write = endpoint.method !== 'GET';
     const apiKey = upstreamKey(call);
@@ -192,8 +211,10 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     },
     forward,
     // Through the breaker: false at once while it is open (nothing sent), and a probe answered in
-    // half-open closes it.
-    ping: () => breaker.ping(),
+    // half-open closes it. With every connection busy, up without a probe (it would wait behind
+    // the forwards, which are being answered): an instance under load stays ready, as the
+    // mappings' do (src/upstream/client.ts, waitForConnection).
+    ping: () => (inFlight >= config.connections ? Promise.resolve(true) : breaker.ping()),
     async close() {
       // Requests still in flight (a hanging upstream) must not hold the shutdown.
       await agent.destroy();

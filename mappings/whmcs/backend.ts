@@ -4,6 +4,7 @@
  * customer's clientid, and every answer is checked again for ownership (see backend-calls.ts).
  */
 import type { Dispatcher } from 'undici';
+import { UpstreamBusyError } from '../../src/upstream/busy.js';
 import type { UpstreamHooks } from '../../src/upstream/client.js';
 import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
 import { ALL_ACTIONS, type Product } from '../../src/v1/schemas.js';
@@ -148,10 +149,13 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     // may be the one trial call that closes it.
     ping: async () => {
       try {
-        await client.call('GetCurrencies');
+        await client.call('GetCurrencies', {}, { waitForConnection: false });
         return true;
-      } catch {
-        return false;
+      } catch (error) {
+        // Not sent, every connection busy: the calls on them are being answered, or the breaker
+        // would be open (an instance under load stays ready: a balancer pulling every loaded
+        // instance at once would be an outage).
+        return error instanceof UpstreamBusyError;
       }
     },
     close: () => client.close(),

@@ -73,6 +73,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private readonly idempotencyRequests = this.counter('idempotency_requests_total', 'Idempotent requests by claim outcome.', ['outcome']);
   private readonly breakerState = this.gauge('upstream_circuit_breaker_state', 'Circuit breaker state per backend: 1 for the current state, 0 for the others.', ['backend', 'state']);
   private readonly breakerTransitions = this.counter('upstream_circuit_breaker_transitions_total', 'Circuit breaker state changes, by backend and new state.', ['backend', 'state']);
+  private readonly shedCalls = this.counter('upstream_calls_shed_total', 'Upstream calls refused unsent because as many as the pool may queue already waited for a connection, by backend.', ['backend']);
   private readonly coalescedCalls = this.counter('upstream_coalesced_calls_total', 'Upstream reads that joined an identical call in flight instead of sending their own.', ['backend', 'action']);
   private readonly storeErrors = this.counter('store_errors_total', 'Store calls that failed because the store was unreachable, by store.', ['store']);
   private readonly storeFallbacks = this.counter('store_fallbacks_total', 'Requests served without the store, by store and fallback (memory, stale).', ['store', 'fallback']);
@@ -193,6 +194,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   upstream(backend: string): UpstreamObserver {
     this.setBreakerState(backend, 'closed');
     for (const state of CIRCUIT_STATES) this.breakerTransitions.inc({ backend, state }, 0);
+    this.shedCalls.inc({ backend }, 0);
     /** action → its cache lookups' cells by result. */
     const lookupCells = new Map<string, Record<CacheLookupResult, CounterCell>>();
     const lookupCellsOf = (action: string): Record<CacheLookupResult, CounterCell> => {
@@ -212,7 +214,9 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
         let requests = cells.requests.get(outcome);
         if (!requests) cells.requests.set(outcome, (requests = this.upstreamRequests.cell({ backend, action, outcome })));
         requests.value += 1;
-        if (outcome === 'circuit_open') return;
+        if (outcome === 'queue_full') this.shedCalls.inc({ backend });
+        // Refused, nothing sent: no duration.
+        if (outcome === 'circuit_open' || outcome === 'queue_full') return;
         this.upstreamDuration.observe((cells.duration ??= this.upstreamDuration.cell({ backend, action })), seconds);
       },
       cacheLookup: (action, result) => {

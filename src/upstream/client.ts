@@ -15,6 +15,7 @@ import { traceHeaders, type TraceContext } from '../ops/trace.js';
 import { createAnswerCache } from './answer-cache.js';
 import { DETAIL, type Redact } from './answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
+import { UpstreamBusyError, WAITING_PER_CONNECTION } from './busy.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
 
@@ -40,8 +41,11 @@ export interface UpstreamProtocol<Id extends string, Params, Answer> {
   readonly redact: Redact;
 }
 
-/** How a call ended, as counted: `success`, `circuit_open` (nothing sent), or the BackendError kind. */
-export type UpstreamOutcome = 'success' | 'circuit_open' | BackendError['kind'];
+/**
+ * How a call ended, as counted: `success`, `circuit_open` or `queue_full` (refused, nothing sent), or
+ * the BackendError kind.
+ */
+export type UpstreamOutcome = 'success' | 'circuit_open' | 'queue_full' | BackendError['kind'];
 
 /**
  * What the client reports as it works (the gateway's metrics implement it; src/upstream stays free
@@ -71,6 +75,12 @@ export interface UpstreamCallContext {
   trace?: TraceContext | undefined;
   /** `cached` when not given. */
   freshness?: Freshness | undefined;
+  /**
+   * false: refused at once (UpstreamBusyError, nothing sent) when every connection is in use rather
+   * than queued behind the calls on them. For a health ping: a pool busy with calls is not an
+   * upstream that is down (the breaker tells that), and a ping waiting behind them would say it is.
+   */
+  waitForConnection?: boolean | undefined;
 }
 
 /** `context` asking for `freshness`; itself when none is asked (no object made on the usual path). */
@@ -137,6 +147,9 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       coalesced: (id) => observer.coalesced(actions[id as Id].name),
     },
   );
+  /** Calls being sent and not finished (from before the breaker admits them): on a connection, or waiting for one. */
+  let inFlight = 0;
+  const mostInFlight = options.connections * (1 + WAITING_PER_CONNECTION);
   /** upstream_error failures that still say the upstream is down (see isDownSignal). */
   const downSignals = new WeakSet<BackendError>();
 
@@ -249,17 +262,30 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     }
   }
 
-  /** One call through the circuit breaker; throws CircuitOpenError (nothing sent) while it is open. */
+  /**
+   * One call through the circuit breaker; throws CircuitOpenError (nothing sent) while it is open,
+   * and UpstreamBusyError (nothing sent) while the pool's queue is full. The queue is looked at
+   * first: a trial ticket the breaker handed out must be used.
+   */
   async function send(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
-    let ticket = admit(action, trace);
-    if (ticket.trial && action.safety === 'write') {
-      // A write is never the trial: against an upstream that still hangs, it would end with an
-      // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
-      await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace).catch(() => undefined);
-      // Closed again, or re-opened: then this throws, and the write was never sent.
-      ticket = admit(action, trace);
+    if (inFlight >= mostInFlight) {
+      observer?.called(action.name, 'queue_full', 0);
+      throw new UpstreamBusyError();
     }
-    return tracked(ticket, action, params, trace);
+    inFlight += 1;
+    try {
+      let ticket = admit(action, trace);
+      if (ticket.trial && action.safety === 'write') {
+        // A write is never the trial: against an upstream that still hangs, it would end with an
+        // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
+        await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace).catch(() => undefined);
+        // Closed again, or re-opened: then this throws, and the write was never sent.
+        ticket = admit(action, trace);
+      }
+      return await tracked(ticket, action, params, trace);
+    } finally {
+      inFlight -= 1;
+    }
   }
 
   async function write(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
@@ -276,6 +302,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   }
 
   function call(id: Id, params: Params, context?: UpstreamCallContext): Promise<Answer> {
+    // Not counted as shed: no request of a client was refused.
+    if (context?.waitForConnection === false && inFlight >= options.connections) return Promise.reject(new UpstreamBusyError());
     const action = actions[id];
     const trace = context?.trace;
     if (action.safety === 'write') return write(action, params, trace);
