@@ -165,6 +165,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const keys = new KeyService(stores.keys, resolvePepper(config), {
     cacheTtlMs: config.keys.cacheTtlMs,
     staleIfErrorMs: config.keys.staleIfErrorMs,
+    previousPeppers: config.keys.previousPeppers,
     observer: metrics,
   });
   const box = secretBoxFor(config);

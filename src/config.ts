@@ -119,6 +119,9 @@ export const IdempotencyConfigSchema = z.strictObject({
  */
 export const UpstreamSelectionSchema = z.looseObject({ backend: z.string().min(1) });
 
+/** A webhook encryption key: 32 bytes, base64. */
+const SealingKey = z.string().refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 random bytes, base64-encoded');
+
 export const WebhookConfigSchema = z.strictObject({
   /**
    * Lets URLs use http and point at loopback or private addresses. Unset: true in sandbox mode
@@ -131,10 +134,12 @@ export const WebhookConfigSchema = z.strictObject({
    */
   allowedPorts: z.array(z.number().int().min(1).max(65_535)).min(1).default([443]),
   /** Encrypts webhook secrets at rest: 32 bytes, base64. Required outside sandbox mode. */
-  encryptionKey: z
-    .string()
-    .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 random bytes, base64-encoded')
-    .optional(),
+  encryptionKey: SealingKey.optional(),
+  /**
+   * Keys the secrets may still be sealed with after a rotation (newest first): they open them, and
+   * `reseller-keys webhook-secrets reseal` seals them again with encryptionKey. Nothing new is sealed with them.
+   */
+  previousEncryptionKeys: z.array(SealingKey).default([]),
   /**
    * Delay before each attempt (the first is usually 0); after the last one the event is failed.
    * The default is reference W6's: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h.
@@ -236,6 +241,11 @@ export const ConfigSchema = z.strictObject({
     .strictObject({
       /** Server secret mixed into every key hash. Required outside sandbox mode. */
       pepper: z.string().min(32).optional(),
+      /**
+       * Peppers keys may still be hashed with after a rotation (newest first): a key that fails with
+       * the pepper but matches one of these authenticates, and its hash is made again with the pepper.
+       */
+      previousPeppers: z.array(z.string().min(32)).default([]),
       /** Memory mode: where keys persist, so the CLI and a running gateway share them. */
       file: z.string().default('data/keys.json'),
       cacheTtlMs: PositiveInt.default(60_000),

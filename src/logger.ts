@@ -41,7 +41,7 @@ function redactUrl(url: string): string {
 }
 
 /** The names of the config's and the upstreams' secrets (a Redis URL may hold a password), at the top and one level down. */
-const SECRET_NAMES = ['password', 'secret', 'identifier', 'accesskey', 'accessKey', 'pepper', 'authorization', 'key', 'token', 'apiToken', 'apiKey', 'apiKeys', 'encryptionKey', 'redisUrl'];
+const SECRET_NAMES = ['password', 'secret', 'identifier', 'accesskey', 'accessKey', 'pepper', 'authorization', 'key', 'token', 'apiToken', 'apiKey', 'apiKeys', 'encryptionKey', 'previousPeppers', 'previousEncryptionKeys', 'redisUrl'];
 
 const REDACT_PATHS = [
   ...SECRET_NAMES,

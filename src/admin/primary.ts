@@ -17,7 +17,11 @@ import type { AdminAuditRecord } from './audit.js';
 
 export function createPrimaryAdminApi(config: ResolvedConfig, stores: Stores, log: FastifyBaseLogger): { admin: AdminApi | null; close(): Promise<void> } {
   const audit = new FileAuditLog<AdminAuditRecord>(config.admin.auditFile);
-  const keys = new KeyService(stores.keys, resolvePepper(config), { cacheTtlMs: config.keys.cacheTtlMs, staleIfErrorMs: config.keys.staleIfErrorMs });
+  const keys = new KeyService(stores.keys, resolvePepper(config), {
+    cacheTtlMs: config.keys.cacheTtlMs,
+    staleIfErrorMs: config.keys.staleIfErrorMs,
+    previousPeppers: config.keys.previousPeppers,
+  });
   const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => undefined);
   const admin = createAdminApi({ config, stores, keys, webhooks: { events, box: secretBoxFor(config) }, audit });
   return { admin, close: () => audit.close() };

@@ -5,7 +5,7 @@ import { SCOPES } from '../keys/scopes.js';
 export const EXIT_CODES = `exit codes:
   0   done
   1   refused: unknown account or key, a revoked or expired key to rotate, a duplicate account,
-      a disabled account to issue or rotate a key for
+      a disabled account to issue or rotate a key for; a webhook secret no key opens (reseal)
   64  usage: unknown command or option, a missing or malformed argument (the help follows)
   69  the key store (Redis) is unreachable
   78  the configuration is invalid (every wrong field is named), or Redis is older than 6.2`;
@@ -30,6 +30,7 @@ commands:
   rotate <key id> [--grace <seconds>]                         new key; the old one works for the grace period
   revoke <key id>                                             revoke a key at once
   admin-token create --name <name> --scopes <list|all>        mint an admin API token (shown once) and its config line
+  webhook-secrets reseal                                      after an encryption key rotation: seal every webhook secret with the current key
 
 Run \`reseller-keys <command> --help\` for a command's options.
 
@@ -118,6 +119,19 @@ ${EXIT_CODES}`,
   revoke: `usage: reseller-keys revoke <key id>
 
 Revokes the key at once, in every running gateway.
+
+${COMMON}
+
+${EXIT_CODES}`,
+  'webhook-secrets': `usage: reseller-keys webhook-secrets reseal
+
+After WEBHOOK_ENCRYPTION_KEY was rotated (the old key in WEBHOOK_PREVIOUS_ENCRYPTION_KEYS), seals
+every webhook endpoint's secret (and its previous one, during a secret rotation's overlap) with the
+current key. The secrets themselves do not change. Prints how many were sealed again and how many
+were sealed with the current key already: once a run finds none to seal again (and no gateway with
+only the old key runs), the previous key can be removed. Run it with the gateways' configuration
+(Redis, WEBHOOK_ENCRYPTION_KEY, WEBHOOK_PREVIOUS_ENCRYPTION_KEYS); exit 1 names the accounts whose
+secret none of the keys opens (their endpoint must be set again).
 
 ${COMMON}
 

@@ -16,9 +16,13 @@ import { ConfigError } from '../config.js';
 import { loadConfig } from '../load-config.js';
 import { isDisabled, KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
+import { checkSharedSecrets } from '../startup/shared-secrets.js';
 import { createKeyStore } from '../stores/factory.js';
 import { StoreUnavailableError, type AccountRecord, type ApiKeyRecord, type KeyRateLimitOverrides } from '../stores/types.js';
 import { SCOPES, type Scope } from '../keys/scopes.js';
+import type { WebhookStore } from '../stores/webhook-types.js';
+import { resealWebhookSecrets } from '../webhooks/reseal.js';
+import { secretBoxFor, type SecretBox } from '../webhooks/secret-box.js';
 import { processIo, type CliIo } from './io.js';
 import { helpFor } from './keys-help.js';
 
@@ -81,7 +85,7 @@ function describeAccount(account: AccountRecord): string {
   return `${account.id}  upstream=${account.upstreamId}  name=${account.name}${state}`;
 }
 
-const COMMANDS = ['account', 'issue', 'list', 'rotate', 'revoke', 'admin-token'];
+const COMMANDS = ['account', 'issue', 'list', 'rotate', 'revoke', 'admin-token', 'webhook-secrets'];
 
 const OPTIONS = {
   account: { type: 'string' },
@@ -200,6 +204,22 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
 }
 
 /**
+ * `webhook-secrets reseal`: every endpoint's secrets sealed with the current encryption key, once
+ * the store's fingerprint accepts this configuration (as a gateway's boot does). Exit 1 when some
+ * secret opens with none of the keys.
+ */
+async function reseal(sub: string | undefined, keys: KeyService, webhooks: WebhookStore, box: SecretBox): Promise<{ output: Output; code: number }> {
+  if (sub !== 'reseal') throw new UsageError('webhook-secrets reseal');
+  await checkSharedSecrets(keys, webhooks, box);
+  const accounts = (await keys.listAccounts()).map((account) => account.id);
+  const report = await resealWebhookSecrets(accounts, webhooks, box);
+  const lines = [`webhook secrets sealed again with the current key: ${report.resealed}; sealed with it already: ${report.current}`];
+  if (report.unopenable.length > 0) lines.push(`opened by none of the keys (set these endpoints again): ${report.unopenable.join(', ')}`);
+  else lines.push('none is sealed with a previous key now');
+  return { output: { text: lines.join('\n'), json: report }, code: report.unopenable.length > 0 ? 1 : 0 };
+}
+
+/**
  * The key CLI on `argv`: its exit code. The entry (bin/reseller-keys.ts, runKeysCli) runs it on the
  * process; tests run it in theirs.
  */
@@ -253,10 +273,15 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     throw error;
   }
   try {
-    const keys = new KeyService(store.keys, resolvePepper(config));
+    const keys = new KeyService(store.keys, resolvePepper(config), { previousPeppers: config.keys.previousPeppers });
     // A key hashed with another pepper than the gateways' would answer 401 everywhere.
     if (!(await keys.pepperMatchesStore())) {
       return fail(78, "invalid configuration:\n  - keys.pepper: not the pepper the keys in the shared Redis are hashed with; give the CLI the gateways' KEY_PEPPER");
+    }
+    if (command === 'webhook-secrets') {
+      const { output, code } = await reseal(sub, keys, store.webhooks, secretBoxFor(config));
+      io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+      return code;
     }
     const service = new AdminService({ keys, store: store.keys });
     const output = await run(command, sub, arg, values, service);
@@ -264,6 +289,7 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return fail(64, error.message, helpFor(positionals));
+    if (error instanceof ConfigError) return fail(78, error.message);
     if (error instanceof StoreUnavailableError) return fail(69, error.message);
     return fail(1, (error as Error).message);
   } finally {

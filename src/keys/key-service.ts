@@ -39,13 +39,19 @@ export interface IssueKeyInput {
 const VERIFIED_BYTES = Buffer.alloc(32);
 const DIGEST_BYTES = Buffer.alloc(32);
 
-export type KeyServiceOptions = HeldKeysOptions;
+export interface KeyServiceOptions extends HeldKeysOptions {
+  /** keys.previousPeppers: a key hashed with one of them authenticates, and its hash is made again with the pepper. */
+  previousPeppers?: readonly string[];
+}
 
 export class KeyService {
   private readonly held: HeldKeys;
   private readonly now: () => number;
   /** This process recorded its pepper's fingerprint (or is doing so), recordProvenPepper. */
   private pepperRecorded = false;
+  private readonly previousPeppers: readonly string[];
+  /** Keys whose hash is being made again with the pepper (rehash), one write at a time each. */
+  private readonly rehashing = new Set<string>();
 
   constructor(
     private readonly store: KeyStore,
@@ -53,6 +59,7 @@ export class KeyService {
     options: KeyServiceOptions = {},
   ) {
     this.now = options.now ?? Date.now;
+    this.previousPeppers = options.previousPeppers ?? [];
     this.held = new HeldKeys(store, options);
   }
 
@@ -100,28 +107,66 @@ export class KeyService {
       DIGEST_BYTES.write(digest, 'latin1');
       if (timingSafeEqual(VERIFIED_BYTES, DIGEST_BYTES)) return true;
     }
-    if (!secretMatches(secret, found.key.secretHash, this.pepper)) return false;
+    if (secretMatches(secret, found.key.secretHash, this.pepper)) {
+      this.recordProvenPepper();
+    } else if (this.matchesPreviousPepper(secret, found.key.secretHash)) {
+      this.rehash(found.key, secret);
+    } else {
+      return false;
+    }
     found.verified = digest;
-    this.recordProvenPepper();
     return true;
   }
 
   /**
+   * Tried only once the pepper failed, so a key hashed with it costs what it did. Every previous
+   * pepper is tried, none skipped after a match: a wrong secret costs the same whichever pepper the
+   * key's hash was made with, as it did before there were previous peppers (one HMAC each).
+   */
+  private matchesPreviousPepper(secret: string, storedHash: string): boolean {
+    let matched = false;
+    for (const pepper of this.previousPeppers) matched = secretMatches(secret, storedHash, pepper) || matched;
+    return matched;
+  }
+
+  /**
+   * A key matched with a previous pepper: its hash is made again with this one, over the record as
+   * read (a change in between wins; the next use tries again). Only while the store records this
+   * pepper as the keys' (the boot took it over, or none is recorded and this one is now): an instance
+   * a rotation left behind, the new pepper among its previous ones, must not hash keys back to the
+   * old one. Other instances' copies keep the old hash until their time to live ends; the store's
+   * record format is the previous release's. Best effort: a failure leaves the old hash, still valid.
+   */
+  private rehash(key: ApiKeyRecord, secret: string): void {
+    if (this.rehashing.has(key.id)) return;
+    this.rehashing.add(key.id);
+    const rehashed: ApiKeyRecord = { ...key, secretHash: hashSecret(secret, this.pepper) };
+    const write = async (): Promise<void> => {
+      if (this.store.holdsPepper && (await this.store.holdsPepper(this.pepperFingerprint(), true)) !== true) return;
+      await this.store.replaceKey(rehashed, key);
+    };
+    write()
+      .catch(() => undefined)
+      .finally(() => this.rehashing.delete(key.id));
+  }
+
+  /**
    * Whether this pepper is the one the shared store's keys are hashed with: with another, every key
-   * would answer 401 here. No shared store: true. None recorded yet: a store without keys takes this
+   * would answer 401 here. No shared store: true. One of the previous peppers recorded (a rotation):
+   * this one is recorded in its place. None recorded yet: a store without keys takes this
    * one; keys already stored (the previous release recorded no fingerprint) may be hashed with
    * another, so this one is recorded only once a key authenticated with it (recordProvenPepper).
    */
   async pepperMatchesStore(): Promise<boolean> {
     if (!this.store.holdsPepper) return true;
-    const held = await this.store.holdsPepper(this.pepperFingerprint(), false);
+    const held = await this.store.holdsPepper(this.pepperFingerprint(), false, this.previousPeppers.map(pepperFingerprint));
     if (held !== null) return held;
     if ((await this.store.listKeys()).length > 0) return true;
     return (await this.store.holdsPepper(this.pepperFingerprint(), true)) !== false;
   }
 
   private pepperFingerprint(): string {
-    return createHmac('sha256', this.pepper).update('reseller-gateway key pepper').digest('hex');
+    return pepperFingerprint(this.pepper);
   }
 
   /** A stored key's hash matched: this pepper is the keys' one, recorded if none is (once per process; best effort). */
@@ -245,4 +290,9 @@ export class KeyService {
 
 export function isDisabled(account: AccountRecord): boolean {
   return account.disabledAt !== undefined && account.disabledAt !== null;
+}
+
+/** Tells peppers apart without revealing them: an HMAC under the pepper (stores.keys.holdsPepper). */
+function pepperFingerprint(pepper: string): string {
+  return createHmac('sha256', pepper).update('reseller-gateway key pepper').digest('hex');
 }

@@ -23,7 +23,7 @@ export async function createStores(config: StoreConfig, onWarning?: (message: st
   return createMemoryStores({ keysFile: config.keys.file, idempotencyMaxRecords: config.idempotency?.memoryMaxRecords });
 }
 
-/** For the key CLI: the same key store the gateway uses. */
-export async function createKeyStore(config: StoreConfig): Promise<Pick<Stores, 'keys' | 'close'>> {
+/** For the key CLI: the same key and webhook stores the gateway uses. */
+export async function createKeyStore(config: StoreConfig): Promise<Pick<Stores, 'keys' | 'webhooks' | 'close'>> {
   return createStores(config);
 }

@@ -264,9 +264,10 @@ export interface KeyStore {
    * A store shared by separately configured processes (Redis) keeps a fingerprint of the key pepper
    * its keys are hashed with: true when `fingerprint` is that one. None stored yet: recorded when
    * `record` (the default), else null (keys of the previous release, which recorded none, may be
-   * hashed with another). Absent where one process's config is the only one (the memory stores).
+   * hashed with another). One of `previous` stored (keys.previousPeppers'): `fingerprint` takes its
+   * place, and true. Absent where one process's config is the only one (the memory stores).
    */
-  holdsPepper?(fingerprint: string, record?: boolean): Promise<boolean | null>;
+  holdsPepper?(fingerprint: string, record?: boolean, previous?: readonly string[]): Promise<boolean | null>;
 }
 
 // ---- the set a deployment runs with ---------------------------------------------------------

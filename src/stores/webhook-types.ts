@@ -37,6 +37,9 @@ export interface WebhookRecord {
   reportFrom: string | null;
 }
 
+/** An endpoint's signing secrets as stored, sealed. */
+export type SealedSecrets = Pick<WebhookRecord, 'secret' | 'previousSecret'>;
+
 export interface WebhookStore {
   get(accountId: string): Promise<WebhookRecord | null>;
   /**
@@ -45,6 +48,12 @@ export interface WebhookStore {
    * must not both hand out a new secret while only one is kept.
    */
   set(accountId: string, record: WebhookRecord, expectedSecret: string | null): Promise<boolean>;
+  /**
+   * Writes the endpoint's secrets sealed anew (an encryption key's rotation) in place of the ones
+   * the caller read, `expected`, only while those are still stored; nothing else in the record
+   * changes. False when another write came in between or no record is stored.
+   */
+  replaceSealedSecrets(accountId: string, expected: SealedSecrets, sealed: SealedSecrets): Promise<boolean>;
   /** Removes the record and the change detector's snapshot. */
   clear(accountId: string): Promise<void>;
   /**
@@ -101,9 +110,10 @@ export interface WebhookStore {
    * A store shared by separately configured processes (Redis) keeps a fingerprint of the key the
    * secrets are sealed with: true when `fingerprint` is that one. None stored yet: recorded when
    * `record` (the default), else null (secrets of the previous release, which recorded none, may be
-   * sealed with another). Absent where one process's config is the only one (the memory stores).
+   * sealed with another). One of `previous` stored (webhooks.previousEncryptionKeys'): `fingerprint`
+   * takes its place, and true. Absent where one process's config is the only one (the memory stores).
    */
-  holdsSealingKey?(fingerprint: string, record?: boolean): Promise<boolean | null>;
+  holdsSealingKey?(fingerprint: string, record?: boolean, previous?: readonly string[]): Promise<boolean | null>;
 }
 
 /**

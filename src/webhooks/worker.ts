@@ -28,7 +28,8 @@ export interface DeliveryWorkerOptions {
   /** The accounts, to drop the events of a disabled one. */
   accounts: Pick<KeyStore, 'getAccount'>;
   box: SecretBox;
-  config: GatewayConfig['webhooks'];
+  /** Its encryption keys are the box's. */
+  config: Omit<GatewayConfig['webhooks'], 'encryptionKey' | 'previousEncryptionKeys'>;
   transport: TransportOptions;
   log: FastifyBaseLogger;
   /** Told how each attempt ended (the metrics). */

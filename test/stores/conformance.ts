@@ -859,6 +859,23 @@ export function runWebhookConformance(t: Test, name: string, factory: FixtureFac
       await store.clear(accountId);
     });
 
+    test(t, 'replaceSealedSecrets writes only the two sealed secrets, only over the ones the caller read', async ({ store }) => {
+      const accountId = unique('acct');
+      assert.equal(await store.replaceSealedSecrets(accountId, { secret: 'old', previousSecret: null }, { secret: 'new', previousSecret: null }), false, 'no record');
+      assert.equal(await store.get(accountId), null, 'nothing created');
+      const record = { ...webhookRecord('https://hooks.example.com/a', 'old', '2026-03-01T00:00:00.000Z'), previousSecret: 'old-prev', previousSecretExpiresAt: '2026-03-02T00:00:00.000Z' };
+      await store.set(accountId, record, null);
+      await store.disable(accountId, 'https://hooks.example.com/a', 'gone');
+      const disabled = await store.get(accountId);
+      assert.equal(await store.replaceSealedSecrets(accountId, { secret: 'old', previousSecret: 'other' }, { secret: 'new', previousSecret: 'new-prev' }), false, 'the previous secret changed');
+      assert.deepEqual(await store.get(accountId), disabled);
+      assert.equal(await store.replaceSealedSecrets(accountId, { secret: 'old', previousSecret: 'old-prev' }, { secret: 'new', previousSecret: 'new-prev' }), true);
+      assert.deepEqual(await store.get(accountId), { ...disabled, secret: 'new', previousSecret: 'new-prev' }, 'the status written in between is kept');
+      await store.set(accountId, webhookRecord('https://hooks.example.com/a', 'plain', '2026-03-03T00:00:00.000Z'), 'new');
+      assert.equal(await store.replaceSealedSecrets(accountId, { secret: 'plain', previousSecret: null }, { secret: 'resealed', previousSecret: null }), true);
+      assert.deepEqual(await store.get(accountId), webhookRecord('https://hooks.example.com/a', 'resealed', '2026-03-03T00:00:00.000Z'));
+    });
+
     test(t, 'set writes only over the record the caller read (its secret), else changes nothing', async ({ store }) => {
       const accountId = unique('acct');
       const first = webhookRecord('https://hooks.example.com/a', 'whsec_1', '2026-03-01T00:00:00.000Z');

@@ -1,6 +1,6 @@
 /** Webhook configuration, endpoint status and change-detector snapshots in process memory. */
 import { compareText } from '../key-records.js';
-import type { DeliveryLogEntry, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
+import type { DeliveryLogEntry, SealedSecrets, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
 
 /** One record per account, and accounts are created by operators, so plain maps need no bound. */
 export class MemoryWebhookStore implements WebhookStore {
@@ -22,6 +22,14 @@ export class MemoryWebhookStore implements WebhookStore {
   async set(accountId: string, record: WebhookRecord, expectedSecret: string | null): Promise<boolean> {
     if ((this.records.get(accountId)?.secret ?? null) !== expectedSecret) return false;
     this.records.set(accountId, structuredClone(record));
+    return true;
+  }
+
+  async replaceSealedSecrets(accountId: string, expected: SealedSecrets, sealed: SealedSecrets): Promise<boolean> {
+    const record = this.records.get(accountId);
+    if (record?.secret !== expected.secret || record.previousSecret !== expected.previousSecret) return false;
+    record.secret = sealed.secret;
+    record.previousSecret = sealed.previousSecret;
     return true;
   }
 

@@ -146,8 +146,8 @@ export class RedisKeyStore implements KeyStore {
     this.listeners.add(listener);
   }
 
-  holdsPepper(fingerprint: string, record = true): Promise<boolean | null> {
-    return holdsFingerprint(this.redis, '{keys}:pepper', fingerprint, record);
+  holdsPepper(fingerprint: string, record = true, previous: readonly string[] = []): Promise<boolean | null> {
+    return holdsFingerprint(this.redis, '{keys}:pepper', fingerprint, record, previous);
   }
 
   private accountKeysKey(accountId: string): string {

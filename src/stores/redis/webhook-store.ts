@@ -6,7 +6,7 @@
  * The account's deliveries in flight, across instances, are `{acct:<id>}:webhook-slots`.
  */
 import { accountTag } from '../rate-policies.js';
-import type { DeliveryLogEntry, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
+import type { DeliveryLogEntry, SealedSecrets, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { holdsFingerprint } from './fingerprint.js';
 import { LuaScript } from './lua-script.js';
@@ -17,6 +17,7 @@ const TAG_FIELD = 'tag:';
 export class RedisWebhookStore implements WebhookStore {
   private readonly scripts = {
     set: LuaScript.load('webhook-set'),
+    reseal: LuaScript.load('webhook-reseal'),
     recordDelivery: LuaScript.load('webhook-record-delivery'),
     lease: LuaScript.load('lease-hold'),
     leaseRelease: LuaScript.load('lease-release'),
@@ -47,6 +48,15 @@ export class RedisWebhookStore implements WebhookStore {
     if (record.disabledReason !== null) fields.disabledReason = record.disabledReason;
     if (record.reportFrom !== null) fields.reportFrom = record.reportFrom;
     const reply = await this.redis.evalScript(this.scripts.set, [this.recordKey(accountId)], [expectedSecret ?? '', ...Object.entries(fields).flat()]);
+    return reply === 1;
+  }
+
+  async replaceSealedSecrets(accountId: string, expected: SealedSecrets, sealed: SealedSecrets): Promise<boolean> {
+    const reply = await this.redis.evalScript(
+      this.scripts.reseal,
+      [this.recordKey(accountId)],
+      [expected.secret, expected.previousSecret ?? '', sealed.secret, sealed.previousSecret ?? ''],
+    );
     return reply === 1;
   }
 
@@ -121,8 +131,8 @@ export class RedisWebhookStore implements WebhookStore {
     await this.redis.run((client) => client.zrem(this.slotsKey(accountId), holder));
   }
 
-  holdsSealingKey(fingerprint: string, record = true): Promise<boolean | null> {
-    return holdsFingerprint(this.redis, '{webhooks}:sealing-key', fingerprint, record);
+  holdsSealingKey(fingerprint: string, record = true, previous: readonly string[] = []): Promise<boolean | null> {
+    return holdsFingerprint(this.redis, '{webhooks}:sealing-key', fingerprint, record, previous);
   }
 
   async holdLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
