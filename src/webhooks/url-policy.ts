@@ -96,21 +96,27 @@ export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443];
 const NON_PUBLIC_REASON = 'URL must not point at a loopback, private, link-local or other non-public address';
 
 /**
+ * The address in its canonical spelling only (`2130706433` or `0x7f.1` are URL syntax, not
+ * addresses), IPv4-mapped IPv6 as the IPv4 address it carries; undefined for anything else.
+ */
+function parsedAddress(ip: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  if (isIP(ip) === 0) return undefined;
+  try {
+    return ipaddr.process(ip);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * True only for a public unicast address in plain textual form. Loopback, private, link-local,
  * unique-local, CGNAT, unspecified, broadcast, multicast, reserved and documentation ranges are
  * refused, and so is every form that embeds an IPv4 address in IPv6 (NAT64, 6to4, Teredo), whatever
  * it embeds. IPv4-mapped IPv6 is judged as the IPv4 address it carries.
  */
 export function isPublicAddress(ip: string): boolean {
-  // Only the canonical spellings count; `2130706433` or `0x7f.1` are URL syntax, not addresses.
-  if (isIP(ip) === 0) return false;
-  let address: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    address = ipaddr.process(ip);
-  } catch {
-    return false;
-  }
-  if (address.range() !== 'unicast') return false;
+  const address = parsedAddress(ip);
+  if (address === undefined || address.range() !== 'unicast') return false;
   if (address.kind() === 'ipv4') return true;
   const ipv6 = address as ipaddr.IPv6;
   // A zone only makes sense on link-local addresses; on anything else it is a trick.
@@ -131,13 +137,8 @@ const METADATA_ADDRESSES = new Set(['fd00:ec2::254', '100.100.100.200'].map((ip)
  */
 export function isAllowedPrivateTarget(ip: string): boolean {
   if (isPublicAddress(ip)) return true;
-  if (isIP(ip) === 0) return false;
-  let address: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    address = ipaddr.process(ip);
-  } catch {
-    return false;
-  }
+  const address = parsedAddress(ip);
+  if (address === undefined) return false;
   if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).zoneId !== undefined) return false;
   return LOCAL_RANGES.has(address.range()) && !METADATA_ADDRESSES.has(address.toNormalizedString());
 }
