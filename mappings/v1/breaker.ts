@@ -11,7 +11,7 @@
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL } from '../../src/upstream/answers.js';
-import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from '../../src/upstream/breaker.js';
+import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from '../../src/upstream/breaker.js';
 import { tracedReports, type UpstreamObserver } from '../../src/upstream/client.js';
 import type { TraceContext } from '../../src/ops/trace.js';
 import type { CaptureFailureKind } from './capture.js';
@@ -38,6 +38,8 @@ export interface PassthroughBreaker {
   lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError, trace: TraceContext | undefined): void;
   /** The health probe through the breaker: false at once while it is open, nothing sent. */
   ping(): Promise<boolean>;
+  /** Closed: forwards go through (not open, no trial under way). */
+  isClosed(): boolean;
 }
 
 export function createPassthroughBreaker(
@@ -51,10 +53,14 @@ export function createPassthroughBreaker(
 ): PassthroughBreaker {
   const { observer, probe } = deps;
   const { logger, report } = tracedReports(deps.logger);
+  let state: CircuitState = 'closed';
   const breaker = createCircuitBreaker(config, {
     label: 'v1 upstream',
     logger,
-    onStateChange: observer?.breakerState.bind(observer),
+    onStateChange: (next) => {
+      state = next;
+      observer?.breakerState(next);
+    },
   });
 
   function down(action: string, status: number): BackendError {
@@ -114,5 +120,6 @@ export function createPassthroughBreaker(
       }
       return ping(ticket, undefined);
     },
+    isClosed: () => state === 'closed',
   };
 }

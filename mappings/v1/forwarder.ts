@@ -211,10 +211,11 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     },
     forward,
     // Through the breaker: false at once while it is open (nothing sent), and a probe answered in
-    // half-open closes it. With every connection busy, up without a probe (it would wait behind
-    // the forwards, which are being answered): an instance under load stays ready, as the
-    // mappings' do (src/upstream/client.ts, waitForConnection).
-    ping: () => (inFlight >= config.connections ? Promise.resolve(true) : breaker.ping()),
+    // half-open closes it. With every connection busy and the breaker closed, up without a probe
+    // (it would wait behind the forwards, which are being answered): an instance under load stays
+    // ready, as the mappings' do (src/upstream/client.ts, waitForConnection). Open, the forwards
+    // still in flight were admitted before it opened: the breaker answers.
+    ping: () => (breaker.isClosed() && inFlight >= config.connections ? Promise.resolve(true) : breaker.ping()),
     async close() {
       // Requests still in flight (a hanging upstream) must not hold the shutdown.
       await agent.destroy();

@@ -76,9 +76,10 @@ export interface UpstreamCallContext {
   /** `cached` when not given. */
   freshness?: Freshness | undefined;
   /**
-   * false: refused at once (UpstreamBusyError, nothing sent) when every connection is in use rather
-   * than queued behind the calls on them. For a health ping: a pool busy with calls is not an
-   * upstream that is down (the breaker tells that), and a ping waiting behind them would say it is.
+   * false: refused at once (UpstreamBusyError, nothing sent) when every connection is in use and the
+   * breaker is closed, rather than queued behind the calls on them. For a health ping: a pool busy
+   * with calls is not an upstream that is down (the breaker tells that), and a ping waiting behind
+   * them would say it is. With the breaker open the ping goes to it (refused: down).
    */
   waitForConnection?: boolean | undefined;
 }
@@ -133,11 +134,16 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   const logger = options.logger;
   const { observer } = options;
   const { logger: breakerLogger, report } = tracedReports(logger);
+  /** Only while closed is a pool full of calls load rather than an upstream that is down (see call). */
+  let breakerState: CircuitState = 'closed';
   const breaker = createCircuitBreaker(options.circuitBreaker, {
     label,
     logger: breakerLogger,
     now: options.now,
-    onStateChange: observer?.breakerState.bind(observer),
+    onStateChange: (state) => {
+      breakerState = state;
+      observer?.breakerState(state);
+    },
   });
   // The cache knows actions by id; the observer hears the upstream's own action names.
   const answers = createAnswerCache<Answer>(
@@ -302,8 +308,12 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   }
 
   function call(id: Id, params: Params, context?: UpstreamCallContext): Promise<Answer> {
-    // Not counted as shed: no request of a client was refused.
-    if (context?.waitForConnection === false && inFlight >= options.connections) return Promise.reject(new UpstreamBusyError());
+    // Not counted as shed: no request of a client was refused. With the breaker open (or half-open),
+    // the calls still on the connections were admitted before it opened: they say nothing of load,
+    // and the breaker answers the ping.
+    if (context?.waitForConnection === false && breakerState === 'closed' && inFlight >= options.connections) {
+      return Promise.reject(new UpstreamBusyError());
+    }
     const action = actions[id];
     const trace = context?.trace;
     if (action.safety === 'write') return write(action, params, trace);
@@ -314,7 +324,9 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       if (freshness === 'fresh') return answers.fresh(id, action.cacheTtlMs, key, () => send(action, params, trace));
       return answers.cached(id, action.cacheTtlMs, key, () => send(action, params, trace), (error) => {
         // While the breaker is open, every stale read would log this: its opening was logged once.
-        if (error instanceof CircuitOpenError) return;
+        // A refusal of the full pool, too: it fails at once, so every stale read of a flood would
+        // start another (each counted as queue_full).
+        if (error instanceof CircuitOpenError || error instanceof UpstreamBusyError) return;
         logger?.warn(withTrace({ action: action.name, error: describeFailure(error) }, trace), `${label} refresh failed; serving the cached answer`);
       });
     }

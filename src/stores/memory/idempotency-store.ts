@@ -189,7 +189,6 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 }
 
-/** Scoped to the account and the client's key only: the same key on another endpoint must conflict. */
 /**
  * A live holder may answer any moment (then replayed): ask again after as long as it has run (since
  * its lease was last set), at least a second; a client that follows this backs off by doubling.
@@ -200,6 +199,7 @@ function askAgainAfter(waitMs: number, leaseUntil: number, leaseMs: number, now:
   return Math.min(waitMs, Math.max(1_000, now - (leaseUntil - leaseMs)));
 }
 
+/** Scoped to the account and the client's key only: the same key on another endpoint must conflict. */
 function recordId(scope: IdempotencyScope): string {
   return JSON.stringify([scope.accountId, scope.key]);
 }
