@@ -65,7 +65,7 @@ overEveryBackend(BACKENDS, 'security suite over every route', (t, gateway, backe
 
   t.test('covers every route the app serves', async () => {
     const served = [...gw.app.servedRoutes].sort();
-    // Besides the endpoints, only the problem type pages: public, the same for every backend (test/review/problemdocs.test.ts).
+    // Besides the endpoints, only the problem type pages: public, the same for every backend (test/http/problem-pages.test.ts).
     assert.deepEqual([...endpoints.map((e) => `${e.method} ${e.url}`), ...PROBLEM_PAGES].sort(), served);
   });
 
