@@ -18,7 +18,7 @@ import type { Invoice, Order, PageRequest, Service } from '../../src/v1/schemas.
 import { BASELINE_FIELD } from '../../src/webhooks/emitter.js';
 import { ACCOUNT, detectorOver } from '../helpers/detector-harness.js';
 import { startRedisServer } from '../helpers/redis.js';
-import { unique } from '../stores/conformance.js';
+import { unique, webhookRecord } from '../stores/conformance.js';
 
 interface CustomerData {
   services: Service[];
@@ -106,6 +106,26 @@ bothStores('an account mapped to another customer: that customer\'s history is n
   first.services[0] = service('10', 'active');
   await detector.tick();
   assert.deepEqual(await queued(), ['service.status_changed 10']);
+});
+
+bothStores('mapped back to a customer, with an endpoint that reports from a time: what changed meanwhile is not reported', async (store) => {
+  // States recorded since the endpoint began to report are news to a first pass, but not after a
+  // remap: they may be the other customer's, or older than the time this customer was mapped back.
+  const since = new Date(Date.now() - 60_000).toISOString();
+  const backend = new FakeBackend();
+  const { detector, account, queued } = await detectorOver(store, backend);
+  await store.set(ACCOUNT, { ...webhookRecord('https://hooks.example.com/in', 'sealed', since), reportFrom: since }, 'sealed');
+  const first = backend.of('1');
+  first.services.push(service('10', 'active'));
+  await detector.tick();
+  assert.deepEqual(await queued(), [], 'the first look is a baseline');
+
+  account.upstreamId = '2';
+  await detector.tick();
+  account.upstreamId = '1';
+  first.services[0] = service('10', 'suspended');
+  await detector.tick();
+  assert.deepEqual(await queued(), [], 'mapped back: what changed meanwhile is not reported, whatever the endpoint reports from');
 });
 
 bothStores('a mark written before marks named their customer is kept as this customer\'s', async (store) => {
