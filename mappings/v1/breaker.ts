@@ -11,7 +11,7 @@
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL } from '../../src/upstream/answers.js';
-import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from '../../src/upstream/breaker.js';
+import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from '../../src/upstream/breaker.js';
 import { tracedReports, type UpstreamObserver } from '../../src/upstream/client.js';
 import type { TraceContext } from '../../src/ops/trace.js';
 import type { CaptureFailureKind } from './capture.js';
@@ -53,14 +53,10 @@ export function createPassthroughBreaker(
 ): PassthroughBreaker {
   const { observer, probe } = deps;
   const { logger, report } = tracedReports(deps.logger);
-  let state: CircuitState = 'closed';
   const breaker = createCircuitBreaker(config, {
     label: 'v1 upstream',
     logger,
-    onStateChange: (next) => {
-      state = next;
-      observer?.breakerState(next);
-    },
+    onStateChange: observer?.breakerState.bind(observer),
   });
 
   function down(action: string, status: number): BackendError {
@@ -120,6 +116,6 @@ export function createPassthroughBreaker(
       }
       return ping(ticket, undefined);
     },
-    isClosed: () => state === 'closed',
+    isClosed: () => breaker.isClosed(),
   };
 }

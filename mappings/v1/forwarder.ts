@@ -16,7 +16,7 @@ import { Agent } from '../../src/upstream/undici.js';
 import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import { sourceAddress } from '../../src/http/source-address.js';
-import { UpstreamBusyError, WAITING_PER_CONNECTION } from '../../src/upstream/busy.js';
+import { createWaitingBound } from '../../src/upstream/busy.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { isOwnAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
@@ -102,22 +102,15 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     return key;
   }
 
-  /** Forwards on a connection or waiting for one: at most WAITING_PER_CONNECTION per connection wait (client.ts says why). */
-  let inFlight = 0;
-  const mostInFlight = config.connections * (1 + WAITING_PER_CONNECTION);
+  /** Forwards on a connection or waiting for one (src/upstream/busy.ts says why they are bounded). */
+  const bound = createWaitingBound(config.connections);
 
-  async function forward(call: ForwardCall, reply: FastifyReply): Promise<ReturnType<typeof readAnswer>> {
+  function forward(call: ForwardCall, reply: FastifyReply): Promise<ReturnType<typeof readAnswer>> {
     // Before the breaker and the write-ahead mark: nothing sent, a write known not to have run.
-    if (inFlight >= mostInFlight) {
-      observer?.called(call.endpoint.operationId, 'queue_full', 0);
-      throw new UpstreamBusyError();
-    }
-    inFlight += 1;
-    try {
-      return await send(call, reply);
-    } finally {
-      inFlight -= 1;
-    }
+    return bound.run(
+      () => send(call, reply),
+      () => observer?.called(call.endpoint.operationId, 'queue_full', 0),
+    );
   }
 
   async function send(call: ForwardCall, reply: FastifyReply): Promise<ReturnType<typeof readAnswer>> {
@@ -215,7 +208,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     // (it would wait behind the forwards, which are being answered): an instance under load stays
     // ready, as the mappings' do (src/upstream/client.ts, waitForConnection). Open, the forwards
     // still in flight were admitted before it opened: the breaker answers.
-    ping: () => (breaker.isClosed() && inFlight >= config.connections ? Promise.resolve(true) : breaker.ping()),
+    ping: () => (breaker.isClosed() && bound.connectionsBusy() ? Promise.resolve(true) : breaker.ping()),
     async close() {
       // Requests still in flight (a hanging upstream) must not hold the shutdown.
       await agent.destroy();

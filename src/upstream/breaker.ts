@@ -51,12 +51,15 @@ export interface CircuitBreaker {
   answered(ticket: BreakerTicket): void;
   /** The call failed with a sign that the upstream is down or overloaded. */
   failed(ticket: BreakerTicket, error: BackendError): void;
+  /** Closed: calls go through (not open, no trial under way). */
+  isClosed(): boolean;
 }
 
 const NEVER_OPEN: CircuitBreaker = {
   admit: () => ({ trial: false, epoch: 0 }),
   answered: () => undefined,
   failed: () => undefined,
+  isClosed: () => true,
 };
 
 export function createCircuitBreaker(
@@ -114,6 +117,7 @@ export function createCircuitBreaker(
   }
 
   return {
+    isClosed: () => state === 'closed',
     admit(action) {
       if (state === 'closed') return { trial: false, epoch };
       if (state === 'half_open') throw new CircuitOpenError(TRIAL_RETRY_AFTER_MS);

@@ -30,3 +30,29 @@ export class UpstreamBusyError extends BackendError {
     this.name = 'UpstreamBusyError';
   }
 }
+
+/**
+ * The calls a pool holds, on its connections or waiting for one: past WAITING_PER_CONNECTION waiting
+ * per connection, a call is refused unsent (UpstreamBusyError).
+ */
+export function createWaitingBound(connections: number) {
+  let inFlight = 0;
+  const most = connections * (1 + WAITING_PER_CONNECTION);
+  return {
+    /** Every connection in use: a call now would wait for one. */
+    connectionsBusy: (): boolean => inFlight >= connections,
+    /** `work`, counted while it runs; past the bound `refused` is told and UpstreamBusyError thrown, nothing run. */
+    async run<T>(work: () => Promise<T>, refused: () => void): Promise<T> {
+      if (inFlight >= most) {
+        refused();
+        throw new UpstreamBusyError();
+      }
+      inFlight += 1;
+      try {
+        return await work();
+      } finally {
+        inFlight -= 1;
+      }
+    },
+  };
+}

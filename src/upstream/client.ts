@@ -15,7 +15,7 @@ import { traceHeaders, type TraceContext } from '../ops/trace.js';
 import { createAnswerCache } from './answer-cache.js';
 import { DETAIL, type Redact } from './answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
-import { UpstreamBusyError, WAITING_PER_CONNECTION } from './busy.js';
+import { createWaitingBound, UpstreamBusyError } from './busy.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
 
@@ -134,16 +134,11 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   const logger = options.logger;
   const { observer } = options;
   const { logger: breakerLogger, report } = tracedReports(logger);
-  /** Only while closed is a pool full of calls load rather than an upstream that is down (see call). */
-  let breakerState: CircuitState = 'closed';
   const breaker = createCircuitBreaker(options.circuitBreaker, {
     label,
     logger: breakerLogger,
     now: options.now,
-    onStateChange: (state) => {
-      breakerState = state;
-      observer?.breakerState(state);
-    },
+    onStateChange: observer?.breakerState.bind(observer),
   });
   // The cache knows actions by id; the observer hears the upstream's own action names.
   const answers = createAnswerCache<Answer>(
@@ -154,8 +149,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     },
   );
   /** Calls being sent and not finished (from before the breaker admits them): on a connection, or waiting for one. */
-  let inFlight = 0;
-  const mostInFlight = options.connections * (1 + WAITING_PER_CONNECTION);
+  const bound = createWaitingBound(options.connections);
   /** upstream_error failures that still say the upstream is down (see isDownSignal). */
   const downSignals = new WeakSet<BackendError>();
 
@@ -274,24 +268,20 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
    * first: a trial ticket the breaker handed out must be used.
    */
   async function send(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
-    if (inFlight >= mostInFlight) {
-      observer?.called(action.name, 'queue_full', 0);
-      throw new UpstreamBusyError();
-    }
-    inFlight += 1;
-    try {
-      let ticket = admit(action, trace);
-      if (ticket.trial && action.safety === 'write') {
-        // A write is never the trial: against an upstream that still hangs, it would end with an
-        // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
-        await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace).catch(() => undefined);
-        // Closed again, or re-opened: then this throws, and the write was never sent.
-        ticket = admit(action, trace);
-      }
-      return await tracked(ticket, action, params, trace);
-    } finally {
-      inFlight -= 1;
-    }
+    return bound.run(
+      async () => {
+        let ticket = admit(action, trace);
+        if (ticket.trial && action.safety === 'write') {
+          // A write is never the trial: against an upstream that still hangs, it would end with an
+          // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
+          await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace).catch(() => undefined);
+          // Closed again, or re-opened: then this throws, and the write was never sent.
+          ticket = admit(action, trace);
+        }
+        return tracked(ticket, action, params, trace);
+      },
+      () => observer?.called(action.name, 'queue_full', 0),
+    );
   }
 
   async function write(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
@@ -311,7 +301,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     // Not counted as shed: no request of a client was refused. With the breaker open (or half-open),
     // the calls still on the connections were admitted before it opened: they say nothing of load,
     // and the breaker answers the ping.
-    if (context?.waitForConnection === false && breakerState === 'closed' && inFlight >= options.connections) {
+    if (context?.waitForConnection === false && breaker.isClosed() && bound.connectionsBusy()) {
       return Promise.reject(new UpstreamBusyError());
     }
     const action = actions[id];
