@@ -15,6 +15,8 @@ export interface ScriptedRedis {
   readonly connections: number;
   /** The replies, by lower-case command name; change them at any time. */
   replies: Map<string, ScriptedReply>;
+  /** Cuts every connection and goes on listening: the client connects again (a failover, a restart). */
+  dropConnections(): void;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,9 @@ export async function startScriptedRedis(replies: Record<string, ScriptedReply>)
     },
     set replies(next) {
       state.replies = next;
+    },
+    dropConnections: () => {
+      for (const socket of sockets) socket.destroy();
     },
     close: () => {
       for (const socket of sockets) socket.destroy();

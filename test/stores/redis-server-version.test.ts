@@ -28,6 +28,7 @@ import { createRedisStores } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
 import { startRedisServer } from '../helpers/redis.js';
 import { bulk, startScriptedRedis, type ScriptedReply } from '../helpers/scripted-redis.js';
+import { waitFor } from '../helpers/wait.js';
 
 const wrapped6 = (inner: string): string =>
   `ERR Error running script (call to f_62e6aac9c7520a78c28f012748b42ed670fff5d3): @user_script:1: ${inner}`;
@@ -149,6 +150,21 @@ t.test('the server\'s version at boot', async (t) => {
     await stores.close();
     assert.deepEqual(warnings, []);
   });
+});
+
+t.test('connected again to a server older than 6.2 (a failover to an old replica): said at once, naming the minimum', async (t) => {
+  const server = await startScriptedRedis({ info: REDIS_6_2 });
+  t.teardown(() => server.close());
+  const warnings: string[] = [];
+  const stores = await createRedisStores({ url: server.url, onWarning: (warning) => warnings.push(warning) });
+  t.teardown(() => stores.close());
+  assert.deepEqual(warnings, [], 'Redis 6.2 at start');
+  server.replies.set('info', REDIS_6_0);
+  const before = server.connections;
+  server.dropConnections();
+  await waitFor(() => (warnings.length > 0 && server.connections > before ? true : undefined), 5_000, 'a warning after the reconnection');
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0] ?? '', /Redis 6\.0\.20 .*older than.*6\.2\.0 or later/);
 });
 
 for (const workers of ['1', '2']) t.test(`the gateway process (WORKERS=${workers}) on Redis 6.0: exit 78, the minimum named, no stack trace`, async (t) => {

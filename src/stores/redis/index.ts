@@ -7,6 +7,7 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterNode } from 'ioredis';
+import { ConfigError } from '../../config.js';
 import { StoreUnavailableError } from '../types.js';
 import type { Stores } from '../types.js';
 import { RedisConnection, replyMessage } from './connection.js';
@@ -35,7 +36,7 @@ interface CommonRedisStoresOptions {
   connectTimeoutMs?: number;
   /** Idempotency claims and write-ahead marks wait for this many replicas (WAIT); absent: no wait. */
   replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
-  /** Hears what is wrong with the server's configuration, at start and on every reconnection (see evictionWarning). */
+  /** Hears what is wrong with the server's configuration (its eviction policy; its version on reconnection), at start and on every reconnection. */
   onWarning?: ((message: string) => void) | undefined;
 }
 
@@ -83,6 +84,16 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
     const warning = await evictionWarning(client);
     if (warning) options.onWarning?.(warning);
   };
+  // Met at start, an old server stops the process (ConfigError); met on reconnection, the gateway is
+  // serving: every request but the webhook outbox's claims still works, so it is said, not fatal.
+  const checkAgain = async (): Promise<void> => {
+    const versionWarning = await checkServerVersion(client).catch((error: unknown) => {
+      if (error instanceof ConfigError) return error.message;
+      throw error;
+    });
+    if (versionWarning) options.onWarning?.(versionWarning);
+    await checkEviction();
+  };
 
   try {
     // Built before connecting: constructing a store loads its scripts, and a missing one must stop here.
@@ -111,7 +122,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       await checkEviction();
     });
     // Connected again, perhaps to another server (a failover, a managed Redis's endpoint moved).
-    client.on('ready', () => void checkEviction().catch(() => undefined));
+    client.on('ready', () => void checkAgain().catch(() => undefined));
     return stores;
   } catch (error) {
     await close();
