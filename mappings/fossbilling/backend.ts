@@ -4,7 +4,7 @@
  * account's FOSSBilling client id here, and lists are always filtered by it.
  */
 import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
-import { UpstreamBusyError } from '../../src/upstream/busy.js';
+import { answersProbe } from '../../src/upstream/busy.js';
 import { withFreshness } from '../../src/upstream/client.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
@@ -87,17 +87,7 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     listInvoices: forCustomer((of) => of.listInvoices),
     getInvoiceDocument: forCustomer((of) => of.getInvoiceDocument),
     diagnose: (scope) => diagnoseFossbilling(config, scope, options),
-    ping: async () => {
-      try {
-        await call(PROBE, {}, { waitForConnection: false });
-        return true;
-      } catch (error) {
-        // Not sent, every connection busy: the calls on them are being answered, or the breaker
-        // would be open (an instance under load stays ready: a balancer pulling every loaded
-        // instance at once would be an outage).
-        return error instanceof UpstreamBusyError;
-      }
-    },
+    ping: () => answersProbe(() => call(PROBE, {}, { waitForConnection: false })),
     close: () => transport.close(),
   };
 }

@@ -4,7 +4,7 @@
  * customer's clientid, and every answer is checked again for ownership (see backend-calls.ts).
  */
 import type { Dispatcher } from 'undici';
-import { UpstreamBusyError } from '../../src/upstream/busy.js';
+import { answersProbe } from '../../src/upstream/busy.js';
 import type { UpstreamHooks } from '../../src/upstream/client.js';
 import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
 import { ALL_ACTIONS, type Product } from '../../src/v1/schemas.js';
@@ -147,17 +147,7 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     diagnose: (scope) => diagnoseWhmcs(config, scope, { dispatcher: options.dispatcher, logger: options.logger, now: options.now }),
     // False at once while the circuit breaker is open (nothing is sent); in half-open, the probe
     // may be the one trial call that closes it.
-    ping: async () => {
-      try {
-        await client.call('GetCurrencies', {}, { waitForConnection: false });
-        return true;
-      } catch (error) {
-        // Not sent, every connection busy: the calls on them are being answered, or the breaker
-        // would be open (an instance under load stays ready: a balancer pulling every loaded
-        // instance at once would be an outage).
-        return error instanceof UpstreamBusyError;
-      }
-    },
+    ping: () => answersProbe(() => client.call('GetCurrencies', {}, { waitForConnection: false })),
     close: () => client.close(),
   };
 }

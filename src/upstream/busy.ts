@@ -56,3 +56,18 @@ export function createWaitingBound(connections: number) {
     },
   };
 }
+
+/**
+ * A backend's readiness ping from one probe call sent with `waitForConnection: false`: up when it is
+ * answered, and when it was not sent because every connection is busy. The calls on them are being
+ * answered, or the breaker would be open (the client sends nothing then): an instance under load
+ * stays ready, since a balancer pulling every loaded instance at once would be an outage.
+ */
+export async function answersProbe(send: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await send();
+    return true;
+  } catch (error) {
+    return error instanceof UpstreamBusyError;
+  }
+}
