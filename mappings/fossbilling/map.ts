@@ -40,7 +40,7 @@ export const SERVICE_STATUS: Readonly<Record<string, ServiceStatus>> = {
   pending_setup: 'pending',
   failed_setup: 'pending',
   active: 'active',
-  // Renewal failed, but the service keeps running until it is suspended.
+  // Renewal failed, but the service keeps running until it is suspended (statusOf: one never activated is not running).
   failed_renew: 'active',
   suspended: 'suspended',
   canceled: 'cancelled',
@@ -56,6 +56,16 @@ export const ORDER_STATUS: Readonly<Record<string, Order['status']>> = {
   suspended: 'active',
   canceled: 'cancelled',
 };
+
+/**
+ * The status to map. Paying the invoice of an order placed through the admin API runs its line's
+ * task, `renew` (Invoice/Service.php generateForOrder), on an order never activated: no service
+ * to renew, so `failed_renew` (Order/Service.php renewFromOrder). Only activation sets
+ * `activated_at`: without it the order waits for setup, like `failed_setup`.
+ */
+export function statusOf(order: RawOrder): string {
+  return order.status === 'failed_renew' && order.activated_at === null ? 'failed_setup' : order.status;
+}
 
 function unreadable(operatorMessage: string): BackendError {
   return new BackendError('upstream_error', 'The billing system answered with something unreadable.', { operatorMessage });
@@ -175,7 +185,7 @@ export function mapOrder(order: RawOrder, fallbackCurrency: string, timeZone: st
   const unpaid = unpaidInvoiceOf(order);
   return {
     id: order.id,
-    status: ownEntry(ORDER_STATUS, order.status) ?? 'other',
+    status: ownEntry(ORDER_STATUS, statusOf(order)) ?? 'other',
     created_at: created,
     total: { amount: orderTotal(order), currency: currencyOf(order.currency, fallbackCurrency) },
     invoice_id: unpaid ?? found?.invoice.id ?? null,
@@ -193,7 +203,7 @@ export function isCancellationScheduled(order: RawOrder): boolean {
 }
 
 export function mapService(order: RawOrder, fallbackCurrency: string): Service {
-  const status = ownEntry(SERVICE_STATUS, order.status);
+  const status = ownEntry(SERVICE_STATUS, statusOf(order));
   if (status === undefined) throw unreadable(`order ${order.id} has status "${order.status}", which the mapping does not know`);
   if (!order.product_id || order.product_id === '0') throw unreadable(`order ${order.id} has no product`);
   const scheduled = isCancellationScheduled(order);

@@ -22,6 +22,7 @@ import {
   mapOrder,
   mapService,
   PAY_TYPES,
+  statusOf,
 } from './map.js';
 import { declareMethods, type FossbillingMethod } from './methods.js';
 import { invoiceOfOrder, unpaidInvoiceOf } from './order-invoice.js';
@@ -230,7 +231,8 @@ export function fossbillingOperations(
 
   async function runServiceAction(customer: Customer, id: string, action: ServiceAction, ctx: WriteContext) {
     const order = await rawOrder(customer, id, 'service');
-    const plan = planServiceAction(action, order.status, isCancellationScheduled(order));
+    // A paid order never activated is `failed_renew` with no service: cancel would fail on it (map.ts statusOf).
+    const plan = planServiceAction(action, statusOf(order), isCancellationScheduled(order));
     const params = plan.withReason ? { id, reason: config.actionReason } : { id };
     await ctx.beforeWrite();
     await classified(request(plan.method, params, ActionAnswer), [
