@@ -99,7 +99,6 @@ export function orderPlacement({ config, request, clientIdOf, client, publicProd
       ),
       [
         { match: (error) => Number(error.code) === 831, error: () => new BackendError('validation', `product_id: product ${product.id} is out of stock.`) },
-        { match: (error) => [4892, 4893, 4894].includes(Number(error.code)), error: () => new BackendError('validation', 'The order is missing details the product requires.') },
         { match: refusesDomain, error: () => new BackendError('validation', `hostname: product ${product.id} does not take this domain name.`) },
         { match: byMessage(/client not found/i), error: (cause) => new BackendError('upstream_error', 'The account is not set up correctly.', { operatorMessage: cause.operatorMessage }) },
       ],
