@@ -7,6 +7,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { BackendError, type BackendErrorKind } from '../backend/backend.js';
 import { ApiError, problemDocument, type Reason } from '../errors.js';
 import { StoreUnavailableError } from '../stores/types.js';
+import { CircuitOpenError } from '../upstream/breaker.js';
+import { UpstreamBusyError } from '../upstream/busy.js';
+import { createRepeatedLog, type RepeatedLog } from '../repeated-log.js';
 import type { AuditLog } from '../audit.js';
 import { auditFailure, isAudited } from './audited.js';
 
@@ -107,11 +110,25 @@ export function sendProblem(reply: FastifyReply, error: ApiError, typeBase: stri
     .send(JSON.stringify(problemDocument(error, requestId, typeBase)));
 }
 
-function logFailure(request: FastifyRequest, original: unknown, apiError: ApiError): void {
+/** Why a call was refused unsent, for the log: the flood's two kinds are told apart. */
+function refusedBy(error: BackendError): string | undefined {
+  if (error instanceof CircuitOpenError) return 'circuit_breaker';
+  return error instanceof UpstreamBusyError ? 'queue_full' : undefined;
+}
+
+/**
+ * An upstream outage or a flood fails every request the same way: the first failure of a kind is
+ * logged at once, its repeats summed up (repeated-log.ts). A write whose outcome is unknown is
+ * logged each time: its request is one an operator may have to reconcile.
+ */
+function logFailure(request: FastifyRequest, original: unknown, apiError: ApiError, repeats: RepeatedLog): void {
   if (original instanceof BackendError) {
-    const context = { account_id: request.caller?.account.id, reason: apiError.reason, backend_error: original.kind, outcome_unknown: original.outcomeUnknown };
-    if (original.operatorMessage) request.log.error({ ...context, upstream: original.operatorMessage }, 'upstream failure');
-    else if (apiError.status >= 500) request.log.warn(context, 'upstream failure');
+    if (!original.operatorMessage && apiError.status < 500) return;
+    const kind = { reason: apiError.reason, backend_error: original.kind, refused_by: refusedBy(original), upstream: original.operatorMessage };
+    const detail = { account_id: request.caller?.account.id, outcome_unknown: original.outcomeUnknown };
+    const level = original.operatorMessage ? 'error' : 'warn';
+    if (original.outcomeUnknown) request.log[level]({ ...kind, ...detail }, 'upstream failure');
+    else repeats.note(level, 'upstream failure', kind, detail, request.log);
     return;
   }
   // An outage of a store, or a full PDF renderer (load shed), is not a failure of this request's own.
@@ -140,10 +157,13 @@ export function installProblemHandling(
   audit: AuditLog,
 ): { addRoute(method: string, url: string): void } {
   const routes = new Map<string, RouteShape>();
+  const repeats = createRepeatedLog(app.log);
+  // Requests are over by then: what the last window counted is written before the process ends.
+  app.addHook('onClose', async () => repeats.flush());
 
   app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error);
-    logFailure(request, error, apiError);
+    logFailure(request, error, apiError, repeats);
     if (isAudited(request)) await auditFailure(request, audit, apiError);
     return sendProblem(reply, apiError, typeBase);
   });

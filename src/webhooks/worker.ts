@@ -12,6 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { GatewayConfig } from '../config.js';
 import { isDisabled } from '../keys/key-service.js';
 import type { WebhookDeliveryOutcome } from '../ops/observers.js';
+import { createRepeatedLog, type RepeatedLog } from '../repeated-log.js';
 import { StoreUnavailableError, type KeyStore } from '../stores/types.js';
 import type { ClaimedDelivery, WebhookDisabledReason, WebhookOutbox, WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import { DeliveryLog } from './delivery-log.js';
@@ -54,9 +55,12 @@ export class DeliveryWorker {
   private polling = false;
   private pollAgain = false;
   private readonly history: DeliveryLog;
+  /** An outbox down is met at every poll, a dead endpoint at each of its events: once, then counted. */
+  private readonly repeats: RepeatedLog;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.history = new DeliveryLog(options.store, options.log, () => this.now());
+    this.repeats = createRepeatedLog(options.log);
   }
 
   start(): void {
@@ -79,6 +83,7 @@ export class DeliveryWorker {
     this.stopping.abort();
     clearTimeout(this.timer);
     await Promise.allSettled([...this.inFlight]);
+    this.repeats.flush();
   }
 
   private schedule(): void {
@@ -107,7 +112,7 @@ export class DeliveryWorker {
       } while (this.pollAgain);
     } catch (error) {
       if (error instanceof StoreUnavailableError) this.options.onStoreError?.();
-      this.options.log.warn({ err: error }, 'webhook outbox unavailable; retrying');
+      this.repeats.note('warn', 'webhook outbox unavailable; retrying', {}, { err: error });
     } finally {
       this.polling = false;
       this.schedule();
@@ -222,7 +227,7 @@ export class DeliveryWorker {
     }
     const scheduled = config.retryScheduleMs[attempts];
     if (scheduled === undefined) {
-      log.warn(logged, 'webhook event failed: no attempts left');
+      this.repeats.note('warn', 'webhook event failed: no attempts left', { account_id: delivery.accountId }, logged);
       failed('failed');
       await this.history.attempted(delivery, facts, 'failed', null);
       return outbox.complete(delivery, 'failed');
