@@ -98,14 +98,22 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
     this.storeFallbacks.inc({ store: 'rate_limits', fallback: 'memory' }, 0);
     this.storeFallbacks.inc({ store: 'keys', fallback: 'stale' }, 0);
     for (const outcome of AUDIT_OUTCOMES) for (const result of ['written', 'failed']) this.auditWrites.inc({ outcome, result }, 0);
-    // Both outbox gauges come from one read per scrape.
-    this.gauge('webhook_outbox_depth', 'Webhook deliveries waiting in the outbox.', [], async (gauge) => {
+    // The outbox gauges come from one read per scrape. One that fails (Redis unreachable) leaves
+    // the depth and age out of the scrape rather than repeating the last values read: a backlog
+    // that cannot be seen must not look healthy. The series go stale (a gap on a graph), and the
+    // time of the last read that worked says for how long (an alert on its age needs no absent()).
+    this.gauge('webhook_outbox_depth', 'Webhook deliveries waiting in the outbox (absent while it cannot be read).', [], async (gauge) => {
       const state = await this.readOutbox();
       if (state) gauge.set(state.depth);
+      else gauge.remove({});
     });
-    this.gauge('webhook_outbox_oldest_pending_age_seconds', 'Age of the oldest webhook delivery waiting in the outbox (0 when none waits).', [], async (gauge) => {
+    this.gauge('webhook_outbox_oldest_pending_age_seconds', 'Age of the oldest webhook delivery waiting in the outbox (0 when none waits; absent while it cannot be read).', [], async (gauge) => {
       const state = await this.readOutbox();
       if (state) gauge.set(state.oldestPendingAgeSeconds);
+      else gauge.remove({});
+    });
+    this.gauge('webhook_outbox_last_read_timestamp_seconds', 'Unix time of the last scrape that could read the webhook outbox.', [], async (gauge) => {
+      if (await this.readOutbox()) gauge.set(Date.now() / 1000);
     });
   }
 
