@@ -6,6 +6,7 @@
  * an answer from before it.
  */
 import { LRUCache } from 'lru-cache';
+import { monotonicNow } from './monotonic.js';
 
 /** Cached answers are served stale (while one refresh runs) up to this many TTLs old. */
 const STALE_FACTOR = 10;
@@ -45,7 +46,7 @@ export interface AnswerCache<A> {
   clear(): void;
 }
 
-export function createAnswerCache<A>(now: () => number = Date.now, events?: AnswerCacheEvents): AnswerCache<A> {
+export function createAnswerCache<A>(now: () => number = monotonicNow, events?: AnswerCacheEvents): AnswerCache<A> {
   let writeEpoch = 0;
   const inFlight = new Map<string, Promise<A>>();
   const caches = new Map<string, ActionCache<A>>();

@@ -10,6 +10,7 @@
  */
 import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
+import { monotonicNow } from './monotonic.js';
 
 export interface CircuitBreakerConfig {
   enabled: boolean;
@@ -75,7 +76,8 @@ export function createCircuitBreaker(
 ): CircuitBreaker {
   if (!config.enabled) return NEVER_OPEN;
   const { failureThreshold, openMs } = config;
-  const now = options.now ?? Date.now;
+  // Monotonic: a wall clock stepped back would keep the breaker open (every call refused) as long.
+  const now = options.now ?? monotonicNow;
   const { label, logger, onStateChange } = options;
 
   let state: CircuitState = 'closed';

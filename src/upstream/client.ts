@@ -15,6 +15,7 @@ import { traceHeaders, type TraceContext } from '../ops/trace.js';
 import { createAnswerCache } from './answer-cache.js';
 import { DETAIL, type Redact } from './answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
+import { monotonicNow } from './monotonic.js';
 import { createWaitingBound, UpstreamBusyError } from './busy.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
@@ -99,7 +100,7 @@ export interface UpstreamClientOptions extends UpstreamHooks {
   /** Replaces the client's own Pool (tests pass an undici MockAgent); the caller closes it. */
   dispatcher?: Dispatcher | undefined;
   logger?: BackendLogger | undefined;
-  /** The clock of the circuit breaker and the answer cache (tests inject one); call deadlines always use real time. */
+  /** The clock of the circuit breaker and the answer cache, monotonic ms (tests inject one); call deadlines always use real time. */
   now?: (() => number) | undefined;
 }
 
@@ -142,7 +143,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   });
   // The cache knows actions by id; the observer hears the upstream's own action names.
   const answers = createAnswerCache<Answer>(
-    options.now ?? Date.now,
+    options.now ?? monotonicNow,
     observer && {
       cacheLookup: (id, result) => observer.cacheLookup(actions[id as Id].name, result),
       coalesced: (id) => observer.coalesced(actions[id as Id].name),
