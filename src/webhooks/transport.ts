@@ -117,6 +117,9 @@ export async function sendWebhook(
   }
 }
 
+/** The HTTP-date form of ANSI C's asctime(), which names no zone. */
+const ASCTIME = /^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
+
 /**
  * A Retry-After value (RFC 9110 §10.2.3) as a delay from `now`: delay-seconds or an HTTP-date (a
  * date past is no delay); null when absent or not understood.
@@ -124,8 +127,11 @@ export async function sendWebhook(
 export function parseRetryAfter(value: string | null, now: number): number | null {
   const text = value?.trim() ?? '';
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  // HTTP-dates end in GMT (all three forms); Date.parse alone accepts numbers such as "5.5".
-  const at = text.endsWith('GMT') ? Date.parse(text) : Number.NaN;
+  // IMF-fixdate and RFC 850 dates end in GMT; asctime's ("Sun Nov  6 08:49:37 1994") is GMT too but
+  // says nothing, and Date.parse would read it in the machine's zone. Date.parse alone accepts
+  // numbers such as "5.5".
+  const gmt = text.endsWith('GMT') ? text : ASCTIME.test(text) ? `${text} GMT` : '';
+  const at = gmt === '' ? Number.NaN : Date.parse(gmt);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
