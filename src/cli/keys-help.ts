@@ -93,7 +93,8 @@ ${EXIT_CODES}`,
 Issues a key and prints it once (store it now: only its hash is kept).
   --scopes      a comma-separated list, or all: ${SCOPES.join(', ')};
                 or none: a key for GET /v1/me only
-  --expires     when the key stops working, RFC 3339 with its offset, e.g. 2027-01-01T00:00:00Z (default: never)
+  --expires     when the key stops working, RFC 3339 with its offset, e.g. 2027-01-01T00:00:00Z
+                (default: never); a bare date is refused: its moment depends on the time zone
   --per-minute, --burst, --per-day   this key's own rate limits instead of the configured defaults
 
 ${COMMON}
