@@ -4,7 +4,7 @@ import { createMemoryStores } from './memory/index.js';
 import { createRedisStores } from './redis/index.js';
 import type { Stores } from './types.js';
 
-type StoreConfig = Pick<GatewayConfig, 'redisUrl' | 'redisClusterNodes' | 'keys'> & Partial<Pick<GatewayConfig, 'idempotency'>>;
+type StoreConfig = Pick<GatewayConfig, 'redisUrl' | 'redisClusterNodes' | 'keys'> & Partial<Pick<GatewayConfig, 'idempotency' | 'webhooks'>>;
 
 function clusterNode(seed: string): { host: string; port: number } {
   // Checked at boot (config.ts); a seed that does not parse never gets here.
@@ -15,12 +15,18 @@ function clusterNode(seed: string): { host: string; port: number } {
 export async function createStores(config: StoreConfig, onWarning?: (message: string) => void): Promise<Stores> {
   const acks = config.idempotency?.replicaAcks ?? 0;
   const replicaAcks = acks > 0 ? { replicas: acks, timeoutMs: config.idempotency?.replicaWaitMs ?? 100 } : undefined;
+  const webhooks = config.webhooks;
+  const webhookAdmission = webhooks ? { perAccount: webhooks.perAccountConcurrency, sweepAfterMs: webhooks.claimIdleMs } : undefined;
   if (config.redisClusterNodes && config.redisClusterNodes.length > 0) {
-    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, onWarning });
+    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, onWarning, webhookAdmission });
   }
-  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks, onWarning });
+  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks, onWarning, webhookAdmission });
   // Keys persist in a file so the operator CLI, another process, can issue them to a running gateway.
-  return createMemoryStores({ keysFile: config.keys.file, idempotencyMaxRecords: config.idempotency?.memoryMaxRecords });
+  return createMemoryStores({
+    keysFile: config.keys.file,
+    idempotencyMaxRecords: config.idempotency?.memoryMaxRecords,
+    webhookPerAccount: webhooks?.perAccountConcurrency,
+  });
 }
 
 /** For the key CLI: the same key and webhook stores the gateway uses. */

@@ -178,7 +178,9 @@ export interface ClaimedDelivery extends OutboxEntry {
 /**
  * Durable, at-least-once delivery queue shared by every instance. A claimed entry stays the
  * claimer's until it is completed or rescheduled; if the claimer stops for longer than the claim
- * idle time (a crash), another consumer claims it again.
+ * idle time (a crash), another consumer claims it again. An account has at most its delivery share
+ * claimable at once (retries that came due aside); its other entries wait in order and are admitted
+ * as its deliveries end, so a claim reaches every account's next event, however many one has queued.
  */
 export interface WebhookOutbox {
   /** Adds the entry; false (nothing added) while an entry with its event id still waits. */
@@ -190,10 +192,11 @@ export interface WebhookOutbox {
   /** Another attempt after `delayMs`, with attempts + 1. */
   reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void>;
   /**
-   * Puts a claimed entry back unattempted: claimable again after `delayMs` (behind what already
-   * waits), attempts unchanged, no longer this consumer's (so never taken over while it waits).
+   * Puts a claimed entry whose account has its share of deliveries in flight back in that
+   * account's line, at its own place, unattempted and no longer this consumer's: it comes back as
+   * one of the account's deliveries ends (complete or reschedule), never by being read again.
    */
-  release(delivery: ClaimedDelivery, delayMs: number): Promise<void>;
+  park(delivery: ClaimedDelivery): Promise<void>;
   /** Event ids given up on, newest first (bounded). */
   failed(): Promise<string[]>;
   /** What waits (not yet delivered, dropped or given up), for the metrics. */

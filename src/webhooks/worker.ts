@@ -3,9 +3,10 @@
  * and decides what happens next (done, retried later, given up, endpoint disabled). Delivery is at
  * least once: an instance that dies mid-delivery leaves the entry to be claimed again. At most
  * `perAccountConcurrency` of one account's deliveries are in flight across all instances (reference
- * S7; slots in the store): a claimed entry beyond that is put back unattempted for one worker
- * interval, so that an account whose receiver hangs holds a few slots, never all of them, the other
- * accounts' events go on, and a receiver never gets more at once however many instances deliver.
+ * S7; slots in the store): a claimed entry beyond that is parked unattempted in its account's line
+ * until one of that account's deliveries ends, so that an account whose receiver hangs holds a few
+ * slots, never all of them, its backlog never stands before the other accounts' events, and a
+ * receiver never gets more at once however many instances deliver.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -101,14 +102,11 @@ export class DeliveryWorker {
         const room = config.concurrency - this.inFlight.size;
         if (room <= 0 || this.stopping.signal.aborted) break;
         const claimed = await outbox.claim(this.consumer, room, config.claimIdleMs);
-        // A slot refused (the account's share is in flight on other instances) is surplus too: put
-        // back until the next interval, not claimed again at once.
+        // A slot refused (the account's share is in flight here or on other instances): parked,
+        // back only when one of that account's deliveries ends, so claiming again at once reads on.
         const started = await Promise.all(claimed.map((delivery) => this.startDelivery(delivery)));
-        const surplus = claimed.filter((_, index) => !started[index]);
-        await Promise.all(surplus.map((delivery) => outbox.release(delivery, config.workerIntervalMs)));
-        // Claiming again at once after a put-back would take the same busy account's entries back
-        // in a loop: the next interval (or a finished delivery) looks again, past what was put back.
-        if (claimed.length === room && surplus.length === 0) this.pollAgain = true;
+        await Promise.all(claimed.filter((_, index) => !started[index]).map((delivery) => outbox.park(delivery)));
+        if (claimed.length === room) this.pollAgain = true;
       } while (this.pollAgain);
     } catch (error) {
       if (error instanceof StoreUnavailableError) this.options.onStoreError?.();

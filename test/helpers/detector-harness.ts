@@ -21,10 +21,17 @@ export async function detectorOver(store: WebhookStore, backend: unknown) {
   const account: AccountRecord = { id: ACCOUNT, name: 'Acme', upstreamId: '1', createdAt: new Date().toISOString() };
   const keys = { listAccounts: async () => [account] } as unknown as KeyStore;
   const detector = new ChangeDetector({ backend: backend as Backend, keys, store, events, pollIntervalMs: 60_000, log });
-  /** The events queued since the last call, as `type resource-id`, in the order queued. */
+  /**
+   * The events queued since the last call, as `type resource-id`, in the order queued: claimed and
+   * delivered until none is left (an account's share is claimable at a time, the rest move up as
+   * its deliveries end).
+   */
   const queued = async (): Promise<string[]> => {
-    const claimed = await outbox.claim('test', 10_000, 60_000);
-    for (const delivery of claimed) await outbox.complete(delivery, 'delivered');
+    const claimed = [];
+    for (let batch = await outbox.claim('test', 10_000, 60_000); batch.length > 0; batch = await outbox.claim('test', 10_000, 60_000)) {
+      for (const delivery of batch) await outbox.complete(delivery, 'delivered');
+      claimed.push(...batch);
+    }
     return claimed.map((delivery) => {
       const { type, data } = JSON.parse(delivery.body) as { type: string; data: { id: string } };
       return `${type} ${data.id}`;

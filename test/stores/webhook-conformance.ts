@@ -219,9 +219,10 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
     t.test(title, async () => withFixture(factory, body));
   };
   const IDLE_MS = 300;
-  const entry = (eventId: string) => ({
+  // An account each unless given: an account has two entries claimable at once (its delivery share).
+  const entry = (eventId: string, accountId = `acct_${eventId}`) => ({
     eventId,
-    accountId: 'acct',
+    accountId,
     body: `{"id":"${eventId}"}`,
     trace: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=1' },
   });
@@ -271,24 +272,17 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
       assert.equal(again?.attempts, 1);
     });
 
-    test(t, 'a released entry waits for its delay, claimed by nobody, then comes back unattempted', async ({ store, clock }) => {
-      await store.enqueue(entry('evt_1'));
-      const [first] = await store.claim('a', 1, IDLE_MS);
-      await store.release(first!, 2 * IDLE_MS);
-      assert.equal((await store.backlog()).depth, 1, 'still waiting');
-      await clock.advance(IDLE_MS + 100);
-      assert.deepEqual(await store.claim('b', 1, IDLE_MS), [], "not due yet, and no longer a's claim to take over");
-      await clock.advance(IDLE_MS);
-      const [again] = await store.claim('b', 1, IDLE_MS);
-      assert.deepEqual({ ...again, handle: undefined }, { ...entry('evt_1'), attempts: 0, handle: undefined }, 'no attempt counted');
-    });
-
-    test(t, 'released with no delay: claimable at once, after the entries already due', async ({ store }) => {
-      for (const id of ['evt_1', 'evt_2']) await store.enqueue(entry(id));
-      const [first] = await store.claim('a', 1, 60_000);
-      await store.release(first!, 0);
-      assert.deepEqual((await store.claim('a', 10, 60_000)).map((d) => d.eventId), ['evt_2', 'evt_1']);
-      assert.deepEqual(await store.claim('b', 10, 60_000), [], 'claimed once');
+    test(t, "an account's entries beyond its share wait in order; a parked one comes back, unattempted, as one of its deliveries ends", async ({ store }) => {
+      for (const id of ['evt_1', 'evt_2', 'evt_3']) await store.enqueue(entry(id, 'acct'));
+      await store.enqueue(entry('evt_other'));
+      const [first, second, ...rest] = await store.claim('a', 10, IDLE_MS);
+      assert.deepEqual([first?.eventId, second?.eventId, ...rest.map((d) => d.eventId)], ['evt_1', 'evt_2', 'evt_other'], "evt_3 waits behind its account's share, not before the other account's event");
+      await store.park(second!);
+      assert.equal((await store.backlog()).depth, 4, 'still waiting');
+      assert.deepEqual(await store.claim('b', 10, IDLE_MS), [], 'parked: claimed by nobody, and no longer a\'s');
+      await store.complete(first!, 'delivered');
+      const again = await store.claim('b', 10, IDLE_MS);
+      assert.deepEqual(again.map((d) => [d.eventId, d.attempts]), [['evt_2', 0], ['evt_3', 0]], 'at its own place, no attempt counted');
     });
 
     test(t, 'the backlog counts what waits (due, retrying or being delivered) and ages the oldest by its enqueue time', async ({ store, clock }) => {
@@ -327,7 +321,7 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
       assert.equal(taken?.eventId, 'evt_1');
       // The stalled consumer's attempt ends: none of it counts.
       await store.reschedule(stale!, 0);
-      await store.release(stale!, 0);
+      await store.park(stale!);
       await store.complete(stale!, 'failed');
       assert.deepEqual(await store.failed(), []);
       assert.deepEqual(await store.claim('c', 10, IDLE_MS), [], 'still b\'s, not queued again');

@@ -16,8 +16,12 @@ import { WebhookEvents } from '../../src/webhooks/emitter.js';
 const ACCOUNT = 'acme';
 
 /** An outbox whose next `failures` enqueues fail, as a store that drops out would. */
+/** Every queued event claimable at once (no per-account share: these tests read what was queued). */
 class FlakyOutbox extends MemoryWebhookOutbox {
   failures = 0;
+  constructor() {
+    super(Date.now, Number.MAX_SAFE_INTEGER);
+  }
   override async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
     if (this.failures > 0) {
       this.failures -= 1;

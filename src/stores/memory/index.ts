@@ -23,6 +23,8 @@ export interface MemoryStoresOptions {
   keysFile?: string;
   /** MemoryIdempotencyStoreOptions.maxRecords. */
   idempotencyMaxRecords?: number | undefined;
+  /** webhooks.perAccountConcurrency: an account's outbox entries claimable at once. */
+  webhookPerAccount?: number | undefined;
 }
 
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
@@ -34,7 +36,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
     idempotency: new MemoryIdempotencyStore({ now, maxRecords: options.idempotencyMaxRecords }),
     keys: fileKeys ?? new MemoryKeyStore(),
     webhooks: new MemoryWebhookStore(now),
-    webhookOutbox: new MemoryWebhookOutbox(now),
+    webhookOutbox: new MemoryWebhookOutbox(now, options.webhookPerAccount),
     ping: async () => true,
     close: async () => fileKeys?.close(),
   };

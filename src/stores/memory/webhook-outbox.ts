@@ -1,4 +1,4 @@
-/** The webhook outbox in process memory (sandbox, one instance): same claim rules as Redis. */
+/** The webhook outbox in process memory (sandbox, one instance): same claim and admission rules as Redis. */
 import { randomUUID } from 'node:crypto';
 import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../webhook-types.js';
 
@@ -10,28 +10,48 @@ interface Slot {
   dueAt: number;
   claim: { handle: string; consumer: string; at: number } | null;
   enqueuedAt: number;
+  /** Its place in its account's line, should it be parked. */
+  seq: number;
 }
 
 export class MemoryWebhookOutbox implements WebhookOutbox {
-  /** In enqueue order; a rescheduled entry moves to the end. */
+  /** Admitted entries in enqueue order; a rescheduled entry moves to the end. */
   private readonly slots: Slot[] = [];
+  /** Retries waiting for their time: not admitted, not counted against their account's share. */
+  private readonly retries: Slot[] = [];
+  /** Per account: the entries waiting to be admitted, in order. */
+  private readonly parked = new Map<string, Slot[]>();
+  /** Event ids of every entry not yet done (admitted, retrying or parked). */
+  private readonly waiting = new Set<string>();
   private readonly failedIds: string[] = [];
+  private nextSeq = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `perAccount`: an account's admitted entries at most (its delivery share). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly perAccount = 2,
+  ) {}
 
   async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
-    if (this.slots.some((slot) => slot.entry.eventId === entry.eventId)) return false;
+    if (this.waiting.has(entry.eventId)) return false;
+    this.waiting.add(entry.eventId);
     const now = this.now();
-    this.slots.push({ entry: { ...entry, attempts: 0 }, dueAt: now, claim: null, enqueuedAt: now });
+    const slot: Slot = { entry: { ...entry, attempts: 0 }, dueAt: now, claim: null, enqueuedAt: now, seq: this.nextSeq++ };
+    if (this.parked.has(entry.accountId) || this.admittedOf(entry.accountId) >= this.perAccount) this.parkSlot(slot);
+    else this.slots.push(slot);
     return true;
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
     const now = this.now();
+    for (const retry of this.retries.filter((slot) => slot.dueAt <= now)) {
+      this.retries.splice(this.retries.indexOf(retry), 1);
+      this.slots.push({ ...retry, seq: this.nextSeq++ });
+    }
     const claimed: ClaimedDelivery[] = [];
     for (const slot of this.slots) {
       if (claimed.length >= max) break;
-      const free = slot.claim === null ? slot.dueAt <= now : now - slot.claim.at >= claimIdleMs;
+      const free = slot.claim === null || now - slot.claim.at >= claimIdleMs;
       if (!free) continue;
       slot.claim = { handle: randomUUID(), consumer, at: now };
       claimed.push({ ...slot.entry, handle: slot.claim.handle });
@@ -40,21 +60,30 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   }
 
   async complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void> {
-    const index = this.indexOf(delivery);
-    if (index < 0) return;
-    this.slots.splice(index, 1);
+    const slot = this.take(delivery);
+    if (!slot) return;
+    this.waiting.delete(delivery.eventId);
     if (outcome === 'failed') {
       this.failedIds.unshift(delivery.eventId);
       this.failedIds.length = Math.min(this.failedIds.length, MAX_FAILED);
     }
+    this.admit(delivery.accountId);
   }
 
   async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
-    this.putBack(delivery, delayMs, 1);
+    const slot = this.take(delivery);
+    if (!slot) return;
+    this.retries.push({ ...slot, entry: { ...slot.entry, attempts: slot.entry.attempts + 1 }, dueAt: this.now() + delayMs, claim: null });
+    this.admit(delivery.accountId);
   }
 
-  async release(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
-    this.putBack(delivery, delayMs, 0);
+  async park(delivery: ClaimedDelivery): Promise<void> {
+    const slot = this.take(delivery);
+    if (!slot) return;
+    this.parkSlot({ ...slot, claim: null });
+    // None of the account's entries left admitted: no delivery's end would admit it (the slot that
+    // refused it was one just ending), so its line's head goes back now.
+    if (this.admittedOf(delivery.accountId) === 0) this.admit(delivery.accountId);
   }
 
   async failed(): Promise<string[]> {
@@ -62,20 +91,35 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   }
 
   async backlog(): Promise<OutboxBacklog> {
-    const oldest = this.slots.reduce((min, slot) => Math.min(min, slot.enqueuedAt), Infinity);
-    return { depth: this.slots.length, oldestAgeMs: this.slots.length === 0 ? 0 : Math.max(0, this.now() - oldest) };
+    let oldest = Infinity;
+    for (const slot of [...this.slots, ...this.retries]) oldest = Math.min(oldest, slot.enqueuedAt);
+    for (const line of this.parked.values()) oldest = Math.min(oldest, line[0]?.enqueuedAt ?? Infinity);
+    const depth = this.waiting.size;
+    return { depth, oldestAgeMs: depth === 0 ? 0 : Math.max(0, this.now() - oldest) };
   }
 
-  /** Unclaimed, due after `delayMs`, at the end (as Redis appends a due retry to its stream). */
-  private putBack(delivery: ClaimedDelivery, delayMs: number, attempted: number): void {
-    const index = this.indexOf(delivery);
-    if (index < 0) return;
-    const [slot] = this.slots.splice(index, 1) as [Slot];
-    this.slots.push({ ...slot, entry: { ...slot.entry, attempts: slot.entry.attempts + attempted }, dueAt: this.now() + delayMs, claim: null });
+  /** Into its account's line at its own place (a parked entry goes back before later ones). */
+  private parkSlot(slot: Slot): void {
+    const line = this.parked.get(slot.entry.accountId) ?? [];
+    const at = line.findIndex((other) => other.seq > slot.seq);
+    line.splice(at < 0 ? line.length : at, 0, slot);
+    this.parked.set(slot.entry.accountId, line);
+  }
+
+  /** The account's next parked entries, up to its share. */
+  private admit(accountId: string): void {
+    const line = this.parked.get(accountId);
+    while (line && line.length > 0 && this.admittedOf(accountId) < this.perAccount) this.slots.push(line.shift() as Slot);
+    if (line?.length === 0) this.parked.delete(accountId);
+  }
+
+  private admittedOf(accountId: string): number {
+    return this.slots.reduce((count, slot) => count + (slot.entry.accountId === accountId ? 1 : 0), 0);
   }
 
   /** Only the current claim counts: a consumer whose claim was taken over cannot act on the entry. */
-  private indexOf(delivery: ClaimedDelivery): number {
-    return this.slots.findIndex((slot) => slot.claim?.handle === delivery.handle);
+  private take(delivery: ClaimedDelivery): Slot | undefined {
+    const index = this.slots.findIndex((slot) => slot.claim?.handle === delivery.handle);
+    return index < 0 ? undefined : this.slots.splice(index, 1)[0];
   }
 }

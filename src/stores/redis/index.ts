@@ -38,6 +38,8 @@ interface CommonRedisStoresOptions {
   replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
   /** Hears what is wrong with the server's configuration (its eviction policy; its version on reconnection), at start and on every reconnection. */
   onWarning?: ((message: string) => void) | undefined;
+  /** webhooks.perAccountConcurrency and claimIdleMs: an account's outbox entries claimable at once, and when parked ones are swept in. */
+  webhookAdmission?: { perAccount: number; sweepAfterMs: number } | undefined;
 }
 
 export type RedisStoresOptions = CommonRedisStoresOptions &
@@ -105,7 +107,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       idempotency: new RedisIdempotencyStore(redis, options.replicaAcks ?? null),
       keys,
       webhooks: new RedisWebhookStore(redis),
-      webhookOutbox: new RedisWebhookOutbox(redis),
+      webhookOutbox: new RedisWebhookOutbox(redis, options.webhookAdmission),
       ping: () =>
         redis.run((each) => each.ping()).then(
           () => true,

@@ -1,8 +1,11 @@
 /**
  * The webhook outbox in Redis: a stream read through one consumer group (any instance delivers),
  * retries waiting in a sorted set until due, given-up event ids in a capped list, and the events
- * not yet done in a pending set by enqueue time (the backlog the metrics show). The keys share one
- * hash tag so the scripts that move entries between them run on one cluster node.
+ * not yet done in a pending set by enqueue time (the backlog the metrics show). An account has at
+ * most its delivery share in the stream (new retries aside); the rest wait in order in a parked set
+ * and are admitted as its deliveries end, so a stream read reaches every account's next event
+ * whatever one account has queued. The keys share one hash tag so the scripts that move entries
+ * between them run on one cluster node.
  */
 import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
@@ -20,22 +23,38 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     reschedule: LuaScript.load('webhook-reschedule'),
     complete: LuaScript.load('webhook-complete'),
     backlog: LuaScript.load('webhook-backlog'),
+    park: LuaScript.load('webhook-park'),
+    admit: LuaScript.load('webhook-admit'),
   };
-  private readonly keys: { stream: string; retry: string; failed: string; pending: string };
+  private readonly keys: { stream: string; retry: string; failed: string; pending: string; parked: string; inStream: string; parkedAccounts: string; seq: string };
   private groupReady = false;
 
-  constructor(private readonly redis: RedisConnection) {
+  /**
+   * `perAccount`: an account's entries in the stream at most (its delivery share); `sweepAfterMs`:
+   * parked entries nobody admitted for this long are admitted anyway (the claim idle time).
+   */
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly admission: { perAccount: number; sweepAfterMs: number } = { perAccount: 2, sweepAfterMs: 30_000 },
+  ) {
     this.keys = {
       stream: redis.key('{webhooks}:outbox'),
       retry: redis.key('{webhooks}:retry'),
       failed: redis.key('{webhooks}:failed'),
       pending: redis.key('{webhooks}:pending'),
+      parked: redis.key('{webhooks}:parked'),
+      inStream: redis.key('{webhooks}:in-stream'),
+      parkedAccounts: redis.key('{webhooks}:parked-accounts'),
+      seq: redis.key('{webhooks}:seq'),
     };
   }
 
   async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
     const value = JSON.stringify({ ...entry, attempts: 0 });
-    return (await this.redis.evalScript(this.scripts.enqueue, [this.keys.stream, this.keys.pending], [entry.eventId, value])) === 1;
+    const { stream, pending, parked, inStream, parkedAccounts, seq } = this.keys;
+    const { perAccount, sweepAfterMs } = this.admission;
+    const keys = [stream, pending, parked, inStream, parkedAccounts, seq];
+    return (await this.redis.evalScript(this.scripts.enqueue, keys, [entry.eventId, value, entry.accountId, perAccount, sweepAfterMs])) === 1;
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
@@ -51,7 +70,9 @@ export class RedisWebhookOutbox implements WebhookOutbox {
 
   private async claimFromGroup(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
     await this.ensureGroup();
-    await this.redis.evalScript(this.scripts.promote, [this.keys.stream, this.keys.retry], [max]);
+    const { stream, retry, inStream, seq, parkedAccounts } = this.keys;
+    const unswept = (await this.redis.evalScript(this.scripts.promote, [stream, retry, inStream, seq, parkedAccounts], [max])) as string[];
+    for (const accountId of unswept) await this.admit(accountId, true);
     // Entries a stopped consumer claimed and never finished first, then new ones.
     const reclaimed = await this.redis.run(
       (client) => client.xautoclaim(this.keys.stream, GROUP, consumer, Math.ceil(claimIdleMs), '0-0', 'COUNT', max) as Promise<unknown>,
@@ -70,23 +91,35 @@ export class RedisWebhookOutbox implements WebhookOutbox {
 
   async complete(delivery: ClaimedDelivery, outcome: 'delivered' | 'dropped' | 'failed'): Promise<void> {
     const { id, consumer } = claimOf(delivery);
-    await this.redis.evalScript(this.scripts.complete, [this.keys.stream, this.keys.pending, this.keys.failed], [GROUP, id, consumer, delivery.eventId, outcome, MAX_FAILED]);
-  }
-
-  async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
-    await this.putBack(delivery, delayMs, 1);
-  }
-
-  async release(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
-    await this.putBack(delivery, delayMs, 0);
+    const keys = [this.keys.stream, this.keys.pending, this.keys.failed, this.keys.inStream];
+    await this.redis.evalScript(this.scripts.complete, keys, [GROUP, id, consumer, delivery.eventId, outcome, MAX_FAILED, delivery.accountId]);
+    await this.admit(delivery.accountId, false);
   }
 
   /** Out of the stream and into the retry schedule, in one step: see webhook-reschedule.lua. */
-  private async putBack(delivery: ClaimedDelivery, delayMs: number, attempted: number): Promise<void> {
+  async reschedule(delivery: ClaimedDelivery, delayMs: number): Promise<void> {
     const { handle: _handle, ...entry } = delivery;
     const { id, consumer } = claimOf(delivery);
-    const next = JSON.stringify({ ...entry, attempts: entry.attempts + attempted });
-    await this.redis.evalScript(this.scripts.reschedule, [this.keys.stream, this.keys.retry], [GROUP, id, next, Math.ceil(delayMs), consumer]);
+    const next = JSON.stringify({ ...entry, attempts: entry.attempts + 1 });
+    const keys = [this.keys.stream, this.keys.retry, this.keys.inStream];
+    await this.redis.evalScript(this.scripts.reschedule, keys, [GROUP, id, next, Math.ceil(delayMs), consumer, delivery.accountId]);
+    await this.admit(delivery.accountId, false);
+  }
+
+  async park(delivery: ClaimedDelivery): Promise<void> {
+    const { id, consumer } = claimOf(delivery);
+    const { stream, parked, inStream, parkedAccounts, seq } = this.keys;
+    await this.redis.evalScript(this.scripts.park, [stream, parked, inStream, parkedAccounts, seq], [GROUP, id, consumer, delivery.accountId, this.admission.sweepAfterMs]);
+  }
+
+  /**
+   * The account's next parked entries into the stream, up to its share (see webhook-admit.lua). An
+   * instance dying before this call leaves them to the sweep, `sweepAfterMs` later.
+   */
+  private async admit(accountId: string, sweep: boolean): Promise<void> {
+    const { stream, parked, inStream, parkedAccounts } = this.keys;
+    const { perAccount, sweepAfterMs } = this.admission;
+    await this.redis.evalScript(this.scripts.admit, [stream, parked, inStream, parkedAccounts], [accountId, perAccount, sweepAfterMs, sweep ? '1' : '0']);
   }
 
   async failed(): Promise<string[]> {
