@@ -8,7 +8,7 @@ import { createAdminApi, type AdminApi } from './admin/api.js';
 import { checkSharedSecrets } from './startup/shared-secrets.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend, BackendCapabilities } from './backend/backend.js';
-import { defaultProblemTypeBase, type ResolvedConfig } from './config.js';
+import { ConfigError, defaultProblemTypeBase, type ResolvedConfig } from './config.js';
 import { ApiError } from './errors.js';
 import { FileAuditLog, observedAuditLog, type AuditLog } from './audit.js';
 import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './http/endpoint.js';
@@ -179,7 +179,12 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   if (config.doctor.enabled) app.addHook('onReady', async () => doctor.start());
   const resolveHost = overrides.resolveHost ?? dnsResolver();
   const webhooks = createWebhooks(config, stores, backend, resolveHost, app.log, metrics, box);
-  const pdf = new InvoicePdfRenderer({ threads: config.pdf.renderThreads, queue: config.pdf.renderQueue });
+  const { renderThreads: threads, renderQueue: queue, renderMemoryMb: memoryMb, fonts } = config.pdf;
+  const pdf = new InvoicePdfRenderer({ threads, queue, memoryMb, fonts });
+  // Only the operator's fonts can be wrong; checking costs a thread's start (then ended), so it runs only for them.
+  if (fonts.length > 0) await pdf.checkFonts().catch((error: unknown) => {
+    throw new ConfigError(`invalid configuration:\n  - pdf.fonts: ${(error as Error).message}`);
+  });
   const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks, pdf };
   const adminAudit = overrides.adminAudit ?? new FileAuditLog(config.admin.auditFile);
   app.decorate('admin', createAdminApi({ config, stores, keys, webhooks, audit: adminAudit }));

@@ -276,6 +276,16 @@ export const ConfigSchema = z.strictObject({
       renderThreads: z.number().int().min(1).max(64).default(1),
       /** Renders waiting for a thread; past them a PDF request answers 503 renderer_busy. */
       renderQueue: z.number().int().min(0).max(10_000).default(8),
+      /** Each render thread's heap cap (MB): a render past it answers 500 renderer_out_of_memory, its thread replaced. */
+      renderMemoryMb: z.number().int().min(64).max(16_384).default(256),
+      /**
+       * Font families for the scripts the bundled DejaVu Sans lacks (CJK, Indic, Thai…), tried after it
+       * in order: single TrueType or OpenType files (not .ttc collections), loaded and checked at boot.
+       */
+      fonts: z
+        .array(z.strictObject({ regular: z.string().min(1), bold: z.string().min(1).optional() }))
+        .max(8)
+        .default([]),
     })
     .prefault({}),
   /** The operations listener (metrics, probes): apart from the public port, loopback by default. */

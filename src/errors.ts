@@ -20,6 +20,7 @@ export const REASONS = {
   validation_failed: { status: 422, title: 'Validation failed' },
   rate_limited: { status: 429, title: 'Rate limit exceeded' },
   internal_error: { status: 500, title: 'Internal error' },
+  renderer_out_of_memory: { status: 500, title: 'Invoice PDF too large to render' },
   upstream_error: { status: 502, title: 'Upstream error' },
   upstream_unavailable: { status: 503, title: 'Upstream unavailable' },
   store_unavailable: { status: 503, title: 'Store unavailable' },
@@ -120,6 +121,10 @@ export const REASON_DOCS = {
   internal_error: {
     when: 'An unexpected failure in the gateway; it is logged with the request id.',
     whatToDo: 'Retry later; if it persists, report the `request_id` to the operator.',
+  },
+  renderer_out_of_memory: {
+    when: "Rendering the invoice as a PDF needed more memory than the gateway lets one render use (the operator's `pdf.renderMemoryMb`); nothing was rendered, and it is logged.",
+    whatToDo: 'Asking again gives the same answer for the same invoice: report the `request_id` to the operator, who can raise the limit; the invoice itself is still readable as JSON.',
   },
   upstream_error: {
     when: 'The billing backend answered with an error or with something unreadable.',

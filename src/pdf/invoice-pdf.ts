@@ -1,11 +1,12 @@
 /**
- * Renders an invoice as a printable A4 PDF with the standard Helvetica fonts (nothing to embed).
- * The bytes depend on the input alone: metadata dates come from the invoice and nothing random or
+ * Renders an invoice as a printable A4 PDF, with the fonts its text needs (fonts.ts). The bytes
+ * depend on the input alone: metadata dates come from the invoice and nothing random or
  * clock-based is written, so the same invoice always gives the same file.
  */
-import { PDFDocument, rgb, StandardFonts, type Color } from 'pdf-lib';
+import { PDFDocument, rgb, type Color } from 'pdf-lib';
 import type { Invoice, InvoiceDocument, Money } from '../v1/schemas.js';
 import { ACCENT, Canvas, CELL_PADDING, INK, LEFT, MARGIN, MUTED, RIGHT, RULE, SHADE, type Fonts } from './canvas.js';
+import { FontBook } from './fonts.js';
 import { LIMITS } from './limits.js';
 import { fit, formatDate, formatMoney, limitLines, parseDate, PlainText, wrap } from './text.js';
 
@@ -31,15 +32,19 @@ const STATUS_BADGES: Record<Invoice['status'], { label: string; color: Color }> 
   other: { label: 'OTHER', color: rgb(0.45, 0.47, 0.5) },
 };
 
-/** `hiddenItems`: items already cut off the invoice (limits.ts, drawnItems), counted with those past the limit. */
-export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: InvoiceIssuer, hiddenItems = 0): Promise<Uint8Array> {
+/** The bundled fonts, for a render not given a thread's FontBook: loaded once. */
+let bundled: Promise<FontBook> | undefined;
+
+/**
+ * `hiddenItems`: items already cut off the invoice (limits.ts, drawnItems), counted with those past
+ * the limit. `book`: the thread's fonts (render-worker.ts); the bundled ones when not given.
+ */
+export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: InvoiceIssuer, hiddenItems = 0, book?: FontBook): Promise<Uint8Array> {
   // updateMetadata: false keeps pdf-lib from stamping the current time and its own name.
   const doc = await PDFDocument.create({ updateMetadata: false });
-  const fonts: Fonts = {
-    regular: await doc.embedFont(StandardFonts.Helvetica),
-    bold: await doc.embedFont(StandardFonts.HelveticaBold),
-  };
-  const text = new PlainText(fonts.regular);
+  const fontBook = book ?? (await (bundled ??= FontBook.load()));
+  const { fonts, drawable } = await fontBook.embed(doc, stringsOf([invoice, issuer]), JSON.stringify([invoice, issuer, hiddenItems]));
+  const text = new PlainText(drawable);
 
   const title = `Invoice ${text.line(invoice.number, LIMITS.field) || `#${text.line(invoice.id, LIMITS.field)}`}`;
   const documentDate = parseDate(invoice.issued_on) ?? new Date(0);
@@ -59,6 +64,13 @@ export async function renderInvoicePdf(invoice: InvoiceDocument, issuer: Invoice
   layout.drawTotals(invoice);
   layout.drawFooters();
   return doc.save();
+}
+
+/** Every string in the data, drawn or not: what the fonts are chosen for. */
+function stringsOf(value: unknown, into: string[] = []): string[] {
+  if (typeof value === 'string') into.push(value);
+  else if (typeof value === 'object' && value !== null) for (const each of Object.values(value)) stringsOf(each, into);
+  return into;
 }
 
 /** The invoice's blocks, top to bottom: header, items, totals, and the footers once the pages are counted. */

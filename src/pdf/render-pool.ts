@@ -6,11 +6,14 @@
  * are kept. A render that finds them all busy waits in a bounded queue; past it, or past its
  * account's share of it, the request answers 503 `renderer_busy` with Retry-After. A queued render
  * whose client has closed its connection is dropped; a running one is finished (stopping its thread
- * would cost a new one's start-up, and a render is bounded).
+ * would cost a new one's start-up, and a render is bounded). Each thread's heap is capped: a render
+ * that outgrows it ends the thread (V8 cannot recover a heap that is out of memory), answers 500
+ * `renderer_out_of_memory`, and the next render starts a new thread.
  */
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../errors.js';
 import type { InvoiceDocument } from '../v1/schemas.js';
+import type { FontFiles } from './fonts.js';
 import type { InvoiceIssuer } from './invoice-pdf.js';
 import { drawnItems } from './limits.js';
 
@@ -19,6 +22,12 @@ export interface RenderJob {
   invoice: InvoiceDocument;
   issuer: InvoiceIssuer;
   hiddenItems: number;
+}
+
+/** What a thread is started with: the operator's fonts; `check` only loads them, says so, and waits to be ended. */
+export interface ThreadData {
+  fonts: FontFiles[];
+  check?: boolean;
 }
 
 /** What a thread answers: the file, or what the render threw (copied as thrown: its class and message). */
@@ -36,6 +45,10 @@ export interface RendererOptions {
   threads: number;
   /** Renders that may wait for a thread; an account's wait in at most a quarter of these places (at least one). */
   queue: number;
+  /** Families tried after the bundled font, for the scripts it lacks (config `pdf.fonts`). */
+  fonts?: FontFiles[];
+  /** Each thread's heap (old generation), in MB; unset, V8's default (a share of the machine's memory). */
+  memoryMb?: number;
   /** The threads' entry; tests give one that fails in ways no invoice makes a render fail. */
   script?: URL;
 }
@@ -65,10 +78,11 @@ interface Pending extends RenderRequest {
  * the thread registers tsx's loader first: tsx registers it in the main thread only, and a thread
  * inherits node's options but not loaders registered at run time.
  */
-function newThread(script: URL): Worker {
-  if (!script.pathname.endsWith('.ts')) return new Worker(script);
+function newThread(script: URL, workerData: ThreadData, memoryMb: number | undefined): Worker {
+  const options = { workerData, ...(memoryMb === undefined ? {} : { resourceLimits: { maxOldGenerationSizeMb: memoryMb } }) };
+  if (!script.pathname.endsWith('.ts')) return new Worker(script, options);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  return new Worker(`import(${tsx}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script.href)}); })`, { eval: true });
+  return new Worker(`import(${tsx}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script.href)}); })`, { eval: true, ...options });
 }
 
 function busy(detail: string): ApiError {
@@ -106,6 +120,23 @@ export class InvoicePdfRenderer {
     });
   }
 
+  /**
+   * Loads the fonts on a thread of their own, ended once they loaded; rejects with what is wrong
+   * with a file (unreadable, not a font). At boot, so that a bad `pdf.fonts` stops it.
+   */
+  async checkFonts(): Promise<void> {
+    const thread = newThread(this.script, { fonts: this.options.fonts ?? [], check: true }, this.options.memoryMb);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        thread.once('message', () => resolve());
+        thread.once('error', reject);
+        thread.once('exit', (code) => reject(new Error(`the font check thread stopped (exit code ${code})`)));
+      });
+    } finally {
+      await thread.terminate();
+    }
+  }
+
   /** Fails what waits and ends every thread (what they render fails too). */
   async close(): Promise<void> {
     this.closed = true;
@@ -123,7 +154,7 @@ export class InvoicePdfRenderer {
   }
 
   private startThread(): Worker {
-    const thread = newThread(this.script);
+    const thread = newThread(this.script, { fonts: this.options.fonts ?? [] }, this.options.memoryMb);
     let failure: unknown;
     thread.on('message', (outcome: RenderOutcome) => this.answered(thread, outcome));
     // An uncaught error ends the thread (then 'exit'); listened to, it does not end the process.
@@ -160,7 +191,13 @@ export class InvoicePdfRenderer {
     this.working.delete(thread);
     const idleAt = this.idle.indexOf(thread);
     if (idleAt >= 0) this.idle.splice(idleAt, 1);
-    pending?.reject(new Error(`the PDF renderer thread stopped (exit code ${code})`, { cause: failure }));
+    if ((failure as { code?: unknown } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      pending?.reject(
+        new ApiError('renderer_out_of_memory', `Rendering this invoice as a PDF needed more than the ${this.options.memoryMb ?? 'default'} MB a renderer may use; nothing was rendered.`),
+      );
+    } else {
+      pending?.reject(new Error(`the PDF renderer thread stopped (exit code ${code})`, { cause: failure }));
+    }
     if (!this.closed && this.queue.length > 0) this.next(this.startThread());
   }
 

@@ -1,6 +1,6 @@
 /**
- * Text for the invoice PDF: untrusted strings made drawable by the standard fonts, wrapped and cut
- * to a width, and money and dates as printed.
+ * Text for the invoice PDF: untrusted strings made drawable by the fonts chosen (fonts.ts), wrapped
+ * and cut to a width with the font drawn, and money and dates as printed.
  */
 import type { PDFFont } from 'pdf-lib';
 import type { Money } from '../v1/schemas.js';
@@ -10,15 +10,12 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 /** Letters that NFKD leaves whole but that have an obvious Latin fallback. */
 const LATIN_FALLBACKS: Record<string, string> = { Ł: 'L', ł: 'l', Đ: 'D', đ: 'd', Ħ: 'H', ħ: 'h', ı: 'i', Ŧ: 'T', ŧ: 't' };
 
-/** Turns untrusted strings into text the WinAnsi-encoded standard fonts can draw. */
+/** Turns untrusted strings into text the chosen fonts can draw (`encodable`: their code points). */
 export class PlainText {
-  private readonly encodable: ReadonlySet<number>;
   /** What each character outside the font became: the same few recur, and NFKD is not cheap. */
   private readonly fallbacks = new Map<string, string>();
 
-  constructor(font: PDFFont) {
-    this.encodable = new Set(font.getCharacterSet());
-  }
+  constructor(private readonly encodable: ReadonlySet<number>) {}
 
   /** One line: whitespace and control characters collapse to single spaces. */
   line(raw: string, maxLength: number): string {
@@ -38,9 +35,11 @@ export class PlainText {
   private encode(raw: string): string {
     let out = '';
     for (const char of raw) {
+      // Format characters are invisible (an embedded font has glyphs for some, bidi overrides among them): dropped.
+      if (/\p{Cf}/u.test(char)) continue;
       if (this.canEncode(char)) out += char;
       else if (/[\p{Cc}\p{Z}]/u.test(char)) out += ' ';
-      else if (!/\p{Cf}/u.test(char)) out += this.fallback(char); // format characters are invisible: drop them
+      else out += this.fallback(char);
     }
     return out;
   }
@@ -60,9 +59,12 @@ export class PlainText {
   }
 }
 
-/** Cuts a string before any real work is done on it; the ellipsis shows that something was cut. */
+/**
+ * Cuts a string before any real work is done on it; the ellipsis shows that something was cut.
+ * Composed (NFC): a letter sent as base and combining accent is the font's accented letter.
+ */
 function clip(raw: string, maxLength: number): string {
-  return raw.length > maxLength ? `${raw.slice(0, maxLength)}…` : raw;
+  return (raw.length > maxLength ? `${raw.slice(0, maxLength)}…` : raw).normalize('NFC');
 }
 
 /**
@@ -92,14 +94,29 @@ export function wrap(line: string, font: PDFFont, size: number, width: number): 
   /** Sums can differ from one measure in the last bits: at the edge, the text is measured whole. */
   const fits = (text: () => string, summed: number): boolean =>
     Math.abs(summed - width) > 1e-6 ? summed <= width : font.widthOfTextAtSize(text(), size) <= width;
+  /**
+   * A word's width from its characters and the pairs at their joins: an embedded font's measure
+   * shapes the text (fontkit's layout), and measuring each word whole made a large invoice in
+   * Cyrillic take ten times as long as in Latin; the edge is still measured whole (fits).
+   */
+  const wordWidth = (word: string): number => {
+    if (word.length <= 4) return measure(word);
+    let summed = 0;
+    let previous = '';
+    for (const char of word) {
+      summed = joined(summed, previous, char, measure(char));
+      previous = char;
+    }
+    return summed;
+  };
   const space = measure(' ');
   const lines: string[] = [];
   let current = '';
   let currentWidth = 0;
   let last = ''; // current's last character
   for (const word of line.split(' ')) {
-    const wordWidth = measure(word);
-    const candidateWidth = current === '' ? wordWidth : joined(joined(currentWidth, last, ' ', space), ' ', word, wordWidth);
+    const measuredWord = wordWidth(word);
+    const candidateWidth = current === '' ? measuredWord : joined(joined(currentWidth, last, ' ', space), ' ', word, measuredWord);
     if (fits(() => (current === '' ? word : `${current} ${word}`), candidateWidth)) {
       if (word !== '') last = lastChar(word);
       else if (current !== '') last = ' ';

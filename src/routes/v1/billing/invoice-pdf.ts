@@ -10,7 +10,8 @@ export default defineEndpoint({
   summary: 'Invoice as PDF',
   description:
     'Rendered by the gateway from the invoice data: the same invoice gives the same bytes. Errors are still Problem+JSON. ' +
-    'While every renderer of the gateway is busy and its queue full (or the account already has its share of the queue), the answer is 503 `renderer_busy` with Retry-After.',
+    'While every renderer of the gateway is busy and its queue full (or the account already has its share of the queue), the answer is 503 `renderer_busy` with Retry-After; ' +
+    'an invoice whose render needs more memory than a renderer may use answers 500 `renderer_out_of_memory`.',
   tag: 'Billing',
   scope: 'read:billing',
   params: IdParamsSchema,
@@ -22,7 +23,7 @@ export default defineEndpoint({
     },
   },
   answerHeaders: ({ params }) => pdfHeaders(params.id),
-  errors: ['not_found', 'renderer_busy'],
+  errors: ['not_found', 'renderer_busy', 'renderer_out_of_memory'],
   async handler({ params, caller, deps, call, connection }) {
     const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, call);
     const pdf = await deps.pdf.render(invoice, deps.config.issuer, { account: caller.account.id, connection });
