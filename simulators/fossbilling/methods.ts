@@ -103,7 +103,7 @@ function orderOf(state: FossbillingState, params: Params): SimOrder {
 }
 
 function invoiceView(state: FossbillingState, invoice: SimInvoice) {
-  const lines = invoice.lines.map((line, index) => ({ id: index + 1, title: line.title, period: '1M', quantity: line.quantity, unit: 'product', price: line.price, tax: 0, taxed: line.taxed ? 1 : 0, charged: 0, total: Number(line.price) * line.quantity, order_id: line.order_id ?? null, type: line.order_id === undefined ? 'custom' : 'order', rel_id: line.order_id ?? null, task: line.order_id === undefined ? null : 'renew', status: 'pending_approval' }));
+  const lines = invoice.lines.map((line, index) => ({ id: index + 1, title: line.title, period: '1M', quantity: line.quantity, unit: 'product', price: line.price, tax: 0, taxed: line.taxed ? 1 : 0, charged: 0, total: Number(line.price) * line.quantity, order_id: line.order_id ?? null, type: line.order_id === undefined ? 'custom' : 'order', rel_id: line.order_id ?? null, task: line.order_id === undefined ? null : (line.task ?? 'renew'), status: 'pending_approval' }));
   const subtotal = lines.reduce((sum, line) => sum + line.total, 0);
   const taxable = lines.filter((line) => line.taxed).reduce((sum, line) => sum + line.total, 0);
   const tax = Number(invoice.taxrate) > 0 && taxable !== 0 ? Math.round(taxable * Number(invoice.taxrate)) / 100 : 0;
@@ -203,10 +203,12 @@ function createOrder(state: FossbillingState, params: Params): number {
     updated_at: stamp,
   };
   state.orders.push(order);
-  // Whatever the price (generateForOrder refuses only a negative amount; 0.6.x skipped a free order).
+  // Whatever the price since 0.8.4 (generateForOrder refuses only a negative amount; 0.6.22 to 0.8.3
+  // issue none for a free order).
   if (params.invoice_option === 'issue-invoice' && Number(price) >= 0) issueInvoice(state, order, stamp);
-  // `activate` runs last, on an order its invoice's payment may have activated already.
-  if (truthy(params.activate) && order.status !== 'active') activateOrder(order, stamp);
+  // `activate` runs last, on the order as its invoice's payment left it (0.8.x reads it again): a
+  // renew task that failed it (failed_renew) makes activateOrder throw, which createOrder only logs.
+  if (truthy(params.activate) && ['pending_setup', 'failed_setup'].includes(order.status)) activateOrder(order, stamp);
   return id;
 }
 

@@ -60,8 +60,19 @@ export interface SimInvoice {
   paid_at: string | null;
   created_at: string;
   buyer: { first_name: string; last_name: string; company: string | null; email: string };
-  /** `order_id`: the order a line is for (type `order`, its rel_id); none for a custom line. */
-  lines: Array<{ title: string; price: string; quantity: number; taxed: boolean; order_id?: number }>;
+  /**
+   * `order_id`: the order a line is for (type `order`, its rel_id); none for a custom line. `task`:
+   * what paying it does to the order; absent, `renew`, as on the invoices order/create issues.
+   */
+  lines: Array<{ title: string; price: string; quantity: number; taxed: boolean; order_id?: number; task?: 'activate' | 'renew' }>;
+}
+
+/** A row of client_order_status (Order\Service::saveStatusChange): the order's history. */
+export interface SimStatusChange {
+  order_id: number;
+  status: string;
+  notes: string;
+  created_at: string;
 }
 
 export interface FossbillingState {
@@ -70,6 +81,7 @@ export interface FossbillingState {
   orders: SimOrder[];
   invoices: SimInvoice[];
   nextOrderId: number;
+  statusChanges: SimStatusChange[];
   /** The system's default currency: every product price is in it (USD when absent). */
   defaultCurrency?: string;
 }
@@ -83,29 +95,79 @@ const monthlyAndYearly = (monthly: string, yearly: string) => ({
 
 /**
  * An invoice paid (Invoice\Service::markAsPaid): its status and time, and the orders that linked it
- * as unpaid lose the link (ServiceInvoiceItem::markAsPaid → unsetUnpaidInvoice). Then each line's
- * task runs (ServiceInvoiceItem::executeTask): an order waiting for setup is activated, since every
- * product here is set up after payment (`setup: after_payment`).
+ * as unpaid lose the link (ServiceInvoiceItem::markAsPaid → unsetUnpaidInvoice). Then each order
+ * line's task runs (ServiceInvoiceItem::executeTask, 0.6.22 to 0.8.5; 0.6.x runs it from the cron,
+ * later versions at once when paid from credit).
  */
 export function markInvoicePaid(state: FossbillingState, invoice: SimInvoice, at: string): void {
+  if (invoice.status === 'paid') return;
   invoice.status = 'paid';
   invoice.paid_at = at;
   for (const order of state.orders) if (order.unpaid_invoice_id === invoice.id) order.unpaid_invoice_id = null;
   for (const line of invoice.lines) {
     const order = state.orders.find((candidate) => candidate.id === line.order_id);
-    if (order && (order.status === 'pending_setup' || order.status === 'failed_setup')) activateOrder(order, at);
+    if (!order) continue;
+    // TASK_ACTIVATE activates when the product is set up after payment, as every one here is.
+    if (line.task === 'activate') runTask(state, order, at, 'Order could not be activated due to error', () => activateOrder(order, at));
+    else runTask(state, order, at, 'Order could not renew due to error', () => renewOrder(state, order, at));
   }
 }
 
-/** Order\Service::activateOrder: the service is created (a hosting account on its hostname). */
-export function activateOrder(order: SimOrder, at: string): void {
+/** executeTask catches the task's failure and records it in the order's history. */
+function runTask(state: FossbillingState, order: SimOrder, at: string, what: string, task: () => void): void {
+  try {
+    task();
+  } catch (error) {
+    state.statusChanges.push({ order_id: order.id, status: order.status, notes: `${what}: ${(error as Error).message}.`, created_at: at });
+  }
+}
+
+/**
+ * Order\Service::activateOrder (and createFromOrder): the service is created (a hosting account on
+ * its hostname). Only a pending_setup or failed_setup order, unless `force` (admin order/activate
+ * passes its params, so staff can send force: true); an active one is left alone (0.8.4 and later).
+ */
+export function activateOrder(order: SimOrder, at: string, force = false): void {
+  if (order.status === 'active' && !force) return;
+  if (!['pending_setup', 'failed_setup'].includes(order.status) && !force) throw new Error('Only pending setup or failed orders can be activated');
   order.status = 'active';
   order.activated_at = at;
   order.updated_at = at;
+  order.canceled_at = null;
   if (order.service_type !== 'hosting') return;
   const config = JSON.parse(order.config) as { sld?: unknown; tld?: unknown };
   const domain = typeof config.sld === 'string' && typeof config.tld === 'string' ? config.sld + config.tld : `order${order.id}.example.com`;
   order.hosting ??= { ip: '192.0.2.10', domain, username: `user${order.id}` };
+}
+
+/** Services whose action_renew needs the service (hosting, custom, domain); license and downloadable renew without one. */
+const RENEW_NEEDS_SERVICE = new Set(['hosting', 'custom', 'domain']);
+const MONTHS: Readonly<Record<string, number>> = { '1M': 1, '3M': 3, '6M': 6, '1Y': 12, '2Y': 24, '3Y': 36 };
+
+/**
+ * TASK_RENEW: a suspended order is unsuspended, then Order\Service::renewFromOrder calls the
+ * service's renew. An order never activated has no service: that throws, and the order becomes
+ * failed_renew with the error in its history (FOSSBilling#2693). Otherwise its expiry moves one
+ * period on from itself (order_renewal_logic's default; 0.7.x skips that for the order's first paid invoice).
+ */
+function renewOrder(state: FossbillingState, order: SimOrder, at: string): void {
+  if (order.activated_at === null && RENEW_NEEDS_SERVICE.has(order.service_type)) {
+    order.status = 'failed_renew';
+    order.updated_at = at;
+    const message = `Order ${order.id} has no active service`;
+    state.statusChanges.push({ order_id: order.id, status: order.status, notes: message, created_at: at });
+    throw new Error(message);
+  }
+  if (order.period !== null) {
+    const from = new Date(`${order.expires_at ?? at}Z`.replace(' ', 'T'));
+    if (order.period === '1W') from.setUTCDate(from.getUTCDate() + 7);
+    else from.setUTCMonth(from.getUTCMonth() + (MONTHS[order.period] ?? 0));
+    order.expires_at = from.toISOString().slice(0, 19).replace('T', ' ');
+  }
+  order.status = 'active';
+  order.canceled_at = null;
+  order.updated_at = at;
+  state.statusChanges.push({ order_id: order.id, status: order.status, notes: 'Order renewed', created_at: at });
 }
 
 export function createFossbillingSeed(): FossbillingState {
@@ -153,5 +215,6 @@ export function createFossbillingSeed(): FossbillingState {
       { id: 3, client_id: 2, serie: 'FOSS', nr: '3', currency: 'EUR', status: 'unpaid', approved: true, taxrate: '0', credit: '0.00', due_at: '2026-02-08 00:00:00', paid_at: null, created_at: '2026-02-01 10:00:00', buyer: buyer(2), lines: [{ title: 'Shared Hosting Starter (1M)', price: '4.99', quantity: 1, taxed: false }] },
     ],
     nextOrderId: 6,
+    statusChanges: [],
   };
 }
