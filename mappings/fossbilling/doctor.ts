@@ -8,6 +8,7 @@ import type { DiagnoseScope, DoctorCheck } from '../../src/backend/backend.js';
 import { BackendError } from '../../src/backend/backend.js';
 import { connectionFix } from '../../src/upstream/answers.js';
 import type { FossbillingConfig } from './config.js';
+import { activationCheck } from './doctor-activation.js';
 import { MISSING_METHOD_CODES } from './errors.js';
 import type { FossbillingMethod } from './methods.js';
 import { FOSSBILLING_SERVICE_ACTIONS } from './service-actions.js';
@@ -158,6 +159,7 @@ export async function diagnoseFossbilling(config: FossbillingConfig, scope: Diag
             },
       );
       checks.push(await currencyCheck(transport.call, config.defaultCurrency));
+      checks.push(await activationCheck(transport.call, config));
       const search = await probe(transport.call, 'order/get_list', { page: 1, per_page: 1, meta: { [config.orderKeyMeta]: 'doctor-probe' } });
       checks.push(
         search.kind === 'allowed'

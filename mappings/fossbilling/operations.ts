@@ -9,7 +9,6 @@ import type { z } from 'zod';
 import { BackendError, type Customer, type WriteContext } from '../../src/backend/backend.js';
 import type { Order, PageRequest, PageResult, ServiceAction } from '../../src/v1/schemas.js';
 import type { FossbillingConfig } from './config.js';
-import { ownEntry } from '../../src/own-entry.js';
 import { afterWrite } from '../../src/upstream/answers.js';
 import type { ActionTable, Freshness } from '../../src/upstream/policy.js';
 import { byMessage, classified, notFound, unreadable } from './errors.js';
@@ -21,9 +20,9 @@ import {
   mapInvoiceDocument,
   mapOrder,
   mapService,
-  PAY_TYPES,
   statusOf,
 } from './map.js';
+import { isSold } from './catalog.js';
 import { declareMethods, type FossbillingMethod } from './methods.js';
 import { invoiceOfOrder, unpaidInvoiceOf } from './order-invoice.js';
 import {
@@ -114,20 +113,11 @@ export function fossbillingOperations(
 
   // ---- catalog --------------------------------------------------------------------------
 
-  /**
-   * A disabled product is not sold at all (FOSSBilling's guest catalog and product/get ask for
-   * `enabled`), allow-listed or not; `hidden` only keeps it off FOSSBilling's own listings.
-   */
-  const isPublic = (product: RawProduct): boolean =>
-    ownEntry(PAY_TYPES, product.pricing.type ?? '') !== undefined &&
-    product.status === 'enabled' &&
-    (publicIds.size > 0 ? publicIds.has(product.id) : !product.hidden);
-
   /** `freshness`: `fresh` for the checks before a write, which a stale catalog would let through. */
   async function catalog(freshness?: Freshness): Promise<RawProduct[]> {
     const answer = await request('product/get_list', { page: 1, per_page: MAX_PER_PAGE }, ProductListAnswer, freshness);
     if (answer.total > answer.list.length) throw unreadable(`FOSSBilling lists ${answer.total} products; the gateway reads at most ${MAX_PER_PAGE}`);
-    return answer.list.filter(isPublic);
+    return answer.list.filter((product) => isSold(product, publicIds));
   }
 
   async function publicProduct(id: string, freshness?: Freshness): Promise<RawProduct | undefined> {

@@ -40,9 +40,17 @@ function orderConfig(product: RawProduct, hostname: string | undefined): Record<
  * else when its invoice is paid; `manual` never. `activateOrders`: every order, at once.
  */
 function activates(config: FossbillingConfig, product: RawProduct, price: Price): boolean {
-  const free = Number(price.price) === 0 && Number(price.setup_fee) === 0;
-  return config.activateOrders || product.setup === 'after_order' || (free && (product.setup ?? 'after_payment') === 'after_payment');
+  return config.activateOrders || product.setup === 'after_order' || (isFree(price) && (product.setup ?? 'after_payment') === 'after_payment');
 }
+
+const isFree = (price: Price): boolean => Number(price.price) === 0 && Number(price.setup_fee) === 0;
+
+/**
+ * A free order is sent without an invoice: there is nothing to bill, and since 0.8.4 (no more
+ * `price > 0` in createOrder) its 0.00 invoice is paid at once and its `renew` line fails the order
+ * (failed_renew), which the `activate` that follows then refuses, so it was never set up.
+ */
+const invoiceOption = (config: FossbillingConfig, price: Price): string => (isFree(price) ? 'no-invoice' : config.invoiceOption);
 
 /** FOSSBilling refusing that domain (703 sld, 704 tld; own domains not allowed for the product, a message with code 0). */
 const refusesDomain = (error: FossbillingError): boolean => [703, 704].includes(Number(error.code)) || /own domain is not allowed/i.test(error.upstreamMessage);
@@ -93,7 +101,7 @@ export function orderPlacement({ config, request, clientIdOf, client, publicProd
           // order in place (Order/Service.php createOrder): what findOrderByIdempotencyKey searches for.
           meta: { [config.orderKeyMeta]: orderKeyTag(customer, ctx) },
           activate: activates(config, product, chosen),
-          invoice_option: config.invoiceOption,
+          invoice_option: invoiceOption(config, chosen),
         },
         CreatedOrderAnswer,
       ),
