@@ -214,6 +214,13 @@ export const ConfigSchema = z.strictObject({
    * write is not lost: its idempotency claim expires and a retry reconciles.
    */
   shutdownGraceMs: PositiveInt.default(30_000),
+  /**
+   * The most a request may take upstream, from its arrival: each upstream call it makes gets what
+   * is left (at most its own timeout), and one with less than a second left is not sent (504, with
+   * Retry-After; a write not sent leaves its Idempotency-Key free). Behind a load balancer, set it
+   * below the balancer's timeout. The default keeps a 90 s module call whole after its reads.
+   */
+  requestDeadlineMs: z.number().int().min(2_000).default(120_000),
   /** The absolute URL integrators use (OpenAPI `servers`, the default problemTypeBase); default: derived from host and port. */
   publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
   /**

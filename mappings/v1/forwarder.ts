@@ -17,6 +17,7 @@ import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import { sourceAddress } from '../../src/http/source-address.js';
 import { createWaitingBound } from '../../src/upstream/busy.js';
+import { assertTimeLeft, callDeadline } from '../../src/upstream/request-deadline.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
 import { isOwnAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
@@ -126,12 +127,17 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       attempt && call.idempotencyKey !== undefined ? upstreamIdempotencyKey(caller.account.id, call.idempotencyKey, attempt.recordId) : undefined;
     // Before the write-ahead mark: a write the open breaker refuses is known not to have run. A
     // write's ticket is never the trial (the health probe is), so a failed mark leaves none open.
+    const ownMs = write ? config.writeTimeoutMs : config.timeoutMs;
+    // Too little of the request's time left: refused before the breaker and the mark, nothing sent.
+    assertTimeLeft(ownMs, call.call.deadline, write);
     const ticket = await breaker.admit(endpoint.operationId, write, call.call.trace);
     // Write-ahead: from here on, a retry reconciles (it forwards the same upstream key again).
     if (attempt) await attempt.beforeWrite();
     const started = performance.now();
-    const deadlineMs = write ? config.writeTimeoutMs : config.timeoutMs;
-    const deadline = String(Date.now() + deadlineMs);
+    // The forward's own timeout, or what is left of the request's: whichever ends first.
+    const ends = callDeadline(ownMs, call.call.deadline);
+    const deadlineMs = Math.max(1, ends - Date.now());
+    const deadline = String(ends);
     try {
       const answer = await capture(
         reply,

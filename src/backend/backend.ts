@@ -66,6 +66,11 @@ export interface CallContext {
   wait?: BackendWait | undefined;
   /** Present on the idempotent POSTs: lets the backend tag the upstream record for reconciliation. */
   idempotencyKey?: string;
+  /**
+   * The request's deadline, epoch ms (`requestDeadlineMs` after its arrival): every upstream call
+   * made for it ends by then, and none is sent with too little of it left (src/upstream/request-deadline.ts).
+   */
+  deadline?: number | undefined;
 }
 
 /** What an idempotent POST gives the backend for the reconciliation of an earlier attempt. */

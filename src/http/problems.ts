@@ -39,8 +39,9 @@ export function fromBackend(error: BackendError): ApiError {
   const reason = BACKEND_REASONS[error.kind];
   // A mapping writes `detail` for clients, but server-side failures still get one fixed sentence each.
   const detail = GENERIC_DETAILS[reason] ?? error.detail;
-  const headers =
-    reason === 'upstream_unavailable' || reason === 'backend_misconfigured' ? { 'retry-after': retryAfterSeconds(error) } : undefined;
+  // A timeout with a hint: the request's deadline came before anything more was sent (request-deadline.ts).
+  const retries = reason === 'upstream_unavailable' || reason === 'backend_misconfigured' || (reason === 'upstream_timeout' && error.retryAfterMs !== undefined);
+  const headers = retries ? { 'retry-after': retryAfterSeconds(error) } : undefined;
   const errors = error.kind === 'validation' ? fieldErrors(error.detail) : undefined;
   return new ApiError(reason, detail, { cause: error, ...(headers ? { headers } : {}), ...(errors ? { errors } : {}) });
 }

@@ -152,14 +152,14 @@ function outputOf(endpoint: Endpoint, result: HandlerResult, memo: Map<number, W
   return { stored: toStored(result.status, result.headers, JSON_TYPE, output.body), bytes: output.bytes };
 }
 
-/** What the endpoint's handler is given for the request (and, idempotent, for this attempt). */
-function endpointInput(request: FastifyRequest, input: RequestInput, attempt?: IdempotentAttempt): EndpointInput {
+/** What the endpoint's handler is given for the request (and, idempotent, for this attempt); `deadline` in epoch ms. */
+function endpointInput(request: FastifyRequest, input: RequestInput, deadline: number, attempt?: IdempotentAttempt): EndpointInput {
   return {
     params: input.params,
     query: input.query,
     body: input.body,
     requestId: request.id,
-    call: { requestId: request.id, trace: request.trace, wait: (request.backendWait ??= new BackendWait()) },
+    call: { requestId: request.id, trace: request.trace, wait: (request.backendWait ??= new BackendWait()), deadline },
     caller: request.caller as Caller,
     idempotencyKey: input.idempotencyKey,
     attempt,
@@ -229,6 +229,8 @@ export function registerEndpoint(
 
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const input = request.v1Input as RequestInput;
+    // Counted from the request's arrival (Fastify's start of the reply), its gates' time included.
+    const deadline = Date.now() - reply.elapsedTime + ctx.deps.config.requestDeadlineMs;
     // The plain path's output is computed here, after the upstream wait, and held by nothing made
     // before it (but this frame while an audited route writes its record). Whatever a request made
     // before a long wait (this handler's closures and promises) has been moved to the old
@@ -236,8 +238,8 @@ export function registerEndpoint(
     // young collection until the next full one: this output, held there, would be moved too (npm
     // run bench:promotion).
     const output = endpoint.idempotent && request.caller && input.idempotencyKey !== undefined
-      ? await idempotentOutput(request, reply, input, request.caller, input.idempotencyKey)
-      : outputOf(endpoint, await answer(endpointInput(request, input), reply), outputMemo);
+      ? await idempotentOutput(request, reply, input, request.caller, input.idempotencyKey, deadline)
+      : outputOf(endpoint, await answer(endpointInput(request, input, deadline), reply), outputMemo);
     if (endpoint.audited) await auditAnswer(request, ctx.deps.audit, output.stored);
     // A PDF goes as its bytes, a memoised body as its encoded JSON, anything else as text.
     const { stored, bytes } = output;
@@ -252,6 +254,7 @@ export function registerEndpoint(
     input: RequestInput,
     caller: Caller,
     idempotencyKey: string,
+    deadline: number,
   ): Promise<Output> => {
     let last: Output | undefined;
     const outcome = await ctx.idempotency.run(
@@ -262,7 +265,7 @@ export function registerEndpoint(
         route: endpoint.url,
         params: input.params,
         body: input.body,
-        execute: async (attempt) => (last = outputOf(endpoint, await answer(endpointInput(request, input, attempt), reply), outputMemo)).stored,
+        execute: async (attempt) => (last = outputOf(endpoint, await answer(endpointInput(request, input, deadline, attempt), reply), outputMemo)).stored,
         render: (error) => ({
           status: error.status,
           headers: { 'content-type': 'application/problem+json; charset=utf-8', ...error.headers },

@@ -5,10 +5,11 @@
  * The threads start at the first render (pdf-lib loads into them, never into the main thread) and
  * are kept. A render that finds them all busy waits in a bounded queue; past it, or past its
  * account's share of it, the request answers 503 `renderer_busy` with Retry-After. A queued render
- * whose client has closed its connection is dropped; a running one is finished (stopping its thread
- * would cost a new one's start-up, and a render is bounded). Each thread's heap is capped: a render
- * that outgrows it ends the thread (V8 cannot recover a heap that is out of memory), answers 500
- * `renderer_out_of_memory`, and the next render starts a new thread.
+ * whose client has closed its connection, or whose request's deadline (`requestDeadlineMs`) came,
+ * is dropped; a running one is finished (stopping its thread would cost a new one's start-up, and
+ * a render is bounded). Each thread's heap is capped: a render that outgrows it ends the thread (V8
+ * cannot recover a heap that is out of memory), answers 500 `renderer_out_of_memory`, and the next
+ * render starts a new thread.
  */
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../errors.js';
@@ -57,6 +58,8 @@ export interface RendererOptions {
 export interface RenderRequest {
   account: string;
   connection?: ClientConnection | undefined;
+  /** The request's deadline (epoch ms): a render still queued then is dropped (503 renderer_busy). */
+  deadline?: number | undefined;
 }
 
 /** A render takes from milliseconds to a few seconds: a retry after this finds the queue moved on. */
@@ -71,6 +74,8 @@ interface Pending extends RenderRequest {
   reject(error: unknown): void;
   /** While queued: drops the render when its client's connection closes. */
   drop?: () => void;
+  /** While queued: drops the render at the request's deadline. */
+  expiry?: NodeJS.Timeout;
 }
 
 /**
@@ -219,18 +224,25 @@ export class InvoicePdfRenderer {
 
   private enqueue(pending: Pending): void {
     this.queue.push(pending);
-    const connection = pending.connection;
-    if (connection === undefined) return;
-    pending.drop = () => {
+    const { connection, deadline } = pending;
+    const drop = (why: ApiError) => {
       const at = this.queue.indexOf(pending);
       if (at < 0) return;
       this.queue.splice(at, 1);
-      pending.reject(this.gone());
+      this.dequeued(pending);
+      pending.reject(why);
     };
+    if (deadline !== undefined) {
+      const late = () => drop(busy('Every invoice PDF renderer of this gateway stayed busy until this request ran out of time; nothing was rendered.'));
+      pending.expiry = setTimeout(late, Math.max(0, deadline - Date.now()));
+    }
+    if (connection === undefined) return;
+    pending.drop = () => drop(this.gone());
     connection.once('close', pending.drop);
   }
 
   private dequeued(pending: Pending): void {
+    clearTimeout(pending.expiry);
     if (pending.drop) pending.connection?.off('close', pending.drop);
   }
 

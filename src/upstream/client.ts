@@ -19,6 +19,7 @@ import { monotonicNow } from './monotonic.js';
 import { createWaitingBound, UpstreamBusyError } from './busy.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
+import { assertTimeLeft, callDeadline, RequestDeadlineReached, within } from './request-deadline.js';
 
 export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -83,6 +84,11 @@ export interface UpstreamCallContext {
    * them would say it is. With the breaker open the ping goes to it (refused: down).
    */
   waitForConnection?: boolean | undefined;
+  /**
+   * The request's deadline (epoch ms, request-deadline.ts): the call's own shortened to it, and not
+   * sent with too little of it left; a read shared with other requests is waited for until then.
+   */
+  deadline?: number | undefined;
 }
 
 /** `context` asking for `freshness`; itself when none is asked (no object made on the usual path). */
@@ -153,6 +159,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   const bound = createWaitingBound(options.connections);
   /** upstream_error failures that still say the upstream is down (see isDownSignal). */
   const downSignals = new WeakSet<BackendError>();
+  /** Timeouts at the request's deadline, before the call's own: they say nothing of the upstream. */
+  const cutShort = new WeakSet<BackendError>();
 
   function transportError(action: UpstreamAction<Id>, failure: ExchangeFailure): BackendError {
     const operatorMessage = redact(`${label} ${action.name}: ${failure.message}`);
@@ -178,7 +186,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
    * them), unreadable bodies.
    */
   function isDownSignal(error: unknown): error is BackendError {
-    if (!(error instanceof BackendError) || error instanceof CircuitOpenError) return false;
+    if (!(error instanceof BackendError) || error instanceof CircuitOpenError || error instanceof RequestDeadlineReached) return false;
+    if (cutShort.has(error)) return false;
     return error.kind === 'unavailable' || error.kind === 'timeout' || downSignals.has(error);
   }
 
@@ -192,7 +201,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   }
 
   /** The exchange for one call: the protocol's request, its deadline, and the trace's headers. */
-  function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): ExchangeRequest {
+  function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number): ExchangeRequest {
     const { method, path, headers, body } = protocol.request(action, params);
     return {
       origin: options.origin,
@@ -201,7 +210,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       // The protocol's headers win: a trace header never replaces what the upstream needs.
       headers: trace === undefined ? headers : Object.assign(traceHeaders(trace), headers),
       body,
-      deadline: Date.now() + action.timeoutMs,
+      deadline,
       maxResponseBytes: options.maxResponseBytes,
     };
   }
@@ -218,14 +227,24 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     return action.retry && !failure.answered && !failure.timedOut && Date.now() < deadline;
   }
 
-  /** One call (with its retry), without the breaker. */
-  async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
-    const request = exchangeRequest(action, params, trace);
+  /** One call (with its retry), without the breaker; `requestDeadline` shortens its own. */
+  async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, requestDeadline?: number): Promise<Answer> {
+    const deadline = callDeadline(action.timeoutMs, requestDeadline);
+    const request = exchangeRequest(action, params, trace, deadline);
+    /** The failure as thrown: one that the request's deadline cut is not the upstream's. */
+    const failed = (failure: ExchangeFailure): BackendError => {
+      if (deadline !== requestDeadline || !failure.timedOut) return transportError(action, failure);
+      // Still queued for a connection: never sent, and never will be.
+      if (!failure.sent) return new RequestDeadlineReached(action.safety === 'write');
+      const error = transportError(action, failure);
+      cutShort.add(error);
+      return error;
+    };
     try {
       return read(action, await exchange(dispatcher, request));
     } catch (error) {
       if (!(error instanceof ExchangeFailure)) throw error;
-      if (!retriable(action, error, request.deadline)) throw transportError(action, error);
+      if (!retriable(action, error, request.deadline)) throw failed(error);
       // `sent`: whether it had been written (then on a connection that broke before the status line).
       logger?.warn(
         withTrace({ action: action.name, sent: error.sent, error: redact(error.message) }, trace),
@@ -234,16 +253,16 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       try {
         return read(action, await exchange(dispatcher, request));
       } catch (second) {
-        throw second instanceof ExchangeFailure ? transportError(action, second) : second;
+        throw second instanceof ExchangeFailure ? failed(second) : second;
       }
     }
   }
 
   /** One call admitted by the breaker, its result reported back. */
-  async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
+  async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline?: number): Promise<Answer> {
     const started = observer === undefined ? 0 : performance.now();
     try {
-      const answer = await attempt(action, params, trace);
+      const answer = await attempt(action, params, trace, deadline);
       report(trace, () => breaker.answered(ticket));
       observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;
@@ -268,26 +287,32 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
    * and UpstreamBusyError (nothing sent) while the pool's queue is full. The queue is looked at
    * first: a trial ticket the breaker handed out must be used.
    */
-  async function send(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
+  async function send(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline?: number): Promise<Answer> {
+    const write = action.safety === 'write';
+    // Before the breaker and the queue: refused so, nothing was sent and nothing is counted.
+    assertTimeLeft(action.timeoutMs, deadline, write);
     return bound.run(
       async () => {
         let ticket = admit(action, trace);
-        if (ticket.trial && action.safety === 'write') {
+        if (ticket.trial && write) {
           // A write is never the trial: against an upstream that still hangs, it would end with an
-          // unknown outcome. The probe goes first; the write follows only if the upstream answered it.
+          // unknown outcome. The probe goes first (on its own deadline: its answer decides for the
+          // breaker); the write follows only if the upstream answered it, and in time.
           await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace).catch(() => undefined);
+          assertTimeLeft(action.timeoutMs, deadline, write);
           // Closed again, or re-opened: then this throws, and the write was never sent.
           ticket = admit(action, trace);
         }
-        return tracked(ticket, action, params, trace);
+        // A trial keeps its own deadline: cut by the request's, it would tell the breaker nothing.
+        return tracked(ticket, action, params, trace, ticket.trial ? undefined : deadline);
       },
       () => observer?.called(action.name, 'queue_full', 0),
     );
   }
 
-  async function write(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined): Promise<Answer> {
+  async function write(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number | undefined): Promise<Answer> {
     try {
-      return await send(action, params, trace);
+      return await send(action, params, trace, deadline);
     } finally {
       // Whatever the outcome, what was read before may be out of date now.
       answers.written(action.invalidates ?? []);
@@ -307,22 +332,25 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     }
     const action = actions[id];
     const trace = context?.trace;
-    if (action.safety === 'write') return write(action, params, trace);
+    const deadline = context?.deadline;
+    if (action.safety === 'write') return write(action, params, trace, deadline);
     const freshness = context?.freshness ?? 'cached';
-    if (freshness === 'uncached') return send(action, params, trace);
+    if (freshness === 'uncached') return send(action, params, trace, deadline);
     const key = protocol.callKey(action, params);
+    // A load shared with other requests keeps its own deadline; this request waits for it until its own.
+    const load = () => send(action, params, trace);
     if (action.cacheTtlMs !== undefined) {
-      if (freshness === 'fresh') return answers.fresh(id, action.cacheTtlMs, key, () => send(action, params, trace));
-      return answers.cached(id, action.cacheTtlMs, key, () => send(action, params, trace), (error) => {
+      if (freshness === 'fresh') return within(answers.fresh(id, action.cacheTtlMs, key, load), deadline, action.timeoutMs);
+      return within(answers.cached(id, action.cacheTtlMs, key, load, (error) => {
         // While the breaker is open, every stale read would log this: its opening was logged once.
         // A refusal of the full pool, too: it fails at once, so every stale read of a flood would
         // start another (each counted as queue_full).
         if (error instanceof CircuitOpenError || error instanceof UpstreamBusyError) return;
         logger?.warn(withTrace({ action: action.name, error: describeFailure(error) }, trace), `${label} refresh failed; serving the cached answer`);
-      });
+      }), deadline, action.timeoutMs);
     }
-    if (action.coalesce) return answers.coalesced(id, key, () => send(action, params, trace));
-    return send(action, params, trace);
+    if (action.coalesce) return within(answers.coalesced(id, key, load), deadline, action.timeoutMs);
+    return send(action, params, trace, deadline);
   }
 
   async function close(): Promise<void> {

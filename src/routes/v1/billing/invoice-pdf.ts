@@ -26,7 +26,7 @@ export default defineEndpoint({
   errors: ['not_found', 'renderer_busy', 'renderer_out_of_memory'],
   async handler({ params, caller, deps, call, connection }) {
     const invoice = await deps.backend.getInvoiceDocument(caller.customer, params.id, call);
-    const pdf = await deps.pdf.render(invoice, deps.config.issuer, { account: caller.account.id, connection });
+    const pdf = await deps.pdf.render(invoice, deps.config.issuer, { account: caller.account.id, connection, deadline: call.deadline });
     return {
       status: 200,
       body: Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength),

@@ -1,0 +1,67 @@
+/**
+ * The request's own deadline (`requestDeadlineMs`, counted from its arrival) over the deadlines of
+ * the upstream calls it makes: each call gets what is left of it, at most its own timeout, and a
+ * call with too little left is not sent at all. Without it, a request whose handler makes several
+ * calls one after another could take several of their timeouts: its client or load balancer had
+ * given up long before, and a write could still be sent after that.
+ */
+import { BackendError } from '../backend/backend.js';
+
+/**
+ * The least time left for a call to be sent (or its own timeout, when shorter): with less, a read
+ * would most likely be cut before its answer, and a write would end with its outcome unknown.
+ */
+export const LEAST_CALL_MS = 1_000;
+
+/** How long a client should wait before it tries again: the backend was slow, not down. */
+const RETRY_AFTER_MS = 5_000;
+
+/**
+ * The request's deadline came, or was too close, before a call was sent, or while a read waited:
+ * 504. A write refused so is `notRun`: its Idempotency-Key is free again at once. A read is not:
+ * met after a write was sent, it must not free the key (the write may stand).
+ */
+export class RequestDeadlineReached extends BackendError {
+  constructor(write: boolean) {
+    super('timeout', 'The request took too long; what was not yet sent upstream was not sent.', {
+      outcomeUnknown: false,
+      notRun: write,
+      retryAfterMs: RETRY_AFTER_MS,
+    });
+    this.name = 'RequestDeadlineReached';
+  }
+}
+
+/** Epoch ms by which a call must be done: its own timeout, or less when the request's deadline comes first. */
+export function callDeadline(ownMs: number, requestDeadline: number | undefined, now = Date.now()): number {
+  const own = now + ownMs;
+  return requestDeadline === undefined ? own : Math.min(own, requestDeadline);
+}
+
+/** Throws RequestDeadlineReached when too little of the request's time is left to send a call whose own timeout is `ownMs`. */
+export function assertTimeLeft(ownMs: number, requestDeadline: number | undefined, write: boolean): void {
+  if (requestDeadline !== undefined && requestDeadline - Date.now() < Math.min(LEAST_CALL_MS, ownMs)) throw new RequestDeadlineReached(write);
+}
+
+/**
+ * `work` (a read shared with other requests: a coalesced or cached load, whose own deadline is its
+ * timeout, `ownMs`) as this request waits for it: rejected with RequestDeadlineReached when its
+ * deadline comes first. The load goes on for the others. With at least `ownMs` left, the load ends
+ * first whatever it is: no timer is set (the usual case, a cached read on every request's path).
+ */
+export function within<T>(work: Promise<T>, requestDeadline: number | undefined, ownMs: number): Promise<T> {
+  if (requestDeadline === undefined || requestDeadline - Date.now() >= ownMs) return work;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RequestDeadlineReached(false)), Math.max(0, requestDeadline - Date.now()));
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * The upstream client under a request's deadline (UpstreamCallContext.deadline): a call ends by
+ * then whatever its own timeout, one with too little of it left is never sent, and a read shared
+ * with other requests is waited for only until then. No timing is asserted: the upstream answers
+ * well after each deadline.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { BackendError } from '../../src/backend/backend.js';
+import { isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
+import { createUpstreamClient, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { readAction, writeAction } from '../../src/upstream/policy.js';
+
+type Id = 'ping' | 'slow' | 'create';
+const redact = (text: string) => text;
+
+const protocol: UpstreamProtocol<Id, Record<string, string>, Record<string, unknown>> = {
+  label: 'Toy',
+  // Own timeouts far beyond the request deadlines below.
+  actions: { ping: readAction('ping', 10_000), slow: readAction('slow', 10_000), create: writeAction('create', 10_000) },
+  probe: 'ping',
+  probeParams: {},
+  request: (action) => ({ method: action.safety === 'write' ? 'POST' : 'GET', path: `/${action.name}`, headers: {} }),
+  callKey: (action) => action.name,
+  read(action, { statusCode, body }) {
+    const parsed = parseJsonBody(body);
+    if (statusCode !== 200 || !isPlainObject(parsed)) throw unreadableAnswer('Toy', action, `HTTP ${statusCode}`, redact);
+    return parsed;
+  },
+  redact,
+};
+
+t.test('calls under a request deadline', async (t) => {
+  const received: string[] = [];
+  // `ping` at once; `slow` and `create` after 2.5 s, well past every request deadline here.
+  const server = createServer((request: IncomingMessage, response) => {
+    received.push(request.url ?? '');
+    const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    if (request.url === '/ping') answer();
+    else setTimeout(answer, 2_500);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = createUpstreamClient(protocol, {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: 4,
+    connectTimeoutMs: 1_000,
+    maxResponseBytes: 65_536,
+    // One down-signal opens it: a call cut by the request's deadline must not be one.
+    circuitBreaker: { enabled: true, failureThreshold: 1, openMs: 60_000 },
+  });
+  t.teardown(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const failure = (work: Promise<unknown>) => work.then(() => assert.fail('answered after the request deadline, yet taken as a success'), (caught: unknown) => caught);
+
+  t.test('a write sent in time but answered after the request deadline: a timeout, outcome unknown, not a down-signal', async () => {
+    const error = await failure(client.call('create', {}, { deadline: Date.now() + 1_300 }));
+    assert.ok(error instanceof BackendError, String(error));
+    assert.equal(error.kind, 'timeout');
+    assert.equal(error.outcomeUnknown, true);
+    assert.deepEqual(await client.call('ping', {}, { freshness: 'uncached' }), { ok: true }, 'the breaker stayed closed');
+  });
+
+  t.test('a write with too little of the request left is never sent, and known not to have run', async () => {
+    const before = received.length;
+    const error = await failure(client.call('create', {}, { deadline: Date.now() + 300 }));
+    assert.ok(error instanceof BackendError, String(error));
+    assert.equal(error.kind, 'timeout');
+    assert.equal(error.outcomeUnknown, false);
+    assert.equal(error.notRun, true, 'its Idempotency-Key may be used again at once');
+    assert.equal(received.length, before, 'nothing reached the upstream');
+  });
+
+  t.test('a coalesced read is waited for only until the request deadline', async () => {
+    const error = await failure(client.call('slow', {}, { deadline: Date.now() + 1_300 }));
+    assert.ok(error instanceof BackendError, String(error));
+    assert.equal(error.kind, 'timeout');
+    assert.equal(error.notRun, false, 'a read never frees a key: it may follow a sent write');
+  });
+});
