@@ -120,7 +120,8 @@ function refusedBy(error: BackendError): string | undefined {
 /**
  * An upstream outage or a flood fails every request the same way: the first failure of a kind is
  * logged at once, its repeats summed up (repeated-log.ts). A write whose outcome is unknown is
- * logged each time: its request is one an operator may have to reconcile.
+ * logged each time: its request is one an operator may have to reconcile; so is a failure the
+ * client is answered below 500 for (an upstream that ignored the owner filter: each is evidence).
  */
 function logFailure(request: FastifyRequest, original: unknown, apiError: ApiError, repeats: RepeatedLog): void {
   if (original instanceof BackendError) {
@@ -128,7 +129,7 @@ function logFailure(request: FastifyRequest, original: unknown, apiError: ApiErr
     const kind = { reason: apiError.reason, backend_error: original.kind, refused_by: refusedBy(original), upstream: original.operatorMessage };
     const detail = { account_id: request.caller?.account.id, outcome_unknown: original.outcomeUnknown };
     const level = original.operatorMessage ? 'error' : 'warn';
-    if (original.outcomeUnknown) request.log[level]({ ...kind, ...detail }, 'upstream failure');
+    if (original.outcomeUnknown || apiError.status < 500) request.log[level]({ ...kind, ...detail }, 'upstream failure');
     else repeats.note(level, 'upstream failure', kind, detail, request.log);
     return;
   }
