@@ -15,7 +15,8 @@ import { isLocal, type Endpoint, type EndpointDeps, type GatewayDeps } from './h
 import { installProblemHandling, sendProblem } from './http/problems.js';
 import { installJsonBodyParser } from './http/json-body.js';
 import { registerProblemPages } from './http/problem-pages.js';
-import { answerUnreadableRequest, NODE_HTTP_OPTIONS, serveUnknownExpectations } from './http/unreadable-request.js';
+import { answerUnreadableRequest } from './http/unreadable-request.js';
+import { NODE_HTTP_OPTIONS, serveExpectations } from './http/expectations.js';
 import { Idempotency } from './http/idempotency.js';
 import { registerEndpoint, type RegisterContext } from './http/register.js';
 import { forwardedAnswer } from './http/forwarding.js';
@@ -108,7 +109,7 @@ export function originForm(target: string | undefined): string {
 export async function buildApp(config: ResolvedConfig, overrides: AppOverrides = {}): Promise<FastifyInstance> {
   const accessLog = new AccessLogController({ requestIdLogLabel: 'request_id' });
   const metrics = new GatewayMetrics();
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     logger: loggerOptions(config, overrides.logStream),
     genReqId: requestId,
     logController: accessLog,
@@ -127,8 +128,9 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     return503OnClosing: false,
     routerOptions: { maxParamLength: 100 },
     rewriteUrl: (request) => originForm(request.url),
-    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase),
-    // No bare answers from Node: the request gate refuses a missing or bad Host, an unknown Expect is served.
+    // A head Node cannot parse (414, 431, 400): a problem, logged under the id it was given.
+    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase, app.log),
+    // No bare answers from Node: the request gate refuses a missing or bad Host, and an unknown Expect (417).
     http: NODE_HTTP_OPTIONS,
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks
     // and the error handler; they are still problems.
@@ -140,7 +142,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
       return sendProblem(reply, apiError, config.problemTypeBase);
     },
   });
-  serveUnknownExpectations(app.server);
+  serveExpectations(app.server);
   app.removeContentTypeParser('text/plain');
   installJsonBodyParser(app);
   app.decorateRequest('caller', undefined);

@@ -15,10 +15,13 @@ export const REASONS = {
   action_not_allowed: { status: 409, title: 'Action not allowed in the current state' },
   replay_stale: { status: 410, title: 'Idempotency-Key has expired' },
   payload_too_large: { status: 413, title: 'Payload too large' },
+  uri_too_long: { status: 414, title: 'URI too long' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  expectation_failed: { status: 417, title: 'Expectation failed' },
   invalid_action: { status: 422, title: 'Invalid action' },
   validation_failed: { status: 422, title: 'Validation failed' },
   rate_limited: { status: 429, title: 'Rate limit exceeded' },
+  headers_too_large: { status: 431, title: 'Request header fields too large' },
   internal_error: { status: 500, title: 'Internal error' },
   renderer_out_of_memory: { status: 500, title: 'Invoice PDF too large to render' },
   upstream_error: { status: 502, title: 'Upstream error' },
@@ -102,9 +105,17 @@ export const REASON_DOCS = {
     when: 'The request body is larger than the limit (64 KiB by default).',
     whatToDo: 'Send a smaller body.',
   },
+  uri_too_long: {
+    when: 'The request target (path and query) is longer than 8 KiB (8,192 bytes), or the request line alone overflowed the parser\'s limit on the request head. Nothing was done; the connection is closed when the parser refused it.',
+    whatToDo: 'Send a shorter URL: no v1 request needs a long one. Data goes in a JSON body, never in the query string.',
+  },
   unsupported_media_type: {
     when: 'A body that is not `application/json`, JSON declared in a charset other than UTF-8, or a body in a content coding such as gzip (then the answer carries `Accept-Encoding: identity`).',
     whatToDo: 'Send the body as uncompressed UTF-8 JSON with `Content-Type: application/json`.',
+  },
+  expectation_failed: {
+    when: 'The request carries an `Expect` header with an expectation other than `100-continue`, which the gateway cannot meet (RFC 9110 §10.1.1). Nothing was done.',
+    whatToDo: 'Send the request without that `Expect` header (or with `Expect: 100-continue`).',
   },
   invalid_action: {
     when: 'The action is not one of this deployment\'s; `allowed_actions` lists those it offers.',
@@ -117,6 +128,10 @@ export const REASON_DOCS = {
   rate_limited: {
     when: 'A rate limit of the key, its account or the source address is exhausted; `violated_policies` names which. The refused request consumed nothing of the key\'s or the account\'s limits.',
     whatToDo: 'Wait `Retry-After` seconds before sending again, and pace requests by the `RateLimit` and `X-RateLimit-*` headers.',
+  },
+  headers_too_large: {
+    when: 'The request line and header fields together are larger than the gateway reads (16 KiB by default: one huge header, or very many). Nothing was done, and the connection is closed.',
+    whatToDo: 'Send fewer or smaller headers (a proxy in front may be adding some), then send the request again.',
   },
   internal_error: {
     when: 'An unexpected failure in the gateway; it is logged with the request id.',

@@ -5,9 +5,10 @@
  * that is not: a Latin-1 "Müller" was stored as "M\uFFFDller", and `charset=utf-16` was ignored.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
 import { safeParse } from 'fast-content-type-parse';
 import { ApiError } from '../errors.js';
+import { awaitsContinue } from './expectations.js';
 import { repeatsHeader } from './header-lines.js';
 
 /** What a declared charset may be: UTF-8 under its names, or ASCII (UTF-8's subset) for a body that is. */
@@ -52,26 +53,45 @@ function contentCodingRefusal(header: string | undefined): ApiError | undefined 
   });
 }
 
+/**
+ * What the headers refuse: a content coding, two Content-Type lines (Node reads the first; a
+ * proxy or WAF in front may have taken the body as the other), a charset other than UTF-8, or
+ * US-ASCII for bytes that are not (decided once the `bytes` are read).
+ */
+function headerRefusal(request: FastifyRequest, bytes?: Buffer): ApiError | undefined {
+  const coded = contentCodingRefusal(request.headers['content-encoding']);
+  if (coded) return coded;
+  if (repeatsHeader(request.raw.rawHeaders, 'content-type')) {
+    return new ApiError('unsupported_media_type', 'Send one Content-Type header; this request has several.');
+  }
+  const charset = declaredCharset(request.headers['content-type']);
+  if (charset !== undefined && !UTF8.has(charset) && !(charset === 'us-ascii' && (bytes === undefined || isAscii(bytes)))) {
+    return new ApiError('unsupported_media_type', 'Request bodies must be application/json in UTF-8.');
+  }
+  return undefined;
+}
+
 export function installJsonBodyParser(app: FastifyInstance): void {
+  // A client waiting for 100 Continue (expectations.ts) is refused what its headers alone decide
+  // before the body is read, so before it sends it; any other request is refused by the parser.
+  // Only on routes that take a body: a hook on every route would run on every GET too.
+  const refuseBeforeBody: preParsingHookHandler = (request, _reply, payload, done) => {
+    const refusal = awaitsContinue(request.raw) && request.headers['content-type'] !== undefined ? headerRefusal(request) : undefined;
+    if (refusal) done(refusal);
+    else done(null, payload);
+  };
+  app.addHook('onRoute', (route) => {
+    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return;
+    route.preParsing = [...[route.preParsing ?? []].flat(), refuseBeforeBody];
+  });
   // Both listeners refuse poisoned names (`onProtoPoisoning`, `onConstructorPoisoning`: 'error').
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
-    const coded = contentCodingRefusal(request.headers['content-encoding']);
-    if (coded) {
-      done(coded, undefined);
-      return;
-    }
-    // Node reads the first Content-Type line: `application/json` then `text/plain` was parsed, and
-    // the other order refused, while a proxy or WAF in front may have taken the body as the other.
-    if (repeatsHeader(request.raw.rawHeaders, 'content-type')) {
-      done(new ApiError('unsupported_media_type', 'Send one Content-Type header; this request has several.'), undefined);
-      return;
-    }
-    const charset = declaredCharset(request.headers['content-type']);
-    if (charset !== undefined && !UTF8.has(charset) && !(charset === 'us-ascii' && isAscii(bytes))) {
-      done(new ApiError('unsupported_media_type', 'Request bodies must be application/json in UTF-8.'), undefined);
+    const refusal = headerRefusal(request, bytes);
+    if (refusal) {
+      done(refusal, undefined);
       return;
     }
     if (!isUtf8(bytes)) {

@@ -1,6 +1,6 @@
 /**
  * What every request meets before its route's pipeline: its request id on the answer, a Host that
- * RFC 9112 §3.2 accepts, a refusal of keys put in the query string (contract §1), and the
+ * RFC 9112 §3.2 accepts, a target of at most 8 KiB (414), no expectation but 100-continue (417), a refusal of keys put in the query string (contract §1), and the
  * source-IP limit (contract §4) for every request that no endpoint authenticates (public routes,
  * unknown paths). An authenticating endpoint counts the source IP itself, before any key lookup,
  * and for a key this process holds together with the key's limits, in one store call (register.ts).
@@ -11,7 +11,8 @@ import { parseApiKey } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { enforceIpLimit } from './register.js';
 import { sourceAddress } from './source-address.js';
-import { hostRefusal } from './unreadable-request.js';
+import { expectationRefusal } from './expectations.js';
+import { hostRefusal, targetRefusal } from './unreadable-request.js';
 
 /** Query parameters that look like someone put an API key in the URL (contract §1), in any case. */
 const KEY_QUERY_PARAMS = new Set(['api_key', 'apikey', 'key', 'access_token', 'token']);
@@ -28,9 +29,9 @@ export function installRequestGate(app: FastifyInstance, rateLimiter: RateLimite
   // Callback style: no promise for the requests it only looks at.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    const badHost = hostRefusal(request.raw);
-    if (badHost) {
-      done(badHost);
+    const badHead = hostRefusal(request.raw) ?? targetRefusal(request.raw) ?? expectationRefusal(request.raw);
+    if (badHead) {
+      done(badHead);
       return;
     }
     const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : null;

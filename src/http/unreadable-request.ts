@@ -1,23 +1,55 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, problemDocument } from '../errors.js';
 import { repeatsHeader } from './header-lines.js';
 
 /**
- * Requests Node cannot parse (oversized headers, a broken request line) never reach Fastify's
- * handlers: answer them as a problem too, with a request id, then close the connection.
+ * The longest request target (path and query, as sent) the gateway serves: 414 above it (RFC 9110
+ * §15.5.15). No v1 request needs more; below Node's limit on the whole request head, so that a
+ * long URL is refused as one, whatever the headers beside it weigh.
  */
-export function answerUnreadableRequest(error: Error & { code?: string }, socket: Duplex, typeBase: string): void {
+export const MAX_TARGET_BYTES = 8192;
+
+/** A method token and its space (RFC 9112 §3): the start of a request line. */
+const REQUEST_LINE_START = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+ /;
+
+/**
+ * Which part of the request head overflowed the parser (Node counts the request line and the
+ * headers together): the request line when the packet it failed in starts one and ends no line
+ * before the failure. A URL that came in several packets cannot be told apart: then 431, whose
+ * detail names both.
+ */
+function overflowProblem(error: Error & { rawPacket?: unknown; bytesParsed?: number }): ApiError {
+  const packet = error.rawPacket;
+  const head = Buffer.isBuffer(packet) ? packet.toString('latin1', 0, error.bytesParsed ?? packet.length) : '';
+  if (REQUEST_LINE_START.test(head) && !head.includes('\r\n')) {
+    return new ApiError('uri_too_long', `The request target is longer than the gateway reads (${MAX_TARGET_BYTES} bytes).`);
+  }
+  return new ApiError('headers_too_large', `The request line and header fields together are larger than the gateway reads (${maxHeaderSize} bytes).`);
+}
+
+/** Where the parser's refusals are logged: their request id is the one the client was given. */
+export interface UnreadableLog {
+  info(fields: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * Requests Node cannot parse (oversized heads, a broken request line) never reach Fastify's
+ * handlers, and no request id exists yet: answer them as a problem too, under an id made here and
+ * logged (nothing of the request itself: its head may carry a key), then close the connection.
+ */
+export function answerUnreadableRequest(error: Error & { code?: string }, socket: Duplex, typeBase: string, log?: UnreadableLog): void {
   if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
     socket.destroy();
     return;
   }
   const requestId = randomUUID();
-  const detail = error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request could not be read.';
-  const body = JSON.stringify(problemDocument(new ApiError('invalid_request', detail), requestId, typeBase));
+  const problem = error.code === 'HPE_HEADER_OVERFLOW' ? overflowProblem(error) : new ApiError('invalid_request', 'The request could not be read.');
+  log?.info({ request_id: requestId, status: problem.status, reason: problem.reason, parser_error: error.code }, 'request refused by the HTTP parser');
+  const body = JSON.stringify(problemDocument(problem, requestId, typeBase));
   socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n` +
       'Content-Type: application/problem+json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\n` +
@@ -25,21 +57,6 @@ export function answerUnreadableRequest(error: Error & { code?: string }, socket
       body,
   );
 }
-
-/**
- * What Node would otherwise answer itself, bare (no request id, no problem): the listener's options
- * hand both to the app instead. An HTTP/1.1 request without Host is refused by the app (RFC 9112
- * §3.2: 400; `hostRefusal`), and an Expect other than 100-continue is ignored (RFC 9110 §10.1.1
- * allows it) rather than answered 417 by Node: the request is served as if it had none.
- */
-export const NODE_HTTP_OPTIONS = { requireHostHeader: false } as const;
-
-export function serveUnknownExpectations(server: Server): void {
-  server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
-    server.emit('request', request, response);
-  });
-}
-
 /**
  * `uri-host [":" port]` (RFC 3986 §3.2.2–3.2.3): an IP literal in brackets, or a name or IPv4
  * address of unreserved characters, sub-delims and percent-escapes; empty is valid too.
@@ -63,4 +80,10 @@ export function hostRefusal(raw: IncomingMessage): ApiError | undefined {
     return new ApiError('invalid_request', 'The Host header is not a host name or address with an optional port (RFC 9112 §3.2).');
   }
   return undefined;
+}
+
+/** The 414 a request target over MAX_TARGET_BYTES earns (the parser let it through); undefined when it is fine. */
+export function targetRefusal(raw: IncomingMessage): ApiError | undefined {
+  if ((raw.url?.length ?? 0) <= MAX_TARGET_BYTES) return undefined;
+  return new ApiError('uri_too_long', `The request target is longer than the gateway reads (${MAX_TARGET_BYTES} bytes).`);
 }

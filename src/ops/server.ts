@@ -11,7 +11,8 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { AdminApi } from '../admin/api.js';
 import { ADMIN_PREFIX } from '../admin/register.js';
 import type { Backend } from '../backend/backend.js';
-import { answerUnreadableRequest, hostRefusal, NODE_HTTP_OPTIONS, serveUnknownExpectations } from '../http/unreadable-request.js';
+import { answerUnreadableRequest, hostRefusal, targetRefusal } from '../http/unreadable-request.js';
+import { expectationRefusal, NODE_HTTP_OPTIONS, serveExpectations } from '../http/expectations.js';
 import type { Stores } from '../stores/types.js';
 import { boundedPing } from './bounded-ping.js';
 
@@ -83,11 +84,11 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     requestTimeout: 30_000,
     // Admin answers carry it (X-Request-Id, the problem's instance) and the admin audit names it.
     genReqId: () => randomUUID(),
-    // No bare answers from Node (see the hook below): a missing or repeated Host is refused here, an unknown Expect served.
+    // No bare answers from Node (see the hook below): a missing or repeated Host, or an unknown Expect, is refused here.
     http: NODE_HTTP_OPTIONS,
-    // Requests Node cannot parse (oversized headers) answered as a problem, as the admin API's are,
-    // rather than Node's bare 431.
-    ...(admin ? { clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) => answerUnreadableRequest(error, socket, admin.problemTypeBase) } : {}),
+    // Requests Node cannot parse (oversized heads) answered as a problem (414, 431), as the admin
+    // API's are, rather than Node's bare 431.
+    ...(admin ? { clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) => answerUnreadableRequest(error, socket, admin.problemTypeBase, target.log) } : {}),
     // The router's own refusals skip every hook; on an admin path they are problems as well.
     frameworkErrors: (error, request, reply) => {
       const answer = reply as FastifyReply;
@@ -95,13 +96,14 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
       return answer.code(error.statusCode ?? 500).send(error);
     },
   });
-  serveUnknownExpectations(ops.server);
-  // RFC 9112 §3.2: an HTTP/1.1 request without Host, with two, or with an invalid one is 400 (an admin call: the admin API's problem).
+  serveExpectations(ops.server);
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host, with two, or with an invalid one is 400; a target
+  // over 8 KiB 414; an unknown expectation 417 (an admin call: the admin API's problem).
   ops.addHook('onRequest', (request, reply, done) => {
-    const error = hostRefusal(request.raw);
+    const error = hostRefusal(request.raw) ?? targetRefusal(request.raw) ?? expectationRefusal(request.raw);
     if (!error) return done();
     if (target.admin && request.url.startsWith(`${ADMIN_PREFIX}/`)) return done(error);
-    void reply.code(400).send({ status: 'bad_request', detail: error.detail });
+    void reply.code(error.status).send({ status: 'bad_request', detail: error.detail });
   });
   target.metrics.collectRuntimeMetrics();
   if (target.admin) {

@@ -142,15 +142,15 @@ t.test('every failure is Problem+JSON', async (t) => {
     assertProblem(await gw.app.inject({ method: 'GET', url: '/v1/services/1%00', headers }), 400, 'invalid_request');
   });
 
-  t.test('requests Node cannot read (oversized headers) → 400 problem with a request id', async () => {
+  t.test('requests Node cannot read (oversized headers) → 431 problem with a request id', async () => {
     const base = await gw.app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = new URL(base);
     const raw = await rawExchange(Number(port), `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    assert.match(raw, /^HTTP\/1\.1 400 /);
+    assert.match(raw, /^HTTP\/1\.1 431 /);
     assert.match(raw, /content-type: application\/problem\+json/i);
     assert.match(raw, /x-request-id: [0-9a-f-]{36}/i);
     const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
-    assert.equal(body.reason, 'invalid_request');
+    assert.equal(body.reason, 'headers_too_large');
   });
 
   t.test('an incoming X-Request-Id is not trusted', async () => {

@@ -137,7 +137,7 @@ overEveryBackend(BACKENDS, 'security suite: bodies and headers', (t, gateway) =>
     assert.equal(ascii.statusCode, 200, ascii.body);
   });
 
-  t.test('headers over the limit: a 400 problem with a request id on every v1 route', async () => {
+  t.test('headers over the limit: a 431 problem with a request id on every v1 route', async () => {
     const port = Number(new URL(gw.base).port);
     for (const endpoint of allEndpoints(gw.config)) {
       const raw = await new Promise<string>((resolve, reject) => {
@@ -149,10 +149,10 @@ overEveryBackend(BACKENDS, 'security suite: bodies and headers', (t, gateway) =>
         socket.on('end', () => resolve(data));
         socket.on('error', reject);
       });
-      assert.match(raw, /^HTTP\/1\.1 400 /, `${endpoint.method} ${endpoint.url}`);
+      assert.match(raw, /^HTTP\/1\.1 431 /, `${endpoint.method} ${endpoint.url}`);
       assert.match(raw, /content-type: application\/problem\+json/i);
       assert.match(raw, /x-request-id: [0-9a-f-]{36}/i);
-      assert.equal(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).reason, 'invalid_request');
+      assert.equal(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).reason, 'headers_too_large');
     }
   });
 
