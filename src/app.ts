@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createAdminApi, type AdminApi } from './admin/api.js';
+import { sharedCustomersWarning } from './startup/shared-customers.js';
 import { checkSharedSecrets } from './startup/shared-secrets.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend, BackendCapabilities } from './backend/backend.js';
@@ -172,6 +173,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   });
   const box = secretBoxFor(config);
   await checkSharedSecrets(keys, stores.webhooks, box);
+  const shared = sharedCustomersWarning(await keys.listAccounts());
+  if (shared) app.log.warn(shared);
   const doctor = new DoctorMonitor(
     backend ?? {},
     { serviceActions: PROFILE_ACTIONS[config.profile] },

@@ -40,6 +40,7 @@ export const REASONS = {
 export const ADMIN_REASONS = {
   account_exists: { status: 409, title: 'An account with this id exists' },
   account_disabled: { status: 409, title: 'The account is disabled' },
+  upstream_id_taken: { status: 409, title: 'The upstream customer is mapped to another account' },
   key_inactive: { status: 409, title: 'The key is revoked or expired' },
   webhook_state_conflict: { status: 409, title: 'The webhook endpoint or event is not in a state that allows this' },
 } as const satisfies Record<string, { status: number; title: string }>;
@@ -176,6 +177,10 @@ export const REASON_DOCS = {
   account_disabled: {
     when: 'Admin API: the account is disabled; no key is issued or rotated, and no webhook event replayed, for it.',
     whatToDo: 'Enable the account first (`POST /admin/v1/accounts/{id}/enable`).',
+  },
+  upstream_id_taken: {
+    when: 'Admin API: another account (named in `held_by`) is mapped to this `upstream_id` already; its keys would read, and its webhook endpoint hear of, the same customer. One backend customer maps to one account. Nothing was written.',
+    whatToDo: 'Check the `upstream_id` (a typo?). To move the customer to this account, first map the account in `held_by` to another customer (`PATCH /admin/v1/accounts/{id}`).',
   },
   key_inactive: {
     when: 'Admin API: the key is revoked or expired, so it cannot be rotated (and a retry does not bring it back).',

@@ -99,6 +99,7 @@ export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], options: A
   const reasons = [...new Set(endpoints.flatMap((endpoint) => reasonsOf(endpoint, profile)))].sort();
   schemas.AdminProblem = problemSchema('RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.', reasons, {
     violated_policies: { type: 'array', items: { type: 'string' }, description: `With \`rate_limited\`: \`${ADMIN_POLICY}\` (\`admin.perMinute\` calls per token).` },
+    held_by: { type: 'string', description: 'With `upstream_id_taken`: the id of the account mapped to that `upstream_id`.' },
   });
   return {
     openapi: '3.1.0',

@@ -6,6 +6,7 @@ import { Refusal, type RefusalKind } from '../keys/refusal.js';
 const REFUSAL_REASONS: Record<RefusalKind, AnyReason> = {
   unknown: 'not_found',
   exists: 'account_exists',
+  upstream_taken: 'upstream_id_taken',
   key_inactive: 'key_inactive',
   account_disabled: 'account_disabled',
   webhook_state: 'webhook_state_conflict',
@@ -13,7 +14,7 @@ const REFUSAL_REASONS: Record<RefusalKind, AnyReason> = {
 
 export function toAdminApiError(error: unknown): ApiError {
   // A refusal's message names ids the operator sent, never a secret: it is the detail as it is.
-  if (error instanceof Refusal) return new ApiError(REFUSAL_REASONS[error.kind], `${error.message}.`, { cause: error });
+  if (error instanceof Refusal) return new ApiError(REFUSAL_REASONS[error.kind], `${error.message}.`, { cause: error, extensions: error.extensions });
   return toApiError(error);
 }
 

@@ -7,7 +7,7 @@
  */
 import type { KeyService, IssueKeyInput } from '../keys/key-service.js';
 import { isDisabled } from '../keys/key-service.js';
-import { Refusal } from '../keys/refusal.js';
+import { Refusal, refusingClaimed } from '../keys/refusal.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../stores/types.js';
 import { updateIfUnchanged } from '../stores/update-if-unchanged.js';
 
@@ -92,7 +92,7 @@ export class AdminService {
     return updateIfUnchanged({
       read: () => this.account(id),
       change,
-      write: async (after, before) => after === before || (await this.deps.store.replaceAccount(after, before)),
+      write: async (after, before) => after === before || (await refusingClaimed(this.deps.store.replaceAccount(after, before))),
     });
   }
 

@@ -16,6 +16,7 @@ import { ConfigError } from '../config.js';
 import { loadConfig } from '../load-config.js';
 import { isDisabled, KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
+import { sharedCustomers } from '../startup/shared-customers.js';
 import { checkSharedSecrets } from '../startup/shared-secrets.js';
 import { createKeyStore } from '../stores/factory.js';
 import { StoreUnavailableError, type AccountRecord, type ApiKeyRecord, type KeyRateLimitOverrides } from '../stores/types.js';
@@ -80,9 +81,12 @@ function describeKey(key: ApiKeyRecord): string {
   return `${key.id}  account=${key.accountId}  name=${key.name}  ${state}  scopes=${key.scopes.join(',')}`;
 }
 
-function describeAccount(account: AccountRecord): string {
+/** `sharing`: every account on its upstream customer, when more than one is (see src/startup/shared-customers.ts). */
+function describeAccount(account: AccountRecord, sharing: readonly string[] = []): string {
   const state = isDisabled(account) ? `  disabled ${account.disabledAt}` : '';
-  return `${account.id}  upstream=${account.upstreamId}  name=${account.name}${state}`;
+  const others = sharing.filter((id) => id !== account.id);
+  const shared = others.length > 0 ? `  SHARES ITS UPSTREAM CUSTOMER WITH ${others.join(', ')} (map all but one elsewhere)` : '';
+  return `${account.id}  upstream=${account.upstreamId}  name=${account.name}${state}${shared}`;
 }
 
 const COMMANDS = ['account', 'issue', 'list', 'rotate', 'revoke', 'admin-token', 'webhook-secrets'];
@@ -146,7 +150,8 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
       }
       if (sub === 'list') {
         const accounts = await keys.listAccounts();
-        return { text: accounts.map(describeAccount).join('\n'), json: accounts.map(accountView) };
+        const shared = sharedCustomers(accounts);
+        return { text: accounts.map((account) => describeAccount(account, shared.get(account.upstreamId))).join('\n'), json: accounts.map(accountView) };
       }
       if ((sub === 'disable' || sub === 'enable') && arg) {
         const account = await keys.setAccountDisabled(arg, sub === 'disable');

@@ -8,7 +8,7 @@ import type { AccountRecord, ApiKeyRecord, KeyRateLimitOverrides, KeyStore } fro
 import type { Scope } from './scopes.js';
 import { generateApiKey, parseApiKey, secretMatches, hashSecret } from './api-key.js';
 import { HeldKeys, type HeldKey, type HeldKeysOptions } from './held-keys.js';
-import { Refusal } from './refusal.js';
+import { Refusal, refusingClaimed } from './refusal.js';
 import { updateIfUnchanged } from '../stores/update-if-unchanged.js';
 
 export interface AuthenticatedKey {
@@ -181,7 +181,7 @@ export class KeyService {
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
     const account: AccountRecord = { ...input, createdAt: new Date(this.now()).toISOString() };
     // Only where none is stored: of two creations at once, the second is refused, not written over the first.
-    if (!(await this.store.replaceAccount(account, null))) throw new Refusal('exists', `account ${input.id} already exists`);
+    if (!(await refusingClaimed(this.store.replaceAccount(account, null)))) throw new Refusal('exists', `account ${input.id} already exists`);
     return account;
   }
 

@@ -1,5 +1,5 @@
 /** What the KeyStore implementations share: listing order, invalidation listeners, record copies. */
-import type { AccountRecord, ApiKeyRecord, KeyStore } from './types.js';
+import { UpstreamClaimedError, type AccountRecord, type ApiKeyRecord, type KeyStore } from './types.js';
 
 /**
  * Lists come oldest first; the id breaks ties so that every store lists in the same order. Compared
@@ -23,6 +23,20 @@ export function copyOrNull<T>(record: T | undefined): T | null {
 /** Whether a stored record is still the one a caller read (records are plain JSON, written in one key order). */
 export function sameRecord(stored: AccountRecord | ApiKeyRecord | undefined, expected: AccountRecord | ApiKeyRecord | null): boolean {
   return stored === undefined ? expected === null : expected !== null && JSON.stringify(stored) === JSON.stringify(expected);
+}
+
+/**
+ * Refuses a write of `account` over `stored` (undefined: a creation) that would map it to an
+ * upstream customer another account holds (KeyStore.replaceAccount). A write that keeps the stored
+ * record's customer is never refused: accounts that shared one before the gateway refused it go on
+ * working, renamed or disabled. The stores held in memory look over every account: they run it
+ * on operator writes only, over records they hold already (the file store re-reads them anyway).
+ */
+export function refuseClaimed(accounts: Iterable<AccountRecord>, account: AccountRecord, stored: AccountRecord | undefined): void {
+  if (stored?.upstreamId === account.upstreamId) return;
+  for (const other of accounts) {
+    if (other.id !== account.id && other.upstreamId === account.upstreamId) throw new UpstreamClaimedError(account.upstreamId, other.id);
+  }
 }
 
 /** getKeyWithAccount for a store where each read is cheap: the key, then its account. */

@@ -15,6 +15,20 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * A write would map a second account to an upstream customer that `holder` is mapped to already
+ * (contract §1: one customer, one account). Nothing was written.
+ */
+export class UpstreamClaimedError extends Error {
+  constructor(
+    readonly upstreamId: string,
+    readonly holder: string,
+  ) {
+    super(`upstream customer ${upstreamId} is mapped to account ${holder}`);
+    this.name = 'UpstreamClaimedError';
+  }
+}
+
 // ---- rate limits (contract §4) --------------------------------------------------------------
 
 /**
@@ -233,11 +247,15 @@ export interface AccountRecord {
 }
 
 export interface KeyStore {
+  /** Unconditional (restores, fixtures): neither compared nor refused; the claims on upstream customers are kept all the same. */
   putAccount(account: AccountRecord): Promise<void>;
   /**
    * Writes the account only if the stored one is still `expected` (null: none is stored), as the
    * caller read it; false when another write came in between, and nothing is written. Two operators
-   * at once must not undo each other (a rename racing a disable re-enabling the account).
+   * at once must not undo each other (a rename racing a disable re-enabling the account). Rejects
+   * with UpstreamClaimedError, nothing written, when the account would move to (or be created on) an
+   * upstream customer another account is mapped to; checked and written atomically, so of two such
+   * writes at once one wins. A write that keeps the stored customer is never refused.
    */
   replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean>;
   getAccount(id: string): Promise<AccountRecord | null>;

@@ -28,7 +28,7 @@ t.test('admin accounts and keys', async (t) => {
 
   t.test('lists accounts oldest first, a page at a time, with links', async () => {
     for (const n of [1, 2, 3]) {
-      const created = await gw.admin('POST', '/admin/v1/accounts', { body: { id: `page-${n}`, name: `Page ${n}`, upstream_id: String(n) } });
+      const created = await gw.admin('POST', '/admin/v1/accounts', { body: { id: `page-${n}`, name: `Page ${n}`, upstream_id: String(100 + n) } });
       assert.equal(created.statusCode, 201);
     }
     const first = await gw.admin('GET', '/admin/v1/accounts?per_page=2');

@@ -50,7 +50,7 @@ t.test('admin API of the process', async (t) => {
   t.test('creates an account and a key on the ops port that serve on the public port; none of it on the public port', async () => {
     const authorization = { authorization: `Bearer ${panel.token}` };
     assert.equal((await call(base, 'GET', '/admin/v1/accounts', { headers: authorization })).status, 404);
-    const created = await call(ops, 'POST', '/admin/v1/accounts', { headers: authorization, body: { id: 'proc', name: 'Process Test', upstream_id: '1' } });
+    const created = await call(ops, 'POST', '/admin/v1/accounts', { headers: authorization, body: { id: 'proc', name: 'Process Test', upstream_id: '3' } });
     assert.equal(created.status, 201, created.text);
     const issued = await call(ops, 'POST', '/admin/v1/accounts/proc/keys', {
       headers: { ...authorization, 'idempotency-key': 'proc-1' },

@@ -11,7 +11,10 @@ import { KeyService } from '../../src/keys/key-service.js';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { CHAOS_PEPPER } from './gateway-process.js';
 
-/** Several accounts (two of them on one WHMCS client, as the key tag allows), one key each. */
+/**
+ * Several accounts (two of them on one WHMCS client, as the key tag allows, and as a store written
+ * before the gateway refused it may hold: written unconditionally), one key each.
+ */
 const ACCOUNTS = [
   { id: 'acme', upstreamId: '1' },
   { id: 'acme-west', upstreamId: '1' },
@@ -43,7 +46,7 @@ export async function issueAccountKeys(redisUrl: string): Promise<Array<{ accoun
     const keys = new KeyService(stores.keys, CHAOS_PEPPER);
     const issued = [];
     for (const account of ACCOUNTS) {
-      await keys.createAccount({ id: account.id, name: `Chaos ${account.id}`, upstreamId: account.upstreamId });
+      await stores.keys.putAccount({ id: account.id, name: `Chaos ${account.id}`, upstreamId: account.upstreamId, createdAt: new Date().toISOString() });
       const { key } = await keys.issue({ accountId: account.id, name: 'chaos', scopes: ['write:orders'] });
       issued.push({ accountId: account.id, apiKey: key });
     }

@@ -77,7 +77,7 @@ t.test('two gateways sharing one Redis', async (t) => {
     const three = await buildTestGateway({ simulator, stores: await createRedisStores({ url: redis.url }), issueKeys: false, config: { keys: { pepper: TEST_PEPPER, cacheTtlMs: 60_000 } } });
     t.teardown(() => three.close());
     // An account of its own too: the other tests count on what is left of beta's limit.
-    await three.keyService.createAccount({ id: 'trips', name: 'Trips', upstreamId: '2' });
+    await three.keyService.createAccount({ id: 'trips', name: 'Trips', upstreamId: '3' });
     const { key: tripsKey } = await three.keyService.issue({ accountId: 'trips', name: 'trips', scopes: ['read:products', 'write:orders'] });
     const headers = { ...bearer(tripsKey), 'content-type': 'application/json' };
     const order = (idempotencyKey: string) =>

@@ -157,7 +157,7 @@ t.test('with publicBaseUrl, every type resolves to this gateway', async (t) => {
   });
 
   t.test("the admin API's problems, admin-only reasons included, resolve to pages too", async () => {
-    const body = { id: 'dup', name: 'Dup', upstream_id: '1' };
+    const body = { id: 'dup', name: 'Dup', upstream_id: '41' };
     assert.equal((await gw.admin('POST', '/admin/v1/accounts', { body })).statusCode, 201);
     const conflict = await gw.admin('POST', '/admin/v1/accounts', { body });
     assert.equal(conflict.statusCode, 409);

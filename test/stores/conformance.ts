@@ -25,6 +25,7 @@ import type {
 import type { WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
 import { KeyService } from '../../src/keys/key-service.js';
 import { ipGroup, keyGroup } from '../../src/stores/rate-policies.js';
+import { runUpstreamClaimConformance } from './upstream-claim-conformance.js';
 
 export interface TestClock {
   /** The store's idea of now, in ms since the epoch. */
@@ -828,6 +829,7 @@ export function runKeyStoreConformance(t: Test, name: string, factory: FixtureFa
       await eventually('the invalidation', () => seen.includes('0123456789abcdef'));
     });
   });
+  runUpstreamClaimConformance(t, name, factory);
 }
 
 // ---- webhooks -----------------------------------------------------------------------------------

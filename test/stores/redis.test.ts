@@ -170,6 +170,7 @@ t.test('redis: specifics', async (t) => {
         '{keys}:account-keys:acct_1',
         '{keys}:accounts',
         '{keys}:keys',
+        '{keys}:upstream-accounts',
       ]);
     }),
   );

@@ -15,12 +15,14 @@ export default defineAdminEndpoint({
   url: '/admin/v1/accounts',
   operationId: 'createAccount',
   summary: 'Create an account',
-  description: 'Maps a new account to one backend customer. An id that exists answers 409 `account_exists`, so a retry cannot make two.',
+  description:
+    'Maps a new account to one backend customer. An id that exists answers 409 `account_exists`, so a retry cannot make two; ' +
+    'an `upstream_id` another account is mapped to answers 409 `upstream_id_taken`, naming that account in `held_by` (one customer, one account).',
   tag: 'Accounts',
   scope: 'admin:accounts',
   body: CreateAccountSchema,
   responses: { 201: { description: 'The account.', schema: AccountSchema, headers: { Location: 'The account\'s URL, `/admin/v1/accounts/{id}`.' } } },
-  errors: ['account_exists'],
+  errors: ['account_exists', 'upstream_id_taken'],
   subject: ({ body }) => ({ accountId: body?.id }),
   async handler({ body, service }) {
     const account = await service.createAccount({ id: body.id, name: body.name, upstreamId: body.upstream_id });

@@ -15,13 +15,15 @@ export default defineAdminEndpoint({
   url: '/admin/v1/accounts/:id',
   operationId: 'updateAccount',
   summary: 'Change an account',
-  description: 'Renames the account or maps it to another backend customer; fields left out stay.',
+  description:
+    'Renames the account or maps it to another backend customer, which it then holds instead of the one it leaves; fields left out stay. ' +
+    'An `upstream_id` another account is mapped to answers 409 `upstream_id_taken`, naming that account in `held_by`, and nothing changes.',
   tag: 'Accounts',
   scope: 'admin:accounts',
   params: AccountPathSchema,
   body: UpdateAccountSchema,
   responses: { 200: { description: 'The account after the change.', schema: AccountSchema } },
-  errors: ['not_found'],
+  errors: ['not_found', 'upstream_id_taken'],
   async handler({ params, body, service }) {
     const account = await service.updateAccount(params.id, {
       ...(body.name === undefined ? {} : { name: body.name }),

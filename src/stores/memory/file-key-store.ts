@@ -16,7 +16,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { withFileLock } from './file-lock.js';
 import { jsonSyntaxError } from '../../json-syntax.js';
 import { ownEntry } from '../../own-entry.js';
-import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, sameRecord } from '../key-records.js';
+import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, refuseClaimed, sameRecord } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 interface KeyFile {
@@ -61,8 +61,12 @@ export class FileKeyStore implements KeyStore {
   async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
     let written = false;
     await this.update((data) => {
-      written = sameRecord(ownEntry(data.accounts, account.id), expected);
-      if (written) data.accounts[account.id] = structuredClone(account);
+      const stored = ownEntry(data.accounts, account.id);
+      written = sameRecord(stored, expected);
+      if (!written) return;
+      // Under the file lock, over the file as read: of two processes claiming one customer, the second sees the first.
+      refuseClaimed(Object.values(data.accounts), account, stored);
+      data.accounts[account.id] = structuredClone(account);
     });
     return written;
   }

@@ -1,5 +1,5 @@
 /** Accounts and keys in process memory, gone on exit. Sandbox mode keeps them in a FileKeyStore instead. */
-import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, sameRecord } from '../key-records.js';
+import { byCreation, keyWithAccount, copyOrNull, InvalidationListeners, refuseClaimed, sameRecord } from '../key-records.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 
 /** Operators create accounts and keys, clients cannot, so plain maps need no bound. */
@@ -13,7 +13,9 @@ export class MemoryKeyStore implements KeyStore {
   }
 
   async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
-    if (!sameRecord(this.accounts.get(account.id), expected)) return false;
+    const stored = this.accounts.get(account.id);
+    if (!sameRecord(stored, expected)) return false;
+    refuseClaimed(this.accounts.values(), account, stored);
     this.accounts.set(account.id, structuredClone(account));
     return true;
   }

@@ -1,5 +1,6 @@
 /**
- * Accounts and keys in Redis, as JSON in two hashes plus a key-id set per account. Everything sits
+ * Accounts and keys in Redis, as JSON in two hashes plus a key-id set per account and an index of
+ * the accounts mapped to each upstream customer (account-write.lua). Everything sits
  * under one hash tag, `{keys}`: the data is small (operators create it), it lets a key and its index
  * entry be written in one MULTI on a cluster, and lookups are cached by the key service anyway.
  * Invalidations travel over pub/sub on a connection of their own (a subscribed connection can do
@@ -7,7 +8,7 @@
  */
 import { Cluster, type Redis } from 'ioredis';
 import { byCreation, InvalidationListeners } from '../key-records.js';
-import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
+import { UpstreamClaimedError, type AccountRecord, type ApiKeyRecord, type KeyStore } from '../types.js';
 import type { RedisClient, RedisConnection } from './connection.js';
 import { toStoreError } from './connection.js';
 import { holdsFingerprint } from './fingerprint.js';
@@ -19,8 +20,10 @@ export class RedisKeyStore implements KeyStore {
   private readonly watched = new WeakSet<Redis>();
   private readonly lookupScript = LuaScript.load('key-lookup');
   private readonly replaceScript = LuaScript.load('key-replace');
+  private readonly accountScript = LuaScript.load('account-write');
   private readonly accountsKey: string;
   private readonly keysKey: string;
+  private readonly upstreamsKey: string;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -29,6 +32,7 @@ export class RedisKeyStore implements KeyStore {
   ) {
     this.accountsKey = redis.key('{keys}:accounts');
     this.keysKey = redis.key('{keys}:keys');
+    this.upstreamsKey = redis.key('{keys}:upstream-accounts');
     subscriber.on('message', (from: string, keyId: string) => {
       if (from === channel) this.listeners.notify(keyId);
     });
@@ -78,11 +82,18 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async putAccount(account: AccountRecord): Promise<void> {
-    await this.redis.run((client) => client.hset(this.accountsKey, account.id, JSON.stringify(account)));
+    await this.writeAccount(account, null, true);
   }
 
-  async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
-    return this.replace(this.accountsKey, account.id, JSON.stringify(account), expected);
+  replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
+    return this.writeAccount(account, expected, false);
+  }
+
+  private async writeAccount(account: AccountRecord, expected: AccountRecord | null, unconditional: boolean): Promise<boolean> {
+    const args = [account.id, JSON.stringify(account), expected === null ? '' : JSON.stringify(expected), unconditional ? '1' : ''];
+    const reply = await this.redis.evalScript(this.accountScript, [this.accountsKey, this.upstreamsKey], args);
+    if (typeof reply === 'string') throw new UpstreamClaimedError(account.upstreamId, reply);
+    return reply === 1;
   }
 
   async getAccount(id: string): Promise<AccountRecord | null> {
@@ -110,8 +121,8 @@ export class RedisKeyStore implements KeyStore {
     return this.replace(this.keysKey, key.id, JSON.stringify(key), expected);
   }
 
-  private async replace(hash: string, id: string, json: string, expected: AccountRecord | ApiKeyRecord | null): Promise<boolean> {
-    const reply = await this.redis.evalScript(this.replaceScript, [hash], [id, json, expected === null ? '' : JSON.stringify(expected)]);
+  private async replace(hash: string, id: string, json: string, expected: ApiKeyRecord): Promise<boolean> {
+    const reply = await this.redis.evalScript(this.replaceScript, [hash], [id, json, JSON.stringify(expected)]);
     return reply === 1;
   }
 

@@ -1,6 +1,7 @@
--- Writes a record (ARGV[2], JSON) under its id (ARGV[1]) in a hash of accounts or keys (KEYS[1]),
--- only if the stored value is still the one the caller read (ARGV[3]; '' for none): an operator's
--- change must not undo another's made in between. Returns 1 when written.
+-- Writes a key record (ARGV[2], JSON) under its id (ARGV[1]) in the keys hash (KEYS[1]), only if
+-- the stored value is still the one the caller read (ARGV[3]): an operator's change must not undo
+-- another's made in between. Returns 1 when written. (Accounts: account-write.lua, which keeps
+-- their claims on upstream customers too.)
 --
 -- Compared as decoded JSON, not as text: a record stored in another key order or spacing (written
 -- by hand, or by an older version) is still the one read, and the caller's retry loop would
@@ -17,10 +18,6 @@ local function same(a, b)
 end
 
 local stored = redis.call('HGET', KEYS[1], ARGV[1])
-if ARGV[3] == '' then
-  if stored then return 0 end
-elseif not stored or not same(cjson.decode(stored), cjson.decode(ARGV[3])) then
-  return 0
-end
+if not stored or not same(cjson.decode(stored), cjson.decode(ARGV[3])) then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 1
