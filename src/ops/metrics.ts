@@ -18,6 +18,7 @@ import type {
   RateLimitObserver,
   StoreName,
   WebhookDeliveryOutcome,
+  WebhookLossReason,
   WebhookObserver,
 } from './observers.js';
 
@@ -39,7 +40,8 @@ type CacheLookupResult = Parameters<UpstreamObserver['cacheLookup']>[1];
 /** Every value of a closed label set (the record makes the compiler check that none is missing). */
 const valuesOf = <V extends string>(all: Record<V, true>): V[] => Object.keys(all) as V[];
 const IDEMPOTENCY_OUTCOMES = valuesOf<IdempotencyOutcome>({ new: true, replayed: true, conflict: true, in_progress: true, stale: true, outcome_unknown: true });
-const DELIVERY_OUTCOMES = valuesOf<WebhookDeliveryOutcome>({ delivered: true, retrying: true, failed: true, blocked: true });
+const DELIVERY_OUTCOMES = valuesOf<WebhookDeliveryOutcome>({ delivered: true, retrying: true, failed: true, blocked: true, dropped: true });
+const LOSS_REASONS = valuesOf<WebhookLossReason>({ held_full: true, stopped: true });
 const DISABLED_REASONS = valuesOf<WebhookDisabledReason>({ gone: true, failing: true });
 const STORES = valuesOf<StoreName>({ rate_limits: true, idempotency: true, keys: true, webhooks: true });
 const AUDIT_OUTCOMES = valuesOf<AuditRecord['outcome']>({ returned: true, denied: true, not_found: true, failed: true });
@@ -79,6 +81,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private readonly storeFallbacks = this.counter('store_fallbacks_total', 'Requests served without the store, by store and fallback (memory, stale).', ['store', 'fallback']);
   private readonly auditWrites = this.counter('audit_writes_total', 'Credentials audit records, by audited outcome and write result (written, failed).', ['outcome', 'result']);
   private readonly webhookDeliveries = this.counter('webhook_deliveries_total', 'Webhook delivery attempts by outcome.', ['outcome']);
+  private readonly webhookEventsLost = this.counter('webhook_events_lost_total', 'Events of writes lost because the stores refused them longer than they could be held, by reason.', ['reason']);
   private readonly webhookDisabled = this.counter('webhook_endpoints_disabled_total', 'Webhook endpoints disabled, by reason (gone: answered 410; failing: failed too long).', ['reason']);
   private outboxReader: (() => OutboxState | Promise<OutboxState>) | undefined;
   private outboxRead: Promise<OutboxState | undefined> | undefined;
@@ -94,6 +97,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
     for (const outcome of IDEMPOTENCY_OUTCOMES) this.idempotencyRequests.inc({ outcome }, 0);
     for (const outcome of DELIVERY_OUTCOMES) this.webhookDeliveries.inc({ outcome }, 0);
     for (const reason of DISABLED_REASONS) this.webhookDisabled.inc({ reason }, 0);
+    for (const reason of LOSS_REASONS) this.webhookEventsLost.inc({ reason }, 0);
     for (const store of STORES) this.storeErrors.inc({ store }, 0);
     this.storeFallbacks.inc({ store: 'rate_limits', fallback: 'memory' }, 0);
     this.storeFallbacks.inc({ store: 'keys', fallback: 'stale' }, 0);
@@ -179,6 +183,10 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
 
   endpointDisabled(reason: WebhookDisabledReason): void {
     this.webhookDisabled.inc({ reason });
+  }
+
+  eventLost(reason: WebhookLossReason): void {
+    this.webhookEventsLost.inc({ reason });
   }
 
   observeOutbox(read: () => OutboxState | Promise<OutboxState>): void {

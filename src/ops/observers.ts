@@ -41,9 +41,16 @@ export interface IdempotencyObserver extends StoreObserver {
 /**
  * One webhook delivery attempt: `delivered` (2xx), `retrying` (failed; another attempt is
  * scheduled), `failed` (failed, no attempt left or the endpoint is disabled), `blocked` (not sent:
- * the URL failed the address policy at delivery time).
+ * the URL failed the address policy at delivery time), `dropped` (not sent: the endpoint or the
+ * account was disabled while the event waited, and events are not kept for later: reference W9).
  */
-export type WebhookDeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'blocked';
+export type WebhookDeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'blocked' | 'dropped';
+
+/**
+ * Why an event of a write never reached the outbox (held-events.ts): more were held than the
+ * bound while the stores refused them (`held_full`), or the process stopped with them still held.
+ */
+export type WebhookLossReason = 'held_full' | 'stopped';
 
 export interface OutboxState {
   /** Deliveries waiting (due now or later). */
@@ -56,6 +63,8 @@ export interface WebhookObserver extends StoreObserver {
   recordDelivery(outcome: WebhookDeliveryOutcome): void;
   /** An endpoint was disabled: it answered 410 (`gone`) or failed for too long (`failing`). */
   endpointDisabled(reason: WebhookDisabledReason): void;
+  /** An event of a write was lost: the stores refused it for longer than it could be held. */
+  eventLost(reason: WebhookLossReason): void;
   /** The outbox reader, called at each scrape (one per app; a later call replaces it). */
   observeOutbox(read: () => OutboxState | Promise<OutboxState>): void;
 }

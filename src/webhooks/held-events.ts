@@ -7,6 +7,7 @@
  * logged, event by event (there is no disk to keep it on).
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { WebhookLossReason } from '../ops/observers.js';
 import type { OutboxEntry } from '../stores/webhook-types.js';
 import { described } from './delivery-log.js';
 
@@ -18,6 +19,8 @@ export interface HeldEventsOptions {
   log: FastifyBaseLogger;
   /** Events held at most; more are logged as lost. */
   most?: number;
+  /** Hears each event lost (the log line says which; the operator's metric counts them). */
+  onLost?: ((reason: WebhookLossReason) => void) | undefined;
   /** The first retry's delay; each failed pass doubles it, up to `longestRetryMs`. */
   firstRetryMs?: number;
   longestRetryMs?: number;
@@ -62,7 +65,8 @@ export class HeldEvents {
 
   private accept(entry: HeldEntry, error: unknown): boolean {
     if (this.closed || this.held.length >= this.most) {
-      this.lost(entry, error, this.closed ? 'stopping' : `${this.most} events already held`);
+      if (this.closed) this.lost(entry, error, 'stopping', 'stopped');
+      else this.lost(entry, error, `${this.most} events already held`, 'held_full');
       return false;
     }
     this.held.push(entry);
@@ -76,7 +80,7 @@ export class HeldEvents {
     this.timer = undefined;
     await this.pass;
     if (this.held.length > 0) await this.retry();
-    for (const entry of this.held.splice(0)) this.lost(entry, undefined, 'stopped with the stores still refusing it');
+    for (const entry of this.held.splice(0)) this.lost(entry, undefined, 'stopped with the stores still refusing it', 'stopped');
   }
 
   private schedule(): void {
@@ -107,7 +111,8 @@ export class HeldEvents {
     }
   }
 
-  private lost(entry: HeldEntry, error: unknown, why: string): void {
+  private lost(entry: HeldEntry, error: unknown, why: string, reason: WebhookLossReason): void {
+    this.options.onLost?.(reason);
     this.options.log.error(
       { err: error, account_id: entry.accountId, event_id: entry.eventId, event_type: described(entry.body).type },
       `webhook event lost: ${why}`,

@@ -60,7 +60,9 @@ export function createWebhooks(
     });
     return { depth: backlog.depth, oldestPendingAgeSeconds: backlog.oldestAgeMs / 1000 };
   });
-  const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => worker.wake());
+  const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => worker.wake(), Date.now, {
+    onLost: (reason) => observer?.eventLost(reason),
+  });
   const detector =
     backend &&
     new ChangeDetector({

@@ -169,6 +169,7 @@ export class DeliveryWorker {
     // Not sent while the endpoint or the account is disabled (an account disabled because its key
     // leaked may have had its endpoint set by whoever holds the key); not kept for later (W9).
     if (!record || record.status === 'disabled' || (account !== null && isDisabled(account))) {
+      this.options.onAttempt?.('dropped');
       await this.history.ended(delivery, 'dropped');
       return outbox.complete(delivery, 'dropped');
     }
