@@ -34,12 +34,17 @@ export class FossbillingError extends BackendError {
   }
 }
 
-/** FOSSBilling refused the gateway itself (authentication, IP, referrer, staff permission): `code` says which. */
+/**
+ * FOSSBilling refused the gateway itself (authentication, IP, referrer, staff permission): `code`
+ * says which. Each is decided before the method runs (Api/Controller/Client.php, the staff
+ * permission check at the method's start), so a write refused so did not run: its Idempotency-Key
+ * is free for the retry once the token or the permission is fixed.
+ */
 export class FossbillingRefusal extends BackendError {
   readonly code: number;
 
   constructor(code: number, operatorMessage: string) {
-    super('upstream_error', DETAIL.refused, { operatorMessage });
+    super('upstream_error', DETAIL.refused, { operatorMessage, notRun: true });
     this.name = 'FossbillingRefusal';
     this.code = code;
   }

@@ -100,3 +100,20 @@ t.test('FOSSBilling: an order whose order/create connection is refused is placed
   assert.equal(replay.headers['idempotent-replayed'], 'true');
   assert.equal(sim.state.orders.length, before + 1);
 });
+
+t.test('FOSSBilling: an order/create its staff permission refuses (FOSSBilling checks it before the call runs) leaves the key free: the retry asks again', async (t) => {
+  const sim = await startFossbillingSimulator({ seed: createFossbillingSeed, deniedMethods: ['order/create'] });
+  const gw = await buildTestGateway({ backend: createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken })) });
+  t.teardown(async () => {
+    await gw.close();
+    await sim.close();
+  });
+  const order = { product_id: '2', billing_cycle: 'onetime' };
+  const before = sim.state.orders.length;
+  const first = await postAsAcme(gw, '/v1/orders', 'refused-permission-1', order);
+  assert.equal(first.statusCode, 502, first.body);
+  const retry = await postAsAcme(gw, '/v1/orders', 'refused-permission-1', order);
+  assert.equal(retry.statusCode, 502, `asked again and refused again, not held as an unknown outcome: ${retry.body}`);
+  assert.equal(retry.headers['idempotent-replayed'], undefined);
+  assert.equal(sim.state.orders.length, before, 'nothing was ordered');
+});
