@@ -19,8 +19,8 @@ export class RedisKeyStore implements KeyStore {
   /** Connections of a Cluster's subscription already watched. */
   private readonly watched = new WeakSet<Redis>();
   private readonly lookupScript = LuaScript.load('key-lookup');
-  private readonly replaceScript = LuaScript.load('key-replace');
-  private readonly accountScript = LuaScript.load('account-write');
+  private readonly replaceScript = LuaScript.load('key-replace', 'same-record');
+  private readonly accountScript = LuaScript.load('account-write', 'same-record');
   private readonly accountsKey: string;
   private readonly keysKey: string;
   private readonly upstreamsKey: string;

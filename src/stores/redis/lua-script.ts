@@ -16,10 +16,14 @@ export class LuaScript {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  /** Reads `lua/<name>.lua`. */
-  static load(name: string): LuaScript {
-    const path = fileURLToPath(new URL(`${name}.lua`, SCRIPT_DIRECTORY));
-    if (!existsSync(path)) throw new Error(`Lua script ${name} not found at ${path}`);
-    return new LuaScript(readFileSync(path, 'utf8'));
+  /** Reads `lua/<name>.lua`, after the `shared` pieces it uses (`lua/<piece>.lua`, in order). */
+  static load(name: string, ...shared: string[]): LuaScript {
+    return new LuaScript([...shared, name].map(read).join('\n'));
   }
+}
+
+function read(name: string): string {
+  const path = fileURLToPath(new URL(`${name}.lua`, SCRIPT_DIRECTORY));
+  if (!existsSync(path)) throw new Error(`Lua script ${name} not found at ${path}`);
+  return readFileSync(path, 'utf8');
 }

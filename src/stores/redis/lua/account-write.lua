@@ -10,17 +10,7 @@
 -- compared nor refused, the index kept all the same.
 -- Returns 1 when written; 0 as above; or, when the record would move to a customer another account
 -- holds, that account's id (nothing written). A write that keeps the customer is never refused:
--- accounts that shared one before it was refused go on working.
-local function same(a, b)
-  if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
-  for k, v in pairs(a) do
-    if not same(v, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
+-- accounts that shared one before it was refused go on working. `same`: same-record.lua, loaded in front.
 
 local accounts, index, id, forced = KEYS[1], KEYS[2], ARGV[1], ARGV[4] == '1'
 
