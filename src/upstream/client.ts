@@ -19,7 +19,7 @@ import { monotonicNow } from './monotonic.js';
 import { createWaitingBound, UpstreamBusyError } from './busy.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
-import { assertTimeLeft, callDeadline, RequestDeadlineReached, within } from './request-deadline.js';
+import { assertTimeLeft, callDeadline, leastCallMs, RequestDeadlineReached, within } from './request-deadline.js';
 
 export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -201,7 +201,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   }
 
   /** The exchange for one call: the protocol's request, its deadline, and the trace's headers. */
-  function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number): ExchangeRequest {
+  function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number, sendBy: number | undefined): ExchangeRequest {
     const { method, path, headers, body } = protocol.request(action, params);
     return {
       origin: options.origin,
@@ -211,6 +211,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       headers: trace === undefined ? headers : Object.assign(traceHeaders(trace), headers),
       body,
       deadline,
+      sendBy,
       maxResponseBytes: options.maxResponseBytes,
     };
   }
@@ -230,7 +231,9 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   /** One call (with its retry), without the breaker; `requestDeadline` shortens its own. */
   async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, requestDeadline?: number): Promise<Answer> {
     const deadline = callDeadline(action.timeoutMs, requestDeadline);
-    const request = exchangeRequest(action, params, trace, deadline);
+    // Cut by the request's deadline: not sent at all once too little is left, should it wait that long for a connection.
+    const sendBy = deadline === requestDeadline ? requestDeadline - leastCallMs(action.timeoutMs) : undefined;
+    const request = exchangeRequest(action, params, trace, deadline, sendBy);
     /** The failure as thrown: one that the request's deadline cut is not the upstream's. */
     const failed = (failure: ExchangeFailure): BackendError => {
       if (deadline !== requestDeadline || !failure.timedOut) return transportError(action, failure);

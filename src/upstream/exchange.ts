@@ -14,6 +14,11 @@ export interface ExchangeRequest {
   body?: string;
   /** Epoch milliseconds after which the call is abandoned. */
   deadline: number;
+  /**
+   * Epoch milliseconds after which a request still waiting for a connection is dropped unsent (it
+   * would go out with too little time left to be answered: request-deadline.ts); none by default.
+   */
+  sendBy?: number | undefined;
   maxResponseBytes: number;
 }
 
@@ -77,7 +82,7 @@ export class ExchangeFailure extends Error {
 export function exchange(dispatcher: Dispatcher, request: ExchangeRequest): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const timeoutMs = Math.max(1, request.deadline - Date.now());
-    const pending = new PendingExchange(request.maxResponseBytes, timeoutMs, resolve, reject);
+    const pending = new PendingExchange(request.maxResponseBytes, timeoutMs, request.sendBy, resolve, reject);
     try {
       dispatcher.dispatch(
         {
@@ -115,6 +120,7 @@ class PendingExchange implements Dispatcher.DispatchHandler {
   constructor(
     private readonly maxResponseBytes: number,
     timeoutMs: number,
+    private readonly sendBy: number | undefined,
     private readonly resolve: (exchange: Exchange) => void,
     private readonly reject: (failure: ExchangeFailure) => void,
   ) {
@@ -140,6 +146,10 @@ class PendingExchange implements Dispatcher.DispatchHandler {
     // request and keeps the keep-alive socket it was handed (client-h1.js writeH1 catches a throwing
     // handler), where an abort through the controller destroys that socket.
     if (this.settled) throw new DeadlineExceeded();
+    if (this.sendBy !== undefined && Date.now() > this.sendBy) {
+      this.fail(new DeadlineExceeded());
+      throw new DeadlineExceeded();
+    }
     this.controller = controller;
     this.sent = true;
   }

@@ -38,9 +38,15 @@ export function callDeadline(ownMs: number, requestDeadline: number | undefined,
   return requestDeadline === undefined ? own : Math.min(own, requestDeadline);
 }
 
-/** Throws RequestDeadlineReached when too little of the request's time is left to send a call whose own timeout is `ownMs`. */
+/** The least time left for a call whose own timeout is `ownMs` to be sent: LEAST_CALL_MS, or its timeout when shorter. */
+export const leastCallMs = (ownMs: number): number => Math.min(LEAST_CALL_MS, ownMs);
+
+/**
+ * Throws RequestDeadlineReached when too little of the request's time is left to send a call whose
+ * own timeout is `ownMs`. Checked again as a connection is handed to it (ExchangeRequest.sendBy).
+ */
 export function assertTimeLeft(ownMs: number, requestDeadline: number | undefined, write: boolean): void {
-  if (requestDeadline !== undefined && requestDeadline - Date.now() < Math.min(LEAST_CALL_MS, ownMs)) throw new RequestDeadlineReached(write);
+  if (requestDeadline !== undefined && requestDeadline - Date.now() < leastCallMs(ownMs)) throw new RequestDeadlineReached(write);
 }
 
 /**
