@@ -31,7 +31,7 @@ export class RedisWebhookOutbox implements WebhookOutbox {
 
   /**
    * `perAccount`: an account's entries in the stream at most (its delivery share); `sweepAfterMs`:
-   * parked entries nobody admitted for this long are admitted anyway (the claim idle time).
+   * an account whose parked entries nobody admitted for this long is looked at again (the claim idle time).
    */
   constructor(
     private readonly redis: RedisConnection,
@@ -72,7 +72,7 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     await this.ensureGroup();
     const { stream, retry, inStream, seq, parkedAccounts } = this.keys;
     const unswept = (await this.redis.evalScript(this.scripts.promote, [stream, retry, inStream, seq, parkedAccounts], [max])) as string[];
-    for (const accountId of unswept) await this.admit(accountId, true);
+    for (const accountId of unswept) await this.admit(accountId);
     // Entries a stopped consumer claimed and never finished first, then new ones.
     const reclaimed = await this.redis.run(
       (client) => client.xautoclaim(this.keys.stream, GROUP, consumer, Math.ceil(claimIdleMs), '0-0', 'COUNT', max) as Promise<unknown>,
@@ -93,7 +93,7 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     const { id, consumer } = claimOf(delivery);
     const keys = [this.keys.stream, this.keys.pending, this.keys.failed, this.keys.inStream];
     await this.redis.evalScript(this.scripts.complete, keys, [GROUP, id, consumer, delivery.eventId, outcome, MAX_FAILED, delivery.accountId]);
-    await this.admit(delivery.accountId, false);
+    await this.admit(delivery.accountId);
   }
 
   /** Out of the stream and into the retry schedule, in one step: see webhook-reschedule.lua. */
@@ -103,7 +103,7 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     const next = JSON.stringify({ ...entry, attempts: entry.attempts + 1 });
     const keys = [this.keys.stream, this.keys.retry, this.keys.inStream];
     await this.redis.evalScript(this.scripts.reschedule, keys, [GROUP, id, next, Math.ceil(delayMs), consumer, delivery.accountId]);
-    await this.admit(delivery.accountId, false);
+    await this.admit(delivery.accountId);
   }
 
   async park(delivery: ClaimedDelivery): Promise<void> {
@@ -116,10 +116,10 @@ export class RedisWebhookOutbox implements WebhookOutbox {
    * The account's next parked entries into the stream, up to its share (see webhook-admit.lua). An
    * instance dying before this call leaves them to the sweep, `sweepAfterMs` later.
    */
-  private async admit(accountId: string, sweep: boolean): Promise<void> {
+  private async admit(accountId: string): Promise<void> {
     const { stream, parked, inStream, parkedAccounts } = this.keys;
     const { perAccount, sweepAfterMs } = this.admission;
-    await this.redis.evalScript(this.scripts.admit, [stream, parked, inStream, parkedAccounts], [accountId, perAccount, sweepAfterMs, sweep ? '1' : '0']);
+    await this.redis.evalScript(this.scripts.admit, [stream, parked, inStream, parkedAccounts], [accountId, perAccount, sweepAfterMs]);
   }
 
   async failed(): Promise<string[]> {

@@ -2,11 +2,13 @@
 -- it was enqueued in the pending set (KEYS[2], score = ms), which the backlog reads: the stream
 -- alone cannot say, a retry leaves it and comes back later. An event id still in the pending set
 -- waits already (a change reported twice): nothing is added, 0.
--- Admission: while the account has fewer than ARGV[4] entries in the stream (KEYS[4], a hash) and
--- none waiting before it, the entry goes to the stream (KEYS[1]); else it waits its turn in the
--- parked set (KEYS[3], score 0, member "account \0 sequence \0 entry", so in order per account) and
--- the account is noted in KEYS[5] (score: when to admit it anyway, ARGV[5] ms on). So one
--- account's backlog never stands in the stream before another account's events.
+-- Admission: while the account has fewer than ARGV[4] entries in the stream (KEYS[4], a hash:
+-- account → their stream ids) and none waiting before it, the entry goes to the stream (KEYS[1]);
+-- else it waits its turn in the parked set (KEYS[3], score 0, member "account \0 sequence \0
+-- entry", so in order per account) and the account is noted in KEYS[5] (score: when to admit it
+-- anyway, ARGV[5] ms on). So one account's backlog never stands in the stream before another
+-- account's events. The ids are looked up, not counted: an instance of the previous release
+-- finishes entries without a word here, and a count would keep the account held back.
 -- KEYS[6]: the sequence counter. Clock: Redis TIME.
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
 local now = redis.call('TIME')
@@ -14,9 +16,15 @@ local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local seq = redis.call('INCR', KEYS[6])
 local account = ARGV[3]
 local waiting = redis.call('ZRANGEBYLEX', KEYS[3], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1)
-if #waiting == 0 and tonumber(redis.call('HGET', KEYS[4], account) or '0') < tonumber(ARGV[4]) then
-  redis.call('XADD', KEYS[1], '*', 'e', ARGV[2], 's', seq)
-  redis.call('HINCRBY', KEYS[4], account, 1)
+local live = {}
+if #waiting == 0 then
+  for id in string.gmatch(redis.call('HGET', KEYS[4], account) or '', '%S+') do
+    if #redis.call('XRANGE', KEYS[1], id, id) > 0 then live[#live + 1] = id end
+  end
+end
+if #waiting == 0 and #live < tonumber(ARGV[4]) then
+  live[#live + 1] = redis.call('XADD', KEYS[1], '*', 'e', ARGV[2], 's', seq)
+  redis.call('HSET', KEYS[4], account, table.concat(live, ' '))
 else
   redis.call('ZADD', KEYS[3], 0, account .. '\0' .. string.format('%016d', seq) .. '\0' .. ARGV[2])
   redis.call('ZADD', KEYS[5], 'NX', nowMs + tonumber(ARGV[5]), account)

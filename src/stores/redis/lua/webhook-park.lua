@@ -2,7 +2,7 @@
 -- of deliveries in flight back in line: out of the outbox stream (KEYS[1]) and into the parked set
 -- (KEYS[2]) at its own place (the stream entry's sequence), where it waits, unattempted and claimed
 -- by nobody, until one of the account's deliveries ends (webhook-admit.lua). Only while the claim is
--- still consumer ARGV[3]'s. KEYS[3]: the accounts' stream counts; KEYS[4]: accounts with entries
+-- still consumer ARGV[3]'s. KEYS[3]: the accounts' stream ids; KEYS[4]: accounts with entries
 -- parked, swept ARGV[5] ms on; KEYS[5]: the sequence counter. Clock: Redis TIME.
 if #redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1, ARGV[3]) == 0 then return 0 end
 local fields = redis.call('XRANGE', KEYS[1], ARGV[2], ARGV[2])[1][2]
@@ -14,21 +14,26 @@ seq = seq or redis.call('INCR', KEYS[5])
 local account = ARGV[4]
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
-local left = redis.call('HINCRBY', KEYS[3], account, -1)
 redis.call('ZADD', KEYS[2], 0, account .. '\0' .. string.format('%016d', seq) .. '\0' .. entry)
-if left <= 0 then
+-- Its other entries still in the stream (one finished by a previous release's instance is not).
+local live = {}
+for id in string.gmatch(redis.call('HGET', KEYS[3], account) or '', '%S+') do
+  if #redis.call('XRANGE', KEYS[1], id, id) > 0 then live[#live + 1] = id end
+end
+if #live == 0 then
   -- None of the account's entries is left in the stream, so no delivery's end would admit it: the
   -- slot that refused it is one just ending (or a dead instance's). Its line's head goes back now.
-  redis.call('HDEL', KEYS[3], account)
   local head = redis.call('ZRANGEBYLEX', KEYS[2], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1)[1]
   redis.call('ZREM', KEYS[2], head)
   local seqAt = #account + 2
-  redis.call('XADD', KEYS[1], '*', 'e', string.sub(head, seqAt + 17), 's', tonumber(string.sub(head, seqAt, seqAt + 15)))
-  redis.call('HINCRBY', KEYS[3], account, 1)
+  live[1] = redis.call('XADD', KEYS[1], '*', 'e', string.sub(head, seqAt + 17), 's', tonumber(string.sub(head, seqAt, seqAt + 15)))
+  redis.call('HSET', KEYS[3], account, live[1])
   if #redis.call('ZRANGEBYLEX', KEYS[2], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1) == 0 then
     redis.call('ZREM', KEYS[4], account)
     return 1
   end
+else
+  redis.call('HSET', KEYS[3], account, table.concat(live, ' '))
 end
 local now = redis.call('TIME')
 redis.call('ZADD', KEYS[4], 'NX', tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + tonumber(ARGV[5]), account)
