@@ -54,3 +54,22 @@ t.test('accounts that shared a customer before the upgrade keep working and keep
     await stores.close();
   }
 });
+
+t.test('an account an instance of the previous release creates after the index was built (a rolling deploy) still holds its customer', async () => {
+  const keyPrefix = 'rolling:';
+  const raw = new Redis(server.url);
+  const stores = await createRedisStores({ url: server.url, keyPrefix });
+  try {
+    const store = stores.keys;
+    assert.equal(await store.replaceAccount(account('new-1', '31'), null), true, 'the index is built');
+    // The previous release writes the record alone.
+    await raw.hset(`${keyPrefix}{keys}:accounts`, 'old-1', JSON.stringify(account('old-1', '32')));
+    await assert.rejects(
+      store.replaceAccount(account('new-2', '32'), null),
+      (error: unknown) => error instanceof UpstreamClaimedError && error.holder === 'old-1',
+    );
+  } finally {
+    raw.disconnect();
+    await stores.close();
+  }
+});

@@ -45,9 +45,12 @@ local before = stored and upstreamOf(stored)
 local after = upstreamOf(ARGV[2])
 if not after then return redis.error_reply('account record without an upstreamId') end
 
--- The first write since the index came (the field '' marks it built; no upstream id is empty):
--- built once from the records, accounts that already share a customer all listed.
-if redis.call('HEXISTS', index, '') == 0 then
+-- The field '' (no upstream id is empty) holds how many accounts the index covers. Built from the
+-- records at the first write since the index came, accounts that already share a customer all
+-- listed; built again when the accounts hash holds another number: an account created by an
+-- instance of an earlier release (a rolling deploy), which keeps no index, would stay out of it.
+if tonumber(redis.call('HGET', index, '') or '-1') ~= redis.call('HLEN', accounts) then
+  redis.call('DEL', index)
   local built = {}
   local all = redis.call('HGETALL', accounts)
   for i = 1, #all, 2 do
@@ -58,7 +61,7 @@ if redis.call('HEXISTS', index, '') == 0 then
     end
   end
   for upstream, ids in pairs(built) do redis.call('HSET', index, upstream, cjson.encode(ids)) end
-  redis.call('HSET', index, '', '1')
+  redis.call('HSET', index, '', redis.call('HLEN', accounts))
 end
 
 local others = holders(after)
@@ -70,4 +73,5 @@ if before and before ~= after then
 end
 table.insert(others, id)
 redis.call('HSET', index, after, cjson.encode(others))
+redis.call('HSET', index, '', redis.call('HLEN', accounts))
 return 1
