@@ -18,6 +18,11 @@ export interface AdminServiceDeps {
   keys: KeyService;
   store: KeyStore;
   now?: () => number;
+  /**
+   * The webhook store's clock for an account: when an account is enabled again is compared with
+   * snapshot stamps taken on it (the change detector's baseline), whichever instance enabled it.
+   */
+  clock?: (accountId: string) => Promise<number>;
 }
 
 export interface AccountChanges {
@@ -74,9 +79,9 @@ export class AdminService {
    * Doing either twice changes nothing but the announcement (a disabled account keeps when it was disabled).
    */
   async setAccountDisabled(id: string, disabled: boolean): Promise<AccountRecord> {
+    const now = new Date(this.deps.clock ? await this.deps.clock(id) : this.now()).toISOString();
     const { after } = await this.changeAccount(id, (account) => {
       if (isDisabled(account) === disabled) return account;
-      const now = new Date(this.now()).toISOString();
       return disabled ? { ...account, disabledAt: now } : { ...account, disabledAt: null, enabledAt: now };
     });
     // Even unchanged, as updateAccount: a retry must announce what a failed attempt wrote.

@@ -58,7 +58,8 @@ export class WebhookAdmin {
   async enableWebhook(accountId: string): Promise<WebhookRecord> {
     // Changes made while it was disabled are not reported once it is enabled (see rebaseline).
     if ((await this.webhook(accountId)).status === 'disabled') await this.events.rebaseline(accountId);
-    const enabled = await this.store.enable(accountId, new Date().toISOString());
+    // By the store's clock, as the snapshot stamps it is compared with.
+    const enabled = await this.store.enable(accountId, new Date(await this.store.clock(accountId)).toISOString());
     if (!enabled) throw new Refusal('unknown', `account ${accountId} has no webhook endpoint`);
     return enabled;
   }

@@ -288,7 +288,7 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
       io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
       return code;
     }
-    const service = new AdminService({ keys, store: store.keys });
+    const service = new AdminService({ keys, store: store.keys, clock: (id) => store.webhooks.clock(id) });
     const output = await run(command, sub, arg, values, service);
     io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return 0;

@@ -82,16 +82,23 @@ export interface WebhookStore {
   /** A page of the delivery log, newest first, and how many entries it holds. */
   listDeliveries(accountId: string, offset: number, limit: number): Promise<{ entries: DeliveryLogEntry[]; total: number }>;
   getDelivery(accountId: string, eventId: string): Promise<DeliveryLogEntry | null>;
+  /**
+   * The store's clock (ms since the epoch) as the account's snapshot sees it: snapshot stamps, the
+   * detector's read times and endpoints' `reportFrom` all come from it, one clock for every
+   * instance (Redis: TIME on the node holding the account's keys; memory: the process's clock).
+   */
+  clock(accountId: string): Promise<number>;
   /** What the change detector's snapshot holds for one resource (`order:12` → its state and tag; null: nothing yet). */
   readSnapshotState(accountId: string, resource: string): Promise<SnapshotEntry | null>;
   /**
    * Records `state` for one resource only if it still holds the state `expected` (null: nothing),
    * atomically: an observer records what it reported after queueing its events, and a newer state
    * recorded meanwhile by another observer is never overwritten with an older one. `tag` is stored
-   * with it ('' stores none). `state` null forgets the resource (deleted upstream), on the same
-   * condition. False when not recorded.
+   * with it ('' stores none); `stamp`: after the store's clock as it records (`clock`), ms in base
+   * 36 and a '.' (`<time>.<tag>`, which snapshotTagTime reads). `state` null forgets the resource
+   * (deleted upstream), on the same condition. False when not recorded.
    */
-  recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag?: string): Promise<boolean>;
+  recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag?: string, stamp?: boolean): Promise<boolean>;
   /** The whole snapshot's states (empty when none was taken). */
   readSnapshot(accountId: string): Promise<Record<string, string>>;
   /** True when `holder` now holds the lease `name` for `ttlMs` (taken or renewed); false while another holds it. */

@@ -146,13 +146,14 @@ export class ChangeDetector {
     // A service list the backend refuses (FOSSBilling past its rows bound) must not leave the
     // account's invoices and known orders unwatched: the pass goes on without it, and fails after.
     let servicesFailure: unknown = null;
-    const servicesReadAt = Date.now();
+    // Read times by the store's clock, which stamped what the writes recorded (instances' clocks may disagree).
+    const servicesReadAt = await store.clock(customer.accountId);
     const services = await readAll((page) => backend.listServices(customer, page, ctx)).catch((error: unknown) => {
       if (baseline) throw error;
       servicesFailure = error;
       return [] as Service[];
     });
-    const invoicesReadAt = Date.now();
+    const invoicesReadAt = await store.clock(customer.accountId);
     const invoices = await readAll((page) => backend.listInvoices(customer, page, ctx));
     for (const service of services) {
       // One the snapshot does not hold, of an order a write recorded since: born with that order.
@@ -165,7 +166,7 @@ export class ChangeDetector {
     const { reads, left } = this.ordersToRead(customer.accountId, snapshot, services, baseline);
     for (const [id, quiet] of reads) {
       let order;
-      const readAt = Date.now();
+      const readAt = await store.clock(customer.accountId);
       try {
         order = await backend.getOrder(customer, id, ctx);
       } catch (error) {

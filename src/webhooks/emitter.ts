@@ -106,8 +106,10 @@ export class WebhookEvents {
    * Emits what changed since the last state recorded for a resource, then records the current one.
    * `baseline`: the first look at an account, which records without emitting (its history is not
    * news); `trace`: the request that caused the change, if one did; `readAt`: when the resource was
-   * read (the detector's list reads), so that a state a write recorded after that read is not
-   * taken back by it: reported as a change, then changed back by the next pass; `knownOnly`: a
+   * read, by the store's clock for the detector's reads (snapshot stamps come from it, whichever
+   * instance records; a write's own read is timed by its instance, which saves a round trip on the
+   * write's path), so that a state a write recorded after that read is not taken back by it:
+   * reported as a change, then changed back by the next pass; `knownOnly`: a
    * write that cannot tell whether it changed the status (a reboot) reports and records only from a
    * recorded state: a resource no look has recorded is left to the detector, which judges it as it
    * would have (a baseline's history, or a new service's first state); `reportFrom`: with
@@ -141,8 +143,9 @@ export class WebhookEvents {
     }
     // Only if nobody recorded another state meanwhile: that observer reports from there. A new tag
     // gives the next change of this resource ids of its own.
-    return this.store.recordSnapshot(accountId, field, from, state, newSnapshotTag(this.now()));
+    return this.store.recordSnapshot(accountId, field, from, state, newSnapshotTag(), true);
   }
+
 
   /**
    * For writes: observes an order the write may have changed without returning it (a service
@@ -158,7 +161,7 @@ export class WebhookEvents {
 
   private async record(accountId: string, field: string, expected: string | null, state: string): Promise<void> {
     try {
-      await this.store.recordSnapshot(accountId, field, expected, state, newSnapshotTag(this.now()));
+      await this.store.recordSnapshot(accountId, field, expected, state, newSnapshotTag(), true);
     } catch (error) {
       this.log.warn({ err: error, account_id: accountId, resource: field }, 'webhook events queued but not recorded; the next look reports them again');
     }

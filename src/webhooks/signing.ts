@@ -34,11 +34,11 @@ export function changeEventId(accountId: string, resource: string, from: Snapsho
 }
 
 /**
- * A snapshot entry's tag: when it was recorded (ms since the epoch, base 36), then random bytes, so
- * that no two records share one.
+ * A snapshot entry's tag, random so that no two records share one; the store stamps it with when it
+ * was recorded by its clock (ms since the epoch, base 36, then a '.': recordSnapshot's `stamp`).
  */
-export function newSnapshotTag(at: number): string {
-  return `${at.toString(36)}.${randomBytes(12).toString('base64url')}`;
+export function newSnapshotTag(): string {
+  return randomBytes(12).toString('base64url');
 }
 
 /** When an entry was recorded, from its tag; undefined for a tag without a time (from before). */

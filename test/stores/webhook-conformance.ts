@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import type { Test } from 'tap';
 import type { DeliveryLogEntry, WebhookOutbox, WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
+import { snapshotTagTime } from '../../src/webhooks/signing.js';
 import { unique, webhookRecord, type Fixture, type FixtureFactory } from './conformance.js';
 
 async function withFixture<S>(factory: FixtureFactory<S>, body: (fixture: Fixture<S>) => Promise<void>): Promise<void> {
@@ -130,6 +131,22 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       const sameInstant = entry(5, { eventId: 'evt_9999', createdAt: entry(4).createdAt });
       await store.logDelivery(account, sameInstant, 3);
       assert.deepEqual((await store.listDeliveries(account, 0, 2)).entries.map((e) => e.eventId), ['evt_9999', 'evt_0004'], 'ties: greater id first');
+    });
+
+    test(t, "clock: the store's own, in whole ms since the epoch, going forward with it", async ({ store, clock }) => {
+      // Snapshot stamps and the detector's read times both come from it, whichever instance asks.
+      const first = await store.clock(unique('acct'));
+      await clock.advance(20);
+      const later = await store.clock(unique('acct'));
+      assert.equal(Number.isInteger(first), true, `${first} is whole ms`);
+      assert.equal(Math.abs(first - clock.now()) < 60_000, true, `${first} is the store's time, not some other count`);
+      assert.equal(later - first >= 20, true, `${later} is 20 ms or more after ${first}`);
+      const account = unique('acct');
+      assert.equal(await store.recordSnapshot(account, 'order:1', null, 'active', 'r4nd0m', true), true);
+      const { tag } = (await store.readSnapshotState(account, 'order:1')) ?? { tag: '' };
+      const stamped = snapshotTagTime(tag) ?? NaN;
+      const after = await store.clock(account);
+      assert.equal(tag.endsWith('.r4nd0m') && stamped >= later && stamped <= after, true, `${tag}: stamped by the store's clock between ${later} and ${after}`);
     });
 
     test(t, 'snapshot: read whole, per account; clear removes it with the record', async ({ store }) => {

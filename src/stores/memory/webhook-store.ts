@@ -81,12 +81,16 @@ export class MemoryWebhookStore implements WebhookStore {
     return entry ? { ...entry } : null;
   }
 
+  async clock(): Promise<number> {
+    return this.now();
+  }
+
   async readSnapshotState(accountId: string, resource: string): Promise<SnapshotEntry | null> {
     const entry = this.snapshots.get(accountId)?.get(resource);
     return entry ? { ...entry } : null;
   }
 
-  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag = ''): Promise<boolean> {
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag = '', stamp = false): Promise<boolean> {
     let snapshot = this.snapshots.get(accountId);
     if ((snapshot?.get(resource)?.state ?? null) !== expected) return false;
     if (state === null) {
@@ -94,7 +98,7 @@ export class MemoryWebhookStore implements WebhookStore {
       return true;
     }
     if (!snapshot) this.snapshots.set(accountId, (snapshot = new Map()));
-    snapshot.set(resource, { state, tag });
+    snapshot.set(resource, { state, tag: stamp ? `${this.now().toString(36)}.${tag}` : tag });
     return true;
   }
 

@@ -25,6 +25,7 @@ export class RedisWebhookStore implements WebhookStore {
     disable: LuaScript.load('webhook-disable'),
     logDelivery: LuaScript.load('webhook-log-delivery'),
     recordSnapshot: LuaScript.load('webhook-record-snapshot'),
+    clock: LuaScript.load('webhook-clock'),
     takeSlot: LuaScript.load('webhook-slot-take'),
   };
 
@@ -104,16 +105,20 @@ export class RedisWebhookStore implements WebhookStore {
     return json === null ? null : (JSON.parse(json) as DeliveryLogEntry);
   }
 
+  async clock(accountId: string): Promise<number> {
+    return Number(await this.redis.evalScript(this.scripts.clock, [this.snapshotKey(accountId)], []));
+  }
+
   async readSnapshotState(accountId: string, resource: string): Promise<SnapshotEntry | null> {
     const [state, tag] = await this.redis.run((client) => client.hmget(this.snapshotKey(accountId), resource, `${TAG_FIELD}${resource}`));
     return state === null || state === undefined ? null : { state, tag: tag ?? '' };
   }
 
-  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag = ''): Promise<boolean> {
+  async recordSnapshot(accountId: string, resource: string, expected: string | null, state: string | null, tag = '', stamp = false): Promise<boolean> {
     const reply = await this.redis.evalScript(
       this.scripts.recordSnapshot,
       [this.snapshotKey(accountId)],
-      [resource, expected ?? '', expected === null ? '0' : '1', state ?? '', state === null ? '0' : '1', tag],
+      [resource, expected ?? '', expected === null ? '0' : '1', state ?? '', state === null ? '0' : '1', tag, stamp ? '1' : '0'],
     );
     return reply === 1;
   }

@@ -55,11 +55,13 @@ export default defineEndpoint({
     // was unset or disabled (the detector skips it then, so the mark can go first).
     const current = await stores.webhooks.get(accountId);
     if (current === null || current.status === 'disabled') await webhooks.events.rebaseline(accountId);
+    // By the store's clock, as the snapshot stamps it is compared with (this instance's may disagree).
+    const since = new Date(await stores.webhooks.clock(accountId)).toISOString();
     // A concurrent first PUT that lands in between is kept: this one then sets the URL only, and one
     // secret is handed out.
     const { after: written } = await updateIfUnchanged({
       read: () => stores.webhooks.get(accountId),
-      change: (existing) => replacement(existing, url, body.rotate_secret === true, now, webhooks.box),
+      change: (existing) => replacement(existing, url, body.rotate_secret === true, now, since, webhooks.box),
       write: (change, existing) => stores.webhooks.set(accountId, change.record, existing?.secret ?? null),
     });
     const { record, secret } = written;
@@ -74,6 +76,7 @@ function replacement(
   url: string,
   rotate: boolean,
   now: Date,
+  since: string,
   box: SecretBox,
 ): { record: WebhookRecord; secret: string | undefined } {
   const secret = existing === null || rotate ? newWebhookSecret() : undefined;
@@ -90,7 +93,7 @@ function replacement(
     // dead endpoint from being disabled). A new URL, or one enabled again, starts afresh.
     failingSince: existing?.url === url && existing.status === 'enabled' ? existing.failingSince : null,
     // Changes are news from when it is set anew or enabled again (as its baseline mark is dropped then).
-    reportFrom: existing?.status === 'enabled' ? (existing.reportFrom ?? now.toISOString()) : now.toISOString(),
+    reportFrom: existing?.status === 'enabled' ? (existing.reportFrom ?? since) : since,
   };
   if (existing !== null && secret !== undefined) {
     record.previousSecret = existing.secret;
