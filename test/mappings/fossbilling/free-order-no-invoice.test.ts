@@ -27,3 +27,26 @@ t.test('a free order is placed without an invoice and is set up at once', async 
     await sim.close();
   }
 });
+
+t.test('an order priced 0.00 with a setup fee is not free: it is invoiced, and waits for its payment', async () => {
+  const sim = await startFossbillingSimulator({});
+  sim.state.products.push({
+    id: 9,
+    type: 'custom',
+    title: 'Setup only',
+    description: 'A one-time setup fee',
+    status: 'enabled',
+    hidden: false,
+    payment: { type: 'once', once_price: '0.00', once_setup_price: '5.00', periods: {} },
+  });
+  const backend = createFossbillingBackend(FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken, invoiceOption: 'issue-invoice' }));
+  try {
+    await backend.placeOrder(CUSTOMER, { product_id: '9', billing_cycle: 'onetime' }, keyed('k-setup-fee'));
+    const sent = sim.calls.find((call) => call.method === 'order/create')?.params;
+    assert.equal(sent?.invoice_option, 'issue-invoice', 'the setup fee is billed');
+    assert.equal(sent?.activate, false, 'set up once paid, as the product says');
+  } finally {
+    await backend.close();
+    await sim.close();
+  }
+});

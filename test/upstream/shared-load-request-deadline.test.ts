@@ -1,0 +1,60 @@
+/**
+ * Review (mutate): a read shared with other requests (a coalesced load) keeps its own deadline;
+ * each request waits for it only until its own (README "Request deadline"). Sent with the deadline
+ * of the request that started it, it failed every request that joined it with time to spare.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { BackendError } from '../../src/backend/backend.js';
+import { isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
+import { createUpstreamClient, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { readAction, writeAction } from '../../src/upstream/policy.js';
+
+type Id = 'ping' | 'slow' | 'create';
+const redact = (text: string) => text;
+
+const protocol: UpstreamProtocol<Id, Record<string, string>, Record<string, unknown>> = {
+  label: 'Toy',
+  actions: { ping: readAction('ping', 10_000), slow: readAction('slow', 10_000), create: writeAction('create', 10_000) },
+  probe: 'ping',
+  probeParams: {},
+  request: (action) => ({ method: action.safety === 'write' ? 'POST' : 'GET', path: `/${action.name}`, headers: {} }),
+  callKey: (action) => action.name,
+  read(action, { statusCode, body }) {
+    const parsed = parseJsonBody(body);
+    if (statusCode !== 200 || !isPlainObject(parsed)) throw unreadableAnswer('Toy', action, `HTTP ${statusCode}`, redact);
+    return parsed;
+  },
+  redact,
+};
+
+t.test('a request with time to spare gets the answer of a load a hurried request started', async (t) => {
+  // `slow` answers after 1.8 s: past the first request's deadline, well within its own timeout.
+  const server = createServer((request: IncomingMessage, response) => {
+    const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    if (request.url === '/slow') setTimeout(answer, 1_800);
+    else answer();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = createUpstreamClient(protocol, {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: 4,
+    connectTimeoutMs: 1_000,
+    maxResponseBytes: 65_536,
+    circuitBreaker: { enabled: true, failureThreshold: 1, openMs: 60_000 },
+  });
+  t.teardown(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const hurried = client.call('slow', {}, { deadline: Date.now() + 1_200 }).then(
+    () => 'answered',
+    (error: unknown) => (error instanceof BackendError ? error.kind : String(error)),
+  );
+  const patient = client.call('slow', {}, { deadline: Date.now() + 60_000 });
+  assert.equal(await hurried, 'timeout', 'the hurried request has its 504 at its deadline');
+  assert.deepEqual(await patient, { ok: true }, 'the shared load went on for the request with time left');
+});
