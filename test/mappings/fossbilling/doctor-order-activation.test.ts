@@ -42,3 +42,23 @@ t.test('looks only at the allow-listed products when there is a list', async () 
   assert.equal(check?.status, 'warn');
   assert.doesNotMatch(check?.detail ?? '', /Shared Hosting Starter/);
 });
+
+t.test('a product that costs only its setup fee is priced too: named', async () => {
+  const sim = await startFossbillingSimulator({});
+  try {
+    sim.state.products.push({
+      id: 9,
+      type: 'custom',
+      title: 'Setup only',
+      description: 'A one-time setup fee',
+      status: 'enabled',
+      hidden: false,
+      payment: { type: 'once', once_price: '0.00', once_setup_price: '5.00', periods: {} },
+    });
+    const config = FossbillingConfigSchema.parse({ url: sim.url, apiToken: sim.apiToken });
+    const check = (await diagnoseFossbilling(config, { serviceActions: PROFILE_ACTIONS.B })).find((each) => each.id === 'order-activation');
+    assert.match(check?.detail ?? '', /9 \(Setup only\)/);
+  } finally {
+    await sim.close();
+  }
+});
