@@ -18,13 +18,13 @@ type StreamEntry = [id: string, fields: string[] | null];
 
 export class RedisWebhookOutbox implements WebhookOutbox {
   private readonly scripts = {
-    enqueue: LuaScript.load('webhook-enqueue'),
+    enqueue: LuaScript.load('webhook-enqueue', 'outbox-line'),
     promote: LuaScript.load('webhook-promote'),
     reschedule: LuaScript.load('webhook-reschedule'),
     complete: LuaScript.load('webhook-complete'),
     backlog: LuaScript.load('webhook-backlog'),
-    park: LuaScript.load('webhook-park'),
-    admit: LuaScript.load('webhook-admit'),
+    park: LuaScript.load('webhook-park', 'outbox-line'),
+    admit: LuaScript.load('webhook-admit', 'outbox-line'),
   };
   private readonly keys: { stream: string; retry: string; failed: string; pending: string; parked: string; inStream: string; parkedAccounts: string; seq: string };
   private groupReady = false;

@@ -5,21 +5,16 @@
 -- it). Then the account is noted in KEYS[4] to be swept ARGV[3] ms on while any still waits.
 -- Returns how many were moved. Clock: Redis TIME.
 local account = ARGV[1]
-local live = {}
-for id in string.gmatch(redis.call('HGET', KEYS[3], account) or '', '%S+') do
-  if #redis.call('XRANGE', KEYS[1], id, id) > 0 then live[#live + 1] = id end
-end
+local live = liveIds(KEYS[1], KEYS[3], account)
 local moved = 0
 while #live < tonumber(ARGV[2]) do
-  local head = redis.call('ZRANGEBYLEX', KEYS[2], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1)[1]
+  local head = parkedHead(KEYS[2], account)
   if not head then break end
-  redis.call('ZREM', KEYS[2], head)
-  local seqAt = #account + 2
-  live[#live + 1] = redis.call('XADD', KEYS[1], '*', 'e', string.sub(head, seqAt + 17), 's', tonumber(string.sub(head, seqAt, seqAt + 15)))
+  live[#live + 1] = admitMember(KEYS[1], KEYS[2], head, account)
   moved = moved + 1
 end
 if #live == 0 then redis.call('HDEL', KEYS[3], account) else redis.call('HSET', KEYS[3], account, table.concat(live, ' ')) end
-if #redis.call('ZRANGEBYLEX', KEYS[2], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1) == 0 then
+if not parkedHead(KEYS[2], account) then
   redis.call('ZREM', KEYS[4], account)
 else
   local now = redis.call('TIME')

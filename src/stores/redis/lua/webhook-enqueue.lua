@@ -15,18 +15,13 @@ local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
 local seq = redis.call('INCR', KEYS[6])
 local account = ARGV[3]
-local waiting = redis.call('ZRANGEBYLEX', KEYS[3], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1)
-local live = {}
-if #waiting == 0 then
-  for id in string.gmatch(redis.call('HGET', KEYS[4], account) or '', '%S+') do
-    if #redis.call('XRANGE', KEYS[1], id, id) > 0 then live[#live + 1] = id end
-  end
-end
-if #waiting == 0 and #live < tonumber(ARGV[4]) then
+local waiting = parkedHead(KEYS[3], account) ~= nil
+local live = waiting and {} or liveIds(KEYS[1], KEYS[4], account)
+if not waiting and #live < tonumber(ARGV[4]) then
   live[#live + 1] = redis.call('XADD', KEYS[1], '*', 'e', ARGV[2], 's', seq)
   redis.call('HSET', KEYS[4], account, table.concat(live, ' '))
 else
-  redis.call('ZADD', KEYS[3], 0, account .. '\0' .. string.format('%016d', seq) .. '\0' .. ARGV[2])
+  redis.call('ZADD', KEYS[3], 0, parkedMember(account, seq, ARGV[2]))
   redis.call('ZADD', KEYS[5], 'NX', nowMs + tonumber(ARGV[5]), account)
 end
 redis.call('ZADD', KEYS[2], nowMs, ARGV[1])

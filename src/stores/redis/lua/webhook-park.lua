@@ -14,21 +14,15 @@ seq = seq or redis.call('INCR', KEYS[5])
 local account = ARGV[4]
 redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 redis.call('XDEL', KEYS[1], ARGV[2])
-redis.call('ZADD', KEYS[2], 0, account .. '\0' .. string.format('%016d', seq) .. '\0' .. entry)
+redis.call('ZADD', KEYS[2], 0, parkedMember(account, seq, entry))
 -- Its other entries still in the stream (one finished by a previous release's instance is not).
-local live = {}
-for id in string.gmatch(redis.call('HGET', KEYS[3], account) or '', '%S+') do
-  if #redis.call('XRANGE', KEYS[1], id, id) > 0 then live[#live + 1] = id end
-end
+local live = liveIds(KEYS[1], KEYS[3], account)
 if #live == 0 then
   -- None of the account's entries is left in the stream, so no delivery's end would admit it: the
   -- slot that refused it is one just ending (or a dead instance's). Its line's head goes back now.
-  local head = redis.call('ZRANGEBYLEX', KEYS[2], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1)[1]
-  redis.call('ZREM', KEYS[2], head)
-  local seqAt = #account + 2
-  live[1] = redis.call('XADD', KEYS[1], '*', 'e', string.sub(head, seqAt + 17), 's', tonumber(string.sub(head, seqAt, seqAt + 15)))
+  live[1] = admitMember(KEYS[1], KEYS[2], parkedHead(KEYS[2], account), account)
   redis.call('HSET', KEYS[3], account, live[1])
-  if #redis.call('ZRANGEBYLEX', KEYS[2], '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1) == 0 then
+  if not parkedHead(KEYS[2], account) then
     redis.call('ZREM', KEYS[4], account)
     return 1
   end
