@@ -10,27 +10,13 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { BackendError } from '../../src/backend/backend.js';
-import { isPlainObject, parseJsonBody, unreadableAnswer } from '../../src/upstream/answers.js';
-import { createUpstreamClient, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { createUpstreamClient } from '../../src/upstream/client.js';
 import { readAction, writeAction } from '../../src/upstream/policy.js';
+import { toyProtocol } from './toy-protocol.js';
 
 type Id = 'ping' | 'slow' | 'create';
-const redact = (text: string) => text;
 
-const protocol: UpstreamProtocol<Id, Record<string, string>, Record<string, unknown>> = {
-  label: 'Toy',
-  actions: { ping: readAction('ping', 10_000), slow: readAction('slow', 10_000), create: writeAction('create', 10_000) },
-  probe: 'ping',
-  probeParams: {},
-  request: (action) => ({ method: action.safety === 'write' ? 'POST' : 'GET', path: `/${action.name}`, headers: {} }),
-  callKey: (action) => action.name,
-  read(action, { statusCode, body }) {
-    const parsed = parseJsonBody(body);
-    if (statusCode !== 200 || !isPlainObject(parsed)) throw unreadableAnswer('Toy', action, `HTTP ${statusCode}`, redact);
-    return parsed;
-  },
-  redact,
-};
+const protocol = toyProtocol<Id>({ ping: readAction('ping', 10_000), slow: readAction('slow', 10_000), create: writeAction('create', 10_000) }, 'ping');
 
 t.test('a write that got a connection with under a second of its request left is not sent', async (t) => {
   const received: string[] = [];
