@@ -8,7 +8,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AuditLog, AuditRecord } from '../audit.js';
 import { ApiError } from '../errors.js';
-import { bearerKey, parseApiKey } from '../keys/api-key.js';
+import { bearerKey, sentKeyId } from '../keys/api-key.js';
 import type { StoredResponse } from '../stores/types.js';
 import { clientText } from '../secret-like.js';
 import { sourceAddress } from './source-address.js';
@@ -35,7 +35,7 @@ function recordOf(request: FastifyRequest, status: number, reason: AuditRecord['
     time: new Date().toISOString(),
     event: 'credentials.read',
     request_id: request.id,
-    key_id: caller?.key.id ?? (sent === undefined ? null : (parseApiKey(sent)?.keyId ?? null)),
+    key_id: caller?.key.id ?? (sent === undefined ? null : (sentKeyId(sent) ?? null)),
     account_id: caller?.account.id ?? null,
     service_id: clientText(String(params.id ?? '')),
     source_ip: sourceAddress(request),

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import type { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, problemDocument } from '../errors.js';
-import { bearerKey, isBearerScheme, parseApiKey, soleAuthorization } from '../keys/api-key.js';
+import { bearerKey, isBearerScheme, sentKeyId, soleAuthorization } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { rateLimitedError, rateLimitHeaders } from '../limits/rate-limiter.js';
 import type { StoredResponse } from '../stores/types.js';
@@ -54,7 +54,7 @@ type RefusedBecause = AuthFailure | 'missing' | 'several' | 'not_bearer';
  */
 function unauthenticated(detail: string, keySent: boolean, because: RefusedBecause, key?: string): ApiError {
   const challenge = keySent ? 'Bearer realm="v1", error="invalid_token"' : 'Bearer realm="v1"';
-  const keyId = key === undefined ? undefined : parseApiKey(key)?.keyId;
+  const keyId = key === undefined ? undefined : sentKeyId(key);
   const logged: Record<string, string> = { auth_failure: because };
   if (keyId !== undefined) logged.sent_key_id = keyId;
   return new ApiError('unauthenticated', detail, { headers: { 'www-authenticate': challenge }, logged });

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors.js';
-import { parseApiKey } from '../keys/api-key.js';
+import { sentKeyId } from '../keys/api-key.js';
 import type { RateLimiter } from '../limits/rate-limiter.js';
 import { enforceIpLimit } from './register.js';
 import { sourceAddress } from './source-address.js';
@@ -20,7 +20,7 @@ const KEY_QUERY_PARAMS = new Set(['api_key', 'apikey', 'key', 'access_token', 't
 /** A key's name under any spelling, or a key itself under any name. */
 function carriesKey(query: URLSearchParams): boolean {
   for (const [name, value] of query) {
-    if (KEY_QUERY_PARAMS.has(name.toLowerCase()) || parseApiKey(value) !== null) return true;
+    if (KEY_QUERY_PARAMS.has(name.toLowerCase()) || sentKeyId(value) !== undefined) return true;
   }
   return false;
 }

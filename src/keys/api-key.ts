@@ -1,23 +1,51 @@
 /**
- * API key format (contract §1): `rk_<key id: 16 hex>_<secret: 32 random bytes, base64url>`.
+ * API key format (contract §1): `rk_<key id: 16 hex>_<secret: 32 random bytes, base64url><checksum>`.
  * The key id finds the record; only an HMAC of the secret is stored, compared in constant time.
+ * The checksum (6 base62 digits of the CRC-32 of all before it, as GitHub's tokens carry) lets a
+ * secret scanner tell a real key from noise offline, and the gateway refuse a mistyped or truncated
+ * key before any store is asked. Keys issued before it existed have none and still work.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { crc32 } from 'node:zlib';
 import { repeatsHeader } from '../http/header-lines.js';
 
-const KEY_PATTERN = /^rk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+const KEY_PATTERN = /^(rk_([0-9a-f]{16})_([A-Za-z0-9_-]{43}))([0-9A-Za-z]{6})?$/;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const CHECKSUM_DIGITS = 6; // 62^6 > 2^32: every CRC-32 fits
+
+/** The checksum of a key's body (`rk_<key id>_<secret>`): its CRC-32 in base62, 6 digits, zero-padded. */
+export function keyChecksum(body: string): string {
+  let value = crc32(body);
+  let digits = '';
+  for (let i = 0; i < CHECKSUM_DIGITS; i++) {
+    digits = BASE62[value % 62] + digits;
+    value = Math.floor(value / 62);
+  }
+  return digits;
+}
 
 export interface ParsedKey {
   keyId: string;
   secret: string;
 }
 
+/**
+ * The key id of anything shaped like a key, its checksum unchecked: for the logs' "which key was
+ * sent", and for the query string's refusal of keys (a key whose checksum was mangled still holds
+ * the secret).
+ */
+export function sentKeyId(raw: string): string | undefined {
+  return KEY_PATTERN.exec(raw)?.[2];
+}
+
 /** Returns null for anything that is not a well-formed key, before any store is asked. */
 export function parseApiKey(raw: string): ParsedKey | null {
   const match = KEY_PATTERN.exec(raw);
   if (!match) return null;
-  return { keyId: match[1] as string, secret: match[2] as string };
+  const checksum = match[4];
+  if (checksum !== undefined && checksum !== keyChecksum(match[1] as string)) return null;
+  return { keyId: match[2] as string, secret: match[3] as string };
 }
 
 /**
@@ -55,7 +83,8 @@ export function soleAuthorization(request: Pick<IncomingMessage, 'headers' | 'ra
 export function generateApiKey(keyId: string = randomBytes(8).toString('hex')): { keyId: string; secret: string; key: string } {
   if (!/^[0-9a-f]{16}$/.test(keyId)) throw new RangeError('a key id is 16 hex digits');
   const secret = randomBytes(32).toString('base64url');
-  return { keyId, secret, key: `rk_${keyId}_${secret}` };
+  const body = `rk_${keyId}_${secret}`;
+  return { keyId, secret, key: body + keyChecksum(body) };
 }
 
 export function hashSecret(secret: string, pepper: string): string {
