@@ -164,7 +164,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const backend = upstream.kind === 'maps' ? upstream.backend : undefined;
   const link = linkOf(upstream);
   const audit = observedAuditLog(overrides.audit ?? new FileAuditLog(config.audit.file), metrics.auditWrite.bind(metrics));
-  app.decorate('readiness', new Readiness({ stores, backend: link }));
+  app.decorate('readiness', new Readiness({ stores, backend: link, upstreamRequired: config.ops.readyRequiresUpstream }));
   const keys = new KeyService(stores.keys, resolvePepper(config), {
     cacheTtlMs: config.keys.cacheTtlMs,
     staleIfErrorMs: config.keys.staleIfErrorMs,

@@ -305,6 +305,12 @@ export const ConfigSchema = z.strictObject({
        * it drains, so that load balancers stop sending first. Counted before shutdownGraceMs.
        */
       unreadyDelayMs: z.number().int().min(0).default(0),
+      /**
+       * Whether an upstream that does not answer makes /readyz 503. Off: it is reported in the
+       * checks, and the gateway keeps answering (503 `upstream_unavailable` where it must call it).
+       * On: for a balancer that fails over to instances in front of another upstream.
+       */
+      readyRequiresUpstream: z.boolean().default(false),
     })
     .prefault({}),
   webhooks: WebhookConfigSchema.prefault({}),

@@ -28,12 +28,19 @@ export interface ReadyReport {
   shuttingDown: boolean;
 }
 
-/** Whether the app should get traffic: its store and upstream answer, and it is not shutting down. */
+/**
+ * Whether the app should get traffic: its store answers, and it is not shutting down. The upstream
+ * is checked and reported, but it makes the app unready only when `ops.readyRequiresUpstream` asks:
+ * every instance shares it, so an upstream outage would take every instance out of the load
+ * balancer at once, and integrators would meet the balancer's own error page instead of the
+ * gateway's 503 `upstream_unavailable` with `Retry-After` (and lose the reads it still serves from
+ * its catalog cache, `/v1/me`, and the admin API).
+ */
 export class Readiness {
   private shuttingDown = false;
   private last: { at: number; result: Promise<{ store: DependencyState; upstream: DependencyState }> } | undefined;
 
-  constructor(private readonly deps: { stores: Pick<Stores, 'ping'>; backend: Pick<Backend, 'ping'> }) {}
+  constructor(private readonly deps: { stores: Pick<Stores, 'ping'>; backend: Pick<Backend, 'ping'>; upstreamRequired: boolean }) {}
 
   /** From now on the app is unready (SIGTERM, before the drain starts). */
   beginShutdown(): void {
@@ -44,7 +51,8 @@ export class Readiness {
     // Shutting down: unready at once, whatever the dependencies (they are closing too).
     if (this.shuttingDown) return { ready: false, store: 'unchecked', upstream: 'unchecked', shuttingDown: true };
     const deps = await this.dependencies();
-    return { ready: !this.shuttingDown && deps.store === 'ok' && deps.upstream === 'ok', ...deps, shuttingDown: this.shuttingDown };
+    const upstreamReady = deps.upstream === 'ok' || !this.deps.upstreamRequired;
+    return { ready: !this.shuttingDown && deps.store === 'ok' && upstreamReady, ...deps, shuttingDown: this.shuttingDown };
   }
 
   private dependencies(): Promise<{ store: DependencyState; upstream: DependencyState }> {
