@@ -67,15 +67,27 @@ const EXCERPT_SHOWN = 200;
 /** The longest echo of a secret the window's end may cut; that much of a cut window is never shown. */
 const LONGEST_ECHO = 512;
 
-/** What an unreadable body looked like. JSON is never quoted: it may hold a service password. */
+/** Where JSON starts within other text: an object or an array opening on a key, a string or another one. */
+const JSON_START = /[[{]\s*["[{]/;
+/** Control characters no text page holds: UTF-16, a content coding the gateway does not decode, binary. */
+const NOT_TEXT = /[\u0000-\u0008\u000e-\u001f]/;
+
+/**
+ * What an unreadable body looked like. JSON is never quoted: it may hold a service password or a
+ * customer's data, also after other text (PHP's notices printed before an API answer). Nor is what
+ * is not UTF-8 text: redaction cannot find a secret in it.
+ */
 export function excerpt(body: Buffer, redact: Redact): string {
   const window = body.subarray(0, EXCERPT_WINDOW).toString('utf8').replace(/^\uFEFF/, '');
   if (/^\s*[[{"]/.test(window)) return `${body.length} bytes of JSON-like text`;
+  if (NOT_TEXT.test(window)) return `${body.length} bytes that are not UTF-8 text`;
   // Redacted whole, before anything is cut: a secret across a cut would show in part. One the
   // window's own end cuts is left unredacted, so the window's tail is dropped.
   const redacted = redact(window);
   const shown = body.length > EXCERPT_WINDOW ? redacted.slice(0, -LONGEST_ECHO) : redacted;
-  return `"${shown.replace(/\s+/g, ' ').trim().slice(0, EXCERPT_SHOWN)}"`;
+  const json = shown.search(JSON_START);
+  const text = `"${(json === -1 ? shown : shown.slice(0, json)).replace(/\s+/g, ' ').trim().slice(0, EXCERPT_SHOWN)}"`;
+  return json === -1 ? text : `${text} followed by JSON-like text`;
 }
 
 /** An answer we cannot read; from a write it may hide a half-done action. */
