@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { AdminConfigSchema } from './admin/tokens.js';
 import type { BackendRegistry } from './backend/registry.js';
 import { LONGEST_LOG_WINDOW_MS } from './stores/rate-policies.js';
+import { MAX_WAITING_PER_ACCOUNT } from './stores/webhook-types.js';
 
 const PositiveInt = z.number().int().positive();
 
@@ -172,6 +173,11 @@ export const WebhookConfigSchema = z.strictObject({
    * what it has beyond that waits in the outbox.
    */
   perAccountConcurrency: PositiveInt.default(2),
+  /**
+   * An account's events waiting behind its share at most (a receiver that hangs or crawls for
+   * days); a new one beyond that is not kept: counted lost (`backlog_full`) and listed as dropped.
+   */
+  maxWaitingPerAccount: PositiveInt.default(MAX_WAITING_PER_ACCOUNT),
 });
 
 export const IssuerSchema = z.strictObject({

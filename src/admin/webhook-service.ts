@@ -51,7 +51,11 @@ export class WebhookAdmin {
     if (record.status === 'disabled') {
       throw new Refusal('webhook_state', `the webhook endpoint of account ${accountId} is disabled; enable it first`);
     }
-    return this.events.replay(accountId, entry);
+    const replayed = await this.events.replay(accountId, entry);
+    if (!replayed) {
+      throw new Refusal('webhook_state', `account ${accountId} has the most events waiting for its endpoint already (webhooks.maxWaitingPerAccount); replay once they are sent`);
+    }
+    return replayed;
   }
 
   /** Enables a disabled endpoint (its URL and secret kept); its failing run starts afresh. */

@@ -41,7 +41,7 @@ type CacheLookupResult = Parameters<UpstreamObserver['cacheLookup']>[1];
 const valuesOf = <V extends string>(all: Record<V, true>): V[] => Object.keys(all) as V[];
 const IDEMPOTENCY_OUTCOMES = valuesOf<IdempotencyOutcome>({ new: true, replayed: true, conflict: true, in_progress: true, stale: true, outcome_unknown: true });
 const DELIVERY_OUTCOMES = valuesOf<WebhookDeliveryOutcome>({ delivered: true, retrying: true, failed: true, blocked: true, dropped: true });
-const LOSS_REASONS = valuesOf<WebhookLossReason>({ held_full: true, stopped: true });
+const LOSS_REASONS = valuesOf<WebhookLossReason>({ held_full: true, stopped: true, backlog_full: true });
 const DISABLED_REASONS = valuesOf<WebhookDisabledReason>({ gone: true, failing: true });
 const STORES = valuesOf<StoreName>({ rate_limits: true, idempotency: true, keys: true, webhooks: true });
 const AUDIT_OUTCOMES = valuesOf<AuditRecord['outcome']>({ returned: true, denied: true, not_found: true, failed: true });
@@ -81,7 +81,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private readonly storeFallbacks = this.counter('store_fallbacks_total', 'Requests served without the store, by store and fallback (memory, stale).', ['store', 'fallback']);
   private readonly auditWrites = this.counter('audit_writes_total', 'Credentials audit records, by audited outcome and write result (written, failed).', ['outcome', 'result']);
   private readonly webhookDeliveries = this.counter('webhook_deliveries_total', 'Webhook delivery attempts by outcome.', ['outcome']);
-  private readonly webhookEventsLost = this.counter('webhook_events_lost_total', 'Events of writes lost because the stores refused them longer than they could be held, by reason.', ['reason']);
+  private readonly webhookEventsLost = this.counter('webhook_events_lost_total', 'Events lost before reaching the outbox, by reason: the stores refused events of writes longer than they could be held, or the account had the most events waiting.', ['reason']);
   private readonly webhookDisabled = this.counter('webhook_endpoints_disabled_total', 'Webhook endpoints disabled, by reason (gone: answered 410; failing: failed too long).', ['reason']);
   private outboxReader: (() => OutboxState | Promise<OutboxState>) | undefined;
   private outboxRead: Promise<OutboxState | undefined> | undefined;

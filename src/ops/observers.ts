@@ -47,10 +47,11 @@ export interface IdempotencyObserver extends StoreObserver {
 export type WebhookDeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'blocked' | 'dropped';
 
 /**
- * Why an event of a write never reached the outbox (held-events.ts): more were held than the
- * bound while the stores refused them (`held_full`), or the process stopped with them still held.
+ * Why an event never reached the outbox: more events of writes were held than the bound while the
+ * stores refused them (`held_full`, held-events.ts), the process stopped with them still held
+ * (`stopped`), or its account had the most events waiting already (`backlog_full`).
  */
-export type WebhookLossReason = 'held_full' | 'stopped';
+export type WebhookLossReason = 'held_full' | 'stopped' | 'backlog_full';
 
 export interface OutboxState {
   /** Deliveries waiting (due now or later). */

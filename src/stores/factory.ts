@@ -16,7 +16,9 @@ export async function createStores(config: StoreConfig, onWarning?: (message: st
   const acks = config.idempotency?.replicaAcks ?? 0;
   const replicaAcks = acks > 0 ? { replicas: acks, timeoutMs: config.idempotency?.replicaWaitMs ?? 100 } : undefined;
   const webhooks = config.webhooks;
-  const webhookAdmission = webhooks ? { perAccount: webhooks.perAccountConcurrency, sweepAfterMs: webhooks.claimIdleMs } : undefined;
+  const webhookAdmission = webhooks
+    ? { perAccount: webhooks.perAccountConcurrency, maxWaiting: webhooks.maxWaitingPerAccount, sweepAfterMs: webhooks.claimIdleMs }
+    : undefined;
   if (config.redisClusterNodes && config.redisClusterNodes.length > 0) {
     return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, onWarning, webhookAdmission });
   }
@@ -25,7 +27,7 @@ export async function createStores(config: StoreConfig, onWarning?: (message: st
   return createMemoryStores({
     keysFile: config.keys.file,
     idempotencyMaxRecords: config.idempotency?.memoryMaxRecords,
-    webhookPerAccount: webhooks?.perAccountConcurrency,
+    webhookAdmission,
   });
 }
 

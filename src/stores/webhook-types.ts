@@ -186,12 +186,17 @@ export interface ClaimedDelivery extends OutboxEntry {
  * Durable, at-least-once delivery queue shared by every instance. A claimed entry stays the
  * claimer's until it is completed or rescheduled; if the claimer stops for longer than the claim
  * idle time (a crash), another consumer claims it again. An account has at most its delivery share
- * claimable at once (retries that came due aside); its other entries wait in order and are admitted
- * as its deliveries end, so a claim reaches every account's next event, however many one has queued.
+ * claimable at once (retries that came due aside); its other entries, `maxWaiting` at most, wait in
+ * order and are admitted as its deliveries end, so a claim reaches every account's next event,
+ * however many one has queued.
  */
 export interface WebhookOutbox {
-  /** Adds the entry; false (nothing added) while an entry with its event id still waits. */
-  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean>;
+  /**
+   * Adds the entry (`queued`). Nothing is added while an entry with its event id still waits
+   * (`already_waiting`), or when it would wait beyond its account's share and its account already has
+   * `maxWaiting` entries waiting (`full`): a receiver that hangs or crawls for days must not fill the store.
+   */
+  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<EnqueueResult>;
   /** Up to `max` entries due now: retries whose time has come, new entries, abandoned claims. */
   claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]>;
   /** Done with the entry: delivered, dropped, or (failed) given up and kept in the failed list. */
@@ -208,6 +213,20 @@ export interface WebhookOutbox {
   failed(): Promise<string[]>;
   /** What waits (not yet delivered, dropped or given up), for the metrics. */
   backlog(): Promise<OutboxBacklog>;
+}
+
+export type EnqueueResult = 'queued' | 'already_waiting' | 'full';
+
+/** The default of webhooks.maxWaitingPerAccount. */
+export const MAX_WAITING_PER_ACCOUNT = 10_000;
+
+/**
+ * `perAccount`: an account's entries up for delivery at once (webhooks.perAccountConcurrency);
+ * `maxWaiting`: its entries waiting behind those at most (webhooks.maxWaitingPerAccount).
+ */
+export interface OutboxAdmission {
+  perAccount: number;
+  maxWaiting: number;
 }
 
 export interface OutboxBacklog {

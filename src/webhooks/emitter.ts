@@ -8,7 +8,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { captureTraceHeaders, type TraceContext } from '../ops/trace.js';
 import type { DeliveryLogEntry, SnapshotEntry, WebhookOutbox, WebhookStore } from '../stores/webhook-types.js';
 import type { Invoice, Order, Service } from '../v1/schemas.js';
-import { DeliveryLog } from './delivery-log.js';
+import { createRepeatedLog, type RepeatedLog } from '../repeated-log.js';
+import { DeliveryLog, described } from './delivery-log.js';
 import { eventBody, type EventData, type EventType } from './events.js';
 import { HeldEvents, type HeldEntry, type HeldEventsOptions } from './held-events.js';
 import { changeEventId, newEventId, newSnapshotTag, snapshotTagTime } from './signing.js';
@@ -21,6 +22,9 @@ export type Observed = { kind: 'order'; resource: Order } | { kind: 'service'; r
 export class WebhookEvents {
   private readonly history: DeliveryLog;
   private readonly held: HeldEvents;
+  /** Events a full line refuses come in floods: the first logged, the rest counted. */
+  private readonly repeats: RepeatedLog;
+  private readonly onLost: HeldEventsOptions['onLost'];
 
   constructor(
     private readonly store: WebhookStore,
@@ -29,11 +33,13 @@ export class WebhookEvents {
     /** Called after each enqueue (the local worker delivers at once). */
     private readonly onEnqueued: () => void = () => undefined,
     private readonly now: () => number = Date.now,
-    /** How events of writes that the stores refused are held and retried (tests shorten it). */
+    /** How events of writes that the stores refused are held and retried (tests shorten it); `onLost` hears every event lost. */
     held: Omit<HeldEventsOptions, 'queue' | 'log'> = {},
   ) {
     this.history = new DeliveryLog(store, log, now);
     this.held = new HeldEvents({ ...held, queue: (entry) => this.queue(entry), log });
+    this.repeats = createRepeatedLog(log);
+    this.onLost = held.onLost;
   }
 
   /**
@@ -57,8 +63,9 @@ export class WebhookEvents {
   }
 
   /** One last attempt at what is held (logged as lost if the stores still refuse it). */
-  close(): Promise<void> {
-    return this.held.close();
+  async close(): Promise<void> {
+    await this.held.close();
+    this.repeats.flush();
   }
 
   /**
@@ -75,17 +82,29 @@ export class WebhookEvents {
   private async queue(entry: HeldEntry): Promise<void> {
     const record = await this.store.get(entry.accountId);
     if (!record || record.status === 'disabled') return;
-    if (!(await this.outbox.enqueue(entry))) return;
+    const queued = await this.outbox.enqueue(entry);
+    if (queued === 'already_waiting') return;
+    if (queued === 'full') return this.refused(entry);
     await this.history.queued(entry.accountId, entry.eventId, entry.body);
     this.onEnqueued();
   }
 
+  /** Not kept: its account's line is full (a receiver that hangs or crawls). Counted, logged, and listed as dropped, to replay. */
+  private async refused(entry: HeldEntry): Promise<void> {
+    this.onLost?.('backlog_full');
+    const detail = { event_id: entry.eventId, event_type: described(entry.body).type };
+    this.repeats.note('error', 'webhook event lost: its account has the most events waiting already', { account_id: entry.accountId, reason: 'backlog_full' }, detail);
+    await this.history.ended({ ...entry, attempts: 0 }, 'dropped', 'not queued: too many events waiting for this endpoint');
+  }
+
   /**
    * Queues a logged event again (an operator's replay): the same id and payload, so a receiver that
-   * did get it once can tell, with the whole retry schedule ahead of it.
+   * did get it once can tell, with the whole retry schedule ahead of it. Null when its account's
+   * line is full: nothing queued.
    */
-  async replay(accountId: string, logged: DeliveryLogEntry): Promise<DeliveryLogEntry> {
-    await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body, trace: captureTraceHeaders(undefined) });
+  async replay(accountId: string, logged: DeliveryLogEntry): Promise<DeliveryLogEntry | null> {
+    const queued = await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body, trace: captureTraceHeaders(undefined) });
+    if (queued === 'full') return null;
     const entry = await this.history.queued(accountId, logged.eventId, logged.body);
     this.onEnqueued();
     return entry;

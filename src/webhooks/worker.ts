@@ -30,8 +30,8 @@ export interface DeliveryWorkerOptions {
   /** The accounts, to drop the events of a disabled one. */
   accounts: Pick<KeyStore, 'getAccount'>;
   box: SecretBox;
-  /** Its encryption keys are the box's. */
-  config: Omit<GatewayConfig['webhooks'], 'encryptionKey' | 'previousEncryptionKeys'>;
+  /** Its encryption keys are the box's; the outbox bounds what waits. */
+  config: Omit<GatewayConfig['webhooks'], 'encryptionKey' | 'previousEncryptionKeys' | 'maxWaitingPerAccount'>;
   transport: TransportOptions;
   log: FastifyBaseLogger;
   /** Told how each attempt ended (the metrics). */

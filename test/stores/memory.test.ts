@@ -21,7 +21,7 @@ import {
   hitKey,
 } from './conformance.js';
 import type { FixtureFactory } from './conformance.js';
-import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
+import { runOutboxConformance, runWebhookStateConformance, WAITING_BOUND } from './webhook-conformance.js';
 
 function memoryFixture<S>(create: (clock: ManualClock) => S): FixtureFactory<S> {
   return async () => {
@@ -35,7 +35,7 @@ runIdempotencyConformance(t, 'memory', memoryFixture((clock) => new MemoryIdempo
 runKeyStoreConformance(t, 'memory', memoryFixture(() => new MemoryKeyStore()));
 runWebhookConformance(t, 'memory', memoryFixture(() => new MemoryWebhookStore()));
 runWebhookStateConformance(t, 'memory', memoryFixture((clock) => new MemoryWebhookStore(clock.now)));
-runOutboxConformance(t, 'memory', memoryFixture((clock) => new MemoryWebhookOutbox(clock.now)));
+runOutboxConformance(t, 'memory', memoryFixture((clock) => new MemoryWebhookOutbox(clock.now, { perAccount: 2, maxWaiting: WAITING_BOUND })));
 
 /** The most requests allowed within any `windowMs` (half-open windows starting at an allowed request). */
 function busiestWindow(allowedAt: number[], windowMs: number): number {

@@ -22,7 +22,7 @@ t.teardown(async () => {
   await cluster.stop();
 });
 
-runRedisConformance(t, 'redis cluster', (keyPrefix) => createRedisStores({ clusterNodes: cluster.nodes, keyPrefix }));
+runRedisConformance(t, 'redis cluster', (keyPrefix, webhookAdmission) => createRedisStores({ clusterNodes: cluster.nodes, keyPrefix, webhookAdmission }));
 
 t.test('redis cluster: specifics', async (t) => {
   t.test('WAIT runs on the master that holds the claim: with no replicas there, replicaAcks refuses it as unavailable', async () => {

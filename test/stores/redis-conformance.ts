@@ -4,6 +4,7 @@
  * start empty.
  */
 import type { Test } from 'tap';
+import type { RedisStoresOptions } from '../../src/stores/redis/index.js';
 import type { Stores } from '../../src/stores/types.js';
 import {
   realClock,
@@ -14,13 +15,19 @@ import {
   unique,
   type FixtureFactory,
 } from './conformance.js';
-import { runOutboxConformance, runWebhookStateConformance } from './webhook-conformance.js';
+import { runOutboxConformance, runWebhookStateConformance, WAITING_BOUND } from './webhook-conformance.js';
 
-export function runRedisConformance(t: Test, name: string, open: (keyPrefix: string) => Promise<Stores>): void {
+/** `open`: stores under `keyPrefix`, with the outbox's admission the suite expects. */
+export function runRedisConformance(
+  t: Test,
+  name: string,
+  open: (keyPrefix: string, webhookAdmission: RedisStoresOptions['webhookAdmission']) => Promise<Stores>,
+): void {
+  const admission = { perAccount: 2, sweepAfterMs: 30_000, maxWaiting: WAITING_BOUND };
   const fixture =
     <S>(pick: (stores: Stores) => S): FixtureFactory<S> =>
     async () => {
-      const stores = await open(`${unique('test')}:`);
+      const stores = await open(`${unique('test')}:`, admission);
       return { store: pick(stores), clock: realClock, close: () => stores.close() };
     };
   runRateLimitConformance(t, name, fixture((stores) => stores.rateLimits));

@@ -38,7 +38,7 @@ async function withLayout(name: string, body: (layout: { keyPrefix: string; stor
   }
 }
 
-runRedisConformance(t, 'redis', (keyPrefix) => createRedisStores({ url: server.url, keyPrefix }));
+runRedisConformance(t, 'redis', (keyPrefix, webhookAdmission) => createRedisStores({ url: server.url, keyPrefix, webhookAdmission }));
 
 t.test('redis: specifics', async (t) => {
   t.test('an invalidation published by one instance reaches the others', async () => {

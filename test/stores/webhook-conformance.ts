@@ -231,6 +231,12 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
   });
 }
 
+/**
+ * The outbox fixtures' admission: an account has 2 entries up for delivery and WAITING_BOUND more
+ * waiting at most (webhooks.perAccountConcurrency, webhooks.maxWaitingPerAccount).
+ */
+export const WAITING_BOUND = 3;
+
 export function runOutboxConformance(t: Test, name: string, factory: FixtureFactory<WebhookOutbox>): void {
   const test = (t: Test, title: string, body: (fixture: Fixture<WebhookOutbox>) => Promise<void>): void => {
     t.test(title, async () => withFixture(factory, body));
@@ -257,16 +263,16 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
     });
 
     test(t, 'an event id that still waits is not added again; once done, it may be', async ({ store }) => {
-      assert.equal(await store.enqueue(entry('evt_1')), true);
-      assert.equal(await store.enqueue({ ...entry('evt_1'), body: '{"id":"evt_1","again":true}' }), false, 'waiting: a change reported twice');
+      assert.equal(await store.enqueue(entry('evt_1')), 'queued');
+      assert.equal(await store.enqueue({ ...entry('evt_1'), body: '{"id":"evt_1","again":true}' }), 'already_waiting', 'waiting: a change reported twice');
       const [claimed, ...rest] = await store.claim('a', 10, IDLE_MS);
       assert.deepEqual(rest, [], 'one entry');
       assert.equal(claimed?.body, entry('evt_1').body, 'the first report is the one delivered');
       await store.reschedule(claimed!, 0);
-      assert.equal(await store.enqueue(entry('evt_1')), false, 'waiting for a retry still waits');
+      assert.equal(await store.enqueue(entry('evt_1')), 'already_waiting', 'waiting for a retry still waits');
       const [retried] = await store.claim('a', 10, IDLE_MS);
       await store.complete(retried!, 'delivered');
-      assert.equal(await store.enqueue(entry('evt_1')), true, 'delivered: a later report is queued (the receiver deduplicates)');
+      assert.equal(await store.enqueue(entry('evt_1')), 'queued', 'delivered: a later report is queued (the receiver deduplicates)');
       assert.equal((await store.backlog()).depth, 1);
     });
 
@@ -300,6 +306,18 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
       await store.complete(first!, 'delivered');
       const again = await store.claim('b', 10, IDLE_MS);
       assert.deepEqual(again.map((d) => [d.eventId, d.attempts]), [['evt_2', 0], ['evt_3', 0]], 'at its own place, no attempt counted');
+    });
+
+    test(t, "an account's line is bounded: beyond its share and WAITING_BOUND waiting, its new events are refused, another account's are not", async ({ store }) => {
+      const waiting = Array.from({ length: 2 + WAITING_BOUND }, (_, index) => `evt_${index}`);
+      for (const id of waiting) assert.equal(await store.enqueue(entry(id, 'acct')), 'queued', id);
+      assert.equal(await store.enqueue(entry('evt_over', 'acct')), 'full', 'its line holds WAITING_BOUND');
+      assert.equal(await store.enqueue(entry('evt_0', 'acct')), 'already_waiting', 'one that waits already is still that');
+      assert.equal(await store.enqueue(entry('evt_other')), 'queued', 'another account is not held back');
+      assert.equal((await store.backlog()).depth, waiting.length + 1, 'the refused one is not kept');
+      const [first] = await store.claim('a', 1, IDLE_MS);
+      await store.complete(first!, 'delivered');
+      assert.equal(await store.enqueue(entry('evt_over', 'acct')), 'queued', 'room again once one of its deliveries ends');
     });
 
     test(t, 'the backlog counts what waits (due, retrying or being delivered) and ages the oldest by its enqueue time', async ({ store, clock }) => {

@@ -9,7 +9,7 @@ import t from 'tap';
 import pino from 'pino';
 import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
-import type { OutboxEntry } from '../../src/stores/webhook-types.js';
+import type { EnqueueResult, OutboxEntry } from '../../src/stores/webhook-types.js';
 import type { Invoice, Order } from '../../src/v1/schemas.js';
 import { WebhookEvents } from '../../src/webhooks/emitter.js';
 
@@ -20,9 +20,9 @@ const ACCOUNT = 'acme';
 class FlakyOutbox extends MemoryWebhookOutbox {
   failures = 0;
   constructor() {
-    super(Date.now, Number.MAX_SAFE_INTEGER);
+    super(Date.now, { perAccount: Number.MAX_SAFE_INTEGER });
   }
-  override async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
+  override async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<EnqueueResult> {
     if (this.failures > 0) {
       this.failures -= 1;
       throw new Error('outbox unavailable');

@@ -41,7 +41,7 @@ const entry = (eventId: string) => ({ eventId, accountId: 'acme', body: '{}', tr
 
 t.test("an account's entries finished by a previous-release instance do not hold its next events back", async () => {
   const prefix = `${unique('rolling')}:`;
-  const stores = await createRedisStores({ url: server.url, keyPrefix: prefix, webhookAdmission: { perAccount: 2, sweepAfterMs: 30_000 } });
+  const stores = await createRedisStores({ url: server.url, keyPrefix: prefix, webhookAdmission: { perAccount: 2, maxWaiting: 10_000, sweepAfterMs: 30_000 } });
   const old = new Redis(server.url);
   try {
     const outbox = stores.webhookOutbox;

@@ -1,5 +1,6 @@
 /** The stores of one gateway instance kept in process memory: sandbox mode and tests. */
 import type { Stores } from '../types.js';
+import type { OutboxAdmission } from '../webhook-types.js';
 import { FileKeyStore } from './file-key-store.js';
 import { MemoryIdempotencyStore } from './idempotency-store.js';
 import { MemoryKeyStore } from './key-store.js';
@@ -23,8 +24,8 @@ export interface MemoryStoresOptions {
   keysFile?: string;
   /** MemoryIdempotencyStoreOptions.maxRecords. */
   idempotencyMaxRecords?: number | undefined;
-  /** webhooks.perAccountConcurrency: an account's outbox entries claimable at once. */
-  webhookPerAccount?: number | undefined;
+  /** webhooks.perAccountConcurrency and maxWaitingPerAccount: an account's outbox entries claimable at once, and waiting behind them. */
+  webhookAdmission?: OutboxAdmission | undefined;
 }
 
 export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
@@ -36,7 +37,7 @@ export function createMemoryStores(options: MemoryStoresOptions = {}): Stores {
     idempotency: new MemoryIdempotencyStore({ now, maxRecords: options.idempotencyMaxRecords }),
     keys: fileKeys ?? new MemoryKeyStore(),
     webhooks: new MemoryWebhookStore(now),
-    webhookOutbox: new MemoryWebhookOutbox(now, options.webhookPerAccount),
+    webhookOutbox: new MemoryWebhookOutbox(now, options.webhookAdmission),
     ping: async () => true,
     close: async () => fileKeys?.close(),
   };

@@ -1,6 +1,6 @@
 /** The webhook outbox in process memory (sandbox, one instance): same claim and admission rules as Redis. */
 import { randomUUID } from 'node:crypto';
-import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../webhook-types.js';
+import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
 
 const MAX_FAILED = 1_000;
 
@@ -26,20 +26,29 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   private readonly failedIds: string[] = [];
   private nextSeq = 0;
 
-  /** `perAccount`: an account's admitted entries at most (its delivery share). */
+  private readonly perAccount: number;
+  private readonly maxWaiting: number;
+
+  /** `admission`: an account's admitted entries at most (its delivery share), and its parked ones at most. */
   constructor(
     private readonly now: () => number = Date.now,
-    private readonly perAccount = 2,
-  ) {}
+    admission: Partial<OutboxAdmission> = {},
+  ) {
+    this.perAccount = admission.perAccount ?? 2;
+    this.maxWaiting = admission.maxWaiting ?? MAX_WAITING_PER_ACCOUNT;
+  }
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
-    if (this.waiting.has(entry.eventId)) return false;
+  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<EnqueueResult> {
+    if (this.waiting.has(entry.eventId)) return 'already_waiting';
+    const line = this.parked.get(entry.accountId);
+    const parks = line !== undefined || this.admittedOf(entry.accountId) >= this.perAccount;
+    if (parks && (line?.length ?? 0) >= this.maxWaiting) return 'full';
     this.waiting.add(entry.eventId);
     const now = this.now();
     const slot: Slot = { entry: { ...entry, attempts: 0 }, dueAt: now, claim: null, enqueuedAt: now, seq: this.nextSeq++ };
-    if (this.parked.has(entry.accountId) || this.admittedOf(entry.accountId) >= this.perAccount) this.parkSlot(slot);
+    if (parks) this.parkSlot(slot);
     else this.slots.push(slot);
-    return true;
+    return 'queued';
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {

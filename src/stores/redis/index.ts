@@ -10,6 +10,7 @@ import type { ClusterNode } from 'ioredis';
 import { ConfigError } from '../../config.js';
 import { StoreUnavailableError } from '../types.js';
 import type { Stores } from '../types.js';
+import type { OutboxAdmission } from '../webhook-types.js';
 import { RedisConnection, replyMessage } from './connection.js';
 import type { RedisClient } from './connection.js';
 import { RedisIdempotencyStore } from './idempotency-store.js';
@@ -38,8 +39,8 @@ interface CommonRedisStoresOptions {
   replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
   /** Hears what is wrong with the server's configuration (its eviction policy; its version on reconnection), at start and on every reconnection. */
   onWarning?: ((message: string) => void) | undefined;
-  /** webhooks.perAccountConcurrency and claimIdleMs: an account's outbox entries claimable at once, and when parked ones are swept in. */
-  webhookAdmission?: { perAccount: number; sweepAfterMs: number } | undefined;
+  /** webhooks.perAccountConcurrency, maxWaitingPerAccount and claimIdleMs: an account's outbox entries claimable at once, waiting behind them at most, and when parked ones are swept in. */
+  webhookAdmission?: (OutboxAdmission & { sweepAfterMs: number }) | undefined;
 }
 
 export type RedisStoresOptions = CommonRedisStoresOptions &

@@ -3,11 +3,11 @@
  * retries waiting in a sorted set until due, given-up event ids in a capped list, and the events
  * not yet done in a pending set by enqueue time (the backlog the metrics show). An account has at
  * most its delivery share in the stream (new retries aside); the rest wait in order in a parked set
- * and are admitted as its deliveries end, so a stream read reaches every account's next event
+ * (bounded per account) and are admitted as its deliveries end, so a stream read reaches every account's next event
  * whatever one account has queued. The keys share one hash tag so the scripts that move entries
  * between them run on one cluster node.
  */
-import type { ClaimedDelivery, OutboxBacklog, OutboxEntry, WebhookOutbox } from '../webhook-types.js';
+import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
@@ -30,12 +30,13 @@ export class RedisWebhookOutbox implements WebhookOutbox {
   private groupReady = false;
 
   /**
-   * `perAccount`: an account's entries in the stream at most (its delivery share); `sweepAfterMs`:
-   * an account whose parked entries nobody admitted for this long is looked at again (the claim idle time).
+   * `perAccount`: an account's entries in the stream at most (its delivery share); `maxWaiting`: its
+   * parked entries at most; `sweepAfterMs`: an account whose parked entries nobody admitted for this
+   * long is looked at again (the claim idle time).
    */
   constructor(
     private readonly redis: RedisConnection,
-    private readonly admission: { perAccount: number; sweepAfterMs: number } = { perAccount: 2, sweepAfterMs: 30_000 },
+    private readonly admission: OutboxAdmission & { sweepAfterMs: number } = { perAccount: 2, maxWaiting: MAX_WAITING_PER_ACCOUNT, sweepAfterMs: 30_000 },
   ) {
     this.keys = {
       stream: redis.key('{webhooks}:outbox'),
@@ -49,12 +50,13 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     };
   }
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<boolean> {
+  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<EnqueueResult> {
     const value = JSON.stringify({ ...entry, attempts: 0 });
     const { stream, pending, parked, inStream, parkedAccounts, seq } = this.keys;
-    const { perAccount, sweepAfterMs } = this.admission;
+    const { perAccount, sweepAfterMs, maxWaiting } = this.admission;
     const keys = [stream, pending, parked, inStream, parkedAccounts, seq];
-    return (await this.redis.evalScript(this.scripts.enqueue, keys, [entry.eventId, value, entry.accountId, perAccount, sweepAfterMs])) === 1;
+    const added = await this.redis.evalScript(this.scripts.enqueue, keys, [entry.eventId, value, entry.accountId, perAccount, sweepAfterMs, maxWaiting]);
+    return added === 1 ? 'queued' : added === 2 ? 'full' : 'already_waiting';
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {

@@ -12,6 +12,11 @@ local function parkedHead(parked, account)
   return redis.call('ZRANGEBYLEX', parked, '[' .. account .. '\0', '(' .. account .. '\1', 'LIMIT', 0, 1)[1]
 end
 
+-- How many of the account's members are parked.
+local function parkedCount(parked, account)
+  return redis.call('ZLEXCOUNT', parked, '[' .. account .. '\0', '(' .. account .. '\1')
+end
+
 -- The account's ids still in the stream: one an instance of the previous release finished is not.
 local function liveIds(stream, inStream, account)
   local live = {}

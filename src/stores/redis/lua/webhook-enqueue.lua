@@ -9,15 +9,18 @@
 -- anyway, ARGV[5] ms on). So one account's backlog never stands in the stream before another
 -- account's events. The ids are looked up, not counted: an instance of the previous release
 -- finishes entries without a word here, and a count would keep the account held back.
--- KEYS[6]: the sequence counter. Clock: Redis TIME.
+-- An entry that would wait while the account has ARGV[6] parked already is refused (2): nothing
+-- added. KEYS[6]: the sequence counter. Clock: Redis TIME.
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
-local now = redis.call('TIME')
-local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local seq = redis.call('INCR', KEYS[6])
 local account = ARGV[3]
 local waiting = parkedHead(KEYS[3], account) ~= nil
 local live = waiting and {} or liveIds(KEYS[1], KEYS[4], account)
-if not waiting and #live < tonumber(ARGV[4]) then
+local admitted = not waiting and #live < tonumber(ARGV[4])
+if not admitted and parkedCount(KEYS[3], account) >= tonumber(ARGV[6]) then return 2 end
+local now = redis.call('TIME')
+local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local seq = redis.call('INCR', KEYS[6])
+if admitted then
   live[#live + 1] = redis.call('XADD', KEYS[1], '*', 'e', ARGV[2], 's', seq)
   redis.call('HSET', KEYS[4], account, table.concat(live, ' '))
 else
