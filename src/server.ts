@@ -16,6 +16,7 @@ import type { BackendRegistry } from './backend/registry.js';
 import { ConfigError, hasUpstream, type ResolvedConfig } from './config.js';
 import { loadConfig } from './load-config.js';
 import { buildOpsApp } from './ops/server.js';
+import { createRepeatedLog } from './repeated-log.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
 import { demoKeys, printBanner } from './startup/banner.js';
 import { applyHeapSettings } from './startup/heap.js';
@@ -68,10 +69,15 @@ export async function serve(
   // Kept until the app (and its logger) exists; later ones, at a reconnection, are logged at once.
   const warnings: string[] = [];
   let warn = (warning: string): unknown => warnings.push(warning);
-  const stores = await createStores(config, (warning) => warn(warning));
+  // A Redis away or refusing the password fails each reconnection (about one a second per
+  // client): once a kind, then counted. One at boot is told by the failure to start.
+  let connectionError: (message: string) => void = () => undefined;
+  const stores = await createStores(config, (warning) => warn(warning), (message) => connectionError(message));
   const app = await buildApp(config, { stores, backends: registry });
   for (const warning of warnings) app.log.warn(warning);
   warn = (warning) => app.log.warn(warning);
+  const repeats = createRepeatedLog(app.log);
+  connectionError = (message) => repeats.note('warn', 'Redis connection error', { error: message });
   const address = await app.listen({ host: config.host, port: config.port });
   const upstream = describeUpstream(config, registry);
   app.log.info({ upstream, profile: config.profile, store: stores.kind }, `serving v1 on ${address}; upstream: ${upstream}`);
@@ -90,6 +96,7 @@ export async function serve(
     }, config.shutdownGraceMs);
     timer.unref();
     await app.close();
+    repeats.flush();
     await onClosed(app);
     process.exit(0);
   };

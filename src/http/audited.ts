@@ -9,12 +9,15 @@ import type { FastifyRequest } from 'fastify';
 import type { AuditLog, AuditRecord } from '../audit.js';
 import { ApiError } from '../errors.js';
 import { bearerKey, sentKeyId } from '../keys/api-key.js';
+import type { RepeatedLog } from '../repeated-log.js';
 import type { StoredResponse } from '../stores/types.js';
 import { clientText } from '../secret-like.js';
 import { sourceAddress } from './source-address.js';
 
 /** Requests whose record was attempted: a failed write is not retried, so no request gets two. */
 const attempted = new WeakSet<FastifyRequest>();
+/** An answer's record that could not be written, told when its refusal reaches auditFailure. */
+const unwritten = new WeakMap<FastifyRequest, { failure: unknown; status: number; reason: AuditRecord['reason'] }>();
 
 export function isAudited(request: FastifyRequest): boolean {
   return request.routeOptions.config?.audited === true;
@@ -65,6 +68,7 @@ export async function auditAnswer(request: FastifyRequest, audit: AuditLog, resp
   try {
     await writeOnce(audit, recordOf(request, response.status, null, fieldNames(request, response)), request);
   } catch (error) {
+    unwritten.set(request, { failure: error, status: response.status, reason: null });
     throw new ApiError('store_unavailable', 'The credentials read could not be audited, so nothing is returned.', {
       headers: { 'retry-after': '5' },
       cause: error,
@@ -72,11 +76,19 @@ export async function auditAnswer(request: FastifyRequest, audit: AuditLog, resp
   }
 }
 
-/** Records a failure. Never throws: the problem is sent anyway (it holds no secret); the operator is told. */
-export async function auditFailure(request: FastifyRequest, audit: AuditLog, error: ApiError): Promise<void> {
+/**
+ * Records a failure, and tells the operator of a record not written (this one's, or the refused
+ * answer's). Never throws: the problem is sent anyway (it holds no secret). A disk that fails fails
+ * every read: the first is logged with its request and error, the others counted (repeated-log.ts).
+ */
+export async function auditFailure(request: FastifyRequest, audit: AuditLog, error: ApiError, repeats: RepeatedLog): Promise<void> {
+  let notWritten = unwritten.get(request);
   try {
     await writeOnce(audit, recordOf(request, error.status, error.reason, []), request);
   } catch (failure) {
-    request.log.error({ err: failure, status: error.status, reason: error.reason }, 'audit record could not be written');
+    notWritten = { failure, status: error.status, reason: error.reason };
   }
+  if (notWritten === undefined) return;
+  const message = notWritten.failure instanceof Error ? notWritten.failure.message : String(notWritten.failure);
+  repeats.note('error', 'audit record could not be written', { error: message }, { err: notWritten.failure, status: notWritten.status, reason: notWritten.reason }, request.log);
 }

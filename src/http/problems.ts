@@ -166,7 +166,7 @@ export function installProblemHandling(
   app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error);
     logFailure(request, error, apiError, repeats);
-    if (isAudited(request)) await auditFailure(request, audit, apiError);
+    if (isAudited(request)) await auditFailure(request, audit, apiError, repeats);
     return sendProblem(reply, apiError, typeBase);
   });
 

@@ -11,8 +11,11 @@ function clusterNode(seed: string): { host: string; port: number } {
   return parseClusterSeed(seed) ?? { host: '127.0.0.1', port: 6379 };
 }
 
-/** `onWarning` hears what is wrong with the Redis server's configuration (an evicting maxmemory-policy). */
-export async function createStores(config: StoreConfig, onWarning?: (message: string) => void): Promise<Stores> {
+/**
+ * `onWarning` hears what is wrong with the Redis server's configuration (an evicting
+ * maxmemory-policy); `onConnectionError`, each error of a Redis client's connection.
+ */
+export async function createStores(config: StoreConfig, onWarning?: (message: string) => void, onConnectionError?: (message: string) => void): Promise<Stores> {
   const acks = config.idempotency?.replicaAcks ?? 0;
   const replicaAcks = acks > 0 ? { replicas: acks, timeoutMs: config.idempotency?.replicaWaitMs ?? 100 } : undefined;
   const webhooks = config.webhooks;
@@ -20,9 +23,9 @@ export async function createStores(config: StoreConfig, onWarning?: (message: st
     ? { perAccount: webhooks.perAccountConcurrency, maxWaiting: webhooks.maxWaitingPerAccount, sweepAfterMs: webhooks.claimIdleMs }
     : undefined;
   if (config.redisClusterNodes && config.redisClusterNodes.length > 0) {
-    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, onWarning, webhookAdmission });
+    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, onWarning, onConnectionError, webhookAdmission });
   }
-  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks, onWarning, webhookAdmission });
+  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks, onWarning, onConnectionError, webhookAdmission });
   // Keys persist in a file so the operator CLI, another process, can issue them to a running gateway.
   return createMemoryStores({
     keysFile: config.keys.file,

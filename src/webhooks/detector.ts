@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { BackendError, type Backend, type Customer } from '../backend/backend.js';
 import { isDisabled } from '../keys/key-service.js';
+import { createRepeatedLog, type RepeatedLog } from '../repeated-log.js';
 import type { AccountRecord, KeyStore } from '../stores/types.js';
 import type { WebhookRecord, WebhookStore } from '../stores/webhook-types.js';
 import type { PageResult, Service } from '../v1/schemas.js';
@@ -39,6 +40,12 @@ export interface ChangeDetectorOptions {
   events: WebhookEvents;
   pollIntervalMs: number;
   log: FastifyBaseLogger;
+}
+
+/** What the failures of one cause share, whichever account met it: the upstream's words, or the error's. */
+function failureKind(error: unknown): Record<string, unknown> {
+  if (error instanceof BackendError) return { backend_error: error.kind, upstream: error.operatorMessage };
+  return { error: error instanceof Error ? error.message : String(error) };
 }
 
 /**
@@ -76,8 +83,12 @@ export class ChangeDetector {
   private stopped = false;
   /** Per account, the last open order read: the next pass goes on after it. */
   private readonly lastOpenRead = new Map<string, string>();
+  /** An upstream outage fails every account of a pass alike: once, then counted. */
+  private readonly repeats: RepeatedLog;
 
-  constructor(private readonly options: ChangeDetectorOptions) {}
+  constructor(private readonly options: ChangeDetectorOptions) {
+    this.repeats = createRepeatedLog(options.log);
+  }
 
   start(): void {
     this.timer = setInterval(() => {
@@ -90,6 +101,7 @@ export class ChangeDetector {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
+    this.repeats.flush();
     // Another instance takes over at its next tick, not after the lease has run out (a rolling
     // deploy would pause detection for up to two intervals at every instance it stops).
     await this.options.store.releaseLease(LEASE, this.holder).catch((error: unknown) => {
@@ -120,7 +132,7 @@ export class ChangeDetector {
         const record = await store.get(account.id);
         if (!record || record.status === 'disabled') continue;
         await this.scan({ accountId: account.id, upstreamId: account.upstreamId }, account, record).catch((error: unknown) => {
-          log.warn({ err: error, account_id: account.id }, 'webhook change detection failed for an account; next pass retries');
+          this.repeats.note('warn', 'webhook change detection failed for an account; next pass retries', failureKind(error), { err: error, account_id: account.id });
         });
       }
     } catch (error) {

@@ -56,7 +56,7 @@ export class DeliveryWorker {
   private polling = false;
   private pollAgain = false;
   private readonly history: DeliveryLog;
-  /** An outbox down is met at every poll, a dead endpoint at each of its events: once, then counted. */
+  /** An outbox down is met at every poll, a dead receiver at each attempt of each event: once, then counted. */
   private readonly repeats: RepeatedLog;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
@@ -209,7 +209,9 @@ export class DeliveryWorker {
       return outbox.complete(delivery, 'delivered');
     }
 
-    log.info({ ...logged, reason: result.kind === 'answered' ? undefined : result.reason }, 'webhook delivery attempt failed');
+    // A receiver that is down fails each event of its backlog, at each retry step, alike.
+    const failure = { account_id: delivery.accountId, http_status: status, reason: result.kind === 'answered' ? undefined : result.reason };
+    this.repeats.note('info', 'webhook delivery attempt failed', failure, { event_id: delivery.eventId, attempts });
     // A blocked attempt is counted as such, whatever happens to the event next.
     const failed = (next: WebhookDeliveryOutcome) => this.attempted(result.kind === 'blocked' ? 'blocked' : next);
     const failingFor = after?.failingSince ? this.now() - Date.parse(after.failingSince) : 0;

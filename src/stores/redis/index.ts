@@ -39,6 +39,8 @@ interface CommonRedisStoresOptions {
   replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
   /** Hears what is wrong with the server's configuration (its eviction policy; its version on reconnection), at start and on every reconnection. */
   onWarning?: ((message: string) => void) | undefined;
+  /** Hears each error a client's connection meets (each failed reconnection while Redis is away or refuses the password), the password cut out. */
+  onConnectionError?: ((message: string) => void) | undefined;
   /** webhooks.perAccountConcurrency, maxWaitingPerAccount and claimIdleMs: an account's outbox entries claimable at once, waiting behind them at most, and when parked ones are swept in. */
   webhookAdmission?: (OutboxAdmission & { sweepAfterMs: number }) | undefined;
 }
@@ -73,12 +75,17 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
   // because the union's duplicate() signatures cannot be called as one.)
   const subscriber: RedisClient = client instanceof Cluster ? client.duplicate() : client.duplicate();
   const clients = [client, subscriber];
-  // Connection errors are reported by the store calls that meet them (they reject); the events
-  // are listened to so that an unhandled 'error' event cannot crash the process, and the last one
-  // is kept to say why Redis was not reachable at start (a refused password is not the network).
+  // The store calls that meet a connection error reject, but only the client's own error says why
+  // (a refused password is not the network): the last one is kept for the failure at start, and each
+  // is told to onConnectionError. Listened to also so that an unhandled 'error' event cannot crash the process.
   let lastError: string | undefined;
   const withoutPassword = passwordRemover(options);
-  for (const each of clients) each.on('error', (error: Error) => (lastError = withoutPassword(error.message)));
+  for (const each of clients) {
+    each.on('error', (error: Error) => {
+      lastError = withoutPassword(error.message);
+      options.onConnectionError?.(lastError);
+    });
+  }
   const close = async (): Promise<void> => {
     for (const each of clients) each.disconnect();
   };
