@@ -14,7 +14,7 @@ import { buildApp } from './app.js';
 import { describeUpstream } from './backend/factory.js';
 import type { BackendRegistry } from './backend/registry.js';
 import { ConfigError, hasUpstream, type ResolvedConfig } from './config.js';
-import { loadConfig } from './load-config.js';
+import { configEnvNames, loadConfig } from './load-config.js';
 import { buildOpsApp } from './ops/server.js';
 import { createRepeatedLog } from './repeated-log.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
@@ -22,6 +22,7 @@ import { demoKeys, printBanner } from './startup/banner.js';
 import { applyHeapSettings } from './startup/heap.js';
 import { createStores } from './stores/factory.js';
 import type { Stores } from './stores/types.js';
+import { misspelledEnvNames } from './startup/env-names.js';
 import { EX_CONFIG, noUpstreamMessage, sandboxRequested } from './startup/mode.js';
 import { isWorkerMessage, runPrimary, workerCount, type FromWorker, type ToWorker } from './workers.js';
 
@@ -44,6 +45,8 @@ function loadOrExit(registry: BackendRegistry): ReturnType<typeof loadConfig> {
 
 /** The config to serve: the configured upstream, or the sandbox's when SANDBOX=1 asks for it. */
 export async function resolveStart(registry: BackendRegistry): Promise<{ config: ResolvedConfig; sandbox: Sandbox | undefined }> {
+  // Before the config is read: a misspelled name may be why it is refused (KEY_PEPER).
+  for (const line of misspelledEnvNames(process.env, configEnvNames(registry))) process.stderr.write(`reseller-gateway: warning: ${line}\n`);
   const loaded = loadOrExit(registry);
   if (hasUpstream(loaded)) return { config: loaded, sandbox: undefined };
   if (!sandboxRequested(process.env)) {
@@ -129,6 +132,8 @@ async function runWorker(registry: BackendRegistry): Promise<void> {
   // The primary's /metrics asks every worker that said hello: until the app is built, nothing is counted.
   let metrics: Registry | undefined;
   process.on('message', (each: unknown) => {
+    // Answered by the event loop itself: the primary's /livez asks it of every listening worker.
+    if (isWorkerMessage(each) && each.type === 'gateway:livez') process.send?.({ type: 'gateway:alive', id: each.id } satisfies FromWorker);
     if (!isWorkerMessage(each) || each.type !== 'gateway:metrics') return;
     void (metrics?.getMetricsAsJSON() ?? Promise.resolve([])).then((series) => process.send?.({ type: 'gateway:metrics', id: each.id, metrics: series } satisfies FromWorker));
   });

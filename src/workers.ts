@@ -36,11 +36,13 @@ import { demoKeys, printBanner } from './startup/banner.js';
 export type ToWorker =
   | { type: 'gateway:config'; config: ResolvedConfig }
   | { type: 'gateway:readyz'; id: number }
+  | { type: 'gateway:livez'; id: number }
   | { type: 'gateway:metrics'; id: number };
 /** Worker → primary. A message sent before the other side listens is lost: the worker asks for its config once it listens. */
 export type FromWorker =
   | { type: 'gateway:hello' }
   | { type: 'gateway:ready'; id: number; report: ReadyReport }
+  | { type: 'gateway:alive'; id: number }
   | { type: 'gateway:metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
 
 export function isWorkerMessage(message: unknown): message is ToWorker {
@@ -57,6 +59,8 @@ const RESPAWN_DELAY_MS = 1_000;
 const BOOT_ATTEMPTS = 3;
 /** How long /readyz waits for a worker's answer. */
 const READY_ASK_MS = 2_000;
+/** How long /livez waits for a listening worker's answer: its event loop has stopped when it does not come. */
+const LIVE_ASK_MS = 2_000;
 /** How long /metrics waits for a worker's series (prom-client's own cluster timeout). */
 const METRICS_ASK_MS = 5_000;
 
@@ -184,6 +188,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
       collectRuntimeMetrics: () => undefined,
     },
     readiness: { check: () => workersReady([...workers], shuttingDown) },
+    alive: () => workersAlive([...listeners].filter((worker) => worker.isConnected())),
     log,
   });
   const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
@@ -217,6 +222,16 @@ async function workersReady(workers: Worker[], shuttingDown: boolean): Promise<R
     upstream: all((report) => report.upstream),
     shuttingDown: reports.some((report) => report?.shuttingDown === true),
   };
+}
+
+/**
+ * Whether every worker that listens answers. One that does not still gets its share of the
+ * connections, and makes /readyz unready for good: failing liveness lets the orchestrator replace
+ * the instance, as it replaces a single process whose event loop has stopped.
+ */
+async function workersAlive(listening: Worker[]): Promise<boolean> {
+  const answers = await Promise.all(listening.map((worker) => ask(worker, 'gateway:livez', LIVE_ASK_MS)));
+  return answers.every((answer) => answer?.type === 'gateway:alive');
 }
 
 type Series = MetricObjectWithValues<MetricValue<string>>[];
@@ -257,7 +272,7 @@ export class WorkerCounts {
 }
 
 /** The worker's answer to one question, or undefined after `timeoutMs`. */
-function ask(worker: Worker, type: 'gateway:readyz' | 'gateway:metrics', timeoutMs: number): Promise<Exclude<FromWorker, { type: 'gateway:hello' }> | undefined> {
+function ask(worker: Worker, type: 'gateway:readyz' | 'gateway:livez' | 'gateway:metrics', timeoutMs: number): Promise<Exclude<FromWorker, { type: 'gateway:hello' }> | undefined> {
   const id = (nextQuestion += 1);
   return new Promise((resolve) => {
     const timer = setTimeout(() => finish(undefined), timeoutMs);

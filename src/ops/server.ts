@@ -72,6 +72,8 @@ export interface OpsTarget {
   /** An app's metrics, or (the primary of a cluster) every worker's aggregated. */
   metrics: { registry: { contentType: string; metrics(): Promise<string> }; collectRuntimeMetrics(): void };
   readiness: Pick<Readiness, 'check'>;
+  /** The primary of a cluster: whether every listening worker answers (a single process answering is alive). */
+  alive?: () => Promise<boolean>;
   log: FastifyInstance['log'];
   admin: AdminApi | null;
 }
@@ -119,7 +121,10 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     ops.log.info({ tokens: target.admin.tokenNames }, 'admin API on the ops listener under /admin/v1');
   }
 
-  ops.get('/livez', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+  ops.get('/livez', async (_request, reply) => {
+    const alive = (await target.alive?.()) ?? true;
+    return reply.code(alive ? 200 : 503).header('cache-control', 'no-store').send({ status: alive ? 'ok' : 'worker_unresponsive' });
+  });
 
   ops.get('/readyz', async (_request, reply) => {
     const report = await target.readiness.check();

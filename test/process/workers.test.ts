@@ -135,6 +135,28 @@ t.test('WORKERS: several processes on one port', async (t) => {
     for (let index = 0; index < 6; index += 1) assert.equal(await getOnNewConnection(base, '/v1/products', fresh.key), 401);
   });
 
+  t.test('a worker that stops answering fails /livez until it answers again', async (t) => {
+    // A worker whose event loop stops kept /readyz at 503 for good while the primary answered /livez
+    // 200: no orchestrator replaced the instance, and the stuck worker kept its share of connections.
+    assert.equal((await call(ops, 'GET', '/livez')).status, 200);
+    const stopped = output
+      .split('\n')
+      .filter((line) => line.includes('"msg":"request completed"'))
+      .map((line) => (JSON.parse(line) as { pid: number }).pid)
+      .find((pid) => pid !== server.pid) as number;
+    process.kill(stopped, 'SIGSTOP');
+    let resumed = false;
+    t.teardown(() => {
+      if (!resumed) process.kill(stopped, 'SIGCONT');
+    });
+    const stuck = await call(ops, 'GET', '/livez');
+    assert.equal(stuck.status, 503, stuck.text);
+    assert.deepEqual(stuck.json(), { status: 'worker_unresponsive' });
+    process.kill(stopped, 'SIGCONT');
+    resumed = true;
+    assert.equal((await call(ops, 'GET', '/livez')).status, 200, 'alive again once it answers');
+  });
+
   t.test('a worker that dies is replaced, and counts for nothing at a later shutdown', async () => {
     const served = output
       .split('\n')

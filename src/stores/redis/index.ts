@@ -102,6 +102,11 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       throw error;
     });
     if (versionWarning) options.onWarning?.(versionWarning);
+    const databaseWarning = await checkDatabase(client).then(() => undefined, (error: unknown) => {
+      if (error instanceof ConfigError) return error.message;
+      throw error;
+    });
+    if (databaseWarning) options.onWarning?.(databaseWarning);
     await checkEviction();
   };
 
@@ -125,6 +130,7 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
     };
     await withDeadline(connectTimeoutMs, () => lastError, async () => {
       await Promise.all(clients.map(whenReady));
+      await checkDatabase(client);
       await connectClusterMasters(client);
       const versionWarning = await checkServerVersion(client);
       if (versionWarning) options.onWarning?.(versionWarning);
@@ -172,6 +178,23 @@ function createClient(options: RedisStoresOptions, commandTimeoutMs: number): Re
 function whenReady(client: RedisClient): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => client.once('ready', () => resolve()));
+}
+
+/**
+ * The database a standalone URL names (`/5`). ioredis SELECTs it on connect, and when the server
+ * refuses (a number past its `databases`; a server with database 0 only, as many managed ones) it
+ * only emits an error and goes on in database 0: the stores would share another database, unsaid.
+ */
+async function checkDatabase(client: RedisClient): Promise<void> {
+  const database = client instanceof Cluster ? 0 : (client.options.db ?? 0);
+  if (database === 0) return;
+  await (client as Redis).select(database).catch((error: Error) => {
+    if (error.name !== 'ReplyError') throw error;
+    throw new ConfigError(
+      `invalid configuration:\n  - redisUrl: database ${database}: Redis refused it (${replyMessage(error.message)}); ` +
+        "name a database this Redis has (its 'databases' setting; Redis Cluster and many managed services have database 0 only)",
+    );
+  });
 }
 
 /**
