@@ -16,7 +16,11 @@ t.test('a database the server does not have stops the start, naming redisUrl; on
   t.teardown(() => redis.stop());
 
   await assert.rejects(
-    createRedisStores({ url: `${redis.url}/5` }),
+    // Closed if it does open (the old behaviour), so that a failure does not leave the test hanging.
+    createRedisStores({ url: `${redis.url}/5` }).then(async (stores) => {
+      await stores.close();
+      return stores;
+    }),
     (error: unknown) => error instanceof ConfigError && /redisUrl: database 5: .*DB index is out of range/.test(error.message),
   );
   const probe = new Redis(redis.url);
