@@ -87,7 +87,7 @@ export const IdempotencyConfigSchema = z.strictObject({
   staleRetentionMs: PositiveInt.default(7 * 24 * 3_600_000),
   /** Profile B: records live this long, then the key is new again. */
   profileBWindowMs: PositiveInt.default(24 * 3_600_000),
-  /** Added to the slowest upstream timeout to form the claim's lease. */
+  /** Added to the slowest upstream write (or requestDeadlineMs, when shorter) to form the claim's lease. */
   leaseMarginMs: PositiveInt.default(5_000),
   /**
    * After a write was sent, how long upstream may still be working on it: no retry reconciles

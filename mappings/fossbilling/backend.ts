@@ -6,6 +6,7 @@
 import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
 import { answersProbe } from '../../src/upstream/busy.js';
 import { withFreshness } from '../../src/upstream/client.js';
+import { within } from '../../src/upstream/request-deadline.js';
 import type { FossbillingConfig } from './config.js';
 import { diagnoseFossbilling } from './doctor.js';
 import { notFound, unreadable } from './errors.js';
@@ -42,6 +43,8 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
       ? shared
       : fossbillingOperations(setup, (method, params, freshness) => call(method, params, withFreshness(context, freshness)), reject, listsOf(context));
   const { catalog, publicProduct } = shared;
+  /** The shared catalog read keeps its own deadline; a request waits for it until its own (request-deadline.ts, within). */
+  const catalogMs = methods['product/get_list'].timeoutMs;
 
   /**
    * A customer's Backend method, served by the operations of its call (every such method takes the
@@ -65,9 +68,9 @@ export function createFossbillingBackend(config: FossbillingConfig, options: Fos
     writeTimeoutMs: readMs + writeMs + readMs,
     getAccount: forCustomer(({ client }) => async (customer) => mapAccount(await client(customer), config.defaultCurrency)),
     // FOSSBilling prices are in its default currency (others are converted at order time).
-    listProducts: async () => (await catalog()).map((product) => mapProduct(product, config.defaultCurrency)),
-    getProduct: async (id) => {
-      const product = await publicProduct(id);
+    listProducts: async (ctx) => (await within(catalog(), ctx.deadline, catalogMs)).map((product) => mapProduct(product, config.defaultCurrency)),
+    getProduct: async (id, ctx) => {
+      const product = await within(publicProduct(id), ctx.deadline, catalogMs);
       if (!product) throw notFound('product');
       return mapProduct(product, config.defaultCurrency);
     },

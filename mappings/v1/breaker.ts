@@ -7,12 +7,14 @@
  * speaks of one exchange with its own backend (a record it could not read), which must not stop
  * every account's requests; and a 503 of its own about one write or one feature (`outcome_unknown`,
  * `backend_misconfigured`). A 502 page of a proxy in front of it says the upstream is not there.
+ * A forward cut by the request's own deadline is not told at all (forwarder.ts): it says nothing.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL } from '../../src/upstream/answers.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from '../../src/upstream/breaker.js';
-import { tracedReports, type UpstreamObserver } from '../../src/upstream/client.js';
+import type { UpstreamObserver } from '../../src/upstream/observer.js';
+import { tracedReports } from '../../src/upstream/traced-reports.js';
 import type { TraceContext } from '../../src/ops/trace.js';
 import type { CaptureFailureKind } from './capture.js';
 

@@ -43,7 +43,7 @@ export const V1ConfigSchema = z.strictObject({
   timeoutMs: PositiveInt.default(15_000),
   /**
    * Deadline of a forwarded write (POST, PUT). Set it above the upstream's own longest write, so
-   * that the upstream's answer, not this deadline, decides; idempotency leases follow it.
+   * that the upstream's answer, not this deadline, decides; a sent write's idempotency settle time follows it.
    */
   writeTimeoutMs: PositiveInt.default(90_000),
   /** A connection that is not up by then fails as unavailable (nothing was sent). */

@@ -17,8 +17,8 @@ import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import { sourceAddress } from '../../src/http/source-address.js';
 import { createWaitingBound } from '../../src/upstream/busy.js';
-import { assertTimeLeft, callDeadline } from '../../src/upstream/request-deadline.js';
-import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/client.js';
+import { assertTimeLeft, callDeadline, leastCallMs, RequestDeadlineReached } from '../../src/upstream/request-deadline.js';
+import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/observer.js';
 import { isOwnAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
 import { capture, CaptureFailure, type ReplyOptions } from './capture.js';
@@ -134,10 +134,13 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     // Write-ahead: from here on, a retry reconciles (it forwards the same upstream key again).
     if (attempt) await attempt.beforeWrite();
     const started = performance.now();
-    // The forward's own timeout, or what is left of the request's: whichever ends first.
-    const ends = callDeadline(ownMs, call.call.deadline);
-    const deadlineMs = Math.max(1, ends - Date.now());
-    const deadline = String(ends);
+    // The forward's own timeout, or what is left of the request's: whichever ends first. A trial
+    // keeps its own (as in client.ts): cut by the request's, it would tell the breaker nothing.
+    const requestDeadline = ticket.trial ? undefined : call.call.deadline;
+    const ends = callDeadline(ownMs, requestDeadline);
+    const cut = ends === requestDeadline;
+    // Cut by the request's deadline: not sent at all once too little is left, should it wait that long for a connection.
+    const scheduled = proxied.schedule(ends, cut ? ends - leastCallMs(ownMs) : ends);
     try {
       const answer = await capture(
         reply,
@@ -150,10 +153,10 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
           rewriteRequestHeaders: (_request, prepared) => ({
             ...upstreamHeaders(prepared, { apiKey, upstreamId: caller.customer.upstreamId, requestId: call.requestId, clientAddress, trace: call.call.trace && traceHeaders(call.call.trace), idempotencyKey }, write),
             // Read and removed by the dispatcher: it is never sent.
-            [DEADLINE_HEADER]: deadline,
+            [DEADLINE_HEADER]: scheduled.header,
           }),
         },
-        { deadlineMs, maxBytes: config.maxResponseBytes },
+        { deadlineMs: Math.max(1, ends - Date.now()), maxBytes: config.maxResponseBytes },
       );
       // The status, and whether the upstream wrote the answer itself, tell the breaker whether it
       // is up, whatever readAnswer makes of the answer.
@@ -163,19 +166,29 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       observer?.called(endpoint.operationId, 'success', (performance.now() - started) / 1000);
       return result;
     } catch (error) {
-      const failure = error instanceof CaptureFailure ? fromCapture(error, write, endpoint.operationId) : error;
-      if (error instanceof CaptureFailure) breaker.lost(ticket, error.kind, failure as BackendError, call.call.trace);
+      let failure = error;
+      if (error instanceof CaptureFailure) {
+        // Cut by the request's own deadline, sent or not: it says nothing of the upstream (client.ts, cutByRequest).
+        if (cut && error.kind === 'timeout') failure = scheduled.sent ? fromCapture(error, write, endpoint.operationId, true) : new RequestDeadlineReached(write);
+        else {
+          failure = fromCapture(error, write, endpoint.operationId, scheduled.sent);
+          breaker.lost(ticket, error.kind, failure as BackendError, call.call.trace);
+        }
+      }
       observer?.called(endpoint.operationId, outcomeOf(failure), (performance.now() - started) / 1000);
       throw failure;
+    } finally {
+      scheduled.end();
     }
   }
 
-  function fromCapture(failure: CaptureFailure, write: boolean, action: string): BackendError {
+  function fromCapture(failure: CaptureFailure, write: boolean, action: string, sent: boolean): BackendError {
     const { kind, detail } = CAPTURE_FAILURES[failure.kind];
     return new BackendError(kind, detail, {
       operatorMessage: `v1 upstream ${action}: ${failure.kind}: ${failure.message}`,
-      // Once a write left, only its answer tells what happened; a refused connection sent nothing.
-      outcomeUnknown: write && failure.kind !== 'unreachable',
+      // Once a write left, only its answer tells what happened; one no connection took never ran.
+      outcomeUnknown: write && sent && failure.kind !== 'unreachable',
+      notRun: write && !sent,
     });
   }
 

@@ -22,17 +22,31 @@ export interface PublishedCatalog {
   byId: ReadonlyMap<string, Product>;
 }
 
-/** `freshness`: `fresh` for the checks before a write, which a stale catalog would let through (WHMCS then silently bills another cycle). */
+/**
+ * `freshness`: `fresh` for the checks before a write, which a stale catalog would let through (WHMCS
+ * then silently bills another cycle). `deadline`: the request's (CallContext.deadline), which the
+ * read serves; the shared catalog is read with no trace.
+ */
 export interface WhmcsCatalog {
   /** Every product, hidden and retired ones included (WHMCS cannot tell them apart). */
-  all(freshness?: Freshness): Promise<RawProduct[]>;
+  all(freshness?: Freshness, deadline?: number): Promise<RawProduct[]>;
   /** The product when it is allow-listed. */
-  publicProduct(id: string, freshness?: Freshness): Promise<RawProduct | undefined>;
+  publicProduct(id: string, freshness?: Freshness, deadline?: number): Promise<RawProduct | undefined>;
   /**
    * The allow-listed products as v1 objects, mapped once per catalog answer (not per request):
    * the same frozen objects are returned until the cached answer is replaced.
    */
-  published(): Promise<PublishedCatalog>;
+  published(deadline?: number): Promise<PublishedCatalog>;
+}
+
+/** The catalog as the calls of one request read it: under its deadline. */
+export function catalogUntil(catalog: WhmcsCatalog, deadline: number | undefined): WhmcsCatalog {
+  if (deadline === undefined) return catalog;
+  return {
+    all: (freshness) => catalog.all(freshness, deadline),
+    publicProduct: (id, freshness) => catalog.publicProduct(id, freshness, deadline),
+    published: () => catalog.published(deadline),
+  };
 }
 
 /** Freezes a freshly mapped value and everything in it (plain objects and arrays only). */
@@ -49,8 +63,8 @@ export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): Whmc
   // The catalog answer is cached by the client; parse (and map) each answer object once.
   const catalogs = new WeakMap<object, Catalog>();
 
-  async function current(freshness?: Freshness): Promise<Catalog> {
-    const answer = await calls.client.call('GetProducts', {}, withFreshness(undefined, freshness));
+  async function current(freshness?: Freshness, deadline?: number): Promise<Catalog> {
+    const answer = await calls.client.call('GetProducts', {}, withFreshness(deadline === undefined ? undefined : { deadline }, freshness));
     let entry = catalogs.get(answer);
     if (!entry) {
       entry = { products: calls.parseCalled('GetProducts', {}, answer, ProductsAnswer) };
@@ -59,15 +73,15 @@ export function createWhmcsCatalog(calls: WhmcsCalls, config: WhmcsConfig): Whmc
     return entry;
   }
 
-  async function all(freshness?: Freshness): Promise<RawProduct[]> {
-    return (await current(freshness)).products;
+  async function all(freshness?: Freshness, deadline?: number): Promise<RawProduct[]> {
+    return (await current(freshness, deadline)).products;
   }
 
   return {
     all,
-    publicProduct: async (id, freshness) => (publicProductIds.has(id) ? (await all(freshness)).find((product) => product.pid === id) : undefined),
-    async published() {
-      const entry = await current();
+    publicProduct: async (id, freshness, deadline) => (publicProductIds.has(id) ? (await all(freshness, deadline)).find((product) => product.pid === id) : undefined),
+    async published(deadline) {
+      const entry = await current(undefined, deadline);
       if (!entry.published) {
         const list = entry.products.filter((product) => publicProductIds.has(product.pid)).map(mapProduct);
         const byId = new Map<string, Product>();

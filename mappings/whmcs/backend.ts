@@ -5,13 +5,13 @@
  */
 import type { Dispatcher } from 'undici';
 import { answersProbe } from '../../src/upstream/busy.js';
-import type { UpstreamHooks } from '../../src/upstream/client.js';
+import type { UpstreamHooks } from '../../src/upstream/observer.js';
 import type { Backend, CallContext, Customer } from '../../src/backend/backend.js';
 import { ALL_ACTIONS, type Product } from '../../src/v1/schemas.js';
 import type { ActionTable } from './actions.js';
 import { createWhmcsBilling, type WhmcsBilling } from './backend-billing.js';
 import { createWhmcsCalls, notFound, type WhmcsCalls } from './backend-calls.js';
-import { createWhmcsCatalog, type WhmcsCatalog } from './backend-catalog.js';
+import { catalogUntil, createWhmcsCatalog, type WhmcsCatalog } from './backend-catalog.js';
 import { createWhmcsOrders, type WhmcsOrders } from './backend-orders.js';
 import { createWhmcsServices, type WhmcsServices } from './backend-services.js';
 import { createWhmcsClient, type WhmcsClient, type WhmcsLogger } from './client.js';
@@ -85,11 +85,15 @@ class CallModules implements WhmcsModules {
   }
 
   get services(): WhmcsServices {
-    return (this.madeServices ??= createWhmcsServices(this.calls, this.parts.catalog, this.parts.config));
+    return (this.madeServices ??= createWhmcsServices(this.calls, this.catalog, this.parts.config));
   }
 
   get orders(): WhmcsOrders {
-    return (this.madeOrders ??= createWhmcsOrders(this.calls, this.parts.catalog, this.services, this.parts.config, this.parts.logger));
+    return (this.madeOrders ??= createWhmcsOrders(this.calls, this.catalog, this.services, this.parts.config, this.parts.logger));
+  }
+
+  private get catalog(): WhmcsCatalog {
+    return catalogUntil(this.parts.catalog, this.context.deadline);
   }
 
   get billing(): WhmcsBilling {
@@ -128,9 +132,9 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     writeTimeoutMs: longestWriteOperationMs(client.actions, config.acceptOrder.enabled, config.circuitBreaker.enabled),
     getAccount: forCustomer(({ calls }) => async (customer) => mapAccount(await calls.clientDetails(customer))),
     // Both answer shared, deep-frozen objects (see backend-catalog.ts): callers must not mutate them.
-    listProducts: async () => (await catalog.published()).list as Product[],
-    getProduct: async (id) => {
-      const product = (await catalog.published()).byId.get(id);
+    listProducts: async (ctx) => (await catalog.published(ctx.deadline)).list as Product[],
+    getProduct: async (id, ctx) => {
+      const product = (await catalog.published(ctx.deadline)).byId.get(id);
       if (!product) throw notFound('product');
       return product;
     },

@@ -115,7 +115,7 @@ export interface BackendCapabilities {
 export interface Backend {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
-  /** The longest a write may take upstream; idempotency claims are leased a little longer. */
+  /** The longest a write may take upstream; a sent write's idempotency claim settles a little longer. */
   readonly writeTimeoutMs: number;
   getAccount(customer: Customer, ctx: CallContext): Promise<Omit<Account, 'id'>>;
   /**

@@ -1,6 +1,6 @@
 import type { ResolvedConfig } from '../config.js';
 import type { Forwarder } from '../http/forwarding.js';
-import type { UpstreamHooks } from '../upstream/client.js';
+import type { UpstreamHooks } from '../upstream/observer.js';
 import type { Backend } from './backend.js';
 import type { BackendLogger } from './logger.js';
 import type { BackendRegistry, UpstreamPlugin } from './registry.js';

@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import type { Forwarder } from '../http/forwarding.js';
 import type { Backend } from './backend.js';
-import type { UpstreamHooks } from '../upstream/client.js';
+import type { UpstreamHooks } from '../upstream/observer.js';
 import type { BackendLogger } from './logger.js';
 
 /** An environment variable that sets a field of the backend's config section. */

@@ -16,7 +16,7 @@ export interface ForwardCall extends EndpointInput {
 
 export interface Forwarder {
   readonly name: string;
-  /** The longest a forwarded write may take; idempotency claims are leased a little longer. */
+  /** The longest a forwarded write may take; a sent write's idempotency claim settles a little longer. */
   readonly writeTimeoutMs: number;
   /** Registers one forwarded endpoint's route: its hooks and handler run as given. */
   mount(app: FastifyInstance, route: RouteOptions): void;

@@ -143,14 +143,16 @@ export class Idempotency {
 
   constructor(
     private readonly store: IdempotencyStore,
-    private readonly config: Pick<GatewayConfig, 'profile' | 'idempotency'>,
-    /** The longest a backend write may take; the claim's lease is a little longer. */
+    private readonly config: Pick<GatewayConfig, 'profile' | 'idempotency'> & Partial<Pick<GatewayConfig, 'requestDeadlineMs'>>,
+    /** The longest a backend write may take; the claim's lease is a little longer (see leaseMs). */
     writeTimeoutMs: number,
     /** Hears each claim's outcome and store errors (metrics). */
     private readonly observer?: IdempotencyObserver,
   ) {
     const settings = config.idempotency;
-    this.leaseMs = writeTimeoutMs + settings.leaseMarginMs;
+    // No request works past its deadline: a holder gone before its mark (a crash) frees the key by
+    // then. A marked write settles for the write timeout: the upstream may still be working on it.
+    this.leaseMs = Math.min(writeTimeoutMs, config.requestDeadlineMs ?? writeTimeoutMs) + settings.leaseMarginMs;
     if (settings.settleMs !== undefined && settings.settleMs < writeTimeoutMs) {
       throw new ConfigError(
         `invalid configuration:\n  - idempotency.settleMs: must not be shorter than the backend's write timeout (${writeTimeoutMs} ms; it is ${settings.settleMs})`,

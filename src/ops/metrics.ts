@@ -7,7 +7,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CircuitState } from '../upstream/breaker.js';
 import { CounterTally, HistogramTally, type CounterCell, type HistogramCell } from './tallies.js';
-import type { UpstreamObserver, UpstreamOutcome } from '../upstream/client.js';
+import type { UpstreamObserver, UpstreamOutcome } from '../upstream/observer.js';
 import type { AuditRecord } from '../audit.js';
 import type { PolicyName, RateDecision } from '../stores/types.js';
 import type { WebhookDisabledReason } from '../stores/webhook-types.js';

@@ -5,7 +5,7 @@
  * status line: a kept-alive one the upstream closed just then), coalescing, stale-while-revalidate
  * caching, and a circuit breaker that makes calls fail fast while the upstream is down. Every
  * failure leaves as a BackendError whose `detail` is generic; the upstream's own words go to
- * `operatorMessage`, redacted.
+ * `operatorMessage`, redacted (call-failures.ts).
  */
 import type { Dispatcher } from 'undici';
 import { Pool } from './undici.js';
@@ -13,13 +13,16 @@ import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
 import { traceHeaders, type TraceContext } from '../ops/trace.js';
 import { createAnswerCache } from './answer-cache.js';
-import { DETAIL, type Redact } from './answers.js';
-import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, type CircuitState, createCircuitBreaker } from './breaker.js';
+import type { Redact } from './answers.js';
+import { createCallFailures } from './call-failures.js';
+import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from './breaker.js';
 import { monotonicNow } from './monotonic.js';
 import { createWaitingBound, UpstreamBusyError } from './busy.js';
-import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange, ResponseTooLarge } from './exchange.js';
+import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange } from './exchange.js';
+import type { UpstreamHooks } from './observer.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
-import { assertTimeLeft, callDeadline, leastCallMs, RequestDeadlineReached, within } from './request-deadline.js';
+import { assertTimeLeft, callDeadline, leastCallMs, within } from './request-deadline.js';
+import { tracedReports, withTrace } from './traced-reports.js';
 
 export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -41,31 +44,6 @@ export interface UpstreamProtocol<Id extends string, Params, Answer> {
   /** Returns the answer, or throws a BackendError by the protocol's own rules (status, envelope). */
   read(action: UpstreamAction<Id>, exchange: Exchange): Answer;
   readonly redact: Redact;
-}
-
-/**
- * How a call ended, as counted: `success`, `circuit_open` or `queue_full` (refused, nothing sent), or
- * the BackendError kind.
- */
-export type UpstreamOutcome = 'success' | 'circuit_open' | 'queue_full' | BackendError['kind'];
-
-/**
- * What the client reports as it works (the gateway's metrics implement it; src/upstream stays free
- * of any metrics library). Action names come from the mapping's closed action table.
- */
-export interface UpstreamObserver {
-  /** One call through the breaker ended; `seconds` from admission to the end (retry included). */
-  called(action: string, outcome: UpstreamOutcome, seconds: number): void;
-  /** A read declared cacheable was served fresh, stale (while one refresh runs) or not at all. */
-  cacheLookup(action: string, result: 'hit' | 'stale' | 'miss'): void;
-  /** A read joined an identical call already in flight instead of sending its own. */
-  coalesced(action: string): void;
-  breakerState(state: CircuitState): void;
-}
-
-/** What the gateway hooks into every client it builds (metrics). */
-export interface UpstreamHooks {
-  observer?: UpstreamObserver | undefined;
 }
 
 /**
@@ -123,13 +101,6 @@ export interface UpstreamClient<Id extends string, Params, Answer> {
   close(): Promise<void>;
 }
 
-/**
- * Statuses that say the upstream is down or overloaded rather than answering: a proxy in front of it
- * with no (or no free) worker, or a rate limiter. A 500 is the application answering (often one
- * action's fatal error), so it does not count.
- */
-const OVERLOAD_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
-
 export function createUpstreamClient<Id extends string, Params, Answer>(
   protocol: UpstreamProtocol<Id, Params, Answer>,
   options: UpstreamClientOptions,
@@ -157,48 +128,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   );
   /** Calls being sent and not finished (from before the breaker admits them): on a connection, or waiting for one. */
   const bound = createWaitingBound(options.connections);
-  /** upstream_error failures that still say the upstream is down (see isDownSignal). */
-  const downSignals = new WeakSet<BackendError>();
-  /** Timeouts at the request's deadline, before the call's own: they say nothing of the upstream. */
-  const cutShort = new WeakSet<BackendError>();
-
-  function transportError(action: UpstreamAction<Id>, failure: ExchangeFailure): BackendError {
-    const operatorMessage = redact(`${label} ${action.name}: ${failure.message}`);
-    if (!failure.sent) return new BackendError('unavailable', DETAIL.unreachable, { operatorMessage, cause: failure.reason });
-    // Sent: a write may have run. Reads are harmless either way.
-    const outcomeUnknown = action.safety === 'write';
-    if (failure.timedOut) return new BackendError('timeout', DETAIL.timeout, { operatorMessage, outcomeUnknown, cause: failure.reason });
-    if (failure.reason instanceof ResponseTooLarge) {
-      return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage, outcomeUnknown, cause: failure.reason });
-    }
-    // The connection broke mid-call: the server (or the proxy in front of it) is going down.
-    const broken = new BackendError('upstream_error', DETAIL.broken, { operatorMessage, outcomeUnknown, cause: failure.reason });
-    downSignals.add(broken);
-    return broken;
-  }
-
-  /**
-   * What the circuit breaker counts: the upstream unreachable (refused, DNS, connect timeout, no free
-   * connection in time), not answering in time, the connection breaking, or a proxy saying it is
-   * down or overloaded. Everything else is an answer, even an error: business errors, a 403 (a
-   * configuration problem, logged for the operator on every call; failing fast would hide nothing
-   * and only delay recovery once it is fixed), a 500 (one action's error must not stop all of
-   * them), unreadable bodies.
-   */
-  function isDownSignal(error: unknown): error is BackendError {
-    if (!(error instanceof BackendError) || error instanceof CircuitOpenError || error instanceof RequestDeadlineReached) return false;
-    if (cutShort.has(error)) return false;
-    return error.kind === 'unavailable' || error.kind === 'timeout' || downSignals.has(error);
-  }
-
-  function read(action: UpstreamAction<Id>, answer: Exchange): Answer {
-    try {
-      return protocol.read(action, answer);
-    } catch (error) {
-      if (error instanceof BackendError && OVERLOAD_STATUSES.has(answer.statusCode)) downSignals.add(error);
-      throw error;
-    }
-  }
+  const failures = createCallFailures(protocol);
 
   /** The exchange for one call: the protocol's request, its deadline, and the trace's headers. */
   function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number, sendBy: number | undefined): ExchangeRequest {
@@ -234,17 +164,9 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     // Cut by the request's deadline: not sent at all once too little is left, should it wait that long for a connection.
     const sendBy = deadline === requestDeadline ? requestDeadline - leastCallMs(action.timeoutMs) : undefined;
     const request = exchangeRequest(action, params, trace, deadline, sendBy);
-    /** The failure as thrown: one that the request's deadline cut is not the upstream's. */
-    const failed = (failure: ExchangeFailure): BackendError => {
-      if (deadline !== requestDeadline || !failure.timedOut) return transportError(action, failure);
-      // Still queued for a connection: never sent, and never will be.
-      if (!failure.sent) return new RequestDeadlineReached(action.safety === 'write');
-      const error = transportError(action, failure);
-      cutShort.add(error);
-      return error;
-    };
+    const failed = (failure: ExchangeFailure): BackendError => failures.thrown(action, failure, deadline === requestDeadline);
     try {
-      return read(action, await exchange(dispatcher, request));
+      return failures.read(action, await exchange(dispatcher, request));
     } catch (error) {
       if (!(error instanceof ExchangeFailure)) throw error;
       if (!retriable(action, error, request.deadline)) throw failed(error);
@@ -254,7 +176,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
         `${label} read failed before any answer came; retrying once`,
       );
       try {
-        return read(action, await exchange(dispatcher, request));
+        return failures.read(action, await exchange(dispatcher, request));
       } catch (second) {
         throw second instanceof ExchangeFailure ? failed(second) : second;
       }
@@ -270,7 +192,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;
     } catch (error) {
-      report(trace, () => (isDownSignal(error) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
+      if (!failures.cutByRequest(error)) report(trace, () => (failures.isDownSignal(error) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
       observer?.called(action.name, error instanceof BackendError ? error.kind : 'upstream_error', (performance.now() - started) / 1000);
       throw error;
     }
@@ -367,37 +289,4 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   }
 
   return { actions, call, reject, close };
-}
-
-/** A log line's fields, with the trace id of the call it is about. */
-function withTrace(line: object, trace: TraceContext | undefined): object {
-  return trace === undefined ? line : { ...line, trace_id: trace.traceId };
-}
-
-export interface TracedReports<L extends BackendLogger | undefined> {
-  /** The logger to give a circuit breaker: its lines name the trace of the call being reported. */
-  logger: L;
-  /** Tells the breaker (`tell`, synchronous: an admission or an outcome) on behalf of the call with this trace. */
-  report<T>(trace: TraceContext | undefined, tell: () => T): T;
-}
-
-/** A breaker's log lines (opened, half-open, closed) name the trace of the call that moved it. */
-export function tracedReports<L extends BackendLogger | undefined>(logger: L): TracedReports<L> {
-  let reporting: TraceContext | undefined;
-  const traced = logger && {
-    ...(logger.info ? { info: (line: object, msg: string) => logger.info?.(withTrace(line, reporting), msg) } : {}),
-    warn: (line: object, msg: string) => logger.warn(withTrace(line, reporting), msg),
-    error: (line: object, msg: string) => logger.error(withTrace(line, reporting), msg),
-  };
-  return {
-    logger: traced as L,
-    report(trace, tell) {
-      reporting = trace;
-      try {
-        return tell();
-      } finally {
-        reporting = undefined;
-      }
-    },
-  };
 }

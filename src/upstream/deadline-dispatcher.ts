@@ -1,10 +1,12 @@
 /**
- * A dispatcher that never sends a request whose deadline passed while it waited for a connection,
- * and abandons one in flight just after its deadline (its connection is freed for the next one).
- * For a caller that cannot hand undici a signal (@fastify/reply-from builds its requests itself):
- * the deadline, in epoch ms, travels in the DEADLINE_HEADER header, removed here before anything is
- * sent. Without it, a request answered 504 for its deadline could still go out later, once a
- * connection freed up: a write the client was told had timed out, and a queue that only grows.
+ * A dispatcher that never sends a request whose deadline (or send-by time: ExchangeRequest.sendBy)
+ * passed while it waited for a connection, abandons one in flight just after its deadline (its
+ * connection is freed for the next one), and tells whether a connection took it (a write may have
+ * run). For a caller that cannot hand undici a signal (@fastify/reply-from builds its requests
+ * itself): the request is scheduled here first, and the DEADLINE_HEADER header names it, removed
+ * before anything is sent. Without it, a request answered 504 for its deadline could still go out
+ * later, once a connection freed up: a write the client was told had timed out, and a queue that
+ * only grows.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -20,17 +22,57 @@ const GRACE_MS = 50;
 type Handler = Undici.Dispatcher.DispatchHandler;
 type Controller = Undici.Dispatcher.DispatchController;
 
+/** A request scheduled to be sent through the dispatcher. */
+export interface ScheduledRequest {
+  /** The DEADLINE_HEADER value that names it. */
+  readonly header: string;
+  /** A connection took it: it may have reached the upstream. */
+  readonly sent: boolean;
+  /** Forgets it, should it never have been dispatched; once its exchange ended. */
+  end(): void;
+}
+
+interface Schedule {
+  deadline: number;
+  sendBy: number;
+  sent: boolean;
+}
+
+/** What a request whose schedule ended before it was dispatched gets: dropped unsent. */
+const ENDED: Schedule = { deadline: 0, sendBy: 0, sent: false };
+
 export class DeadlineDispatcher extends Dispatcher {
+  /** Scheduled and not yet dispatched, by their header. */
+  private readonly waiting = new Map<string, Schedule>();
+  private scheduled = 0;
+
   constructor(private readonly inner: Undici.Dispatcher) {
     super();
   }
 
+  /** A request to be abandoned at `deadline`, and not sent after `sendBy` (by default its deadline). */
+  schedule(deadline: number, sendBy = deadline): ScheduledRequest {
+    this.scheduled += 1;
+    const header = String(this.scheduled);
+    const schedule: Schedule = { deadline, sendBy, sent: false };
+    this.waiting.set(header, schedule);
+    return {
+      header,
+      get sent() {
+        return schedule.sent;
+      },
+      end: () => this.waiting.delete(header),
+    };
+  }
+
   override dispatch(options: Undici.Dispatcher.DispatchOptions, handler: Handler): boolean {
     const headers = options.headers;
-    const deadline = headers && !Array.isArray(headers) && typeof headers === 'object' ? Number((headers as Record<string, unknown>)[DEADLINE_HEADER]) : NaN;
-    if (Number.isNaN(deadline)) return this.inner.dispatch(options, handler);
-    const { [DEADLINE_HEADER]: _deadline, ...sent } = headers as Record<string, string>;
-    return this.inner.dispatch({ ...options, headers: sent }, new DeadlineHandler(WrapHandler.wrap(handler), deadline));
+    const header = headers && !Array.isArray(headers) && typeof headers === 'object' ? (headers as Record<string, unknown>)[DEADLINE_HEADER] : undefined;
+    if (typeof header !== 'string') return this.inner.dispatch(options, handler);
+    const { [DEADLINE_HEADER]: _header, ...sent } = headers as Record<string, string>;
+    const schedule = this.waiting.get(header) ?? ENDED;
+    this.waiting.delete(header);
+    return this.inner.dispatch({ ...options, headers: sent }, new DeadlineHandler(WrapHandler.wrap(handler), schedule));
   }
 
   // Closing or destroying this one does the same to the dispatcher it sends through.
@@ -60,16 +102,17 @@ class DeadlineHandler implements Handler {
 
   constructor(
     private readonly handler: Handler,
-    private readonly deadline: number,
+    private readonly schedule: Schedule,
   ) {}
 
   onRequestStart(controller: Controller, context: unknown): void {
     this.handler.onRequestStart?.(controller, context);
-    const left = this.deadline - Date.now();
+    const now = Date.now();
     // Thrown here, before it is written: undici drops it, keeps the socket (an abort through the
     // controller would destroy it) and takes the next in the queue (exchange.ts, onRequestStart).
-    if (left <= 0) throw new DeadlineExceeded();
-    this.timer = setTimeout(abortAtDeadline, left + GRACE_MS, controller);
+    if (now > this.schedule.sendBy || now >= this.schedule.deadline) throw new DeadlineExceeded();
+    this.schedule.sent = true;
+    this.timer = setTimeout(abortAtDeadline, this.schedule.deadline - now + GRACE_MS, controller);
   }
 
   onRequestUpgrade(controller: Controller, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {

@@ -6,7 +6,8 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { BackendLogger } from '../backend/logger.js';
-import type { UpstreamClientOptions, UpstreamHooks } from './client.js';
+import type { UpstreamClientOptions } from './client.js';
+import type { UpstreamHooks } from './observer.js';
 
 /**
  * An upstream's base URL. A user name or password in it would never be sent (the pool connects to

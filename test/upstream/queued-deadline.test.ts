@@ -53,7 +53,7 @@ t.test('exchange: a request that expired in the queue is never sent, and its con
   assert.equal(up.connections(), 1, 'the keep-alive connection served the next request');
 });
 
-t.test('DeadlineDispatcher: the same for a deadline carried in its header', async (t) => {
+t.test('DeadlineDispatcher: the same for a deadline its header names', async (t) => {
   const up = await upstream();
   const dispatcher = new DeadlineDispatcher(new Pool(up.origin, { connections: 1 }));
   t.teardown(async () => {
@@ -61,7 +61,7 @@ t.test('DeadlineDispatcher: the same for a deadline carried in its header', asyn
     up.server.close();
   });
   const request = (path: string, deadline: number) =>
-    dispatcher.request({ origin: up.origin, path, method: 'GET', headers: { [DEADLINE_HEADER]: String(deadline) } }).then(async (answer) => {
+    dispatcher.request({ origin: up.origin, path, method: 'GET', headers: { [DEADLINE_HEADER]: dispatcher.schedule(deadline).header } }).then(async (answer) => {
       await answer.body.text();
       return answer.statusCode;
     });
