@@ -43,7 +43,7 @@ import { createWebhooks } from './webhooks/service.js';
 import { secretBoxFor } from './webhooks/secret-box.js';
 import { dnsResolver } from './webhooks/url-policy.js';
 import { InvoicePdfRenderer } from './pdf/render-pool.js';
-import { countRouterAnswer, installRequestMetrics, installTracing } from './ops/instrument.js';
+import { countRouterAnswer, installRequestMetrics, installTracing, parserRefusalCounts } from './ops/instrument.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { Readiness } from './ops/server.js';
 
@@ -129,8 +129,8 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     return503OnClosing: false,
     routerOptions: { maxParamLength: 100 },
     rewriteUrl: (request) => originForm(request.url),
-    // A head Node cannot parse (414, 431, 400): a problem, logged under the id it was given.
-    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase, app.log),
+    // A head Node cannot parse (414, 431, 400): a problem, logged under the id it was given, and counted.
+    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase, { log: app.log, ...parserRefusalCounts(metrics) }),
     // No bare answers from Node: the request gate refuses a missing or bad Host, and an unknown Expect (417).
     http: NODE_HTTP_OPTIONS,
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks

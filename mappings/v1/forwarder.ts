@@ -199,6 +199,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       void app.register(async (scope) => {
         // The pipeline's gates and validation run as hooks of the proxy's route, before its handler.
         for (const hook of [route.onRequest ?? []].flat()) scope.addHook('onRequest', hook);
+        for (const hook of [route.preParsing ?? []].flat()) scope.addHook('preParsing', hook);
         for (const hook of [route.preValidation ?? []].flat()) scope.addHook('preValidation', hook);
         // Loaded here, not at the top: every gateway loads this module (its backend is chosen by the
         // config), and the proxy with its dependencies adds about 2 MB to a process that never forwards.

@@ -1,6 +1,7 @@
 /**
  * The admin pipeline, per endpoint, in order: admin token → scope → the token's rate limit
- * (onRequest) → validation (preValidation) → Idempotency-Key (idempotent endpoints) → handler →
+ * (onRequest) → Idempotency-Key present and well-formed (idempotent endpoints; preParsing, before
+ * the body is read) → validation (preValidation) → idempotency → handler →
  * output shaped by the response schema → one admin audit record → answer. Failures anywhere are
  * answered by the admin error handler (api.ts), which audits them too.
  *
@@ -10,7 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Idempotency } from '../http/idempotency.js';
-import { readRequestInput, type RequestInput } from '../http/validation.js';
+import { idempotencyKeyBeforeBody, readRequestInput, type RequestInput } from '../http/validation.js';
 import { compiled } from '../http/compiled-schema.js';
 import { problemDocument } from '../errors.js';
 import { bearerKey, isBearerScheme, soleAuthorization } from '../keys/api-key.js';
@@ -152,6 +153,7 @@ export function registerAdminEndpoint(scope: FastifyInstance, endpoint: AdminEnd
     config: { adminOperation: endpoint.operationId },
     bodyLimit: ctx.bodyLimit,
     onRequest,
+    preParsing: endpoint.idempotent ? [idempotencyKeyBeforeBody] : [],
     preValidation,
     handler,
   });

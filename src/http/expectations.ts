@@ -3,10 +3,11 @@
  * before any hook has run, unless a 'checkContinue' listener is installed: a client that waits for
  * it before sending a large body then uploaded the whole body only to be refused 401, 403, 413, 415
  * or 429. Here the 100 goes when the body is first read: Fastify reads it only after the onRequest
- * hooks (Host, key, scope, limits) and the preParsing hooks, and after checking the declared length
- * and type. A request refused before that gets its final answer and no 100, and Node closes the
- * connection after it (the client may still send the body). Another expectation is 417, from the
- * request gate, so that it is a problem with a request id like every refusal.
+ * hooks (Host, key, scope, limits) and the preParsing hooks (an Idempotency-Key where one is
+ * required), and after checking the declared length and type. A request refused before that gets
+ * its final answer and no 100, and Node closes the connection after it (the client may still send
+ * the body). Another expectation is 417, from the request gate, so that it is a problem with a
+ * request id like every refusal.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { ApiError } from '../errors.js';

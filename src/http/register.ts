@@ -1,6 +1,7 @@
 /**
  * Turns an `Endpoint` into a Fastify route with this pipeline, in order:
- * key auth → scope → key/account limits (onRequest) → validation (preValidation) → idempotency
+ * key auth → scope → key/account limits (onRequest) → Idempotency-Key present and well-formed
+ * (preParsing, before the body is read) → validation (preValidation) → idempotency
  * → handler → output shaped by the response schema → audit record (routes marked `audited`; their
  * failures are audited by the error handler). The request id is set before all of it, app-wide
  * (request-gate.ts). The source IP is counted here, before any key lookup; a key this process
@@ -18,7 +19,7 @@ import type { StoredResponse } from '../stores/types.js';
 import type { AuthenticatedKey, AuthFailure } from '../keys/key-service.js';
 import type { Caller, Endpoint, EndpointInput, EndpointScope, GatewayDeps, HandlerResult } from './endpoint.js';
 import { Idempotency, type IdempotentAttempt } from './idempotency.js';
-import { readRequestInput, type RequestInput } from './validation.js';
+import { idempotencyKeyBeforeBody, readRequestInput, type RequestInput } from './validation.js';
 import { auditAnswer } from './audited.js';
 import { toApiError } from './problems.js';
 import { sourceAddress } from './source-address.js';
@@ -280,5 +281,6 @@ export function registerEndpoint(
     return { stored: outcome.response, bytes: outcome.response === last?.stored ? last.bytes : undefined };
   };
 
-  mount({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope, audited: endpoint.audited === true }, onRequest, preValidation, handler });
+  const preParsing = endpoint.idempotent ? [idempotencyKeyBeforeBody] : [];
+  mount({ method: endpoint.method, url: endpoint.url, config: { scope: endpoint.scope, audited: endpoint.audited === true }, onRequest, preParsing, preValidation, handler });
 }

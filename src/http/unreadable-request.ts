@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { maxHeaderSize, STATUS_CODES, type IncomingMessage } from 'node:http';
+import { maxHeaderSize, METHODS, STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, problemDocument } from '../errors.js';
 import { repeatsHeader } from './header-lines.js';
@@ -14,24 +14,45 @@ export const MAX_TARGET_BYTES = 8192;
 /** A method token and its space (RFC 9112 §3): the start of a request line. */
 const REQUEST_LINE_START = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+ /;
 
+type ParserError = Error & { code?: string; rawPacket?: unknown; bytesParsed?: number };
+
+/** What the parser had read of the packet it failed in. */
+function failedHead(error: ParserError): string {
+  const packet = error.rawPacket;
+  return Buffer.isBuffer(packet) ? packet.toString('latin1', 0, error.bytesParsed ?? packet.length) : '';
+}
+
+/** The refused request's method, for its count: the packet's when it starts a request line, else `unknown`. */
+function methodOf(head: string): string {
+  const method = REQUEST_LINE_START.exec(head)?.[0].trimEnd();
+  return method !== undefined && METHODS.includes(method) ? method : 'unknown';
+}
+
 /**
  * Which part of the request head overflowed the parser (Node counts the request line and the
  * headers together): the request line when the packet it failed in starts one and ends no line
  * before the failure. A URL that came in several packets cannot be told apart: then 431, whose
  * detail names both.
  */
-function overflowProblem(error: Error & { rawPacket?: unknown; bytesParsed?: number }): ApiError {
-  const packet = error.rawPacket;
-  const head = Buffer.isBuffer(packet) ? packet.toString('latin1', 0, error.bytesParsed ?? packet.length) : '';
+function overflowProblem(head: string): ApiError {
   if (REQUEST_LINE_START.test(head) && !head.includes('\r\n')) {
     return new ApiError('uri_too_long', `The request target is longer than the gateway reads (${MAX_TARGET_BYTES} bytes).`);
   }
   return new ApiError('headers_too_large', `The request line and header fields together are larger than the gateway reads (${maxHeaderSize} bytes).`);
 }
 
-/** Where the parser's refusals are logged: their request id is the one the client was given. */
-export interface UnreadableLog {
-  info(fields: Record<string, unknown>, message: string): void;
+/** What a listener does around the parser's refusals. */
+export interface UnreadableEdge {
+  /** Where they are logged: their request id is the one the client was given. */
+  log: { info(fields: Record<string, unknown>, message: string): void };
+  /**
+   * Whether a request of this connection still waits for its answer: the error is then its own
+   * (its client closed mid-body) or the next pipelined request's, and any answer written now would
+   * be read as that request's. The connection is closed unanswered, and the request counted as aborted.
+   */
+  answerOwed?(socket: Duplex): boolean;
+  /** Counts an answered refusal, as every answered request is counted. */
+  answered?(method: string, status: number): void;
 }
 
 /**
@@ -39,14 +60,16 @@ export interface UnreadableLog {
  * handlers, and no request id exists yet: answer them as a problem too, under an id made here and
  * logged (nothing of the request itself: its head may carry a key), then close the connection.
  */
-export function answerUnreadableRequest(error: Error & { code?: string }, socket: Duplex, typeBase: string, log?: UnreadableLog): void {
-  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable) {
+export function answerUnreadableRequest(error: ParserError, socket: Duplex, typeBase: string, edge: UnreadableEdge): void {
+  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable || edge.answerOwed?.(socket) === true) {
     socket.destroy();
     return;
   }
   const requestId = randomUUID();
-  const problem = error.code === 'HPE_HEADER_OVERFLOW' ? overflowProblem(error) : new ApiError('invalid_request', 'The request could not be read.');
-  log?.info({ request_id: requestId, status: problem.status, reason: problem.reason, parser_error: error.code }, 'request refused by the HTTP parser');
+  const head = failedHead(error);
+  const problem = error.code === 'HPE_HEADER_OVERFLOW' ? overflowProblem(head) : new ApiError('invalid_request', 'The request could not be read.');
+  edge.log.info({ request_id: requestId, status: problem.status, reason: problem.reason, parser_error: error.code }, 'request refused by the HTTP parser');
+  edge.answered?.(methodOf(head), problem.status);
   const body = JSON.stringify(problemDocument(problem, requestId, typeBase));
   socket.end(
     `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n` +

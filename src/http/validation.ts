@@ -1,5 +1,5 @@
 /** Input validation with the endpoint's zod schemas; failures become 400 invalid_request with pointers. */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
 import type { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, type FieldError } from '../errors.js';
@@ -73,3 +73,13 @@ export function readRequestInput(endpoint: InputSchemas, request: FastifyRequest
     idempotencyKey: endpoint.idempotent ? readIdempotencyKey(request.headers['idempotency-key']) : undefined,
   };
 }
+
+/**
+ * The Idempotency-Key check of an idempotent endpoint, run before its body is read (a preParsing
+ * hook): the header alone decides it, so a client waiting for 100 Continue (expectations.ts) is
+ * refused before it uploads the body, and every client gets the same answer whatever its body.
+ */
+export const idempotencyKeyBeforeBody: preParsingAsyncHookHandler = async (request, _reply, payload) => {
+  readIdempotencyKey(request.headers['idempotency-key']);
+  return payload;
+};

@@ -5,10 +5,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type GatewayMetrics, UNMATCHED_ROUTE } from './metrics.js';
 import { type TraceContext, traceFromHeaders } from './trace.js';
 import type { BackendWait } from '../backend/wait.js';
+import type { UnreadableEdge } from '../http/unreadable-request.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -171,4 +173,17 @@ export function countRouterAnswer(
     metrics.httpRequest(UNMATCHED_ROUTE, request.method, reply.statusCode, seconds, seconds);
     accessLog.requestCompleted(null, request, reply);
   });
+}
+
+/**
+ * What the parser's refusals (unreadable-request.ts) need of the metrics: whether a request of the
+ * connection is still in flight (it is counted as aborted when the connection closes), and the
+ * count of a refusal answered. No route matched and no time is known before the parser's error:
+ * its own share is the instant it is answered in.
+ */
+export function parserRefusalCounts(metrics: GatewayMetrics): Pick<UnreadableEdge, 'answerOwed' | 'answered'> {
+  return {
+    answerOwed: (socket: Duplex) => (socket as WatchedSocket)[IN_FLIGHT] !== undefined,
+    answered: (method: string, status: number) => metrics.httpRequest(UNMATCHED_ROUTE, method, status, 0, 0),
+  };
 }

@@ -98,7 +98,7 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     http: NODE_HTTP_OPTIONS,
     // Requests Node cannot parse (oversized heads) answered as a problem (414, 431), as the admin
     // API's are, rather than Node's bare 431.
-    ...(admin ? { clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) => answerUnreadableRequest(error, socket, admin.problemTypeBase, target.log) } : {}),
+    ...(admin ? { clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) => answerUnreadableRequest(error, socket, admin.problemTypeBase, { log: target.log }) } : {}),
     // The router's own refusals skip every hook; on an admin path they are problems as well.
     frameworkErrors: (error, request, reply) => {
       const answer = reply as FastifyReply;
