@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createAdminApi, type AdminApi } from './admin/api.js';
-import { sharedCustomersWarning } from './startup/shared-customers.js';
+import { sharedCustomersWarning, unservedAccountsWarning } from './startup/shared-customers.js';
 import { checkSharedSecrets } from './startup/shared-secrets.js';
 import type { AdminAuditLog } from './admin/audit.js';
 import type { Backend, BackendCapabilities } from './backend/backend.js';
@@ -33,7 +33,7 @@ import { endpoints } from './routes/v1/index.js';
 import { openApiEndpoint } from './routes/v1/openapi.js';
 import { createUpstream, linkOf, type Upstream } from './backend/factory.js';
 import { timedBackend } from './backend/wait.js';
-import type { BackendRegistry } from './backend/registry.js';
+import { upstreamIdCheck, type BackendRegistry } from './backend/registry.js';
 import { DoctorMonitor } from './doctor/monitor.js';
 import { PROFILE_ACTIONS } from './v1/schemas.js';
 import { createStores } from './stores/factory.js';
@@ -173,8 +173,9 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   });
   const box = secretBoxFor(config);
   await checkSharedSecrets(keys, stores.webhooks, box);
-  const shared = sharedCustomersWarning(await keys.listAccounts());
-  if (shared) app.log.warn(shared);
+  const upstreamIdProblem = upstreamIdCheck(overrides.backends, config.upstream.backend);
+  const accounts = await keys.listAccounts();
+  for (const warning of [sharedCustomersWarning(accounts), unservedAccountsWarning(accounts, upstreamIdProblem)]) if (warning) app.log.warn(warning);
   const doctor = new DoctorMonitor(
     backend ?? {},
     { serviceActions: PROFILE_ACTIONS[config.profile] },
@@ -192,7 +193,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   });
   const deps: GatewayDeps = { config, upstream: link, stores, keys, audit, doctor, resolveHost, webhooks, pdf };
   const adminAudit = overrides.adminAudit ?? new FileAuditLog(config.admin.auditFile);
-  app.decorate('admin', createAdminApi({ config, stores, keys, webhooks, audit: adminAudit }));
+  app.decorate('admin', createAdminApi({ config, stores, keys, webhooks, audit: adminAudit, upstreamIdProblem }));
   const rateLimiter = new RateLimiter({ store: stores.rateLimits, fallback: new MemoryRateLimitStore(), config, log: app.log, observer: metrics });
   const idempotency = new Idempotency(stores.idempotency, config, link.writeTimeoutMs, metrics);
   const problems = installProblemHandling(app, config.problemTypeBase, audit);

@@ -38,7 +38,7 @@ export const REASONS = {
  * OpenAPI document never name them. The rest of the table above is shared.
  */
 export const ADMIN_REASONS = {
-  account_exists: { status: 409, title: 'An account with this id exists' },
+  account_exists: { status: 409, title: 'An account with this id exists or existed' },
   account_disabled: { status: 409, title: 'The account is disabled' },
   upstream_id_taken: { status: 409, title: 'The upstream customer is mapped to another account' },
   key_inactive: { status: 409, title: 'The key is revoked or expired' },
@@ -171,7 +171,7 @@ export const REASON_DOCS = {
     whatToDo: 'Retry later; a write with the same `Idempotency-Key`, so that it is not performed twice.',
   },
   account_exists: {
-    when: 'Admin API: an account with this id exists already.',
+    when: 'Admin API: an account with this id exists already, or existed and was deleted: an account id is never another tenant\'s (what is kept under it, such as idempotency records and the answers they replay, would reach the new holder).',
     whatToDo: 'Choose another id, or use the existing account.',
   },
   account_disabled: {

@@ -177,7 +177,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   // The admin API lives on the ops listener, so the primary serves it over the shared stores (which
   // also issue the sandbox's demo keys).
   stores = await createStores(config);
-  primaryAdmin = createPrimaryAdminApi(config, stores, log);
+  primaryAdmin = createPrimaryAdminApi(config, stores, log, registry);
   ops = buildOpsApp({
     admin: primaryAdmin.admin,
     metrics: {

@@ -42,7 +42,8 @@ import {
 import { orderPlacement } from './order-placement.js';
 import { planServiceAction } from './service-actions.js';
 
-const IS_ID = /^[1-9][0-9]{0,17}$/;
+/** A FOSSBilling id (a client's, an order's) as the gateway writes it. */
+export const IS_ID = /^[1-9][0-9]{0,17}$/;
 /** FOSSBilling's largest page (src/library/FOSSBilling/PaginationOptions.php). */
 const MAX_PER_PAGE = 500;
 /** Pages of MAX_PER_PAGE joined rows read for one service list; past that a list is refused. */

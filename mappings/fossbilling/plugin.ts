@@ -6,6 +6,7 @@
 import type { BackendPlugin } from '../../src/backend/registry.js';
 import { createFossbillingBackend } from './backend.js';
 import { type FossbillingConfig, FossbillingConfigSchema } from './config.js';
+import { IS_ID } from './operations.js';
 
 export const fossbillingPlugin: Omit<BackendPlugin<FossbillingConfig>, 'sandbox'> = {
   name: 'fossbilling',
@@ -16,5 +17,7 @@ export const fossbillingPlugin: Omit<BackendPlugin<FossbillingConfig>, 'sandbox'
     { name: 'FOSSBILLING_PUBLIC_PRODUCT_IDS', path: ['publicProductIds'], kind: 'list' },
   ],
   create: (config, { logger, hooks }) => createFossbillingBackend(config, { logger, ...(hooks ? { hooks } : {}) }),
+  upstreamIdProblem: (upstreamId) =>
+    IS_ID.test(upstreamId) ? undefined : 'must be a FOSSBilling client id: a whole number from 1 in digits, without a sign, space or leading zero (e.g. 12)',
   describe: (config) => `fossbilling at ${new URL(config.url).origin}${new URL(config.url).pathname.replace(/\/+$/, '')}`,
 };

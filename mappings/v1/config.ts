@@ -10,7 +10,7 @@ import { CircuitBreakerSchema, UpstreamUrlSchema } from '../../src/upstream/sett
 const PositiveInt = z.number().int().positive();
 /** Printable ASCII without spaces: the key goes into an HTTP header as it is. */
 const ApiKey = z.string().regex(/^[\x21-\x7e]{1,512}$/, 'must be a key of 1 to 512 printable characters without spaces (V1_UPSTREAM_API_KEYS: upstreamId=key,…)');
-const UPSTREAM_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const UPSTREAM_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const UpstreamId = z.string().regex(UPSTREAM_ID, 'must be an account id of the upstream');
 
 /**

@@ -47,13 +47,15 @@ export interface AdminApiDeps {
   /** Replays queue through its events; idempotent answers are sealed with its box. */
   webhooks: Pick<Webhooks, 'events' | 'box'>;
   audit: AdminAuditLog;
+  /** The backend's check of an account's upstream id (src/backend/registry.ts upstreamIdCheck). */
+  upstreamIdProblem: (upstreamId: string) => string | undefined;
 }
 
 /** Null when no admin token is configured: the admin API is off. */
 export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
   const { config, stores } = deps;
   if (config.admin.tokens.length === 0) return null;
-  const service = new AdminService({ keys: deps.keys, store: stores.keys, clock: (id) => stores.webhooks.clock(id) });
+  const service = new AdminService({ keys: deps.keys, store: stores.keys, clock: (id) => stores.webhooks.clock(id), webhooks: stores.webhooks, upstreamIdProblem: deps.upstreamIdProblem });
   const ctx: AdminRegisterContext = {
     service,
     webhooks: new WebhookAdmin(service, stores.webhooks, deps.webhooks.events),

@@ -50,7 +50,7 @@ export interface AdminResponseSpec {
 }
 
 export interface AdminEndpoint<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** The full path, e.g. `/admin/v1/accounts/:id`. */
   url: string;
   operationId: string;

@@ -5,6 +5,7 @@
  * worker delivers it at its next poll (the primary runs no delivery worker).
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { upstreamIdCheck, type BackendRegistry } from '../backend/registry.js';
 import type { ResolvedConfig } from '../config.js';
 import { FileAuditLog } from '../audit.js';
 import { KeyService } from '../keys/key-service.js';
@@ -15,7 +16,7 @@ import { secretBoxFor } from '../webhooks/secret-box.js';
 import { createAdminApi, type AdminApi } from './api.js';
 import type { AdminAuditRecord } from './audit.js';
 
-export function createPrimaryAdminApi(config: ResolvedConfig, stores: Stores, log: FastifyBaseLogger): { admin: AdminApi | null; close(): Promise<void> } {
+export function createPrimaryAdminApi(config: ResolvedConfig, stores: Stores, log: FastifyBaseLogger, registry: BackendRegistry): { admin: AdminApi | null; close(): Promise<void> } {
   const audit = new FileAuditLog<AdminAuditRecord>(config.admin.auditFile);
   const keys = new KeyService(stores.keys, resolvePepper(config), {
     cacheTtlMs: config.keys.cacheTtlMs,
@@ -23,6 +24,7 @@ export function createPrimaryAdminApi(config: ResolvedConfig, stores: Stores, lo
     previousPeppers: config.keys.previousPeppers,
   });
   const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => undefined);
-  const admin = createAdminApi({ config, stores, keys, webhooks: { events, box: secretBoxFor(config) }, audit });
+  const upstreamIdProblem = upstreamIdCheck(registry, config.upstream.backend);
+  const admin = createAdminApi({ config, stores, keys, webhooks: { events, box: secretBoxFor(config) }, audit, upstreamIdProblem });
   return { admin, close: () => audit.close() };
 }

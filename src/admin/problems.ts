@@ -18,6 +18,11 @@ export function toAdminApiError(error: unknown): ApiError {
   return toApiError(error);
 }
 
+/** A body field the schema let through that the backend refuses (an upstream id), as a validation failure answers. */
+export function invalidBodyField(field: string, detail: string): ApiError {
+  return new ApiError('invalid_request', 'The request body is invalid.', { errors: [{ pointer: `/${field}`, detail }] });
+}
+
 export function unauthenticated(detail: string, tokenSent: boolean): ApiError {
   const challenge = tokenSent ? 'Bearer realm="admin", error="invalid_token"' : 'Bearer realm="admin"';
   return new ApiError('unauthenticated', detail, { headers: { 'www-authenticate': challenge } });

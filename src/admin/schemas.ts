@@ -20,7 +20,8 @@ export const AccountNameSchema = plainText(200);
 export const UpstreamIdSchema = plainText(100);
 /** What the upstream id is on each backend (README "Backends"); the key CLI's help says the same. */
 export const UPSTREAM_ID_DESCRIPTION =
-  "The backend's id of the customer this account maps to: the client id on WHMCS (`clientid`) and on FOSSBilling, " +
+  "The backend's id of the customer this account maps to: the client id on WHMCS (`clientid`) and on FOSSBilling, in digits (`12`; " +
+  'not `012`, `+12` or `12.0`: 400), ' +
   'the upstream account whose key `upstream.v1.apiKeys` holds on a v1 upstream.';
 export const KeyNameSchema = plainText(100);
 /** A new account's id: what the admin API and the CLI create (it goes into URLs, keys and logs). */

@@ -9,6 +9,7 @@ import type { KeyService, IssueKeyInput } from '../keys/key-service.js';
 import { isDisabled } from '../keys/key-service.js';
 import { Refusal, refusingClaimed } from '../keys/refusal.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../stores/types.js';
+import type { WebhookStore } from '../stores/webhook-types.js';
 import { updateIfUnchanged } from '../stores/update-if-unchanged.js';
 
 /** The longest grace a rotation may give the old key, for the CLI and the admin API alike. */
@@ -23,6 +24,10 @@ export interface AdminServiceDeps {
    * snapshot stamps taken on it (the change detector's baseline), whichever instance enabled it.
    */
   clock?: (accountId: string) => Promise<number>;
+  /** An account deleted loses its webhook endpoint (absent: a caller that never deletes). */
+  webhooks?: Pick<WebhookStore, 'clear'>;
+  /** The backend's check of an upstream id an operator maps an account to (src/backend/registry.ts upstreamIdCheck). */
+  upstreamIdProblem?: (upstreamId: string) => string | undefined;
 }
 
 export interface AccountChanges {
@@ -44,6 +49,15 @@ export class AdminService {
   }
 
   // ---- accounts ---------------------------------------------------------------------------------
+
+  /**
+   * Why the backend could never serve an account mapped to `upstreamId` (`must be …`), for the edges
+   * to refuse it as malformed input: `01` or ` 1` for client 1 would be stored, fail every request,
+   * and claim a spelling of its own beside the customer's.
+   */
+  upstreamIdProblem(upstreamId: string): string | undefined {
+    return this.deps.upstreamIdProblem?.(upstreamId);
+  }
 
   createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
     return this.deps.keys.createAccount(input);
@@ -87,6 +101,31 @@ export class AdminService {
     // Even unchanged, as updateAccount: a retry must announce what a failed attempt wrote.
     await this.invalidateKeysOf(id);
     return after;
+  }
+
+  /**
+   * Offboarding: the account, every key of it and its webhook endpoint are gone, and its upstream
+   * customer is free for another account. Its keys answer 401 from the next request on every
+   * instance (each key's cached lookup is dropped, as for a disabled account). The endpoint goes
+   * first: an account made again under this id must not inherit its URL and secret, and a
+   * deletion that failed after it is done again by the operator's retry.
+   */
+  async deleteAccount(id: string): Promise<AccountRecord> {
+    await this.account(id);
+    await this.deps.webhooks?.clear(id);
+    let keys: string[] = [];
+    const { before } = await updateIfUnchanged({
+      read: () => this.account(id),
+      change: (account) => account,
+      // A change in between (a rename, a disable) is read again and the deletion made over it.
+      write: async (account) => {
+        const deleted = await this.deps.store.deleteAccount(account);
+        if (deleted !== null) keys = deleted;
+        return deleted !== null;
+      },
+    });
+    await Promise.all(keys.map((keyId) => this.deps.keys.invalidate(keyId)));
+    return before;
   }
 
   /**

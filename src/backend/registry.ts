@@ -63,6 +63,11 @@ interface PluginBase<Config> {
   /** Where it talks to, for the start-up line: never a credential. */
   describe(config: Config): string;
   /**
+   * Why `upstreamId` names none of this backend's customers (`must be …`), checked where an operator
+   * maps an account (admin API, key CLI): the mapping would refuse it on every request. Undefined when it may.
+   */
+  upstreamIdProblem(upstreamId: string): string | undefined;
+  /**
    * Starts a local upstream for sandbox mode. Loaded lazily, so a production gateway never loads
    * simulator code.
    */
@@ -93,3 +98,9 @@ export interface ForwardingPlugin<Config = unknown> extends PluginBase<Config> {
 export type UpstreamPlugin<Config = unknown> = BackendPlugin<Config> | ForwardingPlugin<Config>;
 
 export type BackendRegistry = readonly UpstreamPlugin<any>[];
+
+/** The named backend's check of an account's upstream id (PluginBase.upstreamIdProblem); none for a backend not registered. */
+export function upstreamIdCheck(registry: BackendRegistry | undefined, backend: string): (upstreamId: string) => string | undefined {
+  const plugin = registry?.find((candidate) => candidate.name === backend);
+  return (upstreamId) => plugin?.upstreamIdProblem(upstreamId);
+}

@@ -25,6 +25,7 @@ commands:
   account add <id> --name <name> --upstream-id <upstream id>  map an account to the backend's customer
   account list                                                list accounts
   account disable <id> | account enable <id>                  refuse every key of an account, or let them work again
+  account delete <id>                                         delete an account with its keys and webhook endpoint
   issue --account <id> --name <name> --scopes <list|all>      issue a key (shown once; none: /v1/me only)
   list [--account <id>]                                       list keys (never the key itself)
   rotate <key id> [--grace <seconds>]                         new key; the old one works for the grace period
@@ -41,6 +42,7 @@ ${EXIT_CODES}`,
        reseller-keys account list
        reseller-keys account disable <id>
        reseller-keys account enable <id>
+       reseller-keys account delete <id>
 
 ${COMMON}
 
@@ -48,8 +50,8 @@ ${EXIT_CODES}`,
   'account add': `usage: reseller-keys account add <id> --name <name> --upstream-id <upstream id>
 
 Creates account <id> for the backend's customer <upstream id>, in the backend's own id:
-  whmcs        the client id (clientid)
-  fossbilling  the client id
+  whmcs        the client id (clientid), in digits: 12 (not 012, +12 or 12.0)
+  fossbilling  the client id, in digits as on WHMCS
   v1           the upstream account, whose key upstream.v1.apiKeys holds (V1_UPSTREAM_API_KEYS)
 <id>: 1 to 64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit, as the admin API takes.
 
@@ -65,6 +67,15 @@ ${EXIT_CODES}`,
 
 Every key of the account is refused (401) at once, in every running gateway; no key can be issued
 or rotated for it. Its keys are kept: \`account enable\` lets them work again.
+
+${COMMON}
+
+${EXIT_CODES}`,
+  'account delete': `usage: reseller-keys account delete <id>
+
+Offboards a reseller: the account, every key of it and its webhook endpoint are deleted, and its
+upstream customer is free for another account. Its keys are refused (401) at once, in every running
+gateway. Its id is not used again (an account add under it is refused). To keep the keys, disable it.
 
 ${COMMON}
 

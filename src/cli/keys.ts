@@ -11,9 +11,10 @@ import type { z } from 'zod';
 import { AdminService, MAX_GRACE_SECONDS } from '../admin/service.js';
 import { AccountIdSchema, AccountNameSchema, accountView, ExpiresAtSchema, issuedView, KeyNameSchema, keyView, RateLimitsSchema, UpstreamIdSchema } from '../admin/schemas.js';
 import { ADMIN_SCOPES, mintAdminToken, type AdminScope } from '../admin/tokens.js';
-import type { BackendRegistry } from '../backend/registry.js';
+import { upstreamIdCheck, type BackendRegistry } from '../backend/registry.js';
 import { ConfigError } from '../config.js';
 import { loadConfig } from '../load-config.js';
+import { DEFAULT_SANDBOX_BACKEND } from '../sandbox.js';
 import { isDisabled, KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
 import { sharedCustomers } from '../startup/shared-customers.js';
@@ -81,12 +82,21 @@ function describeKey(key: ApiKeyRecord): string {
   return `${key.id}  account=${key.accountId}  name=${key.name}  ${state}  scopes=${key.scopes.join(',')}`;
 }
 
-/** `sharing`: every account on its upstream customer, when more than one is (see src/startup/shared-customers.ts). */
-function describeAccount(account: AccountRecord, sharing: readonly string[] = []): string {
+/** `sharing`: the accounts on its customer, when more than one is (src/startup/shared-customers.ts); `problem`: why its upstream id is not served. */
+function describeAccount(account: AccountRecord, sharing: readonly string[] = [], problem?: string): string {
   const state = isDisabled(account) ? `  disabled ${account.disabledAt}` : '';
   const others = sharing.filter((id) => id !== account.id);
   const shared = others.length > 0 ? `  SHARES ITS UPSTREAM CUSTOMER WITH ${others.join(', ')} (map all but one elsewhere)` : '';
-  return `${account.id}  upstream=${account.upstreamId}  name=${account.name}${state}${shared}`;
+  const unserved = problem === undefined ? '' : `  UPSTREAM ID NOT SERVED (it ${problem})`;
+  return `${account.id}  upstream=${account.upstreamId}  name=${account.name}${state}${shared}${unserved}`;
+}
+
+/** An --upstream-id the schema takes and the backend can serve. */
+function upstreamId(raw: string, keys: AdminService): string {
+  const value = text('--upstream-id', raw, UpstreamIdSchema);
+  const problem = keys.upstreamIdProblem(value);
+  if (problem !== undefined) throw new UsageError(`--upstream-id ${problem}`);
+  return value;
 }
 
 const COMMANDS = ['account', 'issue', 'list', 'rotate', 'revoke', 'admin-token', 'webhook-secrets'];
@@ -144,20 +154,25 @@ async function run(command: string | undefined, sub: string | undefined, arg: st
         const account = await keys.createAccount({
           id: text('the account id', arg, AccountIdSchema),
           name: text('--name', values.name, AccountNameSchema),
-          upstreamId: text('--upstream-id', values['upstream-id'], UpstreamIdSchema),
+          upstreamId: upstreamId(values['upstream-id'], keys),
         });
         return { text: `account ${account.id} → upstream customer ${account.upstreamId}`, json: accountView(account) };
       }
       if (sub === 'list') {
         const accounts = await keys.listAccounts();
         const shared = sharedCustomers(accounts);
-        return { text: accounts.map((account) => describeAccount(account, shared.get(account.upstreamId))).join('\n'), json: accounts.map(accountView) };
+        const lines = accounts.map((account) => describeAccount(account, shared.get(account.upstreamId), keys.upstreamIdProblem(account.upstreamId)));
+        return { text: lines.join('\n'), json: accounts.map(accountView) };
       }
       if ((sub === 'disable' || sub === 'enable') && arg) {
         const account = await keys.setAccountDisabled(arg, sub === 'disable');
         return { text: describeAccount(account), json: accountView(account) };
       }
-      throw new UsageError('account add <id> | account list | account disable <id> | account enable <id>');
+      if (sub === 'delete' && arg) {
+        const account = await keys.deleteAccount(arg);
+        return { text: `account ${account.id} deleted with its keys and webhook endpoint; upstream customer ${account.upstreamId} is free`, json: accountView(account) };
+      }
+      throw new UsageError('account add <id> | account list | account disable <id> | account enable <id> | account delete <id>');
     case 'issue': {
       if (!values.account || !values.name) throw new UsageError('--account and --name are required');
       const name = text('--name', values.name, KeyNameSchema);
@@ -288,7 +303,11 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
       io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
       return code;
     }
-    const service = new AdminService({ keys, store: store.keys, clock: (id) => store.webhooks.clock(id) });
+    // The backend the gateways serve: the sandbox's on its key file; on a shared Redis, only the one
+    // configured (a CLI given just REDIS_URL and KEY_PEPPER cannot tell, and checks none).
+    const sandboxStore = !config.redisUrl && !config.redisClusterNodes?.length;
+    const upstreamIdProblem = upstreamIdCheck(registry, config.upstream?.backend ?? (sandboxStore ? DEFAULT_SANDBOX_BACKEND : ''));
+    const service = new AdminService({ keys, store: store.keys, clock: (id) => store.webhooks.clock(id), webhooks: store.webhooks, upstreamIdProblem });
     const output = await run(command, sub, arg, values, service);
     io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return 0;

@@ -181,7 +181,7 @@ export class KeyService {
   async createAccount(input: { id: string; name: string; upstreamId: string }): Promise<AccountRecord> {
     const account: AccountRecord = { ...input, createdAt: new Date(this.now()).toISOString() };
     // Only where none is stored: of two creations at once, the second is refused, not written over the first.
-    if (!(await refusingClaimed(this.store.replaceAccount(account, null)))) throw new Refusal('exists', `account ${input.id} already exists`);
+    if (!(await refusingClaimed(this.store.replaceAccount(account, null)))) throw new Refusal('exists', `account ${input.id} already exists, or existed: the id of a deleted account is not used again`);
     return account;
   }
 

@@ -3,7 +3,8 @@
  * refused it may have left (or an older instance during a rolling upgrade). They go on working,
  * each one's keys reading the other's customer, and its webhook endpoint hearing of its changes: the
  * operator is told at boot and by `reseller-keys account list`, and remaps all but one. Read once,
- * never on a request: the key store's writes keep the claims (KeyStore.replaceAccount).
+ * never on a request: the key store's writes keep the claims (KeyStore.replaceAccount). Beside them,
+ * the accounts whose upstream id the backend cannot serve, which such a release also accepted.
  */
 import type { AccountRecord } from '../stores/types.js';
 
@@ -12,6 +13,19 @@ export function sharedCustomers(accounts: readonly AccountRecord[]): Map<string,
   const byCustomer = new Map<string, string[]>();
   for (const account of accounts) byCustomer.set(account.upstreamId, [...(byCustomer.get(account.upstreamId) ?? []), account.id]);
   return new Map([...byCustomer].filter(([, ids]) => ids.length > 1));
+}
+
+/**
+ * The boot warning for accounts whose upstream id the backend refuses (`01`, ` 1`: accepted before
+ * the edges checked it), whose every request fails. Named by account, as above.
+ */
+export function unservedAccountsWarning(accounts: readonly AccountRecord[], upstreamIdProblem: (upstreamId: string) => string | undefined): string | undefined {
+  const unserved = accounts.filter((account) => upstreamIdProblem(account.upstreamId) !== undefined).map((account) => account.id);
+  if (unserved.length === 0) return undefined;
+  return (
+    `accounts mapped to an upstream id this backend cannot serve (every request of theirs fails): ${unserved.join(', ')}. ` +
+    'Map each to its customer as the backend writes its id (PATCH /admin/v1/accounts/{id} with upstream_id); `reseller-keys account list` shows them'
+  );
 }
 
 /**

@@ -255,9 +255,19 @@ export interface KeyStore {
    * at once must not undo each other (a rename racing a disable re-enabling the account). Rejects
    * with UpstreamClaimedError, nothing written, when the account would move to (or be created on) an
    * upstream customer another account is mapped to; checked and written atomically, so of two such
-   * writes at once one wins. A write that keeps the stored customer is never refused.
+   * writes at once one wins. A write that keeps the stored customer is never refused. A creation
+   * (`expected` null) under the id of a deleted account is refused (false): an account id is never
+   * another tenant's, since what is kept under it (idempotency records and the answers they
+   * replay, logs, audit lines) would reach the new holder.
    */
   replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean>;
+  /**
+   * Deletes the account with every key of it, and its claim on its upstream customer (free for
+   * another account at once), and retires its id, in one step; only while the stored account is still `expected`, as
+   * the caller read it. The ids of the keys deleted; null when another write came in between or the
+   * account is gone, and nothing is deleted.
+   */
+  deleteAccount(expected: AccountRecord): Promise<string[] | null>;
   getAccount(id: string): Promise<AccountRecord | null>;
   listAccounts(): Promise<AccountRecord[]>;
   putKey(key: ApiKeyRecord): Promise<void>;

@@ -25,6 +25,7 @@ import type {
 import type { WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
 import { KeyService } from '../../src/keys/key-service.js';
 import { ipGroup, keyGroup } from '../../src/stores/rate-policies.js';
+import { runAccountDeleteConformance } from './account-delete-conformance.js';
 import { runUpstreamClaimConformance } from './upstream-claim-conformance.js';
 
 export interface TestClock {
@@ -830,6 +831,7 @@ export function runKeyStoreConformance(t: Test, name: string, factory: FixtureFa
     });
   });
   runUpstreamClaimConformance(t, name, factory);
+  runAccountDeleteConformance(t, name, factory);
 }
 
 // ---- webhooks -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineAdminEndpoint } from '../endpoint.js';
+import { invalidBodyField } from '../problems.js';
 import { AccountIdSchema, AccountNameSchema, accountView, AccountSchema, UPSTREAM_ID_DESCRIPTION, UpstreamIdSchema } from '../schemas.js';
 
 const CreateAccountSchema = z
@@ -25,6 +26,8 @@ export default defineAdminEndpoint({
   errors: ['account_exists', 'upstream_id_taken'],
   subject: ({ body }) => ({ accountId: body?.id }),
   async handler({ body, service }) {
+    const problem = service.upstreamIdProblem(body.upstream_id);
+    if (problem) throw invalidBodyField('upstream_id', problem);
     const account = await service.createAccount({ id: body.id, name: body.name, upstreamId: body.upstream_id });
     return { status: 201, body: accountView(account), headers: { location: `/admin/v1/accounts/${encodeURIComponent(account.id)}` } };
   },

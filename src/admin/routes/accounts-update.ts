@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineAdminEndpoint } from '../endpoint.js';
+import { invalidBodyField } from '../problems.js';
 import { AccountNameSchema, AccountPathSchema, accountView, AccountSchema, UpstreamIdSchema } from '../schemas.js';
 
 const UpdateAccountSchema = z
@@ -25,6 +26,8 @@ export default defineAdminEndpoint({
   responses: { 200: { description: 'The account after the change.', schema: AccountSchema } },
   errors: ['not_found', 'upstream_id_taken'],
   async handler({ params, body, service }) {
+    const problem = body.upstream_id === undefined ? undefined : service.upstreamIdProblem(body.upstream_id);
+    if (problem) throw invalidBodyField('upstream_id', problem);
     const account = await service.updateAccount(params.id, {
       ...(body.name === undefined ? {} : { name: body.name }),
       ...(body.upstream_id === undefined ? {} : { upstreamId: body.upstream_id }),

@@ -4,6 +4,7 @@ import createAccount from './accounts-create.js';
 import listAccounts from './accounts-list.js';
 import getAccount from './accounts-get.js';
 import updateAccount from './accounts-update.js';
+import deleteAccount from './accounts-delete.js';
 import disableAccount from './accounts-disable.js';
 import enableAccount from './accounts-enable.js';
 import issueKey from './keys-issue.js';
@@ -22,6 +23,7 @@ const operations = [
   listAccounts,
   getAccount,
   updateAccount,
+  deleteAccount,
   disableAccount,
   enableAccount,
   issueKey,

@@ -22,6 +22,8 @@ import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 interface KeyFile {
   accounts: Record<string, AccountRecord>;
   keys: Record<string, ApiKeyRecord>;
+  /** The ids of deleted accounts: never an account's again (KeyStore.deleteAccount). */
+  retiredAccounts?: string[];
 }
 
 export interface FileKeyStoreOptions {
@@ -62,13 +64,24 @@ export class FileKeyStore implements KeyStore {
     let written = false;
     await this.update((data) => {
       const stored = ownEntry(data.accounts, account.id);
-      written = sameRecord(stored, expected);
+      written = sameRecord(stored, expected) && !(expected === null && data.retiredAccounts?.includes(account.id) === true);
       if (!written) return;
       // Under the file lock, over the file as read: of two processes claiming one customer, the second sees the first.
       refuseClaimed(Object.values(data.accounts), account, stored);
       data.accounts[account.id] = structuredClone(account);
     });
     return written;
+  }
+
+  async deleteAccount(expected: AccountRecord): Promise<string[] | null> {
+    let gone: string[] | null = null;
+    await this.update((data) => {
+      if (!sameRecord(ownEntry(data.accounts, expected.id), expected)) return;
+      delete data.accounts[expected.id];
+      data.retiredAccounts = [...(data.retiredAccounts ?? []), expected.id];
+      gone = dropKeys(data, expected.id);
+    });
+    return gone;
   }
 
   async getAccount(id: string): Promise<AccountRecord | null> {
@@ -171,6 +184,12 @@ export class FileKeyStore implements KeyStore {
   }
 }
 
+/** The account's keys deleted (KeyStore.deleteAccount); their ids. */
+function dropKeys(data: KeyFile, accountId: string): string[] {
+  const gone = Object.values(data.keys).filter((key) => key.accountId === accountId).map((key) => key.id);
+  for (const id of gone) delete data.keys[id];
+  return gone;
+}
 
 async function readKeyFile(
   path: string,
@@ -203,6 +222,9 @@ function parseKeyFile(path: string, text: string): KeyFile {
   const file = parsed as Partial<KeyFile> | null;
   if (!isObject(file) || !isObject(file.accounts) || !isObject(file.keys)) {
     throw new Error(`key file ${path} must be an object with "accounts" and "keys" objects`);
+  }
+  if (file.retiredAccounts !== undefined && (!Array.isArray(file.retiredAccounts) || !file.retiredAccounts.every((id) => typeof id === 'string'))) {
+    throw new Error(`key file ${path}: "retiredAccounts" must be an array of account ids`);
   }
   return file as KeyFile;
 }

@@ -5,6 +5,8 @@ import type { AccountRecord, ApiKeyRecord, KeyStore } from '../types.js';
 /** Operators create accounts and keys, clients cannot, so plain maps need no bound. */
 export class MemoryKeyStore implements KeyStore {
   private readonly accounts = new Map<string, AccountRecord>();
+  /** The ids of deleted accounts: never an account's again (KeyStore.deleteAccount). */
+  private readonly retired = new Set<string>();
   private readonly keys = new Map<string, ApiKeyRecord>();
   private readonly listeners = new InvalidationListeners();
 
@@ -15,9 +17,24 @@ export class MemoryKeyStore implements KeyStore {
   async replaceAccount(account: AccountRecord, expected: AccountRecord | null): Promise<boolean> {
     const stored = this.accounts.get(account.id);
     if (!sameRecord(stored, expected)) return false;
+    if (expected === null && this.retired.has(account.id)) return false;
     refuseClaimed(this.accounts.values(), account, stored);
     this.accounts.set(account.id, structuredClone(account));
     return true;
+  }
+
+  async deleteAccount(expected: AccountRecord): Promise<string[] | null> {
+    if (!sameRecord(this.accounts.get(expected.id), expected)) return null;
+    this.accounts.delete(expected.id);
+    this.retired.add(expected.id);
+    return this.dropKeys(expected.id);
+  }
+
+  /** The account's keys deleted (KeyStore.deleteAccount); their ids. */
+  private dropKeys(accountId: string): string[] {
+    const gone = [...this.keys.values()].filter((key) => key.accountId === accountId).map((key) => key.id);
+    for (const id of gone) this.keys.delete(id);
+    return gone;
   }
 
   async getAccount(id: string): Promise<AccountRecord | null> {

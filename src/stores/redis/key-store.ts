@@ -1,6 +1,6 @@
 /**
  * Accounts and keys in Redis, as JSON in two hashes plus a key-id set per account and an index of
- * the accounts mapped to each upstream customer (account-write.lua). Everything sits
+ * the accounts mapped to each upstream customer (account-write.lua, which deletes an account too). Everything sits
  * under one hash tag, `{keys}`: the data is small (operators create it), it lets a key and its index
  * entry be written in one MULTI on a cluster, and lookups are cached by the key service anyway.
  * Invalidations travel over pub/sub on a connection of their own (a subscribed connection can do
@@ -24,6 +24,8 @@ export class RedisKeyStore implements KeyStore {
   private readonly accountsKey: string;
   private readonly keysKey: string;
   private readonly upstreamsKey: string;
+  /** The ids of deleted accounts: never an account's again (account-write.lua). */
+  private readonly retiredKey: string;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -33,6 +35,7 @@ export class RedisKeyStore implements KeyStore {
     this.accountsKey = redis.key('{keys}:accounts');
     this.keysKey = redis.key('{keys}:keys');
     this.upstreamsKey = redis.key('{keys}:upstream-accounts');
+    this.retiredKey = redis.key('{keys}:retired-accounts');
     subscriber.on('message', (from: string, keyId: string) => {
       if (from === channel) this.listeners.notify(keyId);
     });
@@ -91,9 +94,18 @@ export class RedisKeyStore implements KeyStore {
 
   private async writeAccount(account: AccountRecord, expected: AccountRecord | null, unconditional: boolean): Promise<boolean> {
     const args = [account.id, JSON.stringify(account), expected === null ? '' : JSON.stringify(expected), unconditional ? '1' : ''];
-    const reply = await this.redis.evalScript(this.accountScript, [this.accountsKey, this.upstreamsKey], args);
+    const reply = await this.redis.evalScript(this.accountScript, this.accountScriptKeys(account.id), args);
     if (typeof reply === 'string') throw new UpstreamClaimedError(account.upstreamId, reply);
     return reply === 1;
+  }
+
+  async deleteAccount(expected: AccountRecord): Promise<string[] | null> {
+    const reply = await this.redis.evalScript(this.accountScript, this.accountScriptKeys(expected.id), [expected.id, '', JSON.stringify(expected), '']);
+    return Array.isArray(reply) ? (reply as string[]) : null;
+  }
+
+  private accountScriptKeys(accountId: string): string[] {
+    return [this.accountsKey, this.upstreamsKey, this.keysKey, this.accountKeysKey(accountId), this.retiredKey];
   }
 
   async getAccount(id: string): Promise<AccountRecord | null> {

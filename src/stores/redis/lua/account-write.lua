@@ -1,18 +1,22 @@
 -- Writes an account record (ARGV[2], JSON) under its id (ARGV[1]) in the accounts hash (KEYS[1]),
 -- and its claim on its upstream customer in the index (KEYS[2]: upstream id → JSON array of the ids
--- of the accounts mapped to it). Both keys carry the {keys} hash tag: one cluster slot, one script,
--- so a record and its claim change together. Everything is decoded and checked before the record
+-- of the accounts mapped to it). ARGV[2] = '': deletes the record instead, with its claim and every
+-- key of it (KEYS[3] the keys hash, KEYS[4] the account's key-id set), and retires its id (KEYS[5]:
+-- id → when): no account is created under it again, so that nothing kept under an account id (its
+-- idempotency records, their replayed answers) reaches another tenant. Every key carries the {keys}
+-- hash tag: one cluster slot, one script, so a record, its claim and its keys change together. Everything is decoded and checked before the record
 -- is written: a refused or failed call has claimed nothing. An index entry is only a hint, confirmed against the
 -- record it names, so an entry left by an older release's write (which kept no index) claims nothing.
 --
 -- ARGV[3]: the record the caller read ('' for none), compared as key-replace.lua does; a record
--- written since: 0, nothing written. ARGV[4] = '1': unconditional (putAccount: restores), neither
+-- written since, or a creation under a retired id: 0, nothing written. ARGV[4] = '1': unconditional (putAccount: restores), neither
 -- compared nor refused, the index kept all the same.
--- Returns 1 when written; 0 as above; or, when the record would move to a customer another account
+-- Returns 1 when written (a deletion: the ids of the keys deleted); 0 as above; or, when the record would move to a customer another account
 -- holds, that account's id (nothing written). A write that keeps the customer is never refused:
 -- accounts that shared one before it was refused go on working. `same`: same-record.lua, loaded in front.
 
 local accounts, index, id, forced = KEYS[1], KEYS[2], ARGV[1], ARGV[4] == '1'
+local deleting = ARGV[2] == ''
 
 local function upstreamOf(json)
   local ok, record = pcall(cjson.decode, json)
@@ -36,13 +40,13 @@ end
 local stored = redis.call('HGET', accounts, id)
 if not forced then
   if ARGV[3] == '' then
-    if stored then return 0 end
+    if stored or redis.call('HEXISTS', KEYS[5], id) == 1 then return 0 end
   elseif not stored or not same(cjson.decode(stored), cjson.decode(ARGV[3])) then
     return 0
   end
 end
 local before = stored and upstreamOf(stored)
-local after = upstreamOf(ARGV[2])
+local after = upstreamOf(deleting and stored or ARGV[2])
 if not after then return redis.error_reply('account record without an upstreamId') end
 
 -- The field '' (no upstream id is empty) holds how many accounts the index covers. Built from the
@@ -62,6 +66,29 @@ if tonumber(redis.call('HGET', index, '') or '-1') ~= redis.call('HLEN', account
   end
   for upstream, ids in pairs(built) do redis.call('HSET', index, upstream, cjson.encode(ids)) end
   redis.call('HSET', index, '', redis.call('HLEN', accounts))
+end
+
+-- Deletes the keys of account `id`; their ids.
+local function dropKeys()
+  local gone = {}
+  for _, keyId in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+    local ok, key = pcall(cjson.decode, redis.call('HGET', KEYS[3], keyId) or 'null')
+    if ok and type(key) == 'table' and key.accountId == id then
+      redis.call('HDEL', KEYS[3], keyId)
+      gone[#gone + 1] = keyId
+    end
+  end
+  redis.call('DEL', KEYS[4])
+  return gone
+end
+
+if deleting then
+  redis.call('HDEL', accounts, id)
+  redis.call('HSET', KEYS[5], id, redis.call('TIME')[1])
+  local rest = holders(before)
+  if #rest == 0 then redis.call('HDEL', index, before) else redis.call('HSET', index, before, cjson.encode(rest)) end
+  redis.call('HSET', index, '', redis.call('HLEN', accounts))
+  return dropKeys()
 end
 
 local others = holders(after)
