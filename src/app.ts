@@ -169,6 +169,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     cacheTtlMs: config.keys.cacheTtlMs,
     staleIfErrorMs: config.keys.staleIfErrorMs,
     previousPeppers: config.keys.previousPeppers,
+    issueChecksums: config.keys.issueChecksums,
     observer: metrics,
   });
   const box = secretBoxFor(config);

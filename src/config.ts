@@ -267,6 +267,11 @@ export const ConfigSchema = z.strictObject({
        * authenticating (reads go on through a Redis outage); older or never-seen keys answer 503.
        */
       staleIfErrorMs: z.number().int().min(0).default(600_000),
+      /**
+       * New keys end in their checksum. The release before checksums refuses such a key (401): turn
+       * it on once none of its instances is left, and no rollback to it is planned.
+       */
+      issueChecksums: z.boolean().default(false),
     })
     .prefault({}),
   rateLimits: RateLimitConfigSchema.prefault({}),

@@ -22,6 +22,7 @@ export function createPrimaryAdminApi(config: ResolvedConfig, stores: Stores, lo
     cacheTtlMs: config.keys.cacheTtlMs,
     staleIfErrorMs: config.keys.staleIfErrorMs,
     previousPeppers: config.keys.previousPeppers,
+    issueChecksums: config.keys.issueChecksums,
   });
   const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, log, () => undefined);
   const upstreamIdProblem = upstreamIdCheck(registry, config.upstream.backend);

@@ -293,7 +293,7 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     throw error;
   }
   try {
-    const keys = new KeyService(store.keys, resolvePepper(config), { previousPeppers: config.keys.previousPeppers });
+    const keys = new KeyService(store.keys, resolvePepper(config), { previousPeppers: config.keys.previousPeppers, issueChecksums: config.keys.issueChecksums });
     // A key hashed with another pepper than the gateways' would answer 401 everywhere.
     if (!(await keys.pepperMatchesStore())) {
       return fail(78, "invalid configuration:\n  - keys.pepper: not the pepper the keys in the shared Redis are hashed with; give the CLI the gateways' KEY_PEPPER");

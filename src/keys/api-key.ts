@@ -79,12 +79,15 @@ export function soleAuthorization(request: Pick<IncomingMessage, 'headers' | 'ra
   return repeatsHeader(request.rawHeaders, 'authorization') ? null : header;
 }
 
-/** A new key: a random id unless one is given (16 hex digits), and always a new random secret. */
-export function generateApiKey(keyId: string = randomBytes(8).toString('hex')): { keyId: string; secret: string; key: string } {
+/**
+ * A new key: a random id unless one is given (16 hex digits), and always a new random secret; its
+ * checksum when `withChecksum` (a release before checksums refuses such a key as malformed).
+ */
+export function generateApiKey(keyId: string = randomBytes(8).toString('hex'), withChecksum = true): { keyId: string; secret: string; key: string } {
   if (!/^[0-9a-f]{16}$/.test(keyId)) throw new RangeError('a key id is 16 hex digits');
   const secret = randomBytes(32).toString('base64url');
   const body = `rk_${keyId}_${secret}`;
-  return { keyId, secret, key: body + keyChecksum(body) };
+  return { keyId, secret, key: withChecksum ? body + keyChecksum(body) : body };
 }
 
 export function hashSecret(secret: string, pepper: string): string {

@@ -42,6 +42,8 @@ const DIGEST_BYTES = Buffer.alloc(32);
 export interface KeyServiceOptions extends HeldKeysOptions {
   /** keys.previousPeppers: a key hashed with one of them authenticates, and its hash is made again with the pepper. */
   previousPeppers?: readonly string[];
+  /** keys.issueChecksums: new keys end in their checksum. */
+  issueChecksums?: boolean;
 }
 
 export class KeyService {
@@ -50,6 +52,7 @@ export class KeyService {
   /** This process recorded its pepper's fingerprint (or is doing so), recordProvenPepper. */
   private pepperRecorded = false;
   private readonly previousPeppers: readonly string[];
+  private readonly issueChecksums: boolean;
   /** Keys whose hash is being made again with the pepper (rehash), one write at a time each. */
   private readonly rehashing = new Set<string>();
 
@@ -60,6 +63,7 @@ export class KeyService {
   ) {
     this.now = options.now ?? Date.now;
     this.previousPeppers = options.previousPeppers ?? [];
+    this.issueChecksums = options.issueChecksums ?? false;
     this.held = new HeldKeys(store, options);
   }
 
@@ -190,7 +194,7 @@ export class KeyService {
     const account = await this.store.getAccount(input.accountId);
     if (!account) throw new Refusal('unknown', `unknown account ${input.accountId}`);
     if (isDisabled(account)) throw new Refusal('account_disabled', `account ${input.accountId} is disabled`);
-    const { keyId, secret, key } = generateApiKey(input.keyId);
+    const { keyId, secret, key } = generateApiKey(input.keyId, this.issueChecksums);
     const record: ApiKeyRecord = {
       id: keyId,
       accountId: input.accountId,

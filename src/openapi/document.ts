@@ -317,10 +317,10 @@ export function buildOpenApiDocument(endpoints: Endpoint[], { profile, serverUrl
         [SECURITY_SCHEME]: {
           type: 'http',
           scheme: 'bearer',
-          bearerFormat: 'rk_<key id>_<secret><checksum>',
+          bearerFormat: 'rk_<key id>_<secret>[<checksum>]',
           description:
-            'An API key sent as `Authorization: Bearer rk_<key id>_<secret><checksum>` (never in the query string); ' +
-            'the checksum is the CRC-32 of all before it in 6 base62 digits (`0-9A-Za-z`), so that a mistyped key is refused at once. ' +
+            'An API key sent as `Authorization: Bearer rk_<key id>_<secret>[<checksum>]` (never in the query string); ' +
+            'a checksum, when the key has one, is the CRC-32 of all before it in 6 base62 digits (`0-9A-Za-z`), so that a mistyped key is refused at once. ' +
             `Each key carries scopes; each operation names the one it needs in \`x-required-scope\` and its description. Scopes: ${SCOPES.map((scope) => `\`${scope}\``).join(', ')}.`,
         },
       },

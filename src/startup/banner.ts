@@ -8,7 +8,7 @@ import { mayPrintDemoKeys } from './mode.js';
 
 /** The sandbox's demo keys, for the start-up banner. */
 export async function demoKeys(stores: Stores, config: ResolvedConfig, sandbox: Sandbox): Promise<DemoKey[]> {
-  return issueDemoKeys(stores.keys, new KeyService(stores.keys, resolvePepper(config), { previousPeppers: config.keys.previousPeppers }), sandbox);
+  return issueDemoKeys(stores.keys, new KeyService(stores.keys, resolvePepper(config), { previousPeppers: config.keys.previousPeppers, issueChecksums: config.keys.issueChecksums }), sandbox);
 }
 
 /** Printed to the terminal on purpose (sandbox keys on simulator data), never to the log. */

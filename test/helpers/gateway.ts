@@ -115,7 +115,7 @@ async function assemble(options: TestGatewayOptions, simulator: WhmcsSimulator):
     ...(options.backend ? { backend: options.backend } : {}),
   });
   await app.ready();
-  const keyService = new KeyService(stores.keys, TEST_PEPPER);
+  const keyService = new KeyService(stores.keys, TEST_PEPPER, { issueChecksums: config.keys.issueChecksums });
   const keys: Record<string, string> = {};
   const keyIds: Record<string, string> = {};
   if (options.issueKeys !== false) await issueTestKeys(keyService, keys, keyIds);

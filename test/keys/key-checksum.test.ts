@@ -35,7 +35,7 @@ t.test('the checksum is the CRC-32 of the key before it in base62, so others can
 
 t.test('a new key carries its checksum; one changed or dropped character is refused unread', async () => {
   const store = new CountingKeyStore();
-  const service = new KeyService(store, PEPPER);
+  const service = new KeyService(store, PEPPER, { issueChecksums: true });
   await service.createAccount({ id: 'acme', name: 'Acme', upstreamId: '1' });
   const { key, record } = await service.issue({ accountId: 'acme', name: 'k', scopes: ['read:products'] });
   assert.match(key, new RegExp(`^rk_${record.id}_[A-Za-z0-9_-]{43}[0-9A-Za-z]{6}$`));
@@ -51,7 +51,7 @@ t.test('a new key carries its checksum; one changed or dropped character is refu
 });
 
 t.test('a key issued before checksums (no checksum) still authenticates', async () => {
-  const service = new KeyService(new MemoryKeyStore(), PEPPER);
+  const service = new KeyService(new MemoryKeyStore(), PEPPER, { issueChecksums: true });
   await service.createAccount({ id: 'acme', name: 'Acme', upstreamId: '1' });
   const { key } = await service.issue({ accountId: 'acme', name: 'k', scopes: ['read:products'] });
   const earlier = key.slice(0, -6);
@@ -60,7 +60,7 @@ t.test('a key issued before checksums (no checksum) still authenticates', async 
 });
 
 t.test('over HTTP: a mistyped key is 401 malformed and its key id is logged; in the query it is still refused', async () => {
-  const gw = await buildTestGateway({ config: { logLevel: 'info' } });
+  const gw = await buildTestGateway({ config: { logLevel: 'info', keys: { pepper: PEPPER, issueChecksums: true } } });
   try {
     const key = gw.keys['acme:all'] as string;
     const bad = mistyped(key);
