@@ -62,7 +62,7 @@ function productView(product: SimProduct) {
     upgrades: [],
     status: product.status,
     hidden: product.hidden,
-    setup: 'after_payment',
+    setup: product.setup === undefined ? 'after_payment' : product.setup,
   };
 }
 

@@ -10,6 +10,8 @@ export interface SimProduct {
   description: string;
   status: 'enabled' | 'disabled';
   hidden: boolean;
+  /** The `setup` column: nullable, 'after_payment' by default (install/sql/structure.sql). */
+  setup?: 'after_order' | 'after_payment' | null;
   payment: { type: 'free' | 'once' | 'recurrent'; once_price: string; once_setup_price: string; periods: Record<string, { price: string; setup: string; enabled: boolean }> };
 }
 
