@@ -49,3 +49,24 @@ export function rawExchange(port: number, request: string): Promise<string> {
     socket.on('error', reject);
   });
 }
+
+/**
+ * A request that asks for 100 Continue, on a fresh connection: the head is written, the body only
+ * once 100 Continue came; resolves with everything answered until the connection closes.
+ */
+export function expectingExchange(port: number, head: string, body: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(head));
+    let data = '';
+    let sent = false;
+    socket.on('data', (chunk) => {
+      data += String(chunk);
+      if (!sent && data.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
+        sent = true;
+        socket.write(body);
+      }
+    });
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+  });
+}

@@ -4,27 +4,9 @@
  * answer. The charset and the expectation are case-insensitive (RFC 9110 §8.3.2, §10.1.1).
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import t from 'tap';
 import { buildTestGateway } from '../helpers/gateway.js';
-
-/** Sends the head; when 100 Continue comes, the body; resolves with everything answered until close. */
-function expectingExchange(port: number, head: string, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(head));
-    let data = '';
-    let sent = false;
-    socket.on('data', (chunk) => {
-      data += String(chunk);
-      if (!sent && data.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
-        sent = true;
-        socket.write(body);
-      }
-    });
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
-}
+import { expectingExchange } from '../helpers/http.js';
 
 const BODY = JSON.stringify({ url: null });
 

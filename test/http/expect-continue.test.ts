@@ -5,28 +5,9 @@
  * that waits for it never uploads a body only to have it refused. Another expectation is 417.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import t from 'tap';
-import { rawExchange } from '../helpers/http.js';
+import { expectingExchange, rawExchange } from '../helpers/http.js';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
-
-/** Sends the head; when 100 Continue comes, the body; resolves with everything answered until close. */
-function expectingExchange(port: number, head: string, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(head));
-    let data = '';
-    let sent = false;
-    socket.on('data', (chunk) => {
-      data += String(chunk);
-      if (!sent && data.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
-        sent = true;
-        socket.write(body);
-      }
-    });
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
-}
 
 function head(method: string, path: string, headers: Record<string, string>): string {
   const lines = Object.entries({ host: 'x', expect: '100-continue', ...headers }).map(([name, value]) => `${name}: ${value}\r\n`);

@@ -5,27 +5,9 @@
  * on the v1 POSTs and on the admin API's.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import t from 'tap';
 import { buildAdminGateway, type AdminGateway } from '../admin/helpers.js';
-
-/** Sends the head; the body only once 100 Continue came; resolves with everything answered. */
-function expectingExchange(port: number, head: string, body: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(head));
-    let data = '';
-    let sent = false;
-    socket.on('data', (chunk) => {
-      data += String(chunk);
-      if (!sent && data.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) {
-        sent = true;
-        socket.write(body);
-      }
-    });
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
-}
+import { expectingExchange } from '../helpers/http.js';
 
 t.test('a missing or malformed Idempotency-Key is refused before 100 Continue', async (t) => {
   let gw: AdminGateway;
