@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import t from 'tap';
 import { createRedisStores } from '../../src/stores/redis/index.js';
 import { StoreUnavailableError, type Stores } from '../../src/stores/types.js';
@@ -19,7 +20,7 @@ import { WebhookEvents } from '../../src/webhooks/emitter.js';
 import { startRedisCluster, startRedisServer, type RedisServer } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
 
-const silent = { warn: () => undefined, error: () => undefined, info: () => undefined } as never;
+const silent = pino({ level: 'silent' });
 
 async function warningsOf(url: string): Promise<string[]> {
   const warnings: string[] = [];
@@ -102,8 +103,9 @@ t.test('Redis full with noeviction: a write\'s webhook event is held, then queue
   const server: RedisServer = await startRedisServer();
   const admin = new Redis(server.url);
   const stores: Stores = await createRedisStores({ url: server.url });
-  const events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, silent, () => undefined, Date.now, { firstRetryMs: 50, longestRetryMs: 100 });
+  let events: WebhookEvents | undefined;
   try {
+    events = new WebhookEvents(stores.webhooks, stores.webhookOutbox, silent, () => undefined, Date.now, { firstRetryMs: 50, longestRetryMs: 100 });
     const endpoint = {
       url: 'https://hooks.example.com/a',
       secret: 'sealed',
@@ -129,7 +131,7 @@ t.test('Redis full with noeviction: a write\'s webhook event is held, then queue
     const [claimed] = await stores.webhookOutbox.claim('probe', 10, 60_000);
     assert.equal(JSON.parse(claimed?.body ?? '{}').type, 'webhook.test', 'the event reached the outbox');
   } finally {
-    await events.close();
+    await events?.close();
     admin.disconnect();
     await stores.close();
     await server.stop();
