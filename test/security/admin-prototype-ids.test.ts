@@ -51,8 +51,8 @@ t.test('admin API over the key file: prototype names are not accounts', async (t
   }
 
   t.test('a new account may be called constructor or toString, as on the other stores', async () => {
-    for (const id of ['constructor', 'toString']) {
-      const created = await call('POST', '/admin/v1/accounts', { id, name: `named ${id}`, upstream_id: `3-${id}` });
+    for (const [index, id] of ['constructor', 'toString'].entries()) {
+      const created = await call('POST', '/admin/v1/accounts', { id, name: `named ${id}`, upstream_id: String(30 + index) });
       assert.equal(created.statusCode, 201, created.body);
       const read = await call('GET', `/admin/v1/accounts/${id}`);
       assert.equal(read.statusCode, 200, read.body);
