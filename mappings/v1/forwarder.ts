@@ -17,7 +17,7 @@ import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import { sourceAddress } from '../../src/http/source-address.js';
 import { createWaitingBound } from '../../src/upstream/busy.js';
-import { assertTimeLeft, callDeadline, leastCallMs, RequestDeadlineReached } from '../../src/upstream/request-deadline.js';
+import { assertTimeLeft, callDeadline, RequestDeadlineReached, sendByOf } from '../../src/upstream/request-deadline.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/observer.js';
 import { isOwnAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
@@ -140,7 +140,7 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     const ends = callDeadline(ownMs, requestDeadline);
     const cut = ends === requestDeadline;
     // Cut by the request's deadline: not sent at all once too little is left, should it wait that long for a connection.
-    const scheduled = proxied.schedule(ends, cut ? ends - leastCallMs(ownMs) : ends);
+    const scheduled = proxied.schedule(ends, sendByOf(ownMs, ends, requestDeadline));
     try {
       const answer = await capture(
         reply,

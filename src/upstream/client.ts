@@ -21,7 +21,7 @@ import { createWaitingBound, UpstreamBusyError } from './busy.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange } from './exchange.js';
 import type { UpstreamHooks } from './observer.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
-import { assertTimeLeft, callDeadline, leastCallMs, within } from './request-deadline.js';
+import { assertTimeLeft, callDeadline, sendByOf, within } from './request-deadline.js';
 import { tracedReports, withTrace } from './traced-reports.js';
 
 export interface UpstreamRequest {
@@ -162,8 +162,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, requestDeadline?: number): Promise<Answer> {
     const deadline = callDeadline(action.timeoutMs, requestDeadline);
     // Cut by the request's deadline: not sent at all once too little is left, should it wait that long for a connection.
-    const sendBy = deadline === requestDeadline ? requestDeadline - leastCallMs(action.timeoutMs) : undefined;
-    const request = exchangeRequest(action, params, trace, deadline, sendBy);
+    const request = exchangeRequest(action, params, trace, deadline, sendByOf(action.timeoutMs, deadline, requestDeadline));
     const failed = (failure: ExchangeFailure): BackendError => failures.thrown(action, failure, deadline === requestDeadline);
     try {
       return failures.read(action, await exchange(dispatcher, request));

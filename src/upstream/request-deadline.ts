@@ -39,7 +39,16 @@ export function callDeadline(ownMs: number, requestDeadline: number | undefined,
 }
 
 /** The least time left for a call whose own timeout is `ownMs` to be sent: LEAST_CALL_MS, or its timeout when shorter. */
-export const leastCallMs = (ownMs: number): number => Math.min(LEAST_CALL_MS, ownMs);
+const leastCallMs = (ownMs: number): number => Math.min(LEAST_CALL_MS, ownMs);
+
+/**
+ * Epoch ms after which a call still waiting for a connection is dropped unsent (ExchangeRequest.sendBy):
+ * when the request's deadline set the call's (`deadline`, from callDeadline), the least time a call
+ * needs before it; undefined when the call's own timeout ends first (it may go out until then).
+ */
+export function sendByOf(ownMs: number, deadline: number, requestDeadline: number | undefined): number | undefined {
+  return deadline === requestDeadline ? requestDeadline - leastCallMs(ownMs) : undefined;
+}
 
 /**
  * Throws RequestDeadlineReached when too little of the request's time is left to send a call whose
