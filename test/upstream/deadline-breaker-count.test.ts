@@ -6,14 +6,11 @@
  * request waited its whole timeout instead of failing fast.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { BackendError } from '../../src/backend/backend.js';
 import { CircuitOpenError } from '../../src/upstream/breaker.js';
-import { createUpstreamClient } from '../../src/upstream/client.js';
 import { readAction } from '../../src/upstream/policy.js';
-import { toyProtocol } from '../upstream/toy-protocol.js';
+import { toyProtocol, toyUpstream } from './toy-protocol.js';
 
 type Id = 'ping' | 'hang';
 
@@ -21,22 +18,9 @@ const protocol = toyProtocol<Id>({ ping: readAction('ping', 5_000), hang: readAc
 
 t.test('a call cut by the request deadline leaves the count of down-signals as it was', async (t) => {
   // `hang` is never answered: its own 1.1 s timeout is a down-signal, a shorter request deadline cuts it first.
-  const server = createServer((request, response) => {
+  const client = await toyUpstream(t, protocol, (request, response) => {
     if (request.url === '/ping') response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const client = createUpstreamClient(protocol, {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    connections: 4,
-    connectTimeoutMs: 1_000,
-    maxResponseBytes: 65_536,
-    circuitBreaker: { enabled: true, failureThreshold: 2, openMs: 60_000 },
-  });
-  t.teardown(async () => {
-    await client.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  }, { connections: 4, failureThreshold: 2 });
   const failed = (work: Promise<unknown>) => work.then(() => assert.fail('answered'), (caught: unknown) => caught);
 
   assert.equal(((await failed(client.call('hang', {}, { freshness: 'uncached' }))) as BackendError).kind, 'timeout');

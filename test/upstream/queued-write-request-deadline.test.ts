@@ -7,14 +7,12 @@
  * second, or only after the deadline.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import t, { type Test } from 'tap';
 import { BackendError } from '../../src/backend/backend.js';
 import { fromBackend } from '../../src/http/problems.js';
-import { createUpstreamClient } from '../../src/upstream/client.js';
 import { readAction, writeAction } from '../../src/upstream/policy.js';
-import { toyProtocol } from './toy-protocol.js';
+import { toyProtocol, toyUpstream } from './toy-protocol.js';
 
 type Id = 'ping' | 'slow' | 'create';
 
@@ -27,23 +25,10 @@ const protocol = toyProtocol<Id>({ ping: readAction('ping', 10_000), slow: readA
  */
 async function queuedWrite(t: Test, slowMs: number, createMs: number): Promise<{ error: unknown; received: string[] }> {
   const received: string[] = [];
-  const server = createServer((request: IncomingMessage, response) => {
+  const client = await toyUpstream(t, protocol, (request: IncomingMessage, response) => {
     received.push(request.url ?? '');
     setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), request.url === '/slow' ? slowMs : createMs);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const client = createUpstreamClient(protocol, {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    connections: 1,
-    connectTimeoutMs: 1_000,
-    maxResponseBytes: 65_536,
-    circuitBreaker: { enabled: false, failureThreshold: 5, openMs: 60_000 },
-  });
-  t.teardown(async () => {
-    await client.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  }, { connections: 1 });
   const slow = client.call('slow', {}, { freshness: 'uncached' });
   const error = await client.call('create', {}, { deadline: Date.now() + 2_000 }).then(
     () => assert.fail('answered after the request deadline'),

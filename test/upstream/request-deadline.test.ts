@@ -5,13 +5,11 @@
  * well after each deadline.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import t from 'tap';
 import { BackendError } from '../../src/backend/backend.js';
-import { createUpstreamClient } from '../../src/upstream/client.js';
 import { readAction, writeAction } from '../../src/upstream/policy.js';
-import { toyProtocol } from './toy-protocol.js';
+import { toyProtocol, toyUpstream } from './toy-protocol.js';
 
 type Id = 'ping' | 'slow' | 'create';
 
@@ -21,26 +19,13 @@ const protocol = toyProtocol<Id>({ ping: readAction('ping', 10_000), slow: readA
 t.test('calls under a request deadline', async (t) => {
   const received: string[] = [];
   // `ping` at once; `slow` and `create` after 2.5 s, well past every request deadline here.
-  const server = createServer((request: IncomingMessage, response) => {
+  // One down-signal opens the breaker: a call cut by the request's deadline must not be one.
+  const client = await toyUpstream(t, protocol, (request: IncomingMessage, response) => {
     received.push(request.url ?? '');
     const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     if (request.url === '/ping') answer();
     else setTimeout(answer, 2_500);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const client = createUpstreamClient(protocol, {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    connections: 4,
-    connectTimeoutMs: 1_000,
-    maxResponseBytes: 65_536,
-    // One down-signal opens it: a call cut by the request's deadline must not be one.
-    circuitBreaker: { enabled: true, failureThreshold: 1, openMs: 60_000 },
-  });
-  t.teardown(async () => {
-    await client.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  }, { connections: 4, failureThreshold: 1 });
   const failure = (work: Promise<unknown>) => work.then(() => assert.fail('answered after the request deadline, yet taken as a success'), (caught: unknown) => caught);
 
   t.test('a write sent in time but answered after the request deadline: a timeout, outcome unknown, not a down-signal', async () => {

@@ -4,13 +4,11 @@
  * of the request that started it, it failed every request that joined it with time to spare.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import t from 'tap';
 import { BackendError } from '../../src/backend/backend.js';
-import { createUpstreamClient } from '../../src/upstream/client.js';
 import { readAction, writeAction } from '../../src/upstream/policy.js';
-import { toyProtocol } from './toy-protocol.js';
+import { toyProtocol, toyUpstream } from './toy-protocol.js';
 
 type Id = 'ping' | 'slow' | 'create';
 
@@ -18,24 +16,11 @@ const protocol = toyProtocol<Id>({ ping: readAction('ping', 10_000), slow: readA
 
 t.test('a request with time to spare gets the answer of a load a hurried request started', async (t) => {
   // `slow` answers after 1.8 s: past the first request's deadline, well within its own timeout.
-  const server = createServer((request: IncomingMessage, response) => {
+  const client = await toyUpstream(t, protocol, (request: IncomingMessage, response) => {
     const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     if (request.url === '/slow') setTimeout(answer, 1_800);
     else answer();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const client = createUpstreamClient(protocol, {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    connections: 4,
-    connectTimeoutMs: 1_000,
-    maxResponseBytes: 65_536,
-    circuitBreaker: { enabled: true, failureThreshold: 1, openMs: 60_000 },
-  });
-  t.teardown(async () => {
-    await client.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
+  }, { connections: 4, failureThreshold: 1 });
   const hurried = client.call('slow', {}, { deadline: Date.now() + 1_200 }).then(
     () => 'answered',
     (error: unknown) => (error instanceof BackendError ? error.kind : String(error)),
