@@ -56,6 +56,17 @@ function loggedStack(stack: string): string {
 }
 
 /**
+ * The command an ioredis error names: its name and how many arguments, not the arguments. Those are
+ * a SET's value or a script's keys and arguments: an idempotency record's stored answer (which may
+ * carry a service's password), a webhook event's body, a key record.
+ */
+function loggedCommand(command: unknown): unknown {
+  if (typeof command !== 'object' || command === null) return loggedValue(command);
+  const { name, args } = command as { name?: unknown; args?: unknown };
+  return { name: loggedValue(name), args: Array.isArray(args) ? `[${args.length} arguments not logged]` : '[not logged]' };
+}
+
+/**
  * pino's error serializer (message and stack with their causes', every enumerable field), its texts
  * bounded: a BackendError carries the upstream's words in `operatorMessage` and `upstreamMessage`.
  */
@@ -66,6 +77,7 @@ export function loggedError(error: unknown): unknown {
   for (const [name, value] of Object.entries(fields)) {
     if (name === 'stack' && typeof value === 'string') fields.stack = loggedStack(value);
     else if (name === 'aggregateErrors' && Array.isArray(value)) fields.aggregateErrors = value.slice(0, 5).map(loggedError);
+    else if (name === 'command') fields.command = loggedCommand(value);
     else fields[name] = loggedValue(value, 1);
   }
   return fields;
