@@ -5,8 +5,10 @@ import { SCOPES } from '../keys/scopes.js';
 export const EXIT_CODES = `exit codes:
   0   done
   1   refused: unknown account or key, a revoked or expired key to rotate, a duplicate account,
-      a disabled account to issue or rotate a key for; a webhook secret no key opens (reseal)
-  64  usage: unknown command or option, a missing or malformed argument (the help follows)
+      an upstream customer another account holds, a disabled account to issue or rotate a key
+      for; a webhook secret no key opens (reseal)
+  64  usage: unknown command or option, an option or argument the command does not take, a
+      missing or malformed argument (the help follows)
   69  the key store (Redis) is unreachable
   78  the configuration is invalid (every wrong field is named), or Redis is older than 6.2`;
 
@@ -23,6 +25,7 @@ a key issued or revoked takes effect in running gateways without a restart.
 
 commands:
   account add <id> --name <name> --upstream-id <upstream id>  map an account to the backend's customer
+  account update <id> [--name <name>] [--upstream-id <id>]    rename an account, or map it to another customer
   account list                                                list accounts
   account disable <id> | account enable <id>                  refuse every key of an account, or let them work again
   account delete <id>                                         delete an account with its keys and webhook endpoint
@@ -39,6 +42,7 @@ ${COMMON}
 
 ${EXIT_CODES}`,
   account: `usage: reseller-keys account add <id> --name <name> --upstream-id <upstream id>
+       reseller-keys account update <id> [--name <name>] [--upstream-id <upstream id>]
        reseller-keys account list
        reseller-keys account disable <id>
        reseller-keys account enable <id>
@@ -54,6 +58,19 @@ Creates account <id> for the backend's customer <upstream id>, in the backend's 
   fossbilling  the client id, in digits as on WHMCS
   v1           the upstream account, whose key upstream.v1.apiKeys holds (V1_UPSTREAM_API_KEYS)
 <id>: 1 to 64 characters of A-Z a-z 0-9 _ . - starting with a letter or digit, as the admin API takes.
+<name>: 1 to 200 characters, no control characters. A customer another account holds is refused
+(exit 1, naming that account): one upstream customer, one account.
+
+${COMMON}
+
+${EXIT_CODES}`,
+  'account update': `usage: reseller-keys account update <id> [--name <name>] [--upstream-id <upstream id>]
+
+Renames the account, or maps it to another of the backend's customers (in its id, as for
+account add), as the admin API's PATCH /admin/v1/accounts/{id} does; at least one of the two, and
+one left out stays. The account's keys serve the new customer from the next request, in every
+running gateway, and the customer it leaves is free for another account at once. A customer another
+account holds is refused (exit 1, naming that account) and nothing changes.
 
 ${COMMON}
 
@@ -122,8 +139,10 @@ ${COMMON}
 ${EXIT_CODES}`,
   rotate: `usage: reseller-keys rotate <key id> [--grace <seconds>]
 
-Issues a successor with the same account, scopes and limits, printed once; the old key keeps working
-for --grace seconds (default 0: it stops now; at most 2592000, 30 days). A revoked or expired key cannot be rotated.
+Issues a successor with the same account, name, scopes, expiry and limits, printed once; the old
+key keeps working for --grace seconds (default 0: it stops now; at most 2592000, 30 days), or until
+an earlier end it has already. A revoked or expired key cannot be rotated.
+<key id>: the 16 hex digits \`list\` shows (not the key itself).
 
 ${COMMON}
 
@@ -131,6 +150,7 @@ ${EXIT_CODES}`,
   revoke: `usage: reseller-keys revoke <key id>
 
 Revokes the key at once, in every running gateway.
+<key id>: the 16 hex digits \`list\` shows (not the key itself).
 
 ${COMMON}
 
