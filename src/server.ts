@@ -20,6 +20,7 @@ import { createRepeatedLog } from './repeated-log.js';
 import { startSandbox, type Sandbox } from './sandbox.js';
 import { demoKeys, printBanner } from './startup/banner.js';
 import { applyHeapSettings } from './startup/heap.js';
+import { ListenError, listenOn } from './startup/listen.js';
 import { createStores } from './stores/factory.js';
 import type { Stores } from './stores/types.js';
 import { misspelledEnvNames } from './startup/env-names.js';
@@ -81,7 +82,7 @@ export async function serve(
   warn = (warning) => app.log.warn(warning);
   const repeats = createRepeatedLog(app.log);
   connectionError = (message) => repeats.note('warn', 'Redis connection error', { error: message });
-  const address = await app.listen({ host: config.host, port: config.port });
+  const address = await listenOn(app, 'public', config.host, config.port);
   const upstream = describeUpstream(config, registry);
   app.log.info({ upstream, profile: config.profile, store: stores.kind }, `serving v1 on ${address}; upstream: ${upstream}`);
 
@@ -121,7 +122,7 @@ async function main(registry: BackendRegistry): Promise<void> {
   });
   // After the public listener: /readyz must not say ready before the app can be reached.
   const ops = buildOpsApp(app);
-  const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
+  const opsAddress = await listenOn(ops, 'ops', config.ops.host, config.ops.port);
   opsClose = () => ops.close();
   app.log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
   if (sandbox) printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: 1 });
@@ -164,6 +165,10 @@ export function runGateway(registry: BackendRegistry): void {
     // A setting only the built app can check (idempotency.settleMs against the backend's write
     // timeout) is a bad config too: EX_CONFIG and the field, not exit 1 and a stack trace.
     exitOnConfigError(error);
+    if (error instanceof ListenError) {
+      process.stderr.write(`reseller-gateway: ${error.message}\n`);
+      process.exit(1);
+    }
     process.stderr.write(`reseller-gateway: failed to start: ${(error as Error).stack ?? String(error)}\n`);
     process.exit(1);
   });

@@ -31,6 +31,7 @@ import { createStores } from './stores/factory.js';
 import type { Stores } from './stores/types.js';
 import { EX_CONFIG } from './startup/mode.js';
 import { demoKeys, printBanner } from './startup/banner.js';
+import { listenOn } from './startup/listen.js';
 
 /** Primary → worker. */
 export type ToWorker =
@@ -191,7 +192,7 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     alive: () => workersAlive([...listeners].filter((worker) => worker.isConnected())),
     log,
   });
-  const opsAddress = await ops.listen({ host: config.ops.host, port: config.ops.port });
+  const opsAddress = await listenOn(ops, 'ops', config.ops.host, config.ops.port);
   log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
 
   if (sandbox) printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: count });
