@@ -196,7 +196,7 @@ export interface WebhookOutbox {
    * (`already_waiting`), or when it would wait beyond its account's share and its account already has
    * `maxWaiting` entries waiting (`full`): a receiver that hangs or crawls for days must not fill the store.
    */
-  enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<EnqueueResult>;
+  enqueue(entry: NewOutboxEntry): Promise<EnqueueResult>;
   /** Up to `max` entries due now: retries whose time has come, new entries, abandoned claims. */
   claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]>;
   /** Done with the entry: delivered, dropped, or (failed) given up and kept in the failed list. */
@@ -215,7 +215,18 @@ export interface WebhookOutbox {
   backlog(): Promise<OutboxBacklog>;
 }
 
-export type EnqueueResult = 'queued' | 'already_waiting' | 'full';
+/** An event to enqueue. */
+export interface NewOutboxEntry extends Omit<OutboxEntry, 'attempts'> {
+  /**
+   * The body (a JSON object) gets its account's next sequence number as `sequence`, in the same
+   * step as the enqueue: a number per event queued or refused as `full` (the receiver sees the
+   * gap), none for one `already_waiting`. A replay is not numbered: it keeps its logged body.
+   */
+  numbered?: boolean;
+}
+
+/** `body`: the event's body as stored (and logged), numbered when asked. */
+export type EnqueueResult = { outcome: 'queued' | 'full'; body: string } | { outcome: 'already_waiting' };
 
 /** The default of webhooks.maxWaitingPerAccount. */
 export const MAX_WAITING_PER_ACCOUNT = 10_000;

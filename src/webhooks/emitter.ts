@@ -82,14 +82,18 @@ export class WebhookEvents {
   private async queue(entry: HeldEntry): Promise<void> {
     const record = await this.store.get(entry.accountId);
     if (!record || record.status === 'disabled') return;
-    const queued = await this.outbox.enqueue(entry);
-    if (queued === 'already_waiting') return;
-    if (queued === 'full') return this.refused(entry);
-    await this.history.queued(entry.accountId, entry.eventId, entry.body);
+    // Numbered as it is queued: the number is logged with it, and a replay keeps it.
+    const queued = await this.outbox.enqueue({ ...entry, numbered: true });
+    if (queued.outcome === 'already_waiting') return;
+    if (queued.outcome === 'full') return this.refused({ ...entry, body: queued.body });
+    await this.history.queued(entry.accountId, entry.eventId, queued.body);
     this.onEnqueued();
   }
 
-  /** Not kept: its account's line is full (a receiver that hangs or crawls). Counted, logged, and listed as dropped, to replay. */
+  /**
+   * Not kept: its account's line is full (a receiver that hangs or crawls). Counted, logged, and
+   * listed as dropped with its number (the receiver sees the gap), to replay.
+   */
   private async refused(entry: HeldEntry): Promise<void> {
     this.onLost?.('backlog_full');
     const detail = { event_id: entry.eventId, event_type: described(entry.body).type };
@@ -98,13 +102,14 @@ export class WebhookEvents {
   }
 
   /**
-   * Queues a logged event again (an operator's replay): the same id and payload, so a receiver that
-   * did get it once can tell, with the whole retry schedule ahead of it. Null when its account's
+   * Queues a logged event again (an operator's replay): the same id and payload (its sequence
+   * number too, none taken), so a receiver that did get it once can tell, with the whole retry
+   * schedule ahead of it. Null when its account's
    * line is full: nothing queued.
    */
   async replay(accountId: string, logged: DeliveryLogEntry): Promise<DeliveryLogEntry | null> {
     const queued = await this.outbox.enqueue({ eventId: logged.eventId, accountId, body: logged.body, trace: captureTraceHeaders(undefined) });
-    if (queued === 'full') return null;
+    if (queued.outcome === 'full') return null;
     const entry = await this.history.queued(accountId, logged.eventId, logged.body);
     this.onEnqueued();
     return entry;

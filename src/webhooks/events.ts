@@ -1,7 +1,8 @@
 /**
- * The webhook event types and their payloads: `{ id, api_version, type, timestamp, data }`, `id`
- * being the event id (the `webhook-id` header's value) and `data` the v1 resource exactly as the
- * matching GET returns it. The schemas also feed the OpenAPI `webhooks`.
+ * The webhook event types and their payloads: `{ id, api_version, type, timestamp, data, sequence }`,
+ * `id` being the event id (the `webhook-id` header's value), `data` the v1 resource exactly as the
+ * matching GET returns it and `sequence` the account's event number, which the outbox adds as it
+ * queues the event (src/stores/event-sequence.ts). The schemas also feed the OpenAPI `webhooks`.
  */
 import { z } from 'zod';
 import { ActionResultSchema, IdSchema, InvoiceSchema, OrderSchema, ServiceSchema, TimestampSchema } from '../v1/schemas.js';
@@ -48,11 +49,20 @@ export function eventPayloadSchema(type: EventType): z.ZodType {
       type: z.literal(type),
       timestamp: TimestampSchema.meta({ description: 'When the gateway noticed the event (RFC 3339).' }),
       data: EVENT_DATA[type].schema,
+      sequence: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .meta({
+          description:
+            "The event's number among the account's events, from 1, one more for each event queued (the same on every retry and replay): a number skipped is an event you will not get (dropped: too many waiting), and numbers put events that came out of order back in order. Absent from events queued by a gateway release without it.",
+        }),
     })
     .meta({ id: `Event_${type.replace(/\./g, '_')}` });
 }
 
-/** The exact body that is signed and sent; `eventId` is the one its `webhook-id` header carries. */
+/** The body, as signed and sent but for its `sequence` (added as it is queued); `eventId` is the one its `webhook-id` header carries. */
 export function eventBody<T extends EventType>(eventId: string, type: T, data: EventData<T>, at: Date): string {
   return JSON.stringify({ id: eventId, api_version: EVENT_API_VERSION, type, timestamp: at.toISOString(), data });
 }

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Test } from 'tap';
-import type { DeliveryLogEntry, WebhookOutbox, WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
+import type { DeliveryLogEntry, EnqueueResult, WebhookOutbox, WebhookRecord, WebhookStore } from '../../src/stores/webhook-types.js';
 import { snapshotTagTime } from '../../src/webhooks/signing.js';
 import { unique, webhookRecord, type Fixture, type FixtureFactory } from './conformance.js';
 
@@ -263,16 +263,16 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
     });
 
     test(t, 'an event id that still waits is not added again; once done, it may be', async ({ store }) => {
-      assert.equal(await store.enqueue(entry('evt_1')), 'queued');
-      assert.equal(await store.enqueue({ ...entry('evt_1'), body: '{"id":"evt_1","again":true}' }), 'already_waiting', 'waiting: a change reported twice');
+      assert.equal((await store.enqueue(entry('evt_1'))).outcome, 'queued');
+      assert.equal((await store.enqueue({ ...entry('evt_1'), body: '{"id":"evt_1","again":true}' })).outcome, 'already_waiting', 'waiting: a change reported twice');
       const [claimed, ...rest] = await store.claim('a', 10, IDLE_MS);
       assert.deepEqual(rest, [], 'one entry');
       assert.equal(claimed?.body, entry('evt_1').body, 'the first report is the one delivered');
       await store.reschedule(claimed!, 0);
-      assert.equal(await store.enqueue(entry('evt_1')), 'already_waiting', 'waiting for a retry still waits');
+      assert.equal((await store.enqueue(entry('evt_1'))).outcome, 'already_waiting', 'waiting for a retry still waits');
       const [retried] = await store.claim('a', 10, IDLE_MS);
       await store.complete(retried!, 'delivered');
-      assert.equal(await store.enqueue(entry('evt_1')), 'queued', 'delivered: a later report is queued (the receiver deduplicates)');
+      assert.equal((await store.enqueue(entry('evt_1'))).outcome, 'queued', 'delivered: a later report is queued (the receiver deduplicates)');
       assert.equal((await store.backlog()).depth, 1);
     });
 
@@ -310,14 +310,39 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
 
     test(t, "an account's line is bounded: beyond its share and WAITING_BOUND waiting, its new events are refused, another account's are not", async ({ store }) => {
       const waiting = Array.from({ length: 2 + WAITING_BOUND }, (_, index) => `evt_${index}`);
-      for (const id of waiting) assert.equal(await store.enqueue(entry(id, 'acct')), 'queued', id);
-      assert.equal(await store.enqueue(entry('evt_over', 'acct')), 'full', 'its line holds WAITING_BOUND');
-      assert.equal(await store.enqueue(entry('evt_0', 'acct')), 'already_waiting', 'one that waits already is still that');
-      assert.equal(await store.enqueue(entry('evt_other')), 'queued', 'another account is not held back');
+      for (const id of waiting) assert.equal((await store.enqueue(entry(id, 'acct'))).outcome, 'queued', id);
+      assert.equal((await store.enqueue(entry('evt_over', 'acct'))).outcome, 'full', 'its line holds WAITING_BOUND');
+      assert.equal((await store.enqueue(entry('evt_0', 'acct'))).outcome, 'already_waiting', 'one that waits already is still that');
+      assert.equal((await store.enqueue(entry('evt_other'))).outcome, 'queued', 'another account is not held back');
       assert.equal((await store.backlog()).depth, waiting.length + 1, 'the refused one is not kept');
       const [first] = await store.claim('a', 1, IDLE_MS);
       await store.complete(first!, 'delivered');
-      assert.equal(await store.enqueue(entry('evt_over', 'acct')), 'queued', 'room again once one of its deliveries ends');
+      assert.equal((await store.enqueue(entry('evt_over', 'acct'))).outcome, 'queued', 'room again once one of its deliveries ends');
+    });
+
+    test(t, "numbered events carry their account's next sequence number in the stored body: a dropped one takes its number, a duplicate refused takes none", async ({ store }) => {
+      const numbered = (eventId: string, accountId = 'acct') => ({ ...entry(eventId, accountId), numbered: true });
+      const sequenceOf = (result: EnqueueResult) => ('body' in result ? (JSON.parse(result.body) as { sequence?: number }).sequence : undefined);
+      const first = await store.enqueue(numbered('evt_0'));
+      assert.deepEqual(first, { outcome: 'queued', body: '{"id":"evt_0","sequence":1}' }, 'the number is added to the body, the rest left byte for byte');
+      assert.deepEqual(await store.enqueue(numbered('evt_0')), { outcome: 'already_waiting' }, 'a duplicate is refused');
+      const queued: EnqueueResult[] = [first];
+      for (let index = 1; index < 2 + WAITING_BOUND; index += 1) queued.push(await store.enqueue(numbered(`evt_${index}`)));
+      assert.deepEqual(queued.map(sequenceOf), [1, 2, 3, 4, 5], 'the refused duplicate took no number');
+      const dropped = await store.enqueue(numbered('evt_over'));
+      assert.deepEqual(dropped, { outcome: 'full', body: '{"id":"evt_over","sequence":6}' }, 'a dropped event takes its number: the receiver sees the gap');
+      assert.equal(sequenceOf(await store.enqueue(numbered('evt_elsewhere', 'other'))), 1, 'numbers are per account');
+      assert.deepEqual(await store.enqueue({ ...entry('evt_empty', 'empty'), body: '{}', numbered: true }), { outcome: 'queued', body: '{"sequence":1}' });
+      const escaped = '{"note":"d\u00e9j\u00e0 \\"vu\\" \\\\ \u2713 \ud83d\ude00 }\\n"}';
+      assert.deepEqual(await store.enqueue({ ...entry('evt_escaped', 'escaped'), body: escaped, numbered: true }), { outcome: 'queued', body: `${escaped.slice(0, -1)},"sequence":1}` });
+      const claimed = await store.claim('a', 10, IDLE_MS);
+      const delivered = claimed.find((delivery) => delivery.eventId === 'evt_0');
+      assert.equal(delivered?.body, '{"id":"evt_0","sequence":1}', 'the numbered body is the one delivered (and signed)');
+      assert.equal(claimed.find((delivery) => delivery.eventId === 'evt_escaped')?.body, `${escaped.slice(0, -1)},"sequence":1}`, 'escapes, non-ASCII and braces in strings kept');
+      await store.complete(delivered!, 'delivered');
+      const replay = { ...entry('evt_over'), accountId: 'acct', body: (dropped as { body: string }).body };
+      assert.deepEqual(await store.enqueue(replay), { outcome: 'queued', body: '{"id":"evt_over","sequence":6}' }, 'a replay (not numbered) keeps its number');
+      assert.equal(sequenceOf(await store.enqueue(numbered('evt_next'))), 7, 'the replay took no number');
     });
 
     test(t, 'the backlog counts what waits (due, retrying or being delivered) and ages the oldest by its enqueue time', async ({ store, clock }) => {

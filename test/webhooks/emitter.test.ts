@@ -81,7 +81,7 @@ t.test('webhook events: observe', async (t) => {
     assert.equal(claimed.length, 2, 'invoice.created and invoice.paid');
     for (const { eventId, body } of claimed) {
       const payload = JSON.parse(body) as Record<string, unknown>;
-      assert.deepEqual(Object.keys(payload), ['id', 'api_version', 'type', 'timestamp', 'data']);
+      assert.deepEqual(Object.keys(payload), ['id', 'api_version', 'type', 'timestamp', 'data', 'sequence']);
       assert.deepEqual([payload.id, payload.api_version], [eventId, 'v1']);
     }
   });

@@ -1,6 +1,7 @@
 /** The webhook outbox in process memory (sandbox, one instance): same claim and admission rules as Redis. */
 import { randomUUID } from 'node:crypto';
-import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
+import { numberedBody } from '../event-sequence.js';
+import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type NewOutboxEntry, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
 
 const MAX_FAILED = 1_000;
 
@@ -25,6 +26,8 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   private readonly waiting = new Set<string>();
   private readonly failedIds: string[] = [];
   private nextSeq = 0;
+  /** Per account: the last sequence number an event took (its body's `sequence`). */
+  private readonly eventNumbers = new Map<string, number>();
 
   private readonly perAccount: number;
   private readonly maxWaiting: number;
@@ -38,17 +41,18 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     this.maxWaiting = admission.maxWaiting ?? MAX_WAITING_PER_ACCOUNT;
   }
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<EnqueueResult> {
-    if (this.waiting.has(entry.eventId)) return 'already_waiting';
+  async enqueue({ numbered = false, ...entry }: NewOutboxEntry): Promise<EnqueueResult> {
+    if (this.waiting.has(entry.eventId)) return { outcome: 'already_waiting' };
+    const body = numbered ? numberedBody(entry.body, this.nextEventNumber(entry.accountId)) : entry.body;
     const line = this.parked.get(entry.accountId);
     const parks = line !== undefined || this.admittedOf(entry.accountId) >= this.perAccount;
-    if (parks && (line?.length ?? 0) >= this.maxWaiting) return 'full';
+    if (parks && (line?.length ?? 0) >= this.maxWaiting) return { outcome: 'full', body };
     this.waiting.add(entry.eventId);
     const now = this.now();
-    const slot: Slot = { entry: { ...entry, attempts: 0 }, dueAt: now, claim: null, enqueuedAt: now, seq: this.nextSeq++ };
+    const slot: Slot = { entry: { ...entry, body, attempts: 0 }, dueAt: now, claim: null, enqueuedAt: now, seq: this.nextSeq++ };
     if (parks) this.parkSlot(slot);
     else this.slots.push(slot);
-    return 'queued';
+    return { outcome: 'queued', body };
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
@@ -93,6 +97,13 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     // None of the account's entries left admitted: no delivery's end would admit it (the slot that
     // refused it was one just ending), so its line's head goes back now.
     if (this.admittedOf(delivery.accountId) === 0) this.admit(delivery.accountId);
+  }
+
+  /** The account's next event number, from 1. */
+  private nextEventNumber(accountId: string): number {
+    const next = (this.eventNumbers.get(accountId) ?? 0) + 1;
+    this.eventNumbers.set(accountId, next);
+    return next;
   }
 
   async failed(): Promise<string[]> {

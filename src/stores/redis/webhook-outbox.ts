@@ -7,7 +7,8 @@
  * whatever one account has queued. The keys share one hash tag so the scripts that move entries
  * between them run on one cluster node.
  */
-import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
+import { numberedBody, sequenceSlot } from '../event-sequence.js';
+import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type NewOutboxEntry, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
 
@@ -26,7 +27,7 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     park: LuaScript.load('webhook-park', 'outbox-line'),
     admit: LuaScript.load('webhook-admit', 'outbox-line'),
   };
-  private readonly keys: { stream: string; retry: string; failed: string; pending: string; parked: string; inStream: string; parkedAccounts: string; seq: string };
+  private readonly keys: { stream: string; retry: string; failed: string; pending: string; parked: string; inStream: string; parkedAccounts: string; seq: string; eventNumbers: string };
   private groupReady = false;
 
   /**
@@ -47,16 +48,20 @@ export class RedisWebhookOutbox implements WebhookOutbox {
       inStream: redis.key('{webhooks}:in-stream'),
       parkedAccounts: redis.key('{webhooks}:parked-accounts'),
       seq: redis.key('{webhooks}:seq'),
+      eventNumbers: redis.key('{webhooks}:event-numbers'),
     };
   }
 
-  async enqueue(entry: Omit<OutboxEntry, 'attempts'>): Promise<EnqueueResult> {
-    const value = JSON.stringify({ ...entry, attempts: 0 });
-    const { stream, pending, parked, inStream, parkedAccounts, seq } = this.keys;
+  async enqueue({ numbered = false, ...entry }: NewOutboxEntry): Promise<EnqueueResult> {
+    const { head, tail } = storedValue(entry, numbered);
+    const { stream, pending, parked, inStream, parkedAccounts, seq, eventNumbers } = this.keys;
     const { perAccount, sweepAfterMs, maxWaiting } = this.admission;
-    const keys = [stream, pending, parked, inStream, parkedAccounts, seq];
-    const added = await this.redis.evalScript(this.scripts.enqueue, keys, [entry.eventId, value, entry.accountId, perAccount, sweepAfterMs, maxWaiting]);
-    return added === 1 ? 'queued' : added === 2 ? 'full' : 'already_waiting';
+    const keys = [stream, pending, parked, inStream, parkedAccounts, seq, eventNumbers];
+    const args = [entry.eventId, head, entry.accountId, perAccount, sweepAfterMs, maxWaiting, tail, numbered ? 1 : 0];
+    const [added, number] = (await this.redis.evalScript(this.scripts.enqueue, keys, args)) as [number, number];
+    if (added === 0) return { outcome: 'already_waiting' };
+    const body = numbered ? numberedBody(entry.body, number) : entry.body;
+    return { outcome: added === 1 ? 'queued' : 'full', body };
   }
 
   async claim(consumer: string, max: number, claimIdleMs: number): Promise<ClaimedDelivery[]> {
@@ -143,6 +148,20 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     }
     this.groupReady = true;
   }
+}
+
+/**
+ * The entry as the stream holds it (its JSON), in two parts: numbered, webhook-enqueue.lua puts the
+ * number between them, where numberedBody puts it in the body; else they are the whole.
+ */
+function storedValue(entry: Omit<OutboxEntry, 'attempts'>, numbered: boolean): { head: string; tail: string } {
+  if (!numbered) return { head: JSON.stringify({ ...entry, attempts: 0 }), tail: '' };
+  const { body, ...rest } = entry;
+  const fields = JSON.stringify({ ...rest, attempts: 0 }).slice(0, -1);
+  const slot = sequenceSlot(body);
+  // JSON escapes a string one character at a time, and the cut is at an ASCII one: the two escaped
+  // parts put together (around the digits) are the escaped whole.
+  return { head: `${fields},"body":${JSON.stringify(slot.head).slice(0, -1)}`, tail: `${JSON.stringify(slot.tail).slice(1)}}` };
 }
 
 /**

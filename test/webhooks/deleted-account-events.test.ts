@@ -1,0 +1,56 @@
+/**
+ * Events still queued for an account that is deleted (its endpoint cleared with it): each is
+ * dropped unsent, counted (deliveries `dropped`) and leaves the outbox, its waiting line included;
+ * none is sent to the URL the account had.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import t from 'tap';
+import { WebhookConfigSchema } from '../../src/config.js';
+import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
+import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
+import { SecretBox } from '../../src/webhooks/secret-box.js';
+import { DeliveryWorker } from '../../src/webhooks/worker.js';
+import { webhookRecord } from '../stores/conformance.js';
+import { eventually } from '../helpers/webhook-receiver.js';
+
+t.test("a deleted account's queued events are dropped, counted and gone, none sent", async (t) => {
+  let received = 0;
+  const server = createServer((request, response) => {
+    received += 1;
+    request.resume().on('end', () => response.writeHead(204).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => server.close());
+  const store = new MemoryWebhookStore();
+  const outbox = new MemoryWebhookOutbox();
+  const box = new SecretBox(randomBytes(32));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  await store.set('leaving', webhookRecord(url, box.seal(`whsec_${randomBytes(32).toString('base64')}`), new Date().toISOString()), null);
+  // Two up for delivery (its share), one waiting behind them.
+  for (const id of ['evt_1', 'evt_2', 'evt_3']) await outbox.enqueue({ eventId: id, accountId: 'leaving', body: '{"type":"webhook.test"}', trace: {}, numbered: true });
+  await store.clear('leaving'); // what deleting the account does to its endpoint
+  const outcomes: string[] = [];
+  const worker = new DeliveryWorker({
+    outbox,
+    store,
+    accounts: { getAccount: async () => null }, // the account is gone
+    box,
+    config: WebhookConfigSchema.parse({ allowPrivateTargets: true, workerIntervalMs: 20 }),
+    transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },
+    log: pino({ level: 'silent' }),
+    onAttempt: (outcome) => outcomes.push(outcome),
+  });
+  worker.start();
+  try {
+    await eventually(async () => ((await outbox.backlog()).depth === 0 ? true : undefined), 'the outbox emptied');
+  } finally {
+    await worker.stop();
+  }
+  assert.deepEqual(outcomes, ['dropped', 'dropped', 'dropped'], 'each counted as dropped');
+  assert.equal(received, 0, 'none sent to the URL the account had');
+  assert.deepEqual(await outbox.claim('later', 10, 0), [], 'nothing left to claim, nor waiting');
+});
