@@ -28,12 +28,26 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 /** A surrogate code unit that is not half of a pair (in `u` mode a pair is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
 
-/** Whether any string of the parsed value (property names included) holds a lone surrogate. */
-function holdsLoneSurrogate(value: unknown): boolean {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value);
-  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
-  if (value !== null && typeof value === 'object') {
-    return Object.entries(value).some(([name, member]) => LONE_SURROGATE.test(name) || holdsLoneSurrogate(member));
+/**
+ * Whether any string of the parsed value (property names included) holds a lone surrogate. Walked
+ * with a stack of its own, not by recursion: a body nested 30 000 deep fits the size limit, and
+ * overflowed the call stack here (answered as malformed JSON, whatever it held).
+ */
+function holdsLoneSurrogate(parsed: unknown): boolean {
+  const pending: unknown[] = [parsed];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return true;
+    } else if (Array.isArray(value)) {
+      // One push each: spreading a long array would pass each item as an argument, on the stack.
+      for (const item of value) pending.push(item);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [name, member] of Object.entries(value)) {
+        if (LONE_SURROGATE.test(name)) return true;
+        pending.push(member);
+      }
+    }
   }
   return false;
 }

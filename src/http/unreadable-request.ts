@@ -51,6 +51,8 @@ export interface UnreadableEdge {
    * be read as that request's. The connection is closed unanswered, and the request counted as aborted.
    */
   answerOwed?(socket: Duplex): boolean;
+  /** Marks a connection the request timeout cuts off: its request in flight is the server's timeout, not the client's abort. */
+  timedOut?(socket: Duplex): void;
   /** Counts an answered refusal, as every answered request is counted. */
   answered?(method: string, status: number): void;
 }
@@ -61,6 +63,7 @@ export interface UnreadableEdge {
  * logged (nothing of the request itself: its head may carry a key), then close the connection.
  */
 export function answerUnreadableRequest(error: ParserError, socket: Duplex, typeBase: string, edge: UnreadableEdge): void {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') edge.timedOut?.(socket);
   if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable || edge.answerOwed?.(socket) === true) {
     socket.destroy();
     return;

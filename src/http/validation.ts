@@ -1,6 +1,6 @@
 /** Input validation with the endpoint's zod schemas; failures become 400 invalid_request with pointers. */
 import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, type FieldError } from '../errors.js';
 import { readIdempotencyKey } from './idempotency.js';
@@ -41,9 +41,34 @@ function fieldErrors(part: InputPart, error: z.ZodError, input: unknown): FieldE
     .slice(0, 20);
 }
 
+/**
+ * The query schema's parameters sent as a list: in PHP's or Rails' spelling (`per_page[]=5`,
+ * `page[0]=2`), or more than once. The first was ignored as a name the endpoint does not take, and
+ * the client silently got page 1 at the default size; the second was refused as "not a number".
+ * Names the schema does not know at all are still ignored (pagination.ts).
+ */
+function listedParameters(schema: z.ZodType, query: Record<string, unknown>): FieldError[] {
+  if (!(schema instanceof z.ZodObject)) return [];
+  const errors: FieldError[] = [];
+  for (const name in query) {
+    const bracket = name.indexOf('[');
+    const known = bracket > 0 ? name.slice(0, bracket) : name;
+    if (!Object.hasOwn(schema.shape, known)) continue;
+    if (bracket > 0) errors.push({ pointer: pointer('query', [name]), detail: `is not a parameter of this request; send ${known}=<value>, once` });
+    else if (Array.isArray(query[name])) errors.push({ pointer: pointer('query', [name]), detail: 'is given more than once; send it once' });
+  }
+  return errors;
+}
+
 export function parseInput<T extends z.ZodType>(schema: T, value: unknown, part: InputPart): z.infer<T> {
+  // An empty query (most requests) has no name to look at.
+  const listed = part === 'query' ? listedParameters(schema, value as Record<string, unknown>) : [];
+  if (listed.length > 0) throw new ApiError('invalid_request', 'The query string is invalid.', { errors: listed.slice(0, 20) });
   const result = compiled(schema).safeParse(value);
   if (result.success) return result.data;
+  // An empty segment where an id goes (`/v1/services/`, a trailing slash) is a path no route serves
+  // (contract §2: 404); the router only matched it as one with an empty parameter.
+  if (part === 'path' && Object.values(value as Record<string, unknown>).includes('')) throw new ApiError('not_found', 'No such resource.');
   const errors = fieldErrors(part, result.error, value);
   const where = part === 'body' ? 'request body' : part === 'query' ? 'query string' : 'path';
   throw new ApiError('invalid_request', `The ${where} is invalid.`, { errors });

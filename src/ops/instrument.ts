@@ -31,7 +31,9 @@ type TracedMessage = IncomingMessage & { [TRACE]?: TraceContext };
  */
 const IN_FLIGHT = Symbol('in flight');
 const WATCHED = Symbol('watched');
-type WatchedSocket = Socket & { [IN_FLIGHT]?: FastifyReply | undefined; [WATCHED]?: true };
+/** Set when the server cut the connection off for the request timeout (unreadable-request.ts). */
+const TIMED_OUT = Symbol('timed out');
+type WatchedSocket = Socket & { [IN_FLIGHT]?: FastifyReply | undefined; [WATCHED]?: true; [TIMED_OUT]?: true };
 
 function traceOf(raw: TracedMessage): TraceContext {
   return (raw[TRACE] ??= traceFromHeaders(raw.headers));
@@ -120,6 +122,8 @@ export function installTracing(app: FastifyInstance): void {
 
 /** nginx's "client closed request": the client went away before its answer was sent. */
 const CLIENT_CLOSED_REQUEST = 499;
+/** The request was not received in time, and its connection closed unanswered (as nginx counts it). */
+const REQUEST_TIMEOUT = 408;
 
 export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
   app.decorateRequest('backendWait', undefined);
@@ -130,14 +134,18 @@ export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetr
   };
   // A connection closed while a request waits on it: that response never finishes, so neither
   // onResponse nor the access line runs; both are done here (the requests a slow upstream makes
-  // clients give up on would otherwise leave no trace).
+  // clients give up on would otherwise leave no trace). The server closes it too, when the request
+  // is not received within the request timeout: that one is not the client's doing.
   function closed(this: WatchedSocket): void {
     const reply = this[IN_FLIGHT];
     if (reply === undefined) return;
     this[IN_FLIGHT] = undefined;
     const ms = reply.elapsedTime;
-    count(reply.request, CLIENT_CLOSED_REQUEST, ms);
-    reply.request.log.info({ req: reply.request, res: { statusCode: CLIENT_CLOSED_REQUEST }, responseTime: ms }, 'request aborted by the client');
+    const timedOut = this[TIMED_OUT] === true;
+    const status = timedOut ? REQUEST_TIMEOUT : CLIENT_CLOSED_REQUEST;
+    count(reply.request, status, ms);
+    const message = timedOut ? 'request not received within the request timeout; connection closed' : 'request aborted by the client';
+    reply.request.log.info({ req: reply.request, res: { statusCode: status }, responseTime: ms }, message);
   }
   app.addHook('onRequest', (request, reply, done) => {
     const socket = request.raw.socket as WatchedSocket;
@@ -181,9 +189,10 @@ export function countRouterAnswer(
  * count of a refusal answered. No route matched and no time is known before the parser's error:
  * its own share is the instant it is answered in.
  */
-export function parserRefusalCounts(metrics: GatewayMetrics): Pick<UnreadableEdge, 'answerOwed' | 'answered'> {
+export function parserRefusalCounts(metrics: GatewayMetrics): Pick<UnreadableEdge, 'answerOwed' | 'timedOut' | 'answered'> {
   return {
     answerOwed: (socket: Duplex) => (socket as WatchedSocket)[IN_FLIGHT] !== undefined,
+    timedOut: (socket: Duplex) => void ((socket as WatchedSocket)[TIMED_OUT] = true),
     answered: (method: string, status: number) => metrics.httpRequest(UNMATCHED_ROUTE, method, status, 0, 0),
   };
 }
