@@ -21,11 +21,13 @@ import { startSandbox, type Sandbox } from './sandbox.js';
 import { demoKeys, printBanner } from './startup/banner.js';
 import { applyHeapSettings } from './startup/heap.js';
 import { ListenError, listenOn } from './startup/listen.js';
-import { createStores } from './stores/factory.js';
 import type { Stores } from './stores/types.js';
 import { misspelledEnvNames } from './startup/env-names.js';
 import { EX_CONFIG, noUpstreamMessage, sandboxRequested } from './startup/mode.js';
-import { isWorkerMessage, runPrimary, workerCount, type FromWorker, type ToWorker } from './workers.js';
+import { createStoresOrExit } from './startup/redis-unreachable.js';
+import { onStopSignals } from './startup/stop-signals.js';
+import { isWorkerMessage, type FromWorker, type ToWorker } from './worker-questions.js';
+import { runPrimary, workerCount } from './workers.js';
 
 /** A ConfigError stops the process with EX_CONFIG and its message (no stack); anything else is returned. */
 function exitOnConfigError(error: unknown): unknown {
@@ -63,7 +65,8 @@ export async function resolveStart(registry: BackendRegistry): Promise<{ config:
  * Builds the app on `config` and listens on its port (shared by the workers of a cluster). SIGTERM
  * and SIGINT drain it: unready at once, `ops.unreadyDelayMs` of serving on, then requests in flight
  * finish within `shutdownGraceMs`, the stores and upstream client close, `onClosed` runs (the ops
- * listener, the sandbox), and the process exits 0 (1 if the drain took too long).
+ * listener, the sandbox), and the process exits 0 (1 if the drain took too long, or at a second
+ * signal: see src/startup/stop-signals.ts). Redis not there at start stops it with EX_UNAVAILABLE.
  */
 export async function serve(
   config: ResolvedConfig,
@@ -76,7 +79,7 @@ export async function serve(
   // A Redis away or refusing the password fails each reconnection (about one a second per
   // client): once a kind, then counted. One at boot is told by the failure to start.
   let connectionError: (message: string) => void = () => undefined;
-  const stores = await createStores(config, (warning) => warn(warning), (message) => connectionError(message));
+  const stores = await createStoresOrExit(config, (warning) => warn(warning), (message) => connectionError(message));
   const app = await buildApp(config, { stores, backends: registry });
   for (const warning of warnings) app.log.warn(warning);
   warn = (warning) => app.log.warn(warning);
@@ -86,10 +89,7 @@ export async function serve(
   const upstream = describeUpstream(config, registry);
   app.log.info({ upstream, profile: config.profile, store: stores.kind }, `serving v1 on ${address}; upstream: ${upstream}`);
 
-  let closing = false;
   const shutdown = async (signal: string): Promise<void> => {
-    if (closing) return;
-    closing = true;
     // Unready first, so that load balancers stop sending while the app still serves.
     app.readiness.beginShutdown();
     app.log.info({ signal }, 'shutting down');
@@ -104,8 +104,15 @@ export async function serve(
     await onClosed(app);
     process.exit(0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // A worker's primary forces the stop (it kills its workers); a worker that did so itself would
+  // cut short the drain a terminal's Ctrl-C starts, which reaches it from the terminal and the primary.
+  const force = cluster.isWorker
+    ? undefined
+    : (signal: string) => {
+        app.log.warn({ signal }, 'second signal during shutdown: exiting now');
+        process.exit(1);
+      };
+  onStopSignals((signal) => void shutdown(signal), force);
   return { app, stores, address };
 }
 

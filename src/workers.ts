@@ -6,11 +6,14 @@
  * `/metrics` aggregates every worker's registry (prom-client's AggregatorRegistry: counters and
  * histograms summed; the outbox and breaker gauges take the maximum; a worker still loading has
  * counted nothing and is not asked), `/readyz` is ready when
- * every worker is, and the admin API runs there (src/admin/primary.ts). SIGTERM/SIGINT: unready at
+ * every worker is, and the admin API runs there (src/admin/primary.ts) over stores it connects
+ * before forking (Redis not there: EX_UNAVAILABLE, no worker started). SIGTERM/SIGINT: unready at
  * once, every worker drains as a single process does, then the primary exits (0 when every worker
- * drained and exited 0). A worker that dies otherwise is replaced; workers that die before any of
- * them listens, three times, stop the primary with 1 (a port taken, a bad module); one that exits
- * EX_CONFIG before then stops it with EX_CONFIG at once.
+ * drained and exited 0); a second signal kills the workers and exits 1 at once. A worker that dies
+ * otherwise is replaced, after a growing delay, and a crash loop stops the primary with 1
+ * (src/startup/worker-deaths.ts); workers that die before any of them listens, three times, stop
+ * it with 1 (a port taken, a bad module); one that exits EX_CONFIG or EX_UNAVAILABLE before then
+ * stops it with the same code at once.
  *
  * The memory stores cannot be shared between processes: more than one worker needs Redis.
  */
@@ -18,52 +21,39 @@ import cluster, { type Worker } from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import { availableParallelism } from 'node:os';
 import { pino } from 'pino';
-import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BackendRegistry } from './backend/registry.js';
 import type { GatewayConfig, ResolvedConfig } from './config.js';
 import { configEnvNames } from './load-config.js';
 import { loggerOptions } from './logger.js';
 import { createPrimaryAdminApi } from './admin/primary.js';
 import { resolvePepper } from './keys/pepper.js';
-import { buildOpsApp, type ReadyReport } from './ops/server.js';
+import { METRIC_PREFIX } from './ops/metrics.js';
+import { buildOpsApp } from './ops/server.js';
+import { createRepeatedLog } from './repeated-log.js';
 import type { Sandbox } from './sandbox.js';
-import { createStores } from './stores/factory.js';
 import type { Stores } from './stores/types.js';
 import { EX_CONFIG } from './startup/mode.js';
 import { demoKeys, printBanner } from './startup/banner.js';
 import { listenOn } from './startup/listen.js';
+import { CGROUP_ROOT, cgroupCpuLimit } from './startup/cpu-limit.js';
+import { createStoresOrExit, EX_UNAVAILABLE } from './startup/redis-unreachable.js';
+import { onStopSignals } from './startup/stop-signals.js';
+import { WorkerDeaths } from './startup/worker-deaths.js';
+import { WorkerCounts, workersAlive, workersReady, type FromWorker, type Series, type ToWorker } from './worker-questions.js';
 
-/** Primary → worker. */
-export type ToWorker =
-  | { type: 'gateway:config'; config: ResolvedConfig }
-  | { type: 'gateway:readyz'; id: number }
-  | { type: 'gateway:livez'; id: number }
-  | { type: 'gateway:metrics'; id: number };
-/** Worker → primary. A message sent before the other side listens is lost: the worker asks for its config once it listens. */
-export type FromWorker =
-  | { type: 'gateway:hello' }
-  | { type: 'gateway:ready'; id: number; report: ReadyReport }
-  | { type: 'gateway:alive'; id: number }
-  | { type: 'gateway:metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
-
-export function isWorkerMessage(message: unknown): message is ToWorker {
-  return typeof message === 'object' && message !== null && String((message as { type?: unknown }).type).startsWith('gateway:');
+/** `auto`: one per core, no more than a container's CPU quota allows (read under `cgroupRoot`). */
+export function workerCount(setting: GatewayConfig['workers'], cgroupRoot = CGROUP_ROOT): number {
+  if (setting !== 'auto') return setting;
+  return Math.min(availableParallelism(), cgroupCpuLimit(cgroupRoot) ?? Infinity);
 }
 
-export function workerCount(setting: GatewayConfig['workers']): number {
-  return setting === 'auto' ? availableParallelism() : setting;
-}
-
-/** A worker that keeps dying is replaced at most this often. */
-const RESPAWN_DELAY_MS = 1_000;
+/** Before any worker listens, one that dies is replaced after this long. */
+const BOOT_RESPAWN_DELAY_MS = 1_000;
 /** Workers that die before any of them listens, this many times: the primary gives up (exit 1). */
 const BOOT_ATTEMPTS = 3;
-/** How long /readyz waits for a worker's answer. */
-const READY_ASK_MS = 2_000;
-/** How long /livez waits for a listening worker's answer: its event loop has stopped when it does not come. */
-const LIVE_ASK_MS = 2_000;
-/** How long /metrics waits for a worker's series (prom-client's own cluster timeout). */
-const METRICS_ASK_MS = 5_000;
+/** Exits a worker makes before serving that no other worker would mend: the primary stops with the same code. */
+const REFUSALS = new Set<number>([EX_CONFIG, EX_UNAVAILABLE]);
 
 export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConfig, sandbox: Sandbox | undefined, count: number): Promise<void> {
   // The sandbox makes its pepper on first use: made here once, or the workers race to make their own
@@ -79,10 +69,13 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   }
   const options = loggerOptions(config) as pino.LoggerOptions & { stream: pino.DestinationStream };
   const log = pino(options, options.stream);
+  // A Redis away fails each reconnection of the primary's stores: once a kind, then counted.
+  const repeats = createRepeatedLog(log);
   let shuttingDown = false;
-  /** True once a worker listens: a worker that dies after that is replaced, before it counts toward giving up. */
+  /** True once a worker listens: a worker that dies after that counts toward a crash loop, before it toward a failed boot. */
   let serving = false;
   let bootFailures = 0;
+  const deaths = new WorkerDeaths(count);
   /** A worker that did not exit 0 while draining: the primary then exits 1. */
   let drainFailed = false;
   const workers = new Set<Worker>();
@@ -92,13 +85,13 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   const greeted = new WeakSet<Worker>();
   /** Every worker's series as last scraped, and what the dead ones had counted. */
   const counts = new WorkerCounts();
-  /** What the primary runs beside the workers, once they listen; closed at shutdown. */
+  /** What the primary runs beside the workers (the stores from before the fork, the rest once they listen); closed at shutdown. */
   let ops: FastifyInstance | undefined;
   let stores: Stores | undefined;
   let primaryAdmin: ReturnType<typeof createPrimaryAdminApi> | undefined;
 
   // Installed before any worker is forked: a signal during boot drains what has started.
-  const shutdown = async (reason: string, code: 0 | 1 | typeof EX_CONFIG = 0): Promise<void> => {
+  const shutdown = async (reason: string, code = 0): Promise<void> => {
     if (shuttingDown) return;
     shuttingDown = true;
     log.info({ reason }, 'shutting down: draining the workers');
@@ -113,10 +106,17 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     await sandbox?.close();
     await ops?.close();
     await Promise.allSettled([primaryAdmin?.close(), stores?.close()]);
+    repeats.flush();
     process.exit(code !== 0 ? code : drainFailed ? 1 : 0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  onStopSignals(
+    (signal) => void shutdown(signal),
+    (signal) => {
+      log.warn({ signal }, 'second signal during shutdown: exiting now');
+      for (const worker of workers) worker.process.kill('SIGKILL');
+      process.exit(1);
+    },
+  );
 
   // The workers take their config over IPC: the variables it was read from (secrets among them) stay out of their environment.
   const workerEnv = Object.fromEntries(configEnvNames(registry).map((name) => [name, undefined]));
@@ -138,9 +138,10 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
         if (code !== 0 && signal !== 'SIGTERM' && signal !== 'SIGINT') drainFailed = true;
         return;
       }
-      // A config error the workers found (one only the built app checks) will not mend by starting another.
-      if (!serving && code === EX_CONFIG) {
-        void shutdown('the workers refused the configuration', EX_CONFIG);
+      // A config error the workers found (one only the built app checks), or Redis gone since the
+      // primary connected, will not mend by starting another: they said why on stderr.
+      if (!serving && code !== null && REFUSALS.has(code)) {
+        void shutdown('the workers could not start', code);
         return;
       }
       // Workers that keep dying before any of them listens will not start (a port taken, say), as a single process would not.
@@ -149,10 +150,17 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
         void shutdown('workers failed to start', 1);
         return;
       }
-      log.error({ worker_pid: worker.process.pid, code, signal }, 'worker exited; starting another');
+      // Serving: a crash loop backs off, then ends the process for the orchestrator to see.
+      const next = serving ? deaths.note() : { respawnInMs: BOOT_RESPAWN_DELAY_MS };
+      if ('giveUp' in next) {
+        log.error({ worker_pid: worker.process.pid, code, signal, deaths: next.deaths }, 'workers keep dying; exiting');
+        void shutdown('workers keep dying', 1);
+        return;
+      }
+      log.error({ worker_pid: worker.process.pid, code, signal, respawn_in_ms: next.respawnInMs }, 'worker exited; starting another');
       setTimeout(() => {
         if (!shuttingDown) fork();
-      }, RESPAWN_DELAY_MS).unref();
+      }, next.respawnInMs).unref();
     });
     return worker;
   };
@@ -170,6 +178,9 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
       log.info({ workers: count, address: url }, `${count} workers serving v1 on ${url}`);
     }),
   );
+  // Connected before any worker starts: a Redis that is not there stops the boot here, once.
+  // Its warnings (an evicting Redis) are the workers' to say, as they were.
+  stores = await createStoresOrExit(config, undefined, (message) => repeats.note('warn', 'Redis connection error', { error: message }));
   for (let index = 0; index < count; index += 1) fork();
   const address = await listening;
   serving = true;
@@ -177,14 +188,18 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
 
   // The admin API lives on the ops listener, so the primary serves it over the shared stores (which
   // also issue the sandbox's demo keys).
-  stores = await createStores(config);
   primaryAdmin = createPrimaryAdminApi(config, stores, log, registry);
+  // The primary's own memory, CPU and event loop (it holds the admin API, the sandbox, the ops
+  // listener), labelled so that they stay apart from the workers' sums.
+  const own = new Registry();
+  own.setDefaultLabels({ process: 'primary' });
+  collectDefaultMetrics({ register: own, prefix: METRIC_PREFIX });
   ops = buildOpsApp({
     admin: primaryAdmin.admin,
     metrics: {
       registry: {
         contentType: AggregatorRegistry.PROMETHEUS_CONTENT_TYPE,
-        metrics: () => counts.scrape([...workers].filter((worker) => greeted.has(worker) && worker.isConnected())),
+        metrics: async () => counts.scrape([...workers].filter((worker) => greeted.has(worker) && worker.isConnected()), (await own.getMetricsAsJSON()) as Series),
       },
       collectRuntimeMetrics: () => undefined,
     },
@@ -196,97 +211,4 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   log.info({ address: opsAddress }, 'ops listener (metrics, probes) ready');
 
   if (sandbox) printBanner({ config, sandbox, store: stores.kind, address, opsAddress, demo: await demoKeys(stores, config, sandbox), workers: count });
-}
-
-let nextQuestion = 0;
-
-/**
- * Ready when every worker says so. A worker that does not answer in time (each bounds its checks
- * well below READY_ASK_MS) makes the whole unready, its checks `unchecked`: silence says nothing
- * about Redis or the upstream.
- */
-async function workersReady(workers: Worker[], shuttingDown: boolean): Promise<ReadyReport> {
-  if (shuttingDown || workers.length === 0) return { ready: false, store: 'unchecked', upstream: 'unchecked', shuttingDown };
-  const reports = await Promise.all(
-    workers.map(async (worker) => {
-      const answer = await ask(worker, 'gateway:readyz', READY_ASK_MS);
-      return answer?.type === 'gateway:ready' ? answer.report : undefined;
-    }),
-  );
-  const all = (pick: (report: ReadyReport) => ReadyReport['store']): ReadyReport['store'] => {
-    const states = reports.map((report) => (report ? pick(report) : 'unchecked'));
-    return states.includes('down') ? 'down' : states.includes('unchecked') ? 'unchecked' : 'ok';
-  };
-  return {
-    ready: reports.every((report) => report?.ready === true),
-    store: all((report) => report.store),
-    upstream: all((report) => report.upstream),
-    shuttingDown: reports.some((report) => report?.shuttingDown === true),
-  };
-}
-
-/**
- * Whether every worker that listens answers. One that does not still gets its share of the
- * connections, and makes /readyz unready for good: failing liveness lets the orchestrator replace
- * the instance, as it replaces a single process whose event loop has stopped.
- */
-async function workersAlive(listening: Worker[]): Promise<boolean> {
-  const answers = await Promise.all(listening.map((worker) => ask(worker, 'gateway:livez', LIVE_ASK_MS)));
-  return answers.every((answer) => answer?.type === 'gateway:alive');
-}
-
-type Series = MetricObjectWithValues<MetricValue<string>>[];
-/** The kinds of series that only grow: a dead worker's stay in the sum. */
-const ACCUMULATING = new Set(['counter', 'histogram']);
-
-/**
- * Every worker's series, summed as prom-client sums them, as one target. A worker that said hello
- * but does not answer fails the scrape, as prom-client's did: leaving its counters out would read
- * as a reset (Prometheus then counts the whole remaining sum as new, and every rate spikes). For
- * the same reason a worker that exits leaves its counters and histograms, as last scraped, in the
- * sum for as long as the primary runs; its gauges (memory, the outbox) go with it.
- */
-export class WorkerCounts {
-  private readonly last = new Map<Worker, Series>();
-  /** The dead workers' counts, folded at the next scrape (at most one entry per worker that died since). */
-  private retired: Series[] = [];
-
-  retire(worker: Worker): void {
-    const last = this.last.get(worker);
-    this.last.delete(worker);
-    // At run time `type` is the exposition's word (prom-client's typings say a numeric enum).
-    if (last) this.retired.push(last.filter((metric) => ACCUMULATING.has(String(metric.type))));
-  }
-
-  async scrape(workers: Worker[]): Promise<string> {
-    await Promise.all(
-      workers.map(async (worker) => {
-        const answer = await ask(worker, 'gateway:metrics', METRICS_ASK_MS);
-        if (answer?.type !== 'gateway:metrics') throw new Error('a worker did not send its metrics in time');
-        // Kept unless the worker died meanwhile (then its earlier series is already retired, and these would count it twice).
-        if (!worker.isDead()) this.last.set(worker, answer.metrics);
-      }),
-    );
-    if (this.retired.length > 1) this.retired = [(await AggregatorRegistry.aggregate(this.retired).getMetricsAsJSON()) as Series];
-    return AggregatorRegistry.aggregate([...this.retired, ...this.last.values()]).metrics();
-  }
-}
-
-/** The worker's answer to one question, or undefined after `timeoutMs`. */
-function ask(worker: Worker, type: 'gateway:readyz' | 'gateway:livez' | 'gateway:metrics', timeoutMs: number): Promise<Exclude<FromWorker, { type: 'gateway:hello' }> | undefined> {
-  const id = (nextQuestion += 1);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => finish(undefined), timeoutMs);
-    const onMessage = (message: unknown): void => {
-      const answer = message as FromWorker;
-      if (answer?.type !== 'gateway:hello' && answer?.id === id) finish(answer);
-    };
-    const finish = (answer: Exclude<FromWorker, { type: 'gateway:hello' }> | undefined): void => {
-      clearTimeout(timer);
-      worker.off('message', onMessage);
-      resolve(answer);
-    };
-    worker.on('message', onMessage);
-    worker.send({ type, id } satisfies ToWorker);
-  });
 }

@@ -22,7 +22,7 @@ import type {
   WebhookObserver,
 } from './observers.js';
 
-const METRIC_PREFIX = 'gateway_';
+export const METRIC_PREFIX = 'gateway_';
 /** The route label of requests that matched no route (404s of unknown paths). */
 export const UNMATCHED_ROUTE = 'unmatched';
 

@@ -51,6 +51,16 @@ export type RedisStoresOptions = CommonRedisStoresOptions &
     | { /** Seed nodes of a Redis Cluster, e.g. `{ host, port }` or `"redis://host:port"`. */ clusterNodes: ClusterNode[] }
   );
 
+/** Redis did not answer within the connect time at creation; `lastError` is the client's own reason, the password cut out. */
+export class RedisUnreachableError extends StoreUnavailableError {
+  constructor(
+    readonly waitedMs: number,
+    readonly lastError: string | undefined,
+  ) {
+    super(`Redis was not reachable within ${waitedMs} ms${lastError ? ` (last error: ${lastError})` : ''}`);
+  }
+}
+
 const DEFAULT_KEY_PREFIX = 'rg:';
 const DEFAULT_COMMAND_TIMEOUT_MS = 500;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -58,7 +68,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 const CONNECT_ATTEMPT_TIMEOUT_MS = 1_000;
 
 /**
- * Resolves once connected and subscribed; rejects with StoreUnavailableError when Redis is not there
+ * Resolves once connected and subscribed; rejects with RedisUnreachableError when Redis is not there
  * in time, with ConfigError when it is older than the stores need (see server-version.ts).
  */
 export async function createRedisStores(options: RedisStoresOptions): Promise<Stores> {
@@ -233,10 +243,7 @@ async function maxmemoryPolicy(node: Redis): Promise<string | undefined> {
 async function withDeadline(timeoutMs: number, lastError: () => string | undefined, work: () => Promise<void>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const reason = lastError();
-      reject(new StoreUnavailableError(`Redis was not reachable within ${timeoutMs} ms${reason ? ` (last error: ${reason})` : ''}`));
-    }, timeoutMs);
+    timer = setTimeout(() => reject(new RedisUnreachableError(timeoutMs, lastError())), timeoutMs);
   });
   try {
     await Promise.race([work(), deadline]);

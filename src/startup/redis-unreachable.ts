@@ -1,0 +1,44 @@
+/**
+ * Redis not there at boot: the stores wait their connect time (reconnecting meanwhile, for a Redis
+ * that starts beside the gateway), then the process stops with EX_UNAVAILABLE and one line naming
+ * the setting; the orchestrator's restart is the longer wait. Neither a stack trace nor the URL's
+ * password reaches the output.
+ */
+import type { GatewayConfig } from '../config.js';
+import { RedisUnreachableError } from '../stores/redis/index.js';
+import { createStores } from '../stores/factory.js';
+import type { Stores } from '../stores/types.js';
+
+/** sysexits.h: a service the process needs is unavailable (the key CLI exits so too). */
+export const EX_UNAVAILABLE = 69;
+
+type StoreConfig = Parameters<typeof createStores>[0];
+
+/** createStores, or the process stops with EX_UNAVAILABLE when Redis does not answer in time. */
+export async function createStoresOrExit(config: StoreConfig, ...hearers: [onWarning?: (message: string) => void, onConnectionError?: (message: string) => void]): Promise<Stores> {
+  try {
+    return await createStores(config, ...hearers);
+  } catch (error) {
+    if (!(error instanceof RedisUnreachableError)) throw error;
+    process.stderr.write(`reseller-gateway: ${unreachableLine(config, error)}\n`);
+    process.exit(EX_UNAVAILABLE);
+  }
+}
+
+export function unreachableLine(config: Pick<GatewayConfig, 'redisUrl' | 'redisClusterNodes'>, error: RedisUnreachableError): string {
+  const nodes = config.redisClusterNodes ?? [];
+  const setting = nodes.length > 0 ? `REDIS_CLUSTER_NODES (${nodes.map(withoutPassword).join(',')})` : `REDIS_URL (${withoutPassword(config.redisUrl ?? '')})`;
+  const name = nodes.length > 0 ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL';
+  const reason = error.lastError ? ` (last error: ${error.lastError})` : '';
+  return `Redis unreachable: ${setting} did not answer within ${error.waitedMs} ms${reason}; start Redis or correct ${name}`;
+}
+
+function withoutPassword(address: string): string {
+  try {
+    const password = new URL(address).password;
+    return password ? address.replace(`:${password}@`, ':[redacted]@') : address;
+  } catch {
+    // A bare host:port seed holds no password.
+    return address;
+  }
+}
