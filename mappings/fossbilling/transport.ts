@@ -6,7 +6,7 @@
  * `call`. FOSSBilling's own words never reach `detail`; they go to `operatorMessage`, redacted.
  */
 import { BackendError } from '../../src/backend/backend.js';
-import { DETAIL, excerpt, isPlainObject, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, isPlainObject, overloadAnswer, parseJsonBody, redactor, unreadableAnswer, upstreamRetryAfterMs } from '../../src/upstream/answers.js';
 import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
@@ -53,11 +53,6 @@ export class FossbillingRefusal extends BackendError {
 /** Token login, IP allow-list and referrer failures (src/modules/Api/Controller/Client.php). */
 const AUTH_CODES: ReadonlySet<number> = new Set([201, 202, 203, 204, 205, 206, 1002, 1004]);
 
-function retryAfterMs(value: string | string[] | undefined): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : value)?.trim();
-  return text !== undefined && /^\d{1,6}$/.test(text) ? Number(text) * 1000 : undefined;
-}
-
 /** The error envelope, by the codes of src/library/FOSSBilling/Http/ApiResponseFactory.php. */
 function envelopeError(method: string, error: unknown, headers: Exchange['headers'], redact: (text: string) => string): BackendError {
   const fields = isPlainObject(error) ? error : {};
@@ -73,11 +68,14 @@ function envelopeError(method: string, error: unknown, headers: Exchange['header
     return new FossbillingRefusal(numeric, `${operatorMessage} (give the API token's staff member this permission)`);
   }
   if (numeric === 429) {
-    const wait = retryAfterMs(headers['retry-after']);
+    const wait = upstreamRetryAfterMs(headers['retry-after']);
     return new BackendError('unavailable', 'The billing system is busy; try again later.', { operatorMessage, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
   }
   // 503: an update is being finalised; the admin API is closed meanwhile.
-  if (numeric === 503) return new BackendError('unavailable', 'The billing system is not available at the moment.', { operatorMessage });
+  if (numeric === 503) {
+    const wait = upstreamRetryAfterMs(headers['retry-after']);
+    return new BackendError('unavailable', 'The billing system is not available at the moment.', { operatorMessage, ...(wait === undefined ? {} : { retryAfterMs: wait }) });
+  }
   // Anything else is FOSSBilling refusing the call: nothing was done.
   return new FossbillingError(code, message, operatorMessage);
 }
@@ -97,6 +95,8 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
     authorization,
     'content-type': 'application/json',
     accept: 'application/json',
+    // undici decodes no content coding, and without Accept-Encoding any coding is acceptable (RFC 9110).
+    'accept-encoding': 'identity',
     'accept-language': 'en-US',
     cookie: 'fossbilling_locale=en_US; BBLANG=en_US',
   };
@@ -123,8 +123,10 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
       const envelope = answer.statusCode < 500 || answer.statusCode === 503;
       if (envelope && isPlainObject(parsed) && 'error' in parsed && parsed.error !== null) throw envelopeError(action.name, parsed.error, answer.headers, redact);
       if (answer.statusCode < 200 || answer.statusCode > 299) {
-        // A 5xx can come from a PHP fatal error halfway through a write.
         const why = `HTTP ${answer.statusCode}: ${excerpt(answer.body, redact)}`;
+        // Without FOSSBilling's envelope: a proxy or web server in front turned the call away.
+        if (answer.statusCode === 429 || answer.statusCode === 503) throw overloadAnswer('FOSSBilling', action, answer.statusCode, answer.headers, why, redact);
+        // A 5xx can come from a PHP fatal error halfway through a write.
         throw unreadableAnswer('FOSSBilling', action, why, redact, action.safety === 'write' && answer.statusCode >= 500);
       }
       if (!isPlainObject(parsed) || !('result' in parsed)) throw unreadableAnswer('FOSSBilling', action, `not an API envelope: ${excerpt(answer.body, redact)}`, redact);

@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { BackendError, type BackendErrorKind } from '../../src/backend/backend.js';
 import { ApiError, type FieldError, REASONS, type Reason } from '../../src/errors.js';
 import type { Endpoint, HandlerResult } from '../../src/http/endpoint.js';
-import { DETAIL, excerpt, type Redact } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, type Redact, upstreamRetryAfterMs } from '../../src/upstream/answers.js';
 import { ALL_ACTIONS } from '../../src/v1/schemas.js';
 import type { Captured } from './capture.js';
 
@@ -52,12 +52,9 @@ export function isOwnAnswer(answer: Captured): boolean {
   return problem !== undefined && ANSWERED_FOR_ITSELF.has(problem.reason);
 }
 
-/** Retry-After as delta seconds (1 s to a day); anything else is ignored. */
+/** Retry-After as delta seconds, under the cap of every upstream's (upstreamRetryAfterMs); anything else is ignored. */
 function retryAfterMs(headers: IncomingHttpHeaders): number | undefined {
-  const value = headers['retry-after'];
-  if (typeof value !== 'string' || !/^\d{1,6}$/.test(value)) return undefined;
-  const seconds = Number(value);
-  return seconds >= 1 && seconds <= 86_400 ? seconds * 1000 : undefined;
+  return upstreamRetryAfterMs(headers['retry-after']);
 }
 
 /** A detail the upstream wrote for clients, when it is plain text of a sane length. */

@@ -7,8 +7,9 @@
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
-import { DETAIL, excerpt, isPlainObject, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, isPlainObject, overloadAnswer, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
 import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
+import { CredentialRefusal } from '../../src/upstream/credential-hold.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
 import { upstreamClientOptions, type UpstreamWiring } from '../../src/upstream/settings.js';
@@ -77,6 +78,15 @@ export function encodeForm(params: FormParams): string {
 
 // ---- the client -----------------------------------------------------------------------------
 
+/**
+ * WHMCS's refusals of the credentials themselves (Authentication.php): each is a failed login that
+ * counts towards a ban of the gateway's address, and "IP Banned" is that ban. Every call would meet
+ * them, so the client holds its calls (credential-hold.ts). Not the IP allow-list, the access key or
+ * an action's permission: no ban follows, and they are fixed in WHMCS, where a hold would only
+ * delay the recovery.
+ */
+const FAILED_LOGIN = /^(Authentication Failed|Invalid or missing credentials|Invalid administrative identifier|IP Banned)\b/i;
+
 function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProtocol<ActionId, FormParams, WhmcsAnswer> {
   const base = new URL(config.url);
   const path = `${base.pathname.replace(/\/+$/, '')}/includes/api.php`;
@@ -84,7 +94,7 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
   /** No credential ever reaches a message, even when WHMCS (or a proxy page) echoes the request. */
   const redact = redactor([config.identifier, config.secret, config.accessKey]);
 
-  function read(action: UpstreamAction<ActionId>, { statusCode, body }: Exchange): WhmcsAnswer {
+  function read(action: UpstreamAction<ActionId>, { statusCode, headers, body }: Exchange): WhmcsAnswer {
     const parsed = parseJsonBody(body);
     const message = isPlainObject(parsed) && typeof parsed.message === 'string' ? parsed.message : undefined;
     if (statusCode === 403) {
@@ -95,11 +105,14 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
       }
       // Credentials, IP allow-list, access key, role permissions: checked before the action runs.
       const operatorMessage = redact(`WHMCS refused the gateway: ${message ?? excerpt(body, redact)}`);
+      if (message !== undefined && FAILED_LOGIN.test(message)) throw new CredentialRefusal(operatorMessage);
       throw new BackendError('upstream_error', DETAIL.refused, { operatorMessage });
     }
     if (statusCode < 200 || statusCode > 299) {
-      // A 5xx can come from a PHP fatal error halfway through the action.
       const why = `HTTP ${statusCode}: ${message ?? excerpt(body, redact)}`;
+      // WHMCS has no rate limit and no 503 of its own: a proxy or web server in front turned the call away.
+      if (statusCode === 429 || statusCode === 503) throw overloadAnswer('WHMCS', action, statusCode, headers, why, redact);
+      // A 5xx can come from a PHP fatal error halfway through the action.
       throw unreadableAnswer('WHMCS', action, why, redact, action.safety === 'write' && statusCode >= 500);
     }
     if (!isPlainObject(parsed)) throw unreadableAnswer('WHMCS', action, `not a JSON object: ${excerpt(body, redact)}`, redact);
@@ -120,7 +133,8 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
     request: (action, params) => ({
       method: 'POST',
       path,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      // undici decodes no content coding, and without Accept-Encoding any coding is acceptable (RFC 9110).
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'accept-encoding': 'identity' },
       body: `${encodeForm({ action: action.name, ...params, responsetype: 'json' })}&${credentials}`,
     }),
     callKey: (action, params) => `${action.name}?${encodeForm(params)}`,

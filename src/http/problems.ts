@@ -9,6 +9,7 @@ import { ApiError, problemDocument, type Reason } from '../errors.js';
 import { StoreUnavailableError } from '../stores/types.js';
 import { CircuitOpenError } from '../upstream/breaker.js';
 import { UpstreamBusyError } from '../upstream/busy.js';
+import { CredentialHoldError } from '../upstream/credential-hold.js';
 import { createRepeatedLog, type RepeatedLog } from '../repeated-log.js';
 import type { AuditLog } from '../audit.js';
 import { auditFailure, isAudited } from './audited.js';
@@ -111,9 +112,10 @@ export function sendProblem(reply: FastifyReply, error: ApiError, typeBase: stri
     .send(JSON.stringify(problemDocument(error, requestId, typeBase)));
 }
 
-/** Why a call was refused unsent, for the log: the flood's two kinds are told apart. */
+/** Why a call was refused unsent, for the log: an outage's, a flood's and a credential hold's are told apart. */
 function refusedBy(error: BackendError): string | undefined {
   if (error instanceof CircuitOpenError) return 'circuit_breaker';
+  if (error instanceof CredentialHoldError) return 'credential_hold';
   return error instanceof UpstreamBusyError ? 'queue_full' : undefined;
 }
 

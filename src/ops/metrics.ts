@@ -60,7 +60,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
     this.registry,
   );
   // Every upstream call counts and times itself; a cached read (the catalog of every /v1/products) counts one lookup.
-  private readonly upstreamRequests = new CounterTally(`${METRIC_PREFIX}upstream_requests_total`, 'Upstream calls by backend, action and outcome (success, circuit_open or the error kind).', ['backend', 'action', 'outcome'], this.registry);
+  private readonly upstreamRequests = new CounterTally(`${METRIC_PREFIX}upstream_requests_total`, 'Upstream calls by backend, action and outcome (success, circuit_open, queue_full, credential_hold or the error kind).', ['backend', 'action', 'outcome'], this.registry);
   private readonly upstreamDuration = new HistogramTally(`${METRIC_PREFIX}upstream_request_duration_seconds`, 'Duration of upstream calls that were sent (retry included), by backend and action.', ['backend', 'action'], LATENCY_BUCKETS, this.registry);
   private readonly cacheLookups = new CounterTally(`${METRIC_PREFIX}upstream_cache_lookups_total`, 'Lookups of cacheable upstream reads: hit (fresh), stale (served while one refresh runs), miss.', ['backend', 'action', 'result'], this.registry);
   private readonly rateLimitDecisionDuration = new HistogramTally(
@@ -232,7 +232,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
         requests.value += 1;
         if (outcome === 'queue_full') this.shedCalls.inc({ backend });
         // Refused, nothing sent: no duration.
-        if (outcome === 'circuit_open' || outcome === 'queue_full') return;
+        if (outcome === 'circuit_open' || outcome === 'queue_full' || outcome === 'credential_hold') return;
         this.upstreamDuration.observe((cells.duration ??= this.upstreamDuration.cell({ backend, action })), seconds);
       },
       cacheLookup: (action, result) => {

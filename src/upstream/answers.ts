@@ -101,6 +101,36 @@ export function unreadableAnswer(
   return new BackendError('upstream_error', DETAIL.unreadable, { operatorMessage: redact(`${label} ${action.name}: ${why}`), outcomeUnknown });
 }
 
+/**
+ * The longest an upstream's Retry-After is passed on to clients: the longest the gateway asks of its
+ * own (a blocked order while nothing re-runs the doctor checks). A proxy set to "a day" would
+ * otherwise stop every integrator that honours it for a day, long after the upstream is back.
+ */
+export const MAX_UPSTREAM_RETRY_AFTER_MS = 300_000;
+
+/** An upstream's (or its proxy's) Retry-After in delay-seconds, from 1 s to the cap; undefined when absent or not delay-seconds. */
+export function upstreamRetryAfterMs(value: string | string[] | undefined): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (text === undefined || !/^\d{1,9}$/.test(text)) return undefined;
+  return Math.min(Math.max(1, Number(text)) * 1000, MAX_UPSTREAM_RETRY_AFTER_MS);
+}
+
+/**
+ * A 429 or 503 that is not the upstream's API answering: a proxy, CDN or web server turning the call
+ * away (rate limit, maintenance, no worker free). Unavailable, with its Retry-After. A 429 is a rate
+ * limiter's, in front of the panel (neither WHMCS nor FOSSBilling answers one outside its API
+ * envelope): a write refused so did not run. A 503 may also come from the origin's own web server
+ * once the write is under way (PHP-FPM gone mid-call): its outcome is unknown.
+ */
+export function overloadAnswer(label: string, action: UpstreamAction, statusCode: 429 | 503, headers: Record<string, string | string[] | undefined>, why: string, redact: Redact): BackendError {
+  const retryAfterMs = upstreamRetryAfterMs(headers['retry-after']);
+  return new BackendError('unavailable', DETAIL.unreachable, {
+    operatorMessage: redact(`${label} ${action.name}: ${why}`),
+    outcomeUnknown: action.safety === 'write' && statusCode === 503,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  });
+}
+
 /** Once a write has succeeded, any later failure leaves its effect in place: say so. */
 export async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
   try {

@@ -18,6 +18,7 @@ import { createCallFailures } from './call-failures.js';
 import { type BreakerTicket, type CircuitBreakerConfig, CircuitOpenError, createCircuitBreaker } from './breaker.js';
 import { monotonicNow } from './monotonic.js';
 import { createWaitingBound, UpstreamBusyError } from './busy.js';
+import { createCredentialHold, CredentialHoldError, CredentialRefusal } from './credential-hold.js';
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange } from './exchange.js';
 import type { UpstreamHooks } from './observer.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
@@ -129,6 +130,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   /** Calls being sent and not finished (from before the breaker admits them): on a connection, or waiting for one. */
   const bound = createWaitingBound(options.connections);
   const failures = createCallFailures(protocol);
+  const hold = createCredentialHold(label, breakerLogger, options.now ?? monotonicNow);
 
   /** The exchange for one call: the protocol's request, its deadline, and the trace's headers. */
   function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number, sendBy: number | undefined): ExchangeRequest {
@@ -187,11 +189,15 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     const started = observer === undefined ? 0 : performance.now();
     try {
       const answer = await attempt(action, params, trace, deadline);
-      report(trace, () => breaker.answered(ticket));
+      report(trace, () => {
+        breaker.answered(ticket);
+        hold.answered();
+      });
       observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;
     } catch (error) {
       if (!failures.cutByRequest(error)) report(trace, () => (failures.isDownSignal(error) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
+      if (error instanceof CredentialRefusal) report(trace, () => hold.refused(error));
       observer?.called(action.name, error instanceof BackendError ? error.kind : 'upstream_error', (performance.now() - started) / 1000);
       throw error;
     }
@@ -215,6 +221,12 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     const write = action.safety === 'write';
     // Before the breaker and the queue: refused so, nothing was sent and nothing is counted.
     assertTimeLeft(action.timeoutMs, deadline, write);
+    // Held after the upstream refused the credentials (credential-hold.ts): not sent, counted as held.
+    const heldMs = hold.heldMs();
+    if (heldMs > 0) {
+      observer?.called(action.name, 'credential_hold', 0);
+      throw new CredentialHoldError(heldMs);
+    }
     return bound.run(
       async () => {
         let ticket = admit(action, trace);
@@ -268,8 +280,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       return within(answers.cached(id, action.cacheTtlMs, key, load, (error) => {
         // While the breaker is open, every stale read would log this: its opening was logged once.
         // A refusal of the full pool, too: it fails at once, so every stale read of a flood would
-        // start another (each counted as queue_full).
-        if (error instanceof CircuitOpenError || error instanceof UpstreamBusyError) return;
+        // start another (each counted as queue_full). A credential hold's start was logged once.
+        if (error instanceof CircuitOpenError || error instanceof UpstreamBusyError || error instanceof CredentialHoldError) return;
         logger?.warn(withTrace({ action: action.name, error: describeFailure(error) }, trace), `${label} refresh failed; serving the cached answer`);
       }), deadline, action.timeoutMs);
     }

@@ -3,10 +3,10 @@ import type { BackendError } from '../backend/backend.js';
 import type { CircuitState } from './breaker.js';
 
 /**
- * How a call ended, as counted: `success`, `circuit_open` or `queue_full` (refused, nothing sent), or
- * the BackendError kind.
+ * How a call ended, as counted: `success`, `circuit_open`, `queue_full` or `credential_hold` (refused,
+ * nothing sent), or the BackendError kind.
  */
-export type UpstreamOutcome = 'success' | 'circuit_open' | 'queue_full' | BackendError['kind'];
+export type UpstreamOutcome = 'success' | 'circuit_open' | 'queue_full' | 'credential_hold' | BackendError['kind'];
 
 /**
  * What the client reports as it works (the gateway's metrics implement it; src/upstream stays free

@@ -1,0 +1,76 @@
+/**
+ * A hold on every call to an upstream after it refused the gateway's credentials. Each such call is
+ * a failed login there, and WHMCS bans the address after three of them (Auth.php failedLogin: 15
+ * minutes by default), after which even a fixed secret is refused ("IP Banned"). Without a hold,
+ * every request of every integrator was one more failed login. A hold cannot undo a wrong secret
+ * (fixing it means a restart, which starts without a hold); it keeps the gateway from sending what
+ * is refused anyway, and keeps checking, ever less often, in case the upstream's side is fixed (the
+ * ban lifted, the credential re-enabled).
+ */
+import { BackendError } from '../backend/backend.js';
+import type { BackendLogger } from '../backend/logger.js';
+import { DETAIL } from './answers.js';
+
+/** The first hold; each refusal after one doubles it, up to the longest. */
+const FIRST_HOLD_MS = 5_000;
+const LONGEST_HOLD_MS = 300_000;
+
+/**
+ * The upstream refused the gateway's credentials (a protocol throws it from `read`): until the hold
+ * it starts is over, calls are refused unsent (CredentialHoldError). Only refusals that every call
+ * would meet: one of an action's permission holds nothing.
+ */
+export class CredentialRefusal extends BackendError {
+  constructor(operatorMessage: string) {
+    super('upstream_error', DETAIL.refused, { operatorMessage });
+    this.name = 'CredentialRefusal';
+  }
+}
+
+/**
+ * A call refused unsent during a hold: 503 with Retry-After until the next check. No
+ * operatorMessage: the refusal that started the hold was logged once.
+ */
+export class CredentialHoldError extends BackendError {
+  constructor(retryAfterMs: number) {
+    super('unavailable', 'The billing system refused the gateway’s credentials; calls to it are paused.', { outcomeUnknown: false, retryAfterMs });
+    this.name = 'CredentialHoldError';
+  }
+}
+
+export interface CredentialHold {
+  /** Milliseconds the hold lasts still (nothing may be sent meanwhile: CredentialHoldError); 0 when none does. */
+  heldMs(): number;
+  /** A call met a CredentialRefusal: a hold starts, unless one lasts (calls sent before it come back refused too). */
+  refused(refusal: CredentialRefusal): void;
+  /** A call succeeded: the credentials pass; a hold ends, and the next one is the first again. */
+  answered(): void;
+}
+
+export function createCredentialHold(label: string, logger: BackendLogger | undefined, now: () => number): CredentialHold {
+  /** When the hold ends; 0 when none was started since the last answer. */
+  let until = 0;
+  let nextHoldMs = FIRST_HOLD_MS;
+  return {
+    heldMs: () => (until === 0 ? 0 : Math.max(0, until - now())),
+    refused(refusal) {
+      const at = now();
+      if (at < until) return;
+      const holdMs = nextHoldMs;
+      until = at + holdMs;
+      nextHoldMs = Math.min(holdMs * 2, LONGEST_HOLD_MS);
+      logger?.error(
+        { upstream: refusal.operatorMessage, hold_ms: holdMs },
+        `${label} refused the gateway's credentials; calls to it are held for ${holdMs / 1000} s (fix the credentials or the upstream's ban, then restart or wait)`,
+      );
+    },
+    answered() {
+      if (until === 0) return;
+      until = 0;
+      nextHoldMs = FIRST_HOLD_MS;
+      const msg = `${label} accepted the gateway's credentials again; calls are no longer held`;
+      if (logger?.info) logger.info({}, msg);
+      else logger?.warn({}, msg);
+    },
+  };
+}
