@@ -7,7 +7,8 @@
  * speaks of one exchange with its own backend (a record it could not read), which must not stop
  * every account's requests; and a 503 of its own about one write or one feature (`outcome_unknown`,
  * `backend_misconfigured`). A 502 page of a proxy in front of it says the upstream is not there.
- * A forward cut by the request's own deadline is not told at all (forwarder.ts): it says nothing.
+ * A forward cut by the request's own deadline says nothing (forwarder.ts): a trial so cut is
+ * `abandoned`, and the next forward is the trial.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
@@ -38,6 +39,8 @@ export interface PassthroughBreaker {
   answered(ticket: BreakerTicket, action: string, status: number, problem: boolean, trace: TraceContext | undefined): void;
   /** No answer could be read: `kind` says why, `error` is what the client gets. */
   lost(ticket: BreakerTicket, kind: CaptureFailureKind, error: BackendError, trace: TraceContext | undefined): void;
+  /** Cut by the request's own deadline: nothing is counted, and a trial leaves the trial to the next forward. */
+  abandoned(ticket: BreakerTicket, trace: TraceContext | undefined): void;
   /** The health probe through the breaker: false at once while it is open, nothing sent. */
   ping(): Promise<boolean>;
   /** Closed: forwards go through (not open, no trial under way). */
@@ -108,6 +111,9 @@ export function createPassthroughBreaker(
     answered: heard,
     lost(ticket, kind, error, trace) {
       report(trace, () => (DOWN_FAILURES.has(kind) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
+    },
+    abandoned(ticket, trace) {
+      report(trace, () => breaker.abandoned(ticket));
     },
     async ping() {
       let ticket: BreakerTicket;

@@ -134,9 +134,9 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     // Write-ahead: from here on, a retry reconciles (it forwards the same upstream key again).
     if (attempt) await attempt.beforeWrite();
     const started = performance.now();
-    // The forward's own timeout, or what is left of the request's: whichever ends first. A trial
-    // keeps its own (as in client.ts): cut by the request's, it would tell the breaker nothing.
-    const requestDeadline = ticket.trial ? undefined : call.call.deadline;
+    // The forward's own timeout, or what is left of the request's: whichever ends first, a trial's
+    // too (its client is answered then; cut, it is abandoned: breaker.ts).
+    const requestDeadline = call.call.deadline;
     const ends = callDeadline(ownMs, requestDeadline);
     const cut = ends === requestDeadline;
     // Cut by the request's deadline: not sent at all once too little is left, should it wait that long for a connection.
@@ -169,8 +169,10 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
       let failure = error;
       if (error instanceof CaptureFailure) {
         // Cut by the request's own deadline, sent or not: it says nothing of the upstream (client.ts, cutByRequest).
-        if (cut && error.kind === 'timeout') failure = scheduled.sent ? fromCapture(error, write, endpoint.operationId, true) : new RequestDeadlineReached(write);
-        else {
+        if (cut && error.kind === 'timeout') {
+          failure = scheduled.sent ? fromCapture(error, write, endpoint.operationId, true) : new RequestDeadlineReached(write);
+          breaker.abandoned(ticket, call.call.trace);
+        } else {
           failure = fromCapture(error, write, endpoint.operationId, scheduled.sent);
           breaker.lost(ticket, error.kind, failure as BackendError, call.call.trace);
         }

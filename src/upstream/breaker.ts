@@ -2,7 +2,8 @@
  * The circuit breaker of an upstream client. After `failureThreshold` consecutive signs that the
  * upstream is down or overloaded, every call fails at once, without sending anything, for `openMs`;
  * then one trial call goes through (the others keep failing fast): an answer closes the breaker,
- * another down-signal opens it again for `openMs`.
+ * another down-signal opens it again for `openMs`. A trial its request's deadline cut before it told
+ * anything (`abandoned`) does neither: the next call is the trial.
  *
  * The breaker only keeps the state: the client decides what is a down-signal (see client.ts). No
  * timers: the move to half-open happens when the first call arrives after `openMs`, on the
@@ -52,6 +53,8 @@ export interface CircuitBreaker {
   answered(ticket: BreakerTicket): void;
   /** The call failed with a sign that the upstream is down or overloaded. */
   failed(ticket: BreakerTicket, error: BackendError): void;
+  /** The call was cut by its request's own deadline and says nothing; a trial so cut hands the trial to the next call. */
+  abandoned(ticket: BreakerTicket): void;
   /** Closed: calls go through (not open, no trial under way). */
   isClosed(): boolean;
 }
@@ -60,6 +63,7 @@ const NEVER_OPEN: CircuitBreaker = {
   admit: () => ({ trial: false, epoch: 0 }),
   answered: () => undefined,
   failed: () => undefined,
+  abandoned: () => undefined,
   isClosed: () => true,
 };
 
@@ -88,6 +92,8 @@ export function createCircuitBreaker(
   let openUntil = 0;
   /** The action of the trial call in flight (half-open), for the logs. */
   let trialAction = '';
+  /** Half-open with the trial in flight: other calls are refused until it tells. */
+  let trialUnderWay = false;
 
   function open(error: BackendError, trial: boolean): void {
     state = 'open';
@@ -122,14 +128,19 @@ export function createCircuitBreaker(
     isClosed: () => state === 'closed',
     admit(action) {
       if (state === 'closed') return { trial: false, epoch };
-      if (state === 'half_open') throw new CircuitOpenError(TRIAL_RETRY_AFTER_MS);
-      const wait = openUntil - now();
-      if (wait > 0) throw new CircuitOpenError(wait);
-      state = 'half_open';
+      if (state === 'half_open') {
+        if (trialUnderWay) throw new CircuitOpenError(TRIAL_RETRY_AFTER_MS);
+      } else {
+        const wait = openUntil - now();
+        if (wait > 0) throw new CircuitOpenError(wait);
+        state = 'half_open';
+        onStateChange?.(state);
+        logger?.warn({ action, failures }, `${label} circuit breaker half-open: one trial call goes through`);
+      }
+      // A new epoch for each trial: what a cut one might still report is ignored.
       epoch += 1;
       trialAction = action;
-      onStateChange?.(state);
-      logger?.warn({ action, failures }, `${label} circuit breaker half-open: one trial call goes through`);
+      trialUnderWay = true;
       return { trial: true, epoch };
     },
 
@@ -149,6 +160,12 @@ export function createCircuitBreaker(
       if (state !== 'closed') return;
       failures += 1;
       if (failures >= failureThreshold) open(error, false);
+    },
+
+    abandoned(ticket) {
+      if (ticket.epoch !== epoch || !ticket.trial) return;
+      trialUnderWay = false;
+      logger?.warn({ action: trialAction, failures }, `${label} circuit breaker still half-open: the trial call was cut by its request's deadline; the next call is the trial`);
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * What an upstream client makes of a failed call: the BackendError its caller gets (a generic
  * `detail`, the upstream's own words redacted in `operatorMessage`), and what its circuit breaker
- * hears of it: a down-signal, an answer, or nothing (a cut by the request's own deadline).
+ * hears of it: a down-signal, an answer, or nothing (a cut by the request's own deadline, unless the
+ * call had waited SLOW_CUT_MS for its answer by then).
  */
 import { BackendError } from '../backend/backend.js';
 import { DETAIL } from './answers.js';
@@ -9,7 +10,7 @@ import { CircuitOpenError } from './breaker.js';
 import type { UpstreamProtocol } from './client.js';
 import { type Exchange, type ExchangeFailure, ResponseTooLarge } from './exchange.js';
 import type { UpstreamAction } from './policy.js';
-import { RequestDeadlineReached } from './request-deadline.js';
+import { RequestDeadlineReached, SLOW_CUT_MS } from './request-deadline.js';
 
 /**
  * Statuses that say the upstream is down or overloaded rather than answering: a proxy in front of it
@@ -22,7 +23,7 @@ export function createCallFailures<Id extends string, Params, Answer>(protocol: 
   const { label, redact } = protocol;
   /** upstream_error failures that still say the upstream is down (see isDownSignal). */
   const downSignals = new WeakSet<BackendError>();
-  /** Timeouts at the request's deadline, before the call's own: they say nothing of the upstream. */
+  /** Timeouts at the request's deadline, before the call's own and SLOW_CUT_MS in: they say nothing of the upstream. */
   const cutShort = new WeakSet<BackendError>();
 
   function transportError(action: UpstreamAction<Id>, failure: ExchangeFailure): BackendError {
@@ -43,14 +44,15 @@ export function createCallFailures<Id extends string, Params, Answer>(protocol: 
   return {
     /**
      * The failure of an exchange as thrown; `cut`: the request's deadline set the call's. One that
-     * the request's deadline cut is not the upstream's.
+     * the request's deadline cut is not the upstream's, unless it had waited long for its answer
+     * (request-deadline.ts, SLOW_CUT_MS).
      */
     thrown(action: UpstreamAction<Id>, failure: ExchangeFailure, cut: boolean): BackendError {
       if (!cut || !failure.timedOut) return transportError(action, failure);
       // Still queued for a connection: never sent, and never will be.
       if (!failure.sent) return new RequestDeadlineReached(action.safety === 'write');
       const error = transportError(action, failure);
-      cutShort.add(error);
+      if (failure.waitedMs < SLOW_CUT_MS) cutShort.add(error);
       return error;
     },
 
@@ -65,9 +67,9 @@ export function createCallFailures<Id extends string, Params, Answer>(protocol: 
     },
 
     /**
-     * Cut by the request's own deadline, sent or not: neither a down-signal nor an answer (one would
-     * reset the count of down-signals against an upstream that hangs). A trial is never cut: it
-     * keeps its own deadline.
+     * Cut by the request's own deadline, sent or not (and sent less than SLOW_CUT_MS before):
+     * neither a down-signal nor an answer (one would reset the count of down-signals against an
+     * upstream that hangs). A trial so cut is abandoned: the next call is the trial.
      */
     cutByRequest: (error: unknown): boolean => error instanceof RequestDeadlineReached || (error instanceof BackendError && cutShort.has(error)),
 

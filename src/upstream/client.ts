@@ -22,7 +22,7 @@ import { createCredentialHold, CredentialHoldError, CredentialRefusal } from './
 import { describeError, type Exchange, ExchangeFailure, type ExchangeRequest, exchange } from './exchange.js';
 import type { UpstreamHooks } from './observer.js';
 import type { ActionTable, Freshness, UpstreamAction } from './policy.js';
-import { assertTimeLeft, callDeadline, sendByOf, within } from './request-deadline.js';
+import { assertTimeLeft, callDeadline, RequestDeadlineReached, sendByOf, within } from './request-deadline.js';
 import { tracedReports, withTrace } from './traced-reports.js';
 
 export interface UpstreamRequest {
@@ -196,7 +196,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;
     } catch (error) {
-      if (!failures.cutByRequest(error)) report(trace, () => (failures.isDownSignal(error) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
+      if (failures.cutByRequest(error)) report(trace, () => breaker.abandoned(ticket));
+      else report(trace, () => (failures.isDownSignal(error) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
       if (error instanceof CredentialRefusal) report(trace, () => hold.refused(error));
       observer?.called(action.name, error instanceof BackendError ? error.kind : 'upstream_error', (performance.now() - started) / 1000);
       throw error;
@@ -232,15 +233,20 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
         let ticket = admit(action, trace);
         if (ticket.trial && write) {
           // A write is never the trial: against an upstream that still hangs, it would end with an
-          // unknown outcome. The probe goes first (on its own deadline: its answer decides for the
-          // breaker); the write follows only if the upstream answered it, and in time.
-          await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace).catch(() => undefined);
+          // unknown outcome. The probe goes first, within the write's deadline; the write follows
+          // only if the upstream answered it, and in time.
+          await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace, deadline).catch(() => undefined);
           assertTimeLeft(action.timeoutMs, deadline, write);
           // Closed again, or re-opened: then this throws, and the write was never sent.
           ticket = admit(action, trace);
+          // Still half-open, the probe cut by the deadline (with less than a second left): not the write.
+          if (ticket.trial) {
+            report(trace, () => breaker.abandoned(ticket));
+            throw new RequestDeadlineReached(write);
+          }
         }
-        // A trial keeps its own deadline: cut by the request's, it would tell the breaker nothing.
-        return tracked(ticket, action, params, trace, ticket.trial ? undefined : deadline);
+        // A trial ends at the request's deadline too: its client is answered then (breaker.ts, abandoned).
+        return tracked(ticket, action, params, trace, deadline);
       },
       () => observer?.called(action.name, 'queue_full', 0),
     );

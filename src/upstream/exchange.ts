@@ -60,13 +60,16 @@ export class ExchangeFailure extends Error {
   /** The status line had come (`onResponseStart`): the failure is in the answer (its body, its size, the deadline while reading it). */
   readonly answered: boolean;
   readonly reason: unknown;
+  /** How long it had waited on its connection when it failed, ms (0 when never sent). */
+  readonly waitedMs: number;
 
-  constructor(sent: boolean, reason: unknown, answered: boolean) {
+  constructor(sent: boolean, reason: unknown, answered: boolean, waitedMs = 0) {
     super(describeError(reason));
     this.name = 'ExchangeFailure';
     this.sent = sent;
     this.answered = answered;
     this.reason = reason;
+    this.waitedMs = waitedMs;
   }
 
   get timedOut(): boolean {
@@ -108,6 +111,8 @@ export function exchange(dispatcher: Dispatcher, request: ExchangeRequest): Prom
  */
 class PendingExchange implements Dispatcher.DispatchHandler {
   private sent = false;
+  /** When a connection took it (epoch ms). */
+  private sentAt = 0;
   private answered = false;
   private settled = false;
   private controller: Dispatcher.DispatchController | undefined;
@@ -138,7 +143,7 @@ class PendingExchange implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.reject(new ExchangeFailure(this.sent, reason, this.answered));
+    this.reject(new ExchangeFailure(this.sent, reason, this.answered, this.sent ? Date.now() - this.sentAt : 0));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -152,6 +157,7 @@ class PendingExchange implements Dispatcher.DispatchHandler {
     }
     this.controller = controller;
     this.sent = true;
+    this.sentAt = Date.now();
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Exchange['headers']): void {

@@ -13,6 +13,20 @@ import { BackendError } from '../backend/backend.js';
  */
 export const LEAST_CALL_MS = 1_000;
 
+/**
+ * A call the request's deadline cut after it had waited this long for its answer (from the moment a
+ * connection took it) is a timeout for the circuit breaker, as its own timeout would be; one cut
+ * sooner says nothing. A request's deadline is the operator's `requestDeadlineMs` (no client can
+ * shorten it), so a call is cut sooner only when its request spent its time before it (gates, earlier
+ * calls, a wait for a connection): sent with little left, its cut is not the upstream's. But with
+ * `requestDeadlineMs` below every call's own timeout, the own timeout is never reached: without this,
+ * an upstream that hangs would never open the breaker, and every request would wait its whole
+ * deadline. Below the least `requestDeadlineMs` (2 s), so that a call sent as its request starts can
+ * always reach it; above LEAST_CALL_MS (the least a call is sent with), so that one sent with little
+ * more left never does.
+ */
+export const SLOW_CUT_MS = 1_500;
+
 /** How long a client should wait before it tries again: the backend was slow, not down. */
 const RETRY_AFTER_MS = 5_000;
 

@@ -27,13 +27,14 @@ export function toyProtocol<Id extends string>(actions: ActionTable<Id>, probe: 
 
 /**
  * A toy upstream answering with `handler` on a free loopback port, and a client of `connections` to
- * it (its breaker opening after `failureThreshold` down-signals, or none); both closed at the test's end.
+ * it (its breaker opening after `failureThreshold` down-signals, or none, for `openMs`: a minute by
+ * default); both closed at the test's end.
  */
 export async function toyUpstream<Id extends string>(
   t: Test,
   protocol: UpstreamProtocol<Id, Record<string, string>, Record<string, unknown>>,
   handler: RequestListener,
-  options: { connections: number; failureThreshold?: number },
+  options: { connections: number; failureThreshold?: number; openMs?: number },
 ) {
   const server = createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -43,7 +44,7 @@ export async function toyUpstream<Id extends string>(
     connections: options.connections,
     connectTimeoutMs: 1_000,
     maxResponseBytes: 65_536,
-    circuitBreaker: { enabled: failureThreshold !== undefined, failureThreshold: failureThreshold ?? 5, openMs: 60_000 },
+    circuitBreaker: { enabled: failureThreshold !== undefined, failureThreshold: failureThreshold ?? 5, openMs: options.openMs ?? 60_000 },
   });
   t.teardown(async () => {
     await client.close();
