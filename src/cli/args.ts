@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
+import type { AuditSubject } from '../admin/endpoint.js';
 
 export class UsageError extends Error {}
 
@@ -15,6 +16,8 @@ export class UsageError extends Error {}
 export interface Output {
   text: string;
   json: unknown;
+  /** What the result names for the audit record beyond the arguments (the key made, its account). */
+  subject?: AuditSubject;
 }
 
 const OPTIONS = {

@@ -50,7 +50,7 @@ export async function issueCommand(values: CliValues, keys: AdminService): Promi
     expiresAt: expires === undefined ? null : new Date(expires).toISOString(),
     rateLimits: overrides,
   });
-  return { text: `${describeKey(record)}\nkey (shown once, store it now): ${key}`, json: issuedView({ record, key }) };
+  return { text: `${describeKey(record)}\nkey (shown once, store it now): ${key}`, json: issuedView({ record, key }), subject: { newKeyId: record.id } };
 }
 
 export async function listCommand(values: CliValues, keys: AdminService): Promise<Output> {
@@ -70,11 +70,12 @@ export async function rotateCommand(keyId: string | undefined, values: CliValues
   return {
     text: `${describeKey(old)}\n${describeKey(record)}\nnew key (shown once, store it now): ${key}`,
     json: { old: keyView(old), new: issuedView({ record, key }) },
+    subject: { accountId: record.accountId, newKeyId: record.id },
   };
 }
 
 export async function revokeCommand(keyId: string | undefined, keys: AdminService): Promise<Output> {
   if (!keyId) throw new UsageError('revoke <key id>');
   const revoked = await keys.revokeKey(keyIdArg(keyId));
-  return { text: describeKey(revoked), json: keyView(revoked) };
+  return { text: describeKey(revoked), json: keyView(revoked), subject: { accountId: revoked.accountId } };
 }

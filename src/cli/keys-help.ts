@@ -14,7 +14,8 @@ export const EXIT_CODES = `exit codes:
 
 const COMMON = `options for every command:
   --json      machine-readable output on stdout, in the admin API's shapes (errors as
-              {"error": …, "exit_code": …} on stderr)
+              {"error": …, "exit_code": …} on stderr; "held_by" names the account holding
+              an upstream customer)
   -h, --help  this help`;
 
 export const HELP: Record<string, string> = {

@@ -9,16 +9,18 @@
  */
 import { AdminService } from '../admin/service.js';
 import { upstreamIdCheck, type BackendRegistry } from '../backend/registry.js';
-import { ConfigError } from '../config.js';
+import { ConfigError, type GatewayConfig } from '../config.js';
 import { loadConfig } from '../load-config.js';
 import { DEFAULT_SANDBOX_BACKEND } from '../sandbox.js';
 import { KeyService } from '../keys/key-service.js';
 import { resolvePepper } from '../keys/pepper.js';
+import { Refusal } from '../keys/refusal.js';
 import { createKeyStore } from '../stores/factory.js';
 import { StoreUnavailableError } from '../stores/types.js';
 import { secretBoxFor } from '../webhooks/secret-box.js';
 import { accountCommand } from './account-commands.js';
 import { adminTokenCommand } from './admin-token.js';
+import { auditCommand, type CommandEnd } from './audit.js';
 import { checkTaken, parse, UsageError, type CliValues, type Output } from './args.js';
 import { processIo, type CliIo } from './io.js';
 import { issueCommand, listCommand, revokeCommand, rotateCommand } from './key-commands.js';
@@ -50,8 +52,8 @@ function run(command: string | undefined, sub: string | undefined, arg: string |
  */
 export async function keysCli(registry: BackendRegistry, argv: string[], io: CliIo = processIo): Promise<number> {
   const json = argv.includes('--json');
-  const fail = (code: number, message: string, help?: string): number => {
-    if (json) io.err(`${JSON.stringify({ error: message, exit_code: code })}\n`);
+  const fail = (code: number, message: string, help?: string, extensions: Record<string, string> = {}): number => {
+    if (json) io.err(`${JSON.stringify({ error: message, exit_code: code, ...extensions })}\n`);
     else io.err(`reseller-keys: ${message}\n${help ? `\n${help}\n` : ''}`);
     return code;
   };
@@ -62,7 +64,7 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     return fail(64, (error as Error).message, helpFor(argv.filter((a) => !a.startsWith('-'))));
   }
   const { values, positionals } = parsed;
-  const [command, sub, arg] = positionals;
+  const [command, sub] = positionals;
   // Help needs no config and no store: it works before anything is set up.
   if (values.help) {
     io.out(`${helpFor(positionals)}\n`);
@@ -93,39 +95,46 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     if (error instanceof ConfigError) return fail(78, error.message);
     throw error;
   }
-  let store;
-  try {
-    store = await createKeyStore(config);
-  } catch (error) {
-    if (error instanceof StoreUnavailableError) return fail(69, error.message);
-    // A Redis older than the stores need.
+  const failure = (error: unknown): number => {
+    if (error instanceof UsageError) return fail(64, error.message, helpFor(positionals));
     if (error instanceof ConfigError) return fail(78, error.message);
-    throw error;
+    if (error instanceof StoreUnavailableError) return fail(69, error.message);
+    // As the admin API's problem does: the account holding the customer, for scripts to read.
+    if (error instanceof Refusal) return fail(1, error.message, undefined, error.extensions);
+    return fail(1, (error as Error).message);
+  };
+  let end: CommandEnd;
+  try {
+    const { output, code } = await storeCommand(registry, config, positionals, values);
+    io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+    end = { code, subject: output.subject };
+  } catch (error) {
+    end = { code: failure(error), error };
+    // A config the stores refuse (a pepper, an encryption key, a Redis too old): nothing was touched, as with one refused at load.
+    if (error instanceof ConfigError) return end.code;
   }
+  await auditCommand(config.admin.auditFile, positionals, values, end, io);
+  return end.code;
+}
+
+/** A command on the key store (every one but `admin-token`): what it prints, and its exit code. */
+async function storeCommand(registry: BackendRegistry, config: GatewayConfig, positionals: string[], values: CliValues): Promise<{ output: Output; code: number }> {
+  const [command, sub, arg] = positionals;
+  // A Redis older than the stores need is a ConfigError.
+  const store = await createKeyStore(config);
   try {
     const keys = new KeyService(store.keys, resolvePepper(config), { previousPeppers: config.keys.previousPeppers, issueChecksums: config.keys.issueChecksums });
     // A key hashed with another pepper than the gateways' would answer 401 everywhere.
     if (!(await keys.pepperMatchesStore())) {
-      return fail(78, "invalid configuration:\n  - keys.pepper: not the pepper the keys in the shared Redis are hashed with; give the CLI the gateways' KEY_PEPPER");
+      throw new ConfigError("invalid configuration:\n  - keys.pepper: not the pepper the keys in the shared Redis are hashed with; give the CLI the gateways' KEY_PEPPER");
     }
-    if (command === 'webhook-secrets') {
-      const { output, code } = await resealCommand(sub, keys, store.webhooks, secretBoxFor(config));
-      io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
-      return code;
-    }
+    if (command === 'webhook-secrets') return await resealCommand(sub, keys, store.webhooks, secretBoxFor(config));
     // The backend the gateways serve: the sandbox's on its key file; on a shared Redis, only the one
     // configured (a CLI given just REDIS_URL and KEY_PEPPER cannot tell, and checks none).
     const sandboxStore = !config.redisUrl && !config.redisClusterNodes?.length;
     const upstreamIdProblem = upstreamIdCheck(registry, config.upstream?.backend ?? (sandboxStore ? DEFAULT_SANDBOX_BACKEND : ''));
     const service = new AdminService({ keys, store: store.keys, clock: (id) => store.webhooks.clock(id), webhooks: store.webhooks, upstreamIdProblem });
-    const output = await run(command, sub, arg, values, service);
-    io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
-    return 0;
-  } catch (error) {
-    if (error instanceof UsageError) return fail(64, error.message, helpFor(positionals));
-    if (error instanceof ConfigError) return fail(78, error.message);
-    if (error instanceof StoreUnavailableError) return fail(69, error.message);
-    return fail(1, (error as Error).message);
+    return { output: await run(command, sub, arg, values, service), code: 0 };
   } finally {
     await store.close();
   }

@@ -38,7 +38,7 @@ t.test('key CLI on the sandbox (WHMCS): --upstream-id that is no client id is a 
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const cli = async (...args: string[]) => {
     let stderr = '';
-    const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
+    const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
     delete env.REDIS_URL;
     const code = await keysCli(BACKENDS, args, { out: () => undefined, err: (text) => (stderr += text), env });
     return { code, stderr };
@@ -64,7 +64,7 @@ t.test('an account stored with such a spelling before: the gateway warns at boot
     await gw.close();
   }
   let stdout = '';
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: keysFile, AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
+  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: keysFile, AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
   delete env.REDIS_URL;
   assert.equal(await keysCli(BACKENDS, ['account', 'list'], { out: (text) => (stdout += text), err: () => undefined, env }), 0);
   assert.match(stdout, /^padded .*UPSTREAM ID NOT SERVED \(it must be a WHMCS client id/m);

@@ -17,7 +17,7 @@ t.test('reseller-keys prints the state the gateway acts on', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rg-review-cli-state-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const keysFile = join(dir, 'keys.json');
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: keysFile, AUDIT_LOG_FILE: join(dir, 'audit.log')};
+  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: keysFile, AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log')};
   delete env.CONFIG_FILE;
   delete env.REDIS_URL;
   const cli = async (...args: string[]) => {

@@ -31,7 +31,7 @@ t.test('reseller-keys', async (t) => {
 
   t.before(() => {
     dir = mkdtempSync(join(tmpdir(), 'rg-keys-cli-'));
-    env = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(dir, 'none.json') };
+    env = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(dir, 'none.json') };
     delete env.REDIS_URL;
   });
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -22,7 +22,7 @@ t.test('reseller-keys --json answers in the admin API shapes', async (t) => {
     await gw.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
+  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
   delete env.REDIS_URL;
   const cli = async (...args: string[]) => {
     let stdout = '';

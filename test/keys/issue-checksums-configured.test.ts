@@ -37,7 +37,7 @@ t.test('key CLI with keys.issueChecksums: the key it issues carries its checksum
   const config = JSON.parse(readFileSync(join(process.cwd(), 'config', 'gateway.json'), 'utf8'));
   config.keys = { ...config.keys, issueChecksums: true };
   writeFileSync(join(dir, 'gateway.json'), JSON.stringify(config));
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(dir, 'gateway.json'), KEY_PEPPER: TEST_PEPPER };
+  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(dir, 'gateway.json'), KEY_PEPPER: TEST_PEPPER };
   delete env.REDIS_URL;
   let stdout = '';
   let stderr = '';

@@ -19,7 +19,7 @@ interface Run {
 t.test('reseller-keys process', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rg-keys-bin-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
+  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
   delete env.REDIS_URL;
   const cli = (overrides: NodeJS.ProcessEnv, ...args: string[]) =>
     new Promise<Run>((resolve) => {

@@ -27,7 +27,7 @@ t.test('sandbox process', async (t) => {
 
   t.before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rg-sandbox-'));
-    env = { ...process.env, SANDBOX: '1', PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), LOG_LEVEL: 'warn' };
+    env = { ...process.env, SANDBOX: '1', PORT: '0', OPS_PORT: '0', HOST: '127.0.0.1', KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), LOG_LEVEL: 'warn' };
     delete env.REDIS_URL;
     server = spawn(process.execPath, [...TSX, 'bin/gateway.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout?.on('data', (chunk) => (output += String(chunk)));

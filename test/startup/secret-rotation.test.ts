@@ -175,6 +175,7 @@ t.test('rotation on a shared Redis', async (t) => {
         WEBHOOK_ENCRYPTION_KEY: KEY_2,
         WEBHOOK_PREVIOUS_ENCRYPTION_KEYS: previous,
         CONFIG_FILE: join(dir, 'gateway.json'),
+        ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'),
       };
       const code = await keysCli(BACKENDS, ['webhook-secrets', 'reseal', '--json'], { out: (text) => (stdout += text), err: (text) => (stderr += text), env });
       return { code, stdout, stderr };
@@ -206,7 +207,7 @@ t.test('rotation on a shared Redis', async (t) => {
     assert.match(unrelated.message, /webhooks\.encryptionKey/);
     const cli = await reseal('');
     assert.equal(cli.code, 0, 'the CLI with K2 alone is accepted');
-    const dir3 = { ...process.env, REDIS_URL: redis.url, KEY_PEPPER: TEST_PEPPER, WEBHOOK_ENCRYPTION_KEY: KEY_3, CONFIG_FILE: join(dir, 'gateway.json') };
+    const dir3 = { ...process.env, REDIS_URL: redis.url, KEY_PEPPER: TEST_PEPPER, WEBHOOK_ENCRYPTION_KEY: KEY_3, CONFIG_FILE: join(dir, 'gateway.json'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log') };
     let stderr = '';
     assert.equal(await keysCli(BACKENDS, ['webhook-secrets', 'reseal'], { out: () => undefined, err: (text) => (stderr += text), env: dir3 }), 78);
     assert.match(stderr, /webhooks\.encryptionKey/);

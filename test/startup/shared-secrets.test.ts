@@ -81,7 +81,7 @@ t.test('instances sharing one Redis with different key peppers', async (t) => {
     writeFileSync(join(dir, 'gateway.json'), '{}');
     const run = async (pepper: string) => {
       let stderr = '';
-      const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redis.url, KEY_PEPPER: pepper, AUDIT_LOG_FILE: join(dir, 'audit.log'), CONFIG_FILE: join(dir, 'gateway.json') };
+      const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redis.url, KEY_PEPPER: pepper, AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(dir, 'gateway.json') };
       const code = await keysCli(BACKENDS, ['issue', '--account', 'acme', '--name', 'cli', '--scopes', 'none', '--json'], { out: () => undefined, err: (text) => (stderr += text), env });
       return { code, stderr };
     };

@@ -46,7 +46,7 @@ t.test('the stores say that Redis refused the credentials, and never echo the pa
 t.test('the key CLI exits 69 naming the refusal (not only "not reachable")', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rg-review-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: withPassword('wrong-password-0815'), KEYS_FILE: join(dir, 'keys.json'), CONFIG_FILE: join(dir, 'none.json') };
+  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: withPassword('wrong-password-0815'), KEYS_FILE: join(dir, 'keys.json'), CONFIG_FILE: join(dir, 'none.json'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log') };
   delete env.CONFIG_FILE;
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bin/reseller-keys.ts', 'list', '--json'], { env, encoding: 'utf8', timeout: 30_000 });
   assert.equal(result.status, 69, result.stderr);
