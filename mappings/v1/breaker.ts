@@ -7,8 +7,8 @@
  * speaks of one exchange with its own backend (a record it could not read), which must not stop
  * every account's requests; and a 503 of its own about one write or one feature (`outcome_unknown`,
  * `backend_misconfigured`). A 502 page of a proxy in front of it says the upstream is not there.
- * A forward cut by the request's own deadline says nothing (forwarder.ts): a trial so cut is
- * `abandoned`, and the next forward is the trial.
+ * A forward cut by the request's own deadline says nothing unless it had waited SLOW_CUT_MS for its
+ * answer (forwarder.ts): a trial so cut is `abandoned`, and the next forward is the trial.
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';

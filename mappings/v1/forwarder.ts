@@ -17,7 +17,7 @@ import { ownEntry } from '../../src/own-entry.js';
 import { traceHeaders } from '../../src/ops/trace.js';
 import { sourceAddress } from '../../src/http/source-address.js';
 import { createWaitingBound } from '../../src/upstream/busy.js';
-import { assertTimeLeft, callDeadline, RequestDeadlineReached, sendByOf } from '../../src/upstream/request-deadline.js';
+import { assertTimeLeft, callDeadline, RequestDeadlineReached, sendByOf, SLOW_CUT_MS } from '../../src/upstream/request-deadline.js';
 import type { UpstreamHooks, UpstreamOutcome } from '../../src/upstream/observer.js';
 import { isOwnAnswer, readAnswer } from './answer.js';
 import { createPassthroughBreaker } from './breaker.js';
@@ -168,8 +168,11 @@ export function createV1Forwarder(config: V1Config, deps: { logger: BackendLogge
     } catch (error) {
       let failure = error;
       if (error instanceof CaptureFailure) {
-        // Cut by the request's own deadline, sent or not: it says nothing of the upstream (client.ts, cutByRequest).
-        if (cut && error.kind === 'timeout') {
+        // Cut by the request's own deadline, unsent or sent less than SLOW_CUT_MS before: it says
+        // nothing of the upstream (request-deadline.ts; client.ts, cutByRequest). Sent longer
+        // before, it is a timeout, as its own would have been.
+        const slow = scheduled.sent && Date.now() - scheduled.sentAt >= SLOW_CUT_MS;
+        if (cut && error.kind === 'timeout' && !slow) {
           failure = scheduled.sent ? fromCapture(error, write, endpoint.operationId, true) : new RequestDeadlineReached(write);
           breaker.abandoned(ticket, call.call.trace);
         } else {

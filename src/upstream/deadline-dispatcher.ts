@@ -28,6 +28,8 @@ export interface ScheduledRequest {
   readonly header: string;
   /** A connection took it: it may have reached the upstream. */
   readonly sent: boolean;
+  /** When a connection took it (Date.now()); 0 while unsent. */
+  readonly sentAt: number;
   /** Forgets it, should it never have been dispatched; once its exchange ended. */
   end(): void;
 }
@@ -36,10 +38,11 @@ interface Schedule {
   deadline: number;
   sendBy: number;
   sent: boolean;
+  sentAt: number;
 }
 
 /** What a request whose schedule ended before it was dispatched gets: dropped unsent. */
-const ENDED: Schedule = { deadline: 0, sendBy: 0, sent: false };
+const ENDED: Schedule = { deadline: 0, sendBy: 0, sent: false, sentAt: 0 };
 
 export class DeadlineDispatcher extends Dispatcher {
   /** Scheduled and not yet dispatched, by their header. */
@@ -54,12 +57,15 @@ export class DeadlineDispatcher extends Dispatcher {
   schedule(deadline: number, sendBy = deadline): ScheduledRequest {
     this.scheduled += 1;
     const header = String(this.scheduled);
-    const schedule: Schedule = { deadline, sendBy, sent: false };
+    const schedule: Schedule = { deadline, sendBy, sent: false, sentAt: 0 };
     this.waiting.set(header, schedule);
     return {
       header,
       get sent() {
         return schedule.sent;
+      },
+      get sentAt() {
+        return schedule.sentAt;
       },
       end: () => this.waiting.delete(header),
     };
@@ -112,6 +118,7 @@ class DeadlineHandler implements Handler {
     // controller would destroy it) and takes the next in the queue (exchange.ts, onRequestStart).
     if (now > this.schedule.sendBy || now >= this.schedule.deadline) throw new DeadlineExceeded();
     this.schedule.sent = true;
+    this.schedule.sentAt = now;
     this.timer = setTimeout(abortAtDeadline, this.schedule.deadline - now + GRACE_MS, controller);
   }
 

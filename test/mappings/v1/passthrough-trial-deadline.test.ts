@@ -1,7 +1,8 @@
 /**
  * The v1 passthrough's trial forward under its request's deadline: it kept the forward's own
  * timeout, so the request carrying it waited past its deadline (up to `timeoutMs`, 15 s by default).
- * It now ends at the request's deadline; cut there, it neither closes nor re-opens the breaker.
+ * It now ends at the request's deadline. Cut there after waiting the whole deadline (past
+ * SLOW_CUT_MS), it is a timeout: the breaker opens again, and a trial after the pause closes it.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,7 +10,7 @@ import t from 'tap';
 import { bearer } from '../../helpers/gateway.js';
 import { buildPassthroughGateway, json, SERVICE } from './harness.js';
 
-t.test('v1 passthrough: a trial forward ends at its request deadline; the next forward is the trial', async (t) => {
+t.test('v1 passthrough: a trial forward ends at its request deadline', async (t) => {
   const gw = await buildPassthroughGateway({
     config: { requestDeadlineMs: 2_000 },
     v1: { timeoutMs: 5_000, circuitBreaker: { enabled: true, failureThreshold: 1, openMs: 300 } },
@@ -25,7 +26,9 @@ t.test('v1 passthrough: a trial forward ends at its request deadline; the next f
   const trial = await read();
   assert.equal(trial.statusCode, 504, `the trial's request is answered at its deadline: ${trial.statusCode} ${trial.body}`);
   gw.upstream.answer(json(200, SERVICE));
+  assert.equal((await read()).statusCode, 503, 'a trial that hung for its whole deadline opened the breaker again');
+  await sleep(350);
   const next = await read();
-  assert.equal(next.statusCode, 200, `the cut trial left the breaker half-open: the next forward is the trial: ${next.body}`);
+  assert.equal(next.statusCode, 200, `after the pause, the next forward is the trial: ${next.body}`);
   assert.equal((await read()).statusCode, 200, 'its answer closed the breaker');
 });
