@@ -129,7 +129,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     return503OnClosing: false,
     routerOptions: { maxParamLength: 100 },
     rewriteUrl: (request) => originForm(request.url),
-    // A head Node cannot parse (414, 431, 400): a problem, logged under the id it was given, and counted.
+    // A head Node cannot parse (414, 431, 400), or a request not received in time (408): a problem, logged under the id it was given, and counted.
     clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase, { log: app.log, ...parserRefusalCounts(metrics) }),
     // No bare answers from Node: the request gate refuses a missing or bad Host, and an unknown Expect (417).
     http: NODE_HTTP_OPTIONS,

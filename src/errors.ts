@@ -10,6 +10,7 @@ export const REASONS = {
   insufficient_scope: { status: 403, title: 'The key lacks the required scope' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   idempotency_conflict: { status: 409, title: 'Idempotency-Key reused with another request' },
   idempotency_in_progress: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
   action_not_allowed: { status: 409, title: 'Action not allowed in the current state' },
@@ -85,6 +86,10 @@ export const REASON_DOCS = {
   method_not_allowed: {
     when: 'The path exists, but not with this method; the `Allow` header lists the methods it takes.',
     whatToDo: 'Use one of the methods in `Allow`.',
+  },
+  request_timeout: {
+    when: 'The request, its head or its body, did not arrive whole within 30 s of its first byte (the request timeout: a stalled upload, a slow link). Nothing was done, and the connection is closed. The answer is sent only when none had started; else the connection is just closed.',
+    whatToDo: 'Send the request again on a new connection; if it keeps happening, check what delays the upload (a proxy buffering it, the link), or send a smaller body.',
   },
   idempotency_conflict: {
     when: 'The `Idempotency-Key` was used before with another request: another body, or another endpoint.',

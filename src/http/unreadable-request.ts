@@ -51,8 +51,14 @@ export interface UnreadableEdge {
    * be read as that request's. The connection is closed unanswered, and the request counted as aborted.
    */
   answerOwed?(socket: Duplex): boolean;
-  /** Marks a connection the request timeout cuts off: its request in flight is the server's timeout, not the client's abort. */
-  timedOut?(socket: Duplex): void;
+  /**
+   * Marks a connection the request timeout cuts off: its request in flight is the server's timeout,
+   * not the client's abort. Says whether the cut-off request may still be answered: with the id of
+   * the routed request it is (counted and logged when its connection closes), with no id when none
+   * was routed (its head did not arrive); undefined when no answer may be written (one has started,
+   * or an earlier request's is still owed).
+   */
+  timedOut?(socket: Duplex): { requestId?: string } | undefined;
   /** Counts an answered refusal, as every answered request is counted. */
   answered?(method: string, status: number): void;
 }
@@ -63,8 +69,11 @@ export interface UnreadableEdge {
  * logged (nothing of the request itself: its head may carry a key), then close the connection.
  */
 export function answerUnreadableRequest(error: ParserError, socket: Duplex, typeBase: string, edge: UnreadableEdge): void {
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') edge.timedOut?.(socket);
-  if (error.code === 'ECONNRESET' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || !socket.writable || edge.answerOwed?.(socket) === true) {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    answerTimeout(socket, typeBase, edge);
+    return;
+  }
+  if (error.code === 'ECONNRESET' || !socket.writable || edge.answerOwed?.(socket) === true) {
     socket.destroy();
     return;
   }
@@ -73,16 +82,43 @@ export function answerUnreadableRequest(error: ParserError, socket: Duplex, type
   const problem = error.code === 'HPE_HEADER_OVERFLOW' ? overflowProblem(head) : new ApiError('invalid_request', 'The request could not be read.');
   edge.log.info({ request_id: requestId, status: problem.status, reason: problem.reason, parser_error: error.code }, 'request refused by the HTTP parser');
   edge.answered?.(methodOf(head), problem.status);
+  socket.end(problemResponse(problem, requestId, typeBase));
+}
+
+/**
+ * The request (its head or its body) did not arrive within the request timeout: answered 408 with
+ * `Connection: close` (RFC 9110 §15.5.9), so that a stalled upload is not taken for a crash, when
+ * no answer has started on the connection; closed unanswered otherwise. The connection is destroyed
+ * once the answer is written: a client that is too slow is not waited for to close it.
+ */
+function answerTimeout(socket: Duplex, typeBase: string, edge: UnreadableEdge): void {
+  const cutOff = edge.timedOut?.(socket);
+  if (cutOff === undefined || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const requestId = cutOff.requestId ?? randomUUID();
+  const problem = new ApiError('request_timeout', 'The request did not arrive whole within the request timeout; the connection is closed.');
+  if (cutOff.requestId === undefined) {
+    edge.log.info({ request_id: requestId, status: problem.status, reason: problem.reason }, 'request head not received within the request timeout');
+    edge.answered?.('unknown', problem.status);
+  }
+  socket.end(problemResponse(problem, requestId, typeBase), () => socket.destroy());
+}
+
+/** A whole HTTP/1.1 answer carrying the problem, written on the socket itself: no response object exists for it. */
+function problemResponse(problem: ApiError, requestId: string, typeBase: string): string {
   const body = JSON.stringify(problemDocument(problem, requestId, typeBase));
-  socket.end(
+  return (
     `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}\r\n` +
-      'Content-Type: application/problem+json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
+    'Content-Type: application/problem+json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Request-Id: ${requestId}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
   );
 }
+
 /**
  * `uri-host [":" port]` (RFC 3986 §3.2.2–3.2.3): an IP literal in brackets, or a name or IPv4
  * address of unreserved characters, sub-delims and percent-escapes; empty is valid too.

@@ -122,7 +122,7 @@ export function installTracing(app: FastifyInstance): void {
 
 /** nginx's "client closed request": the client went away before its answer was sent. */
 const CLIENT_CLOSED_REQUEST = 499;
-/** The request was not received in time, and its connection closed unanswered (as nginx counts it). */
+/** The request was not received in time: its connection closed, answered 408 unless an answer had started (counted as nginx does). */
 const REQUEST_TIMEOUT = 408;
 
 export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
@@ -192,7 +192,17 @@ export function countRouterAnswer(
 export function parserRefusalCounts(metrics: GatewayMetrics): Pick<UnreadableEdge, 'answerOwed' | 'timedOut' | 'answered'> {
   return {
     answerOwed: (socket: Duplex) => (socket as WatchedSocket)[IN_FLIGHT] !== undefined,
-    timedOut: (socket: Duplex) => void ((socket as WatchedSocket)[TIMED_OUT] = true),
+    timedOut: (socket: Duplex) => {
+      const watched = socket as WatchedSocket;
+      watched[TIMED_OUT] = true;
+      const reply = watched[IN_FLIGHT];
+      if (reply === undefined) return {};
+      // The routed request is the one cut off only while its body is still arriving (else it is the
+      // next one's head, and this request's answer is owed); a response not given the socket yet
+      // waits behind an earlier request's.
+      const answerable = !reply.request.raw.complete && !reply.raw.headersSent && reply.raw.socket === socket;
+      return answerable ? { requestId: reply.request.id } : undefined;
+    },
     answered: (method: string, status: number) => metrics.httpRequest(UNMATCHED_ROUTE, method, status, 0, 0),
   };
 }
