@@ -21,3 +21,9 @@ export function numberedBody(body: string, sequence: number): string {
   const { head, tail } = sequenceSlot(body);
   return `${head}${sequence}${tail}`;
 }
+
+/**
+ * How long an event's number is kept by its id: an event queued again within it (an enqueue retried
+ * after its reply was lost, a change reported again) gets its number again, not a new one.
+ */
+export const EVENT_NUMBER_KEPT_MS = 86_400_000;

@@ -213,6 +213,14 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     }
   }
 
+  /** Held after the upstream refused the credentials (credential-hold.ts): not sent, counted as held. */
+  function assertNotHeld(action: UpstreamAction<Id>): void {
+    const heldMs = hold.heldMs();
+    if (heldMs === 0) return;
+    observer?.called(action.name, 'credential_hold', 0);
+    throw new CredentialHoldError(heldMs);
+  }
+
   /**
    * One call through the circuit breaker; throws CircuitOpenError (nothing sent) while it is open,
    * and UpstreamBusyError (nothing sent) while the pool's queue is full. The queue is looked at
@@ -222,12 +230,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     const write = action.safety === 'write';
     // Before the breaker and the queue: refused so, nothing was sent and nothing is counted.
     assertTimeLeft(action.timeoutMs, deadline, write);
-    // Held after the upstream refused the credentials (credential-hold.ts): not sent, counted as held.
-    const heldMs = hold.heldMs();
-    if (heldMs > 0) {
-      observer?.called(action.name, 'credential_hold', 0);
-      throw new CredentialHoldError(heldMs);
-    }
+    assertNotHeld(action);
     return bound.run(
       async () => {
         let ticket = admit(action, trace);
@@ -236,6 +239,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
           // unknown outcome. The probe goes first, within the write's deadline; the write follows
           // only if the upstream answered it, and in time.
           await tracked(ticket, actions[protocol.probe], protocol.probeParams, trace, deadline).catch(() => undefined);
+          // The probe's refusal of the credentials closed the breaker (an answer) and started a hold.
+          assertNotHeld(action);
           assertTimeLeft(action.timeoutMs, deadline, write);
           // Closed again, or re-opened: then this throws, and the write was never sent.
           ticket = admit(action, trace);

@@ -22,7 +22,8 @@ const LONGEST_HOLD_MS = 300_000;
  */
 export class CredentialRefusal extends BackendError {
   constructor(operatorMessage: string) {
-    super('upstream_error', DETAIL.refused, { operatorMessage });
+    // Refused before the action ran: a write's Idempotency-Key is free, not "outcome unknown".
+    super('upstream_error', DETAIL.refused, { operatorMessage, notRun: true });
     this.name = 'CredentialRefusal';
   }
 }

@@ -56,7 +56,7 @@ export function eventPayloadSchema(type: EventType): z.ZodType {
         .optional()
         .meta({
           description:
-            "The event's number among the account's events, from 1, one more for each event queued (the same on every retry and replay): a number skipped is an event you will not get (dropped: too many waiting), and numbers put events that came out of order back in order. Absent from events queued by a gateway release without it.",
+            "The event's number among the account's events, from 1, one more for each event queued (the same on every retry and replay): a number skipped is an event still on its way (retried, or waiting its turn) or one you will not get (dropped or failed: the operator can replay it), and numbers put events that came out of order back in order. Absent from events queued by a gateway release without it.",
         }),
     })
     .meta({ id: `Event_${type.replace(/\./g, '_')}` });

@@ -1,6 +1,6 @@
 /** The webhook outbox in process memory (sandbox, one instance): same claim and admission rules as Redis. */
 import { randomUUID } from 'node:crypto';
-import { numberedBody } from '../event-sequence.js';
+import { EVENT_NUMBER_KEPT_MS, numberedBody } from '../event-sequence.js';
 import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type NewOutboxEntry, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
 
 const MAX_FAILED = 1_000;
@@ -28,6 +28,8 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
   private nextSeq = 0;
   /** Per account: the last sequence number an event took (its body's `sequence`). */
   private readonly eventNumbers = new Map<string, number>();
+  /** Per event id: the number it took, and until when it is kept (in that order: oldest first). */
+  private readonly numberOfEvent = new Map<string, { number: number; until: number }>();
 
   private readonly perAccount: number;
   private readonly maxWaiting: number;
@@ -43,7 +45,7 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
 
   async enqueue({ numbered = false, ...entry }: NewOutboxEntry): Promise<EnqueueResult> {
     if (this.waiting.has(entry.eventId)) return { outcome: 'already_waiting' };
-    const body = numbered ? numberedBody(entry.body, this.nextEventNumber(entry.accountId)) : entry.body;
+    const body = numbered ? numberedBody(entry.body, this.eventNumber(entry.accountId, entry.eventId)) : entry.body;
     const line = this.parked.get(entry.accountId);
     const parks = line !== undefined || this.admittedOf(entry.accountId) >= this.perAccount;
     if (parks && (line?.length ?? 0) >= this.maxWaiting) return { outcome: 'full', body };
@@ -99,11 +101,22 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     if (this.admittedOf(delivery.accountId) === 0) this.admit(delivery.accountId);
   }
 
-  /** The account's next event number, from 1. */
-  private nextEventNumber(accountId: string): number {
-    const next = (this.eventNumbers.get(accountId) ?? 0) + 1;
-    this.eventNumbers.set(accountId, next);
-    return next;
+  /** The event's number: the one it took before (webhook-enqueue.lua says why), else the account's next, from 1. */
+  private eventNumber(accountId: string, eventId: string): number {
+    const now = this.now();
+    for (const [id, { until }] of this.numberOfEvent) {
+      if (until > now) break;
+      this.numberOfEvent.delete(id);
+    }
+    let number = this.numberOfEvent.get(eventId)?.number;
+    if (number === undefined) {
+      number = (this.eventNumbers.get(accountId) ?? 0) + 1;
+      this.eventNumbers.set(accountId, number);
+    }
+    // Moved to the end: the map stays in order of expiry.
+    this.numberOfEvent.delete(eventId);
+    this.numberOfEvent.set(eventId, { number, until: now + EVENT_NUMBER_KEPT_MS });
+    return number;
   }
 
   async failed(): Promise<string[]> {

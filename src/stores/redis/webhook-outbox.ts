@@ -7,7 +7,7 @@
  * whatever one account has queued. The keys share one hash tag so the scripts that move entries
  * between them run on one cluster node.
  */
-import { numberedBody, sequenceSlot } from '../event-sequence.js';
+import { EVENT_NUMBER_KEPT_MS, numberedBody, sequenceSlot } from '../event-sequence.js';
 import { MAX_WAITING_PER_ACCOUNT, type ClaimedDelivery, type EnqueueResult, type NewOutboxEntry, type OutboxAdmission, type OutboxBacklog, type OutboxEntry, type WebhookOutbox } from '../webhook-types.js';
 import type { RedisConnection } from './connection.js';
 import { LuaScript } from './lua-script.js';
@@ -56,8 +56,8 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     const { head, tail } = storedValue(entry, numbered);
     const { stream, pending, parked, inStream, parkedAccounts, seq, eventNumbers } = this.keys;
     const { perAccount, sweepAfterMs, maxWaiting } = this.admission;
-    const keys = [stream, pending, parked, inStream, parkedAccounts, seq, eventNumbers];
-    const args = [entry.eventId, head, entry.accountId, perAccount, sweepAfterMs, maxWaiting, tail, numbered ? 1 : 0];
+    const keys = [stream, pending, parked, inStream, parkedAccounts, seq, eventNumbers, this.redis.key(`{webhooks}:event-number:${entry.eventId}`)];
+    const args = [entry.eventId, head, entry.accountId, perAccount, sweepAfterMs, maxWaiting, tail, numbered ? 1 : 0, EVENT_NUMBER_KEPT_MS];
     const [added, number] = (await this.redis.evalScript(this.scripts.enqueue, keys, args)) as [number, number];
     if (added === 0) return { outcome: 'already_waiting' };
     const body = numbered ? numberedBody(entry.body, number) : entry.body;

@@ -5,7 +5,10 @@
 -- The entry: ARGV[2] .. ARGV[7]. Numbered (ARGV[8] = '1'): ARGV[2] .. n .. ARGV[7], n being the
 -- account's next number (KEYS[7], a hash: account → its last), taken here so that numbers follow
 -- enqueue order whichever instance enqueues, and taken by an entry refused as full too (its
--- receiver sees the gap). Answers {outcome, n} (n: 0 when not numbered).
+-- receiver sees the gap). An event numbered once keeps its number (KEYS[8], the event's own key,
+-- kept ARGV[9] ms): queued again after its first copy was done (an enqueue retried after its reply
+-- was lost, a change reported again), it is the same event, and a new number would be a gap that
+-- no lost event explains. Answers {outcome, n} (n: 0 when not numbered).
 -- Admission: while the account has fewer than ARGV[4] entries in the stream (KEYS[4], a hash:
 -- account → their stream ids) and none waiting before it, the entry goes to the stream (KEYS[1]);
 -- else it waits its turn in the parked set (KEYS[3], score 0, member "account \0 sequence \0
@@ -20,7 +23,9 @@ local account = ARGV[3]
 local number = 0
 local entry = ARGV[2] .. ARGV[7]
 if ARGV[8] == '1' then
-  number = redis.call('HINCRBY', KEYS[7], account, 1)
+  local kept = redis.call('GET', KEYS[8])
+  if kept then number = tonumber(kept) else number = redis.call('HINCRBY', KEYS[7], account, 1) end
+  redis.call('SET', KEYS[8], number, 'PX', ARGV[9])
   entry = ARGV[2] .. string.format('%d', number) .. ARGV[7]
 end
 local waiting = parkedHead(KEYS[3], account) ~= nil
