@@ -5,24 +5,10 @@
  * a usage error (64), and an unknown account is refused (1).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import t from 'tap';
-import { BACKENDS } from '../../mappings/index.js';
-import { keysCli } from '../../src/cli/keys.js';
+import { fileStoreCli } from './file-store-cli.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'rg-account-update-'));
-t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const env: NodeJS.ProcessEnv = { ...process.env, KEYS_FILE: join(dir, 'keys.json'), AUDIT_LOG_FILE: join(dir, 'audit.log'), ADMIN_AUDIT_LOG_FILE: join(dir, 'admin-audit.log'), CONFIG_FILE: join(process.cwd(), 'config', 'gateway.json') };
-  delete env.REDIS_URL;
-  const code = await keysCli(BACKENDS, args, { out: (text) => (stdout += text), err: (text) => (stderr += text), env });
-  return { code, stdout, stderr };
-}
+const cli = fileStoreCli(t, 'account-update');
 
 async function accounts(): Promise<Array<{ id: string; name: string; upstream_id: string }>> {
   return JSON.parse((await cli('account', 'list', '--json')).stdout);
