@@ -106,7 +106,10 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
       // Credentials, IP allow-list, access key, role permissions: checked before the action runs.
       const operatorMessage = redact(`WHMCS refused the gateway: ${message ?? excerpt(body, redact)}`);
       if (message !== undefined && FAILED_LOGIN.test(message)) throw new CredentialRefusal(operatorMessage);
-      throw new BackendError('upstream_error', DETAIL.refused, { operatorMessage });
+      // WHMCS's own refusal (its error envelope) proves the action did not run: a write's key is
+      // free. Another 403 (a proxy's page) proves nothing.
+      const own = isPlainObject(parsed) && parsed.result === 'error' && message !== undefined;
+      throw new BackendError('upstream_error', DETAIL.refused, { operatorMessage, ...(own ? { notRun: true } : {}) });
     }
     if (statusCode < 200 || statusCode > 299) {
       const why = `HTTP ${statusCode}: ${message ?? excerpt(body, redact)}`;
