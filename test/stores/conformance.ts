@@ -48,7 +48,13 @@ export class ManualClock implements TestClock {
 
 export const realClock: TestClock = {
   now: Date.now,
-  advance: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  // At least `ms` on another clock (Redis TIME): a timer may fire a little early against it (libuv
+  // counts from the loop's cached time), and Date.now() ticks in whole ms; so one more, and again
+  // until then. A test that saw the store's clock move 19 ms after advance(20) failed in CI.
+  advance: async (ms) => {
+    const until = Date.now() + ms + 1;
+    while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
+  },
 };
 
 export interface Fixture<S> {
