@@ -23,6 +23,7 @@ import { applyHeapSettings } from './startup/heap.js';
 import { ListenError, listenOn } from './startup/listen.js';
 import type { Stores } from './stores/types.js';
 import { misspelledEnvNames } from './startup/env-names.js';
+import { publicBaseUrlUnsetWarning } from './openapi/server-url.js';
 import { EX_CONFIG, noUpstreamMessage, sandboxRequested } from './startup/mode.js';
 import { createStoresOrExit } from './startup/redis-unreachable.js';
 import { onStopSignals } from './startup/stop-signals.js';
@@ -51,7 +52,11 @@ export async function resolveStart(registry: BackendRegistry): Promise<{ config:
   // Before the config is read: a misspelled name may be why it is refused (KEY_PEPER).
   for (const line of misspelledEnvNames(process.env, configEnvNames(registry))) process.stderr.write(`reseller-gateway: warning: ${line}\n`);
   const loaded = loadOrExit(registry);
-  if (hasUpstream(loaded)) return { config: loaded, sandbox: undefined };
+  if (hasUpstream(loaded)) {
+    const unset = publicBaseUrlUnsetWarning(loaded);
+    if (unset) process.stderr.write(`reseller-gateway: warning: ${unset}\n`);
+    return { config: loaded, sandbox: undefined };
+  }
   if (!sandboxRequested(process.env)) {
     process.stderr.write(`reseller-gateway: ${noUpstreamMessage(registry)}\n`);
     process.exit(EX_CONFIG);

@@ -12,3 +12,14 @@ export function publicBaseUrl(config: Partial<Pick<GatewayConfig, 'publicBaseUrl
   const shown = ['0.0.0.0', '::', '', 'localhost'].includes(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}${port === 80 ? '' : `:${port}`}`;
 }
+
+/**
+ * Said at the start of a gateway serving a real upstream without `publicBaseUrl`: integrators then
+ * read a `servers` entry naming the listen address (127.0.0.1 for a wildcard) in the OpenAPI
+ * document, and problem types under a base nobody serves (config.ts, defaultProblemTypeBase).
+ * Undefined when it is set.
+ */
+export function publicBaseUrlUnsetWarning(config: Partial<Pick<GatewayConfig, 'publicBaseUrl' | 'host' | 'port'>>): string | undefined {
+  if (config.publicBaseUrl) return undefined;
+  return `PUBLIC_BASE_URL (publicBaseUrl) is not set: the OpenAPI document tells integrators to use ${publicBaseUrl(config)}, the listen address, and problem types do not resolve; set it to the URL integrators reach the gateway at`;
+}
