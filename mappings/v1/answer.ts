@@ -52,11 +52,6 @@ export function isOwnAnswer(answer: Captured): boolean {
   return problem !== undefined && ANSWERED_FOR_ITSELF.has(problem.reason);
 }
 
-/** Retry-After as delta seconds, under the cap of every upstream's (upstreamRetryAfterMs); anything else is ignored. */
-function retryAfterMs(headers: IncomingHttpHeaders): number | undefined {
-  return upstreamRetryAfterMs(headers['retry-after']);
-}
-
 /** A detail the upstream wrote for clients, when it is plain text of a sane length. */
 function cleanText(value: unknown, max = 1000): string | undefined {
   return typeof value === 'string' && value.length > 0 && value.length <= max && !/[\u0000-\u001f\u007f]/.test(value) ? value : undefined;
@@ -179,7 +174,7 @@ const FORWARDING_FAULTS: ReadonlySet<Reason> = new Set<Reason>([
 function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProblem): Error {
   const { reason, document } = problem;
   const detail = problem.detail === undefined ? undefined : ctx.redact(problem.detail);
-  const retryAfter = retryAfterMs(answer.headers);
+  const retryAfter = upstreamRetryAfterMs(answer.headers['retry-after']);
   const said = `${answer.status} ${reason}${detail ? `: ${detail}` : ''}`;
   if (reason === 'unauthenticated' || reason === 'insufficient_scope') {
     // Refused at its door: nothing ran, and the client's retry with the same key may run once the key is fixed.
@@ -223,7 +218,7 @@ function passProblem(ctx: AnswerContext, answer: Captured, problem: UpstreamProb
 function normalise(ctx: AnswerContext, answer: Captured): BackendError {
   const { status } = answer;
   const what = `answered ${status} (${mediaType(answer.headers) || 'no content type'}): ${excerpt(answer.body, ctx.redact)}`;
-  const retryAfter = retryAfterMs(answer.headers);
+  const retryAfter = upstreamRetryAfterMs(answer.headers['retry-after']);
   if (status >= 300 && status < 400) return unreadable(ctx, `answered ${status}, a redirect, which is not followed`);
   // Not `notRun`: a page that is not the upstream's own problem was written by whatever sits in
   // front of it, and a WAF that inspects answers refuses with 403 after the write ran. Only the
