@@ -12,14 +12,11 @@ export interface RunningGateway {
   exited: Promise<number | null>;
 }
 
-/** Starts the gateway with `config` as its config file and waits for the sandbox banner. */
-export async function startGateway(t: Test, config: unknown, extra: Record<string, string> = {}): Promise<RunningGateway> {
-  const dir = mkdtempSync(join(tmpdir(), 'rg-process-'));
-  writeFileSync(join(dir, 'gateway.json'), JSON.stringify(config));
-  const env: NodeJS.ProcessEnv = {
+/** The environment of a sandbox gateway keeping its files in `dir`, on ports of the system's choosing; `extra` on top. */
+export function sandboxEnv(dir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
     ...process.env,
     SANDBOX: '1',
-    CONFIG_FILE: join(dir, 'gateway.json'),
     PORT: '0',
     OPS_PORT: '0',
     KEYS_FILE: join(dir, 'keys.json'),
@@ -28,6 +25,13 @@ export async function startGateway(t: Test, config: unknown, extra: Record<strin
     LOG_LEVEL: 'info',
     ...extra,
   };
+}
+
+/** Starts the gateway with `config` as its config file and waits for the sandbox banner. */
+export async function startGateway(t: Test, config: unknown, extra: Record<string, string> = {}): Promise<RunningGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'rg-process-'));
+  writeFileSync(join(dir, 'gateway.json'), JSON.stringify(config));
+  const env = sandboxEnv(dir, { CONFIG_FILE: join(dir, 'gateway.json'), ...extra });
   if (!extra.REDIS_URL) delete env.REDIS_URL;
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

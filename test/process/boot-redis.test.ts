@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { sandboxEnv } from '../helpers/gateway-process.js';
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -22,23 +23,14 @@ async function closedPort(): Promise<number> {
 }
 
 function boot(dir: string, extra: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SANDBOX: '1',
-    PORT: '0',
-    OPS_PORT: '0',
-    KEYS_FILE: join(dir, 'keys.json'),
-    AUDIT_LOG_FILE: join(dir, 'audit.log'),
-    LOG_LEVEL: 'info',
-    ...extra,
-  };
+  const env = sandboxEnv(dir, extra);
   delete env.CONFIG_FILE;
   return spawnSync(process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { env, encoding: 'utf8', timeout: 90_000 });
 }
 
 for (const workers of ['1', '2']) {
   t.test(`WORKERS=${workers}: exit 69 and one line naming REDIS_URL, without its password`, async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'rg-review-redis-boot-'));
+    const dir = mkdtempSync(join(tmpdir(), 'rg-redis-boot-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     const port = await closedPort();
     const result = boot(dir, { WORKERS: workers, REDIS_URL: `redis://:hunter2secret@127.0.0.1:${port}/0` });
