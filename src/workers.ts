@@ -36,16 +36,16 @@ import type { Stores } from './stores/types.js';
 import { EX_CONFIG } from './startup/mode.js';
 import { demoKeys, printBanner } from './startup/banner.js';
 import { listenOn } from './startup/listen.js';
-import { CGROUP_ROOT, cgroupCpuLimit } from './startup/cpu-limit.js';
+import { CGROUP_ROOT, cgroupCpuLimit, SELF_CGROUP } from './startup/cpu-limit.js';
 import { createStoresOrExit, EX_UNAVAILABLE } from './startup/redis-unreachable.js';
 import { onStopSignals } from './startup/stop-signals.js';
 import { WorkerDeaths } from './startup/worker-deaths.js';
 import { WorkerCounts, workersAlive, workersReady, type FromWorker, type Series, type ToWorker } from './worker-questions.js';
 
-/** `auto`: one per core, no more than a container's CPU quota allows (read under `cgroupRoot`). */
-export function workerCount(setting: GatewayConfig['workers'], cgroupRoot = CGROUP_ROOT): number {
+/** `auto`: one per core, no more than the process's cgroup CPU quota allows (read under `cgroupRoot`). */
+export function workerCount(setting: GatewayConfig['workers'], cgroupRoot = CGROUP_ROOT, selfCgroup = SELF_CGROUP): number {
   if (setting !== 'auto') return setting;
-  return Math.min(availableParallelism(), cgroupCpuLimit(cgroupRoot) ?? Infinity);
+  return Math.min(availableParallelism(), cgroupCpuLimit(cgroupRoot, selfCgroup) ?? Infinity);
 }
 
 /** Before any worker listens, one that dies is replaced after this long. */
