@@ -55,7 +55,7 @@ export interface AdminApiDeps {
 export function createAdminApi(deps: AdminApiDeps): AdminApi | null {
   const { config, stores } = deps;
   if (config.admin.tokens.length === 0) return null;
-  const service = new AdminService({ keys: deps.keys, store: stores.keys, clock: (id) => stores.webhooks.clock(id), webhooks: stores.webhooks, upstreamIdProblem: deps.upstreamIdProblem });
+  const service = new AdminService({ keys: deps.keys, store: stores.keys, clock: (id) => stores.webhooks.clock(id), webhooks: stores.webhooks, outbox: stores.webhookOutbox, upstreamIdProblem: deps.upstreamIdProblem });
   const ctx: AdminRegisterContext = {
     service,
     webhooks: new WebhookAdmin(service, stores.webhooks, deps.webhooks.events),

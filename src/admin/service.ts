@@ -9,7 +9,7 @@ import type { KeyService, IssueKeyInput } from '../keys/key-service.js';
 import { isDisabled } from '../keys/key-service.js';
 import { Refusal, refusingClaimed } from '../keys/refusal.js';
 import type { AccountRecord, ApiKeyRecord, KeyStore } from '../stores/types.js';
-import type { WebhookStore } from '../stores/webhook-types.js';
+import type { WebhookOutbox, WebhookStore } from '../stores/webhook-types.js';
 import { updateIfUnchanged } from '../stores/update-if-unchanged.js';
 
 /** The longest grace a rotation may give the old key, for the CLI and the admin API alike. */
@@ -24,8 +24,9 @@ export interface AdminServiceDeps {
    * snapshot stamps taken on it (the change detector's baseline), whichever instance enabled it.
    */
   clock?: (accountId: string) => Promise<number>;
-  /** An account deleted loses its webhook endpoint (absent: a caller that never deletes). */
-  webhooks?: Pick<WebhookStore, 'clear'>;
+  /** An account deleted loses its webhook endpoint, snapshot, delivery log and event counter (absent: a caller that never deletes). */
+  webhooks?: Pick<WebhookStore, 'forgetAccount'>;
+  outbox?: Pick<WebhookOutbox, 'forgetAccount'>;
   /** The backend's check of an upstream id an operator maps an account to (src/backend/registry.ts upstreamIdCheck). */
   upstreamIdProblem?: (upstreamId: string) => string | undefined;
 }
@@ -104,15 +105,15 @@ export class AdminService {
   }
 
   /**
-   * Offboarding: the account, every key of it and its webhook endpoint are gone, and its upstream
-   * customer is free for another account. Its keys answer 401 from the next request on every
-   * instance (each key's cached lookup is dropped, as for a disabled account). The endpoint goes
-   * first: an account made again under this id must not inherit its URL and secret, and a
-   * deletion that failed after it is done again by the operator's retry.
+   * Offboarding: the account, every key of it, its webhook endpoint, delivery log and event
+   * counter are gone, and its upstream customer is free for another account. Its keys answer 401
+   * from the next request on every instance (each key's cached lookup is dropped, as for a disabled
+   * account). The webhook data goes first: a deletion that failed after it is done again by the
+   * operator's retry. And again after the account: a delivery ending in between logged its entry.
    */
   async deleteAccount(id: string): Promise<AccountRecord> {
     await this.account(id);
-    await this.deps.webhooks?.clear(id);
+    await this.forgetWebhooksOf(id);
     let keys: string[] = [];
     const { before } = await updateIfUnchanged({
       read: () => this.account(id),
@@ -125,7 +126,12 @@ export class AdminService {
       },
     });
     await Promise.all(keys.map((keyId) => this.deps.keys.invalidate(keyId)));
+    await this.forgetWebhooksOf(id);
     return before;
+  }
+
+  private async forgetWebhooksOf(accountId: string): Promise<void> {
+    await Promise.all([this.deps.webhooks?.forgetAccount(accountId), this.deps.outbox?.forgetAccount(accountId)]);
   }
 
   /**

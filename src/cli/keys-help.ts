@@ -91,9 +91,10 @@ ${COMMON}
 ${EXIT_CODES}`,
   'account delete': `usage: reseller-keys account delete <id>
 
-Offboards a reseller: the account, every key of it and its webhook endpoint are deleted, and its
-upstream customer is free for another account. Its keys are refused (401) at once, in every running
-gateway. Its id is not used again (an account add under it is refused). To keep the keys, disable it.
+Offboards a reseller: the account, every key of it, its webhook endpoint, delivery log and event
+counter are deleted, and its upstream customer is free for another account. Its keys are refused
+(401) at once, in every running gateway. Its id is not used again (an account add under it is
+refused). To keep the keys, disable it.
 
 ${COMMON}
 

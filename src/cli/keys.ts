@@ -133,7 +133,7 @@ async function storeCommand(registry: BackendRegistry, config: GatewayConfig, po
     // configured (a CLI given just REDIS_URL and KEY_PEPPER cannot tell, and checks none).
     const sandboxStore = !config.redisUrl && !config.redisClusterNodes?.length;
     const upstreamIdProblem = upstreamIdCheck(registry, config.upstream?.backend ?? (sandboxStore ? DEFAULT_SANDBOX_BACKEND : ''));
-    const service = new AdminService({ keys, store: store.keys, clock: (id) => store.webhooks.clock(id), webhooks: store.webhooks, upstreamIdProblem });
+    const service = new AdminService({ keys, store: store.keys, clock: (id) => store.webhooks.clock(id), webhooks: store.webhooks, outbox: store.webhookOutbox, upstreamIdProblem });
     return { output: await run(command, sub, arg, values, service), code: 0 };
   } finally {
     await store.close();

@@ -34,7 +34,7 @@ export async function createStores(config: StoreConfig, onWarning?: (message: st
   });
 }
 
-/** For the key CLI: the same key and webhook stores the gateway uses. */
-export async function createKeyStore(config: StoreConfig): Promise<Pick<Stores, 'keys' | 'webhooks' | 'close'>> {
+/** For the key CLI: the same key and webhook stores (the outbox's event counters too) the gateway uses. */
+export async function createKeyStore(config: StoreConfig): Promise<Pick<Stores, 'keys' | 'webhooks' | 'webhookOutbox' | 'close'>> {
   return createStores(config);
 }

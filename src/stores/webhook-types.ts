@@ -57,6 +57,11 @@ export interface WebhookStore {
   /** Removes the record and the change detector's snapshot. */
   clear(accountId: string): Promise<void>;
   /**
+   * The account is deleted: its record (with its secrets), snapshot, delivery log and delivery
+   * slots removed. Its id is never an account's again, so nothing of it is worth keeping.
+   */
+  forgetAccount(accountId: string): Promise<void>;
+  /**
    * Records an attempt made to `url` on the endpoint: last_delivery, and failing_since set by the
    * first failure of a run and cleared by a success. Does nothing (null) when no URL is set or
    * another one was set while the attempt was in flight: an old URL's answer says nothing about the
@@ -213,6 +218,11 @@ export interface WebhookOutbox {
   failed(): Promise<string[]>;
   /** What waits (not yet delivered, dropped or given up), for the metrics. */
   backlog(): Promise<OutboxBacklog>;
+  /**
+   * The account is deleted: its event counter (its last `sequence`) removed. Its entries still
+   * waiting are left to the worker, which drops them as each comes due.
+   */
+  forgetAccount(accountId: string): Promise<void>;
 }
 
 /** An event to enqueue. */

@@ -166,6 +166,7 @@ export class DeliveryWorker {
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const { outbox, store, accounts } = this.options;
     const [record, account] = await Promise.all([store.get(delivery.accountId), accounts.getAccount(delivery.accountId)]);
+    if (!record && account === null) return this.dropOfDeleted(delivery);
     // Not sent while the endpoint or the account is disabled (an account disabled because its key
     // leaked may have had its endpoint set by whoever holds the key); not kept for later (W9).
     if (!record || record.status === 'disabled' || (account !== null && isDisabled(account))) {
@@ -256,6 +257,18 @@ export class DeliveryWorker {
 
   private attempted(outcome: WebhookDeliveryOutcome): void {
     this.options.onAttempt?.(outcome);
+  }
+
+  /**
+   * An event of a deleted account (queued before its deletion, or by a change noticed as it went):
+   * dropped unlogged, and whatever of the account was written since its deletion (a delivery
+   * logged, a number taken) forgotten again; its data must not come back.
+   */
+  private async dropOfDeleted(delivery: ClaimedDelivery): Promise<void> {
+    const { outbox, store } = this.options;
+    this.attempted('dropped');
+    await Promise.all([store.forgetAccount(delivery.accountId), outbox.forgetAccount(delivery.accountId)]);
+    return outbox.complete(delivery, 'dropped');
   }
 
   /**

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
-import type { AccountRecord, ApiKeyRecord, KeyStore } from '../../src/stores/types.js';
+import { UpstreamClaimedError, type AccountRecord, type ApiKeyRecord, type KeyStore } from '../../src/stores/types.js';
 import { unique, type Fixture, type FixtureFactory } from './conformance.js';
 
 function account(upstreamId: string): AccountRecord {
@@ -70,6 +70,17 @@ export function runAccountDeleteConformance(t: Test, name: string, factory: Fixt
       assert.equal(await store.getKeyWithAccount(old.id), null);
       assert.equal(await store.getKeyWithAccount(late.id), null);
       assert.equal(await store.replaceAccount(account('62'), null), true, 'its would-be customer is free for another id');
+    });
+
+    test('of two accounts that shared a customer (before sharing was refused), deleting one leaves the customer held by the other', async ({ store }) => {
+      const leaving = account('81');
+      const sharing = account('81');
+      await store.putAccount(leaving);
+      await store.putAccount(sharing);
+      assert.ok(await store.deleteAccount(leaving));
+      await assert.rejects(store.replaceAccount(account('81'), null), UpstreamClaimedError, 'still held by the other');
+      assert.ok(await store.deleteAccount(sharing));
+      assert.equal(await store.replaceAccount(account('81'), null), true, 'free once both are gone');
     });
 
     test('over a record changed since it was read, or gone, nothing is deleted', async ({ store }) => {

@@ -133,6 +133,27 @@ export function runWebhookStateConformance(t: Test, name: string, factory: Fixtu
       assert.deepEqual((await store.listDeliveries(account, 0, 2)).entries.map((e) => e.eventId), ['evt_9999', 'evt_0004'], 'ties: greater id first');
     });
 
+    test(t, 'a deleted account is forgotten: its endpoint, snapshot, delivery log and delivery slots; another account keeps its own', async ({ store }) => {
+      const [leaving, staying] = [unique('acct'), unique('acct')];
+      const logged: DeliveryLogEntry = { eventId: 'evt_1', type: 'order.created', state: 'failed', attempts: 8, lastStatus: 500, lastAttemptAt: null, nextAttemptAt: null, createdAt: '2026-03-01T00:00:00.000Z', body: '{}' };
+      for (const account of [leaving, staying]) {
+        await store.set(account, webhookRecord('https://hooks.example.com/a', 'sealed', '2026-03-01T00:00:00.000Z'), null);
+        await store.recordSnapshot(account, 'order:1', null, 'open');
+        await store.logDelivery(account, logged, 10);
+        assert.equal(await store.takeDeliverySlot(account, 'holder', 1, 60_000), true);
+      }
+      await store.forgetAccount(leaving);
+      assert.equal(await store.get(leaving), null);
+      assert.deepEqual(await store.readSnapshot(leaving), {});
+      assert.deepEqual(await store.listDeliveries(leaving, 0, 10), { entries: [], total: 0 });
+      assert.equal(await store.getDelivery(leaving, 'evt_1'), null);
+      assert.equal(await store.takeDeliverySlot(leaving, 'another', 1, 60_000), true, 'its slots are free');
+      assert.ok(await store.get(staying));
+      assert.deepEqual(await store.readSnapshot(staying), { 'order:1': 'open' });
+      assert.deepEqual(await store.listDeliveries(staying, 0, 10), { entries: [logged], total: 1 });
+      assert.equal(await store.takeDeliverySlot(staying, 'another', 1, 60_000), false, 'its slot still held');
+    });
+
     test(t, "clock: the store's own, in whole ms since the epoch, going forward with it", async ({ store, clock }) => {
       // Snapshot stamps and the detector's read times both come from it, whichever instance asks.
       const first = await store.clock(unique('acct'));
@@ -318,6 +339,16 @@ export function runOutboxConformance(t: Test, name: string, factory: FixtureFact
       const [first] = await store.claim('a', 1, IDLE_MS);
       await store.complete(first!, 'delivered');
       assert.equal((await store.enqueue(entry('evt_over', 'acct'))).outcome, 'queued', 'room again once one of its deliveries ends');
+    });
+
+    test(t, "a deleted account is forgotten: its event counter gone, another account's kept", async ({ store }) => {
+      const numbered = (eventId: string, accountId: string) => ({ ...entry(eventId, accountId), numbered: true });
+      const sequenceOf = (result: EnqueueResult) => ('body' in result ? (JSON.parse(result.body) as { sequence?: number }).sequence : undefined);
+      for (const eventId of ['evt_l1', 'evt_l2']) await store.enqueue(numbered(eventId, 'leaving'));
+      await store.enqueue(numbered('evt_s1', 'staying'));
+      await store.forgetAccount('leaving');
+      assert.equal(sequenceOf(await store.enqueue(numbered('evt_l3', 'leaving'))), 1, 'counted from nothing');
+      assert.equal(sequenceOf(await store.enqueue(numbered('evt_s2', 'staying'))), 2);
     });
 
     test(t, "numbered events carry their account's next sequence number in the stored body: a dropped one takes its number, a duplicate refused takes none", async ({ store }) => {

@@ -32,7 +32,7 @@ t.test("a deleted account's queued events are dropped, counted and gone, none se
   await store.set('leaving', webhookRecord(url, box.seal(`whsec_${randomBytes(32).toString('base64')}`), new Date().toISOString()), null);
   // Two up for delivery (its share), one waiting behind them.
   for (const id of ['evt_1', 'evt_2', 'evt_3']) await outbox.enqueue({ eventId: id, accountId: 'leaving', body: '{"type":"webhook.test"}', trace: {}, numbered: true });
-  await store.clear('leaving'); // what deleting the account does to its endpoint
+  await store.forgetAccount('leaving'); // what deleting the account does to its webhook data
   const outcomes: string[] = [];
   const worker = new DeliveryWorker({
     outbox,

@@ -7,8 +7,8 @@ export default defineAdminEndpoint({
   operationId: 'deleteAccount',
   summary: 'Delete an account',
   description:
-    'Offboards a reseller: the account, every key of it and its webhook endpoint are deleted, and its backend customer is free for another account. ' +
-    'Its keys answer 401 from the next request, on every gateway instance; events still queued for it are dropped unsent. ' +
+    'Offboards a reseller: the account, every key of it, its webhook endpoint (with its secrets), delivery log and event counter are deleted, and its backend customer is free for another account. ' +
+    'Its keys answer 401 from the next request, on every gateway instance; events still queued for it are dropped unsent and unlogged as they come due. ' +
     'Its id is not used again: creating an account under it answers 409 `account_exists` (its idempotency records, and the answers they replay, would reach the new holder). To keep the keys for later, disable the account instead.',
   tag: 'Accounts',
   scope: 'admin:accounts',

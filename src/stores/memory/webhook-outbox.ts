@@ -119,6 +119,10 @@ export class MemoryWebhookOutbox implements WebhookOutbox {
     return number;
   }
 
+  async forgetAccount(accountId: string): Promise<void> {
+    this.eventNumbers.delete(accountId);
+  }
+
   async failed(): Promise<string[]> {
     return [...this.failedIds];
   }

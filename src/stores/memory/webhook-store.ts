@@ -38,6 +38,12 @@ export class MemoryWebhookStore implements WebhookStore {
     this.snapshots.delete(accountId);
   }
 
+  async forgetAccount(accountId: string): Promise<void> {
+    await this.clear(accountId);
+    this.deliveries.delete(accountId);
+    this.slots.delete(accountId);
+  }
+
   async recordDelivery(accountId: string, url: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null> {
     const record = this.records.get(accountId);
     if (record?.url !== url) return null;

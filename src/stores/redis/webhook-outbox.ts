@@ -129,6 +129,10 @@ export class RedisWebhookOutbox implements WebhookOutbox {
     await this.redis.evalScript(this.scripts.admit, [stream, parked, inStream, parkedAccounts], [accountId, perAccount, sweepAfterMs]);
   }
 
+  async forgetAccount(accountId: string): Promise<void> {
+    await this.redis.run((client) => client.hdel(this.keys.eventNumbers, accountId));
+  }
+
   async failed(): Promise<string[]> {
     return this.redis.run((client) => client.lrange(this.keys.failed, 0, -1));
   }

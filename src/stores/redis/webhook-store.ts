@@ -3,7 +3,8 @@
  * detector's snapshot beside it, `{acct:<id>}:webhook-snapshot` (same slot: cleared together).
  * The delivery log is a hash of entries, `{acct:<id>}:webhook-deliveries`, ordered by a sorted set
  * of event ids by creation time, `{acct:<id>}:webhook-delivery-order`; one script writes and trims both.
- * The account's deliveries in flight, across instances, are `{acct:<id>}:webhook-slots`.
+ * The account's deliveries in flight, across instances, are `{acct:<id>}:webhook-slots`. An account
+ * deleted loses all five (forgetAccount).
  */
 import { accountTag } from '../rate-policies.js';
 import type { DeliveryLogEntry, SealedSecrets, SnapshotEntry, WebhookDeliveryStatus, WebhookDisabledReason, WebhookRecord, WebhookStore } from '../webhook-types.js';
@@ -63,6 +64,12 @@ export class RedisWebhookStore implements WebhookStore {
 
   async clear(accountId: string): Promise<void> {
     await this.redis.run((client) => client.del(this.recordKey(accountId), this.snapshotKey(accountId)));
+  }
+
+  async forgetAccount(accountId: string): Promise<void> {
+    const keys = [this.recordKey(accountId), this.snapshotKey(accountId), this.deliveriesKey(accountId), this.deliveryOrderKey(accountId), this.slotsKey(accountId)];
+    // One hash tag, one slot: a single DEL on a cluster too.
+    await this.redis.run((client) => client.del(...keys));
   }
 
   async recordDelivery(accountId: string, url: string, delivery: WebhookDeliveryStatus, ok: boolean): Promise<WebhookRecord | null> {
