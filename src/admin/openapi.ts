@@ -22,21 +22,23 @@ const TAGS: Record<string, string> = {
   System: 'This document.',
 };
 
-const REQUEST_ID = { description: 'Generated for every response; the admin audit log names it.', schema: { type: 'string', format: 'uuid' } };
+// `required`: on every such answer, so a generated client types it as always there.
+const REQUEST_ID = { description: 'Generated for every response; the admin audit log names it.', required: true, schema: { type: 'string', format: 'uuid' } };
 const RETRY_AFTER = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
 
+// Required where the status has this one reason, which always sends the header (401, 403, 429).
 const REASON_HEADERS: Partial<Record<AnyReason, Record<string, object>>> = {
-  unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="admin"`, with `error="invalid_token"` when a token was sent.', schema: { type: 'string' } } },
-  insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="admin", error="insufficient_scope", scope="…"`.', schema: { type: 'string' } } },
+  unauthenticated: { 'WWW-Authenticate': { description: '`Bearer realm="admin"`, with `error="invalid_token"` when a token was sent.', required: true, schema: { type: 'string' } } },
+  insufficient_scope: { 'WWW-Authenticate': { description: '`Bearer realm="admin", error="insufficient_scope", scope="…"`.', required: true, schema: { type: 'string' } } },
   method_not_allowed: { Allow: { description: 'The methods the path supports.', schema: { type: 'string' } } },
   unsupported_media_type: { 'Accept-Encoding': ACCEPT_ENCODING },
-  rate_limited: { 'Retry-After': RETRY_AFTER },
+  rate_limited: { 'Retry-After': { ...RETRY_AFTER, required: true } },
   idempotency_in_progress: { 'Retry-After': RETRY_AFTER },
   store_unavailable: { 'Retry-After': RETRY_AFTER },
 };
 
 /** On every admin answer. */
-const HEADERS = { 'X-Request-Id': REQUEST_ID, 'Cache-Control': { description: 'Always `no-store`.', schema: { type: 'string' } } };
+const HEADERS = { 'X-Request-Id': REQUEST_ID, 'Cache-Control': { description: 'Always `no-store`.', required: true, schema: { type: 'string' } } };
 
 const PROBLEMS: ProblemResponses = { schema: 'AdminProblem', headers: HEADERS, reasonHeaders: REASON_HEADERS };
 
@@ -62,7 +64,8 @@ function operation(endpoint: AdminEndpoint, { profile, problemTypeBase }: AdminD
   const responses: Record<string, object> = {};
   for (const [status, spec] of Object.entries(endpoint.responses)) {
     const headers: Record<string, object> = { ...HEADERS };
-    for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, schema: { type: 'string' } };
+    // An endpoint's own success headers (Location, Link) are on every such answer, replays included.
+    for (const [name, description] of Object.entries(spec.headers ?? {})) headers[name] = { description, required: true, schema: { type: 'string' } };
     if (endpoint.idempotent) headers['Idempotent-Replayed'] = { description: '`true` when this is the stored answer replayed.', schema: { type: 'string' } };
     const schema = toSchema(spec.schema, 'output', { schemas });
     responses[status] = { description: spec.description, headers, content: { 'application/json': { schema, example: exampleOf(schema, schemas) } } };
@@ -96,7 +99,8 @@ export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], options: A
     const path = openApiPath(endpoint.url);
     paths[path] = { ...paths[path], [endpoint.method.toLowerCase()]: operation(endpoint, options, schemas) };
   }
-  const reasons = [...new Set(endpoints.flatMap((endpoint) => reasonsOf(endpoint, profile)))].sort();
+  // Beside the operations' reasons, those of a call no operation takes (see the info text): its problem is an AdminProblem too.
+  const reasons = [...new Set([...endpoints.flatMap((endpoint) => reasonsOf(endpoint, profile)), 'method_not_allowed', 'not_found'])].sort();
   schemas.AdminProblem = problemSchema('RFC 9457 Problem Details, as the v1 API answers them. `type` is an absolute URI ending in `reason`.', reasons, {
     violated_policies: { type: 'array', items: { type: 'string' }, description: `With \`rate_limited\`: \`${ADMIN_POLICY}\` (\`admin.perMinute\` calls per token).` },
     held_by: { type: 'string', description: 'With `upstream_id_taken`: the id of the account mapped to that `upstream_id`.' },
@@ -113,7 +117,8 @@ export function buildAdminOpenApiDocument(endpoints: AdminEndpoint[], options: A
         'It is served on the ops listener only (never on the public port), and only while admin tokens are configured.',
         'Authentication: `Authorization: Bearer <admin token>`; each operation needs one admin scope (`x-required-scope`); `admin:read` covers every read.',
         'Every call is written to the admin audit log. Calls are rate-limited per admin token.',
-        'Errors are `application/problem+json`, as in the v1 API.',
+        'Errors are `application/problem+json`, as in the v1 API. Every GET operation answers HEAD too: the status and headers GET would have, no body. ' +
+          'A path this document lists, called with a method it does not list, answers 405 `method_not_allowed` with `Allow`; any other path under `/admin/v1` 404 `not_found`.',
       ].join('\n\n'),
     },
     servers: [{ url: serverUrl, description: 'The ops listener of this gateway (config `ops.host`, `ops.port`).' }],

@@ -17,7 +17,8 @@ function plainText(max: number) {
   return z.string().min(1).max(max).regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'must not contain control characters');
 }
 export const AccountNameSchema = plainText(200);
-export const UpstreamIdSchema = plainText(100);
+// The example a client sends must be one a WHMCS or FOSSBilling gateway takes: digits.
+export const UpstreamIdSchema = plainText(100).meta({ example: '12' });
 /** What the upstream id is on each backend (README "Backends"); the key CLI's help says the same. */
 export const UPSTREAM_ID_DESCRIPTION =
   "The backend's id of the customer this account maps to: the client id on WHMCS (`clientid`) and on FOSSBilling, in digits (`12`; " +
@@ -37,7 +38,7 @@ export const AccountSchema = z
   .object({
     id: z.string(),
     name: z.string(),
-    upstream_id: z.string().meta({ description: UPSTREAM_ID_DESCRIPTION }),
+    upstream_id: z.string().meta({ description: UPSTREAM_ID_DESCRIPTION, example: '12' }),
     status: z.enum(['active', 'disabled']).meta({ description: '`disabled`: every key of the account answers 401.' }),
     created_at: Timestamp,
     disabled_at: Timestamp.nullable(),
@@ -124,7 +125,9 @@ export function keyIdFor(recordId: string | undefined): string | undefined {
 export const ExpiresAtSchema = z.iso
   .datetime({ offset: true, error: 'must be an RFC 3339 time with its offset, e.g. 2027-01-01T00:00:00Z' })
   // A time already past would issue a key that never works: a typo, not a request.
-  .refine((value) => !(Date.parse(value) <= Date.now()), 'must be in the future');
+  .refine((value) => !(Date.parse(value) <= Date.now()), 'must be in the future')
+  // Far off, so the document's request example stays one the server takes.
+  .meta({ example: '2099-01-01T00:00:00Z' });
 
 export const KeyInputSchema = z
   .strictObject({

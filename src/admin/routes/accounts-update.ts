@@ -9,7 +9,8 @@ const UpdateAccountSchema = z
     upstream_id: UpstreamIdSchema.optional().meta({ description: "Another backend customer: the account's keys serve it from the next request." }),
   })
   .refine((changes) => changes.name !== undefined || changes.upstream_id !== undefined, 'name or upstream_id is required')
-  .meta({ id: 'AdminAccountChanges' });
+  // The refinement as the document can say it: the object is closed, so one property is name or upstream_id.
+  .meta({ id: 'AdminAccountChanges', minProperties: 1 });
 
 export default defineAdminEndpoint({
   method: 'PATCH',
