@@ -192,8 +192,12 @@ export const REASON_DOCS = {
     whatToDo: 'Issue a new key for the account.',
   },
   webhook_state_conflict: {
-    when: 'Admin API: the webhook event is not `failed` or `dropped` (only those are replayed), or the endpoint is still disabled.',
-    whatToDo: 'Read the deliveries and the endpoint; re-enable a disabled endpoint (`POST …/webhook/enable`) before replaying.',
+    when:
+      'Admin API: the webhook event is not `failed` or `dropped` (only those are replayed), or the endpoint is still disabled. ' +
+      'In the admin audit log, also a `reseller-keys webhook-secrets reseal` that found endpoints whose secret none of the keys opens.',
+    whatToDo:
+      'Read the deliveries and the endpoint; re-enable a disabled endpoint (`POST …/webhook/enable`) before replaying. ' +
+      'After such a reseal, set the endpoints it named again.',
   },
 } satisfies Record<AnyReason, ReasonDoc>;
 

@@ -48,7 +48,8 @@ function recordedText(value: unknown): string | null {
   return typeof value === 'string' ? clientText(value) : null;
 }
 
-function outcomeOf(status: number): AdminAuditRecord['outcome'] {
+/** What a status says of the call (the key CLI's records say the same of its commands). */
+export function outcomeOf(status: number): AdminAuditRecord['outcome'] {
   if (status < 300) return 'done';
   if (status === 401 || status === 403) return 'denied';
   return status < 500 ? 'refused' : 'failed';

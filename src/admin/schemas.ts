@@ -31,7 +31,8 @@ export const AccountIdSchema = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be 1 to 64 characters of A-Z a-z 0-9 _ . - (starting with a letter or digit)');
 
 /** An account id in a path: any existing id (one created before ids were checked may be longer). */
-export const AccountPathSchema = z.strictObject({ id: z.string().min(1).max(100).meta({ description: 'The account id.' }) });
+const ACCOUNT_PATH_ID = 'must be 1 to 100 characters';
+export const AccountPathSchema = z.strictObject({ id: z.string().min(1, ACCOUNT_PATH_ID).max(100, ACCOUNT_PATH_ID).meta({ description: 'The account id.' }) });
 export const KeyPathSchema = z.strictObject({ id: z.string().regex(/^[0-9a-f]{16}$/, 'must be a key id (16 hex digits)').meta({ description: 'The key id.' }) });
 
 export const AccountSchema = z

@@ -1,13 +1,14 @@
 /**
- * The key CLI's audit trail: each command that reaches the store appends one record to the admin
- * audit log (`admin.auditFile`, src/admin/audit.ts), the file the admin API writes, in its shape, so
- * "who revoked this key" has one answer whichever way it was done. The actor is the OS user and host
- * (`cli:<user>@<host>`); there is no request, so `method`, `source_ip` and `status` are null and
- * `exit_code` says how the command ended. Never a key: ids pass the same filter as the API's paths.
+ * The key CLI's audit trail: each command that reaches the store, and `admin-token create`, appends
+ * one record to the admin audit log (`admin.auditFile`, src/admin/audit.ts), the file the admin API
+ * writes, in its shape, so "who revoked this key" has one answer whichever way it was done. The actor
+ * is the OS user and host (`cli:<user>@<host>`); there is no request, so `method` and `source_ip` are
+ * null; `status` is what the admin API would answer for the same ending, and `exit_code` the
+ * command's. Never a key or a token: ids pass the same filter as the API's paths.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname, userInfo } from 'node:os';
-import type { AdminAuditRecord } from '../admin/audit.js';
+import { outcomeOf, type AdminAuditRecord } from '../admin/audit.js';
 import type { AuditSubject } from '../admin/endpoint.js';
 import { toAdminApiError } from '../admin/problems.js';
 import { FileAuditLog } from '../audit.js';
@@ -16,12 +17,13 @@ import { clientText } from '../secret-like.js';
 import { UsageError, type CliValues } from './args.js';
 import type { CliIo } from './io.js';
 
-export interface CliAuditRecord extends Omit<AdminAuditRecord, 'method' | 'source_ip' | 'status'> {
+export interface CliAuditRecord extends Omit<AdminAuditRecord, 'method' | 'source_ip'> {
   /** `cli:<OS user>@<host>`. */
   actor: string;
   method: null;
   source_ip: null;
-  status: null;
+  /** The name of the admin token `admin-token create` minted (never the token or its hash). */
+  new_token: string | null;
   exit_code: number;
 }
 
@@ -37,9 +39,13 @@ const OPERATIONS: Record<string, string> = {
   list: 'listKeys',
   rotate: 'rotateKey',
   revoke: 'revokeKey',
-  // No admin API endpoint does this; named as one would be.
+  // No admin API endpoint does these; named as one would be.
+  'admin-token create': 'createAdminToken',
   'webhook-secrets reseal': 'resealWebhookSecrets',
 };
+
+/** The operations the admin API answers 201 when done (what it creates); the others 200. */
+const CREATING = new Set(['createAccount', 'issueKey', 'rotateKey', 'createAdminToken']);
 
 /** The command's words (`account add`, `issue`), as the help names them. */
 function commandOf(positionals: string[]): string {
@@ -47,8 +53,14 @@ function commandOf(positionals: string[]): string {
   return OPERATIONS[`${command} ${sub}`] ? `${command} ${sub}` : command;
 }
 
-/** What the arguments name: an account's id, or a key's (the key commands take it as their second word). */
-function subjectOfArgs(command: string, positionals: string[], values: CliValues): AuditSubject {
+interface CliSubject extends AuditSubject {
+  /** The admin token's name, for `admin-token create`. */
+  newToken?: string;
+}
+
+/** What the arguments name: an account's id, or a key's (the key commands take it as their second word), or a new admin token's name. */
+function subjectOfArgs(command: string, positionals: string[], values: CliValues): CliSubject {
+  if (command === 'admin-token create') return values.name === undefined ? {} : { newToken: values.name };
   if (command.startsWith('account ')) return positionals[2] === undefined ? {} : { accountId: positionals[2] };
   if (command === 'rotate' || command === 'revoke') return positionals[1] === undefined ? {} : { keyId: positionals[1] };
   return values.account === undefined ? {} : { accountId: values.account };
@@ -77,11 +89,15 @@ export interface CommandEnd {
   subject?: AuditSubject;
 }
 
-function ending(end: CommandEnd): { outcome: CliAuditRecord['outcome']; reason: AnyReason | null } {
-  if (end.error === undefined) return { outcome: end.code === 0 ? 'done' : 'failed', reason: null };
-  // The reason the admin API answers for the same failure: the CLI's usage errors are its 400s.
-  const problem = end.error instanceof UsageError ? { reason: 'invalid_request' as const, status: 400 } : toAdminApiError(end.error);
-  return { outcome: problem.status < 500 ? 'refused' : 'failed', reason: problem.reason };
+/** The status and reason the admin API would answer for the same ending; the outcome follows from the status as in its records. */
+function ending(operation: string, end: CommandEnd): { status: number; reason: AnyReason | null } {
+  if (end.error === undefined && end.code === 0) return { status: CREATING.has(operation) ? 201 : 200, reason: null };
+  // The one command that ends non-zero without an error: a reseal that found secrets no key opens.
+  // Those endpoints must be set again: the admin API's conflict with an endpoint's state.
+  if (end.error === undefined) return { status: 409, reason: 'webhook_state_conflict' };
+  // The CLI's usage errors are the admin API's 400s.
+  if (end.error instanceof UsageError) return { status: 400, reason: 'invalid_request' };
+  return toAdminApiError(end.error);
 }
 
 /**
@@ -93,7 +109,7 @@ export async function auditCommand(file: string, positionals: string[], values: 
   const operation = OPERATIONS[command];
   if (operation === undefined) return;
   const subject = { ...subjectOfArgs(command, positionals, values), ...end.subject };
-  const { outcome, reason } = ending(end);
+  const { status, reason } = ending(operation, end);
   const record: CliAuditRecord = {
     time: new Date().toISOString(),
     event: 'admin.call',
@@ -108,8 +124,9 @@ export async function auditCommand(file: string, positionals: string[], values: 
     new_key_id: recorded(subject.newKeyId),
     event_id: null,
     source_ip: null,
-    outcome,
-    status: null,
+    outcome: outcomeOf(status),
+    status,
+    new_token: recorded(subject.newToken),
     exit_code: end.code,
     reason,
     replayed: false,

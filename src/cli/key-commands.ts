@@ -3,6 +3,7 @@ import { MAX_GRACE_SECONDS, type AdminService } from '../admin/service.js';
 import { ExpiresAtSchema, issuedView, KeyNameSchema, KeyPathSchema, keyView, RateLimitsSchema } from '../admin/schemas.js';
 import { SCOPES, type Scope } from '../keys/scopes.js';
 import type { ApiKeyRecord, KeyRateLimitOverrides } from '../stores/types.js';
+import { accountIdArg } from './account-commands.js';
 import { limit, parseScopes, text, UsageError, wholeNumber, type CliValues, type Output } from './args.js';
 
 /**
@@ -43,7 +44,7 @@ export async function issueCommand(values: CliValues, keys: AdminService): Promi
   const expires = values.expires === undefined ? undefined : text('--expires', values.expires, ExpiresAtSchema);
   const overrides = rateLimits(values);
   const { record, key } = await keys.issueKey({
-    accountId: values.account,
+    accountId: accountIdArg(values.account),
     name,
     // `none`, as the admin API's `[]`: a key for GET /v1/me only (an integration's health check).
     scopes: values.scopes === 'none' ? [] : parseScopes<Scope>(values.scopes, SCOPES),
@@ -54,7 +55,7 @@ export async function issueCommand(values: CliValues, keys: AdminService): Promi
 }
 
 export async function listCommand(values: CliValues, keys: AdminService): Promise<Output> {
-  const listed = await keys.listKeys(values.account);
+  const listed = await keys.listKeys(values.account === undefined ? undefined : accountIdArg(values.account));
   const now = Date.now();
   // The items of the admin API's page, unpaged: the CLI lists them all.
   return { text: listed.map(describeKey).join('\n') || '(no keys)', json: listed.map((key) => keyView(key, now)) };

@@ -110,7 +110,8 @@ ${EXIT_CODES}`,
 
 Mints a token for the admin API (on the ops listener, /admin/v1) and prints it once, with the config
 entry that admits it: only the token's SHA-256 goes into the config (admin.tokens, or the
-ADMIN_TOKENS JSON array). Needs no config and no store.
+ADMIN_TOKENS JSON array). Needs no store; the admin audit log records the token's name (never the
+token), and without a valid config it still mints, and says that nothing was recorded.
   --name      who the admin audit log names for the token's calls (a panel, a person)
   --scopes    a comma-separated list, or all: ${ADMIN_SCOPES.join(', ')}
 

@@ -2,7 +2,7 @@
  * Operator CLI for accounts and API keys. It works on the same store as the gateway (Redis when
  * REDIS_URL is set, else the sandbox key file), so keys take effect in running gateways at once,
  * through the same service layer as the admin API (src/admin/service.ts). It also mints admin
- * tokens (`admin-token create`), which needs no config or store.
+ * tokens (`admin-token create`), which needs no store, and no config but for its audit record.
  * `reseller-keys --help` (and `<command> --help`) lists the commands, options and exit codes
  * (src/cli/keys-help.ts); `--json` prints machine-readable output. The commands themselves are in
  * account-commands.ts, key-commands.ts, admin-token.ts and webhook-secrets.ts; the options in args.ts.
@@ -78,22 +78,16 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
   } catch (error) {
     return fail(64, (error as Error).message, helpFor(positionals));
   }
-  if (command === 'admin-token') {
-    // Needs neither config nor store: the token is random, the config line only its hash.
-    try {
-      const output = adminTokenCommand(sub, values);
-      io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
-      return 0;
-    } catch (error) {
-      return fail(64, (error as Error).message, helpFor(positionals));
-    }
-  }
-  let config;
+  let config: GatewayConfig | undefined;
+  let configError: ConfigError | undefined;
   try {
     config = loadConfig(registry, io.env);
   } catch (error) {
-    if (error instanceof ConfigError) return fail(78, error.message);
-    throw error;
+    if (!(error instanceof ConfigError)) throw error;
+    // admin-token create needs neither config nor store (the token is random, the config line only
+    // its hash): it mints without one, unrecorded, and says so below.
+    if (command !== 'admin-token') return fail(78, error.message);
+    configError = error;
   }
   const failure = (error: unknown): number => {
     if (error instanceof UsageError) return fail(64, error.message, helpFor(positionals));
@@ -105,7 +99,8 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
   };
   let end: CommandEnd;
   try {
-    const { output, code } = await storeCommand(registry, config, positionals, values);
+    const { output, code } =
+      command === 'admin-token' || config === undefined ? { output: adminTokenCommand(sub, values), code: 0 } : await storeCommand(registry, config, positionals, values);
     io.out(`${json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     end = { code, subject: output.subject };
   } catch (error) {
@@ -113,7 +108,8 @@ export async function keysCli(registry: BackendRegistry, argv: string[], io: Cli
     // A config the stores refuse (a pepper, an encryption key, a Redis too old): nothing was touched, as with one refused at load.
     if (error instanceof ConfigError) return end.code;
   }
-  await auditCommand(config.admin.auditFile, positionals, values, end, io);
+  if (config) await auditCommand(config.admin.auditFile, positionals, values, end, io);
+  else io.err(`reseller-keys: not recorded in the admin audit log, whose place the configuration names: ${configError?.message}\n`);
   return end.code;
 }
 
