@@ -1,9 +1,10 @@
 /**
  * pino options for the application log. Secrets never reach it: the Authorization header is not
- * logged at all, query strings are logged with their values masked and path segments that look
- * like a key replaced (a key may arrive there by mistake), and every field that could hold a
- * secret is redacted wherever it appears. Every text of a line written through pino is bounded and
- * its email addresses masked (logged-text.ts): an upstream's words may quote its customers.
+ * logged at all, query strings are logged with their values masked, path segments and an
+ * X-Request-Id that look like a key are replaced (a key may arrive there by mistake), and every
+ * field that could hold a secret is redacted wherever it appears. Every text of a line written
+ * through pino is bounded and its email addresses masked (logged-text.ts): an upstream's words may
+ * quote its customers.
  */
 import { LogController, type FastifyBaseLogger, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { pino } from 'pino';
@@ -11,7 +12,7 @@ import type { GatewayConfig } from './config.js';
 import type { ApiError } from './errors.js';
 import { sourceAddress } from './http/source-address.js';
 import { boundedLogMethod, loggedError } from './logged-text.js';
-import { redactPath } from './secret-like.js';
+import { looksSecret, redactPath } from './secret-like.js';
 
 /** Query parameters whose values are harmless to log: page numbers. */
 const LOGGABLE_QUERY = new Set(['page', 'per_page']);
@@ -38,6 +39,12 @@ function redactUrl(url: string): string {
     return SHOWN_NAME.test(name) ? `${name}=[redacted]` : '[redacted]';
   });
   return `${redactPath(url.slice(0, index))}?${masked.join('&')}`;
+}
+
+/** The client's X-Request-Id as logged (`client_request_id`): a key or token pasted there is not. */
+function clientRequestId(headers: Record<string, unknown>): unknown {
+  const id = headers['x-request-id'];
+  return typeof id === 'string' && looksSecret(id) ? '[redacted]' : id;
 }
 
 /** The names of the config's and the upstreams' secrets (a Redis URL may hold a password), at the top and one level down. */
@@ -115,7 +122,7 @@ export function loggerOptions(config: Pick<GatewayConfig, 'logLevel'>, stream?: 
           method: request.method,
           url: redactUrl(request.url),
           remote_address: request.ip === undefined ? undefined : sourceAddress(request as { ip: string }),
-          client_request_id: request.headers['x-request-id'],
+          client_request_id: clientRequestId(request.headers),
         };
       },
     },
@@ -146,7 +153,8 @@ const INFO = 30;
  * one line every request writes, so it is written as pino would write it but without pino's
  * pipeline (serializers, redaction), which cost about a sixth of a request's CPU: its
  * fields are fixed and hold no secret (the URL's query masked, no header but the client's request
- * id). Same format: level and time, the root logger's bindings, the fields, the message.
+ * id, replaced when it looks like a key). Same format: level and time, the root logger's bindings,
+ * the fields, the message.
  */
 export class AccessLogController extends LogController {
   override incomingRequest(): void {}
@@ -167,7 +175,7 @@ export class AccessLogController extends LogController {
     const traceId = request.trace?.traceId;
     // The key and its account, once authenticated: what ties a 429 storm or a run of failures to a reseller.
     const caller = request.caller;
-    const clientRequestId = request.headers['x-request-id'];
+    const requestIdSent = clientRequestId(request.headers);
     const problem = request.problem;
     stream.write(
       `{"level":${INFO},"time":${Date.now()}${bindings},"request_id":${jsonText(request.id)}` +
@@ -175,7 +183,7 @@ export class AccessLogController extends LogController {
         (caller === undefined ? '' : `,"account_id":${jsonText(caller.account.id)},"key_id":${jsonText(caller.key.id)}`) +
         `,"req":{"method":${jsonText(request.method)},"url":${jsonText(redactUrl(request.url))}` +
         `,"remote_address":${jsonText(sourceAddress(request))}` +
-        (clientRequestId === undefined ? '' : `,"client_request_id":${JSON.stringify(clientRequestId)}`) +
+        (requestIdSent === undefined ? '' : `,"client_request_id":${JSON.stringify(requestIdSent)}`) +
         `},"res":{"statusCode":${reply.statusCode}}` +
         (problem === undefined ? '' : problemFields(problem)) +
         `,"responseTime":${reply.elapsedTime},"msg":"request completed"}\n`,

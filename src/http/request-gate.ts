@@ -17,10 +17,10 @@ import { hostRefusal, targetRefusal } from './unreadable-request.js';
 /** Query parameters that look like someone put an API key in the URL (contract §1), in any case. */
 const KEY_QUERY_PARAMS = new Set(['api_key', 'apikey', 'key', 'access_token', 'token']);
 
-/** A key's name under any spelling, or a key itself under any name. */
+/** A key's name under any spelling, or a key itself under any name or as a name (`?rk_…`). */
 function carriesKey(query: URLSearchParams): boolean {
   for (const [name, value] of query) {
-    if (KEY_QUERY_PARAMS.has(name.toLowerCase()) || sentKeyId(value) !== undefined) return true;
+    if (KEY_QUERY_PARAMS.has(name.toLowerCase()) || sentKeyId(value) !== undefined || sentKeyId(name) !== undefined) return true;
   }
   return false;
 }

@@ -4,11 +4,13 @@ import { z } from 'zod';
 import { compiled } from './compiled-schema.js';
 import { ApiError, type FieldError } from '../errors.js';
 import { readIdempotencyKey } from './idempotency.js';
+import { looksSecret } from '../secret-like.js';
 
 export type InputPart = 'path' | 'query' | 'body';
 
 function pointer(part: InputPart, path: PropertyKey[]): string {
-  const segments = path.map((segment) => String(segment).replace(/~/g, '~0').replace(/\//g, '~1'));
+  // A name the client sent (an unknown field) is echoed, unless it is a key or token pasted as one.
+  const segments = path.map((segment) => (looksSecret(String(segment)) ? '[redacted]' : String(segment).replace(/~/g, '~0').replace(/\//g, '~1')));
   // Body pointers point into the JSON body (contract §2: `/field`); path and query say which part.
   const prefix = part === 'body' ? [] : [part];
   // The body as a whole (an array, null, none at all) is the empty pointer (RFC 6901 §5): `/` would

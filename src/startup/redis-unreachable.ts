@@ -2,7 +2,7 @@
  * Redis not there at boot: the stores wait their connect time (reconnecting meanwhile, for a Redis
  * that starts beside the gateway), then the process stops with EX_UNAVAILABLE and one line naming
  * the setting; the orchestrator's restart is the longer wait. Neither a stack trace nor the URL's
- * password reaches the output.
+ * password (nor its query, where ioredis also reads one) reaches the output.
  */
 import type { GatewayConfig } from '../config.js';
 import { RedisUnreachableError } from '../stores/redis/index.js';
@@ -33,10 +33,18 @@ export function unreachableLine(config: Pick<GatewayConfig, 'redisUrl' | 'redisC
   return `Redis unreachable: ${setting} did not answer within ${error.waitedMs} ms${reason}; start Redis or correct ${name}`;
 }
 
+/**
+ * The address with its password and query replaced, written from the parsed URL: the parser writes
+ * the password escaped (`p%40ss`), which the text of REDIS_URL (`p@ss`) need not hold, and ioredis
+ * also takes a password from the query (`?password=…`).
+ */
 function withoutPassword(address: string): string {
   try {
-    const password = new URL(address).password;
-    return password ? address.replace(`:${password}@`, ':[redacted]@') : address;
+    const url = new URL(address);
+    // A cluster seed (`redis-a:7000`) parses as a scheme and a path: it holds neither.
+    if (url.password === '' && url.search === '') return address;
+    const user = url.username || url.password ? `${url.username}${url.password ? ':[redacted]' : ''}@` : '';
+    return `${url.protocol}//${user}${url.host}${url.pathname}${url.search ? '?[redacted]' : ''}`;
   } catch {
     // A bare host:port seed holds no password.
     return address;
