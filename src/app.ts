@@ -44,7 +44,7 @@ import { secretBoxFor } from './webhooks/secret-box.js';
 import { dnsResolver } from './webhooks/url-policy.js';
 import { InvoicePdfRenderer } from './pdf/render-pool.js';
 import { countRouterAnswer, installRequestMetrics, installTracing, parserRefusalCounts } from './ops/instrument.js';
-import { GatewayMetrics } from './ops/metrics.js';
+import { GatewayMetrics, UNMATCHED_ROUTE } from './ops/metrics.js';
 import { Readiness } from './ops/server.js';
 
 declare module 'fastify' {
@@ -129,8 +129,11 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
     return503OnClosing: false,
     routerOptions: { maxParamLength: 100 },
     rewriteUrl: (request) => originForm(request.url),
-    // A head Node cannot parse (414, 431, 400), or a request not received in time (408): a problem, logged under the id it was given, and counted.
-    clientErrorHandler: (error, socket) => answerUnreadableRequest(error, socket, config.problemTypeBase, { log: app.log, ...parserRefusalCounts(metrics) }),
+    // A head Node cannot parse (414, 431, 400), or a request not received in time (408): a problem,
+    // logged under the id it was given, and counted. No route matched and no time is known before
+    // the parser's error: its own share is the instant it is answered in.
+    clientErrorHandler: (error, socket) =>
+      answerUnreadableRequest(error, socket, config.problemTypeBase, { log: app.log, ...parserRefusalCounts((method, status) => metrics.httpRequest(UNMATCHED_ROUTE, method, status, 0, 0)) }),
     // No bare answers from Node: the request gate refuses a missing or bad Host, and an unknown Expect (417).
     http: NODE_HTTP_OPTIONS,
     // Errors of the router itself (a malformed URL, an over-long path parameter) skip the hooks

@@ -28,7 +28,7 @@ import { configEnvNames } from './load-config.js';
 import { loggerOptions } from './logger.js';
 import { createPrimaryAdminApi } from './admin/primary.js';
 import { resolvePepper } from './keys/pepper.js';
-import { METRIC_PREFIX } from './ops/metrics.js';
+import { METRIC_PREFIX, OpsRequestCounts } from './ops/metrics.js';
 import { buildOpsApp } from './ops/server.js';
 import { createRepeatedLog } from './repeated-log.js';
 import type { Sandbox } from './sandbox.js';
@@ -194,14 +194,20 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
   const own = new Registry();
   own.setDefaultLabels({ process: 'primary' });
   collectDefaultMetrics({ register: own, prefix: METRIC_PREFIX });
+  // The ops listener's requests, only the primary's: unlabelled, as a single process has them.
+  const opsCounted = new Registry();
   ops = buildOpsApp({
     admin: primaryAdmin.admin,
     metrics: {
       registry: {
         contentType: AggregatorRegistry.PROMETHEUS_CONTENT_TYPE,
-        metrics: async () => counts.scrape([...workers].filter((worker) => greeted.has(worker) && worker.isConnected()), (await own.getMetricsAsJSON()) as Series),
+        metrics: async () => {
+          const primarySeries = [...(await own.getMetricsAsJSON()), ...(await opsCounted.getMetricsAsJSON())] as Series;
+          return counts.scrape([...workers].filter((worker) => greeted.has(worker) && worker.isConnected()), primarySeries);
+        },
       },
       collectRuntimeMetrics: () => undefined,
+      opsRequests: new OpsRequestCounts(opsCounted),
     },
     readiness: { check: () => workersReady([...workers], shuttingDown) },
     alive: () => workersAlive([...listeners].filter((worker) => worker.isConnected())),

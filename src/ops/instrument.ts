@@ -127,25 +127,43 @@ const REQUEST_TIMEOUT = 408;
 
 export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics): void {
   app.decorateRequest('backendWait', undefined);
-  const count = (request: FastifyRequest, status: number, ms: number): void => {
-    // The gateway's own share: what the request did not spend waiting on the backend.
-    const ownMs = request.backendWait === undefined ? ms : Math.max(0, ms - request.backendWait.ms());
-    metrics.httpRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, status, ms / 1000, ownMs / 1000);
-  };
-  // A connection closed while a request waits on it: that response never finishes, so neither
-  // onResponse nor the access line runs; both are done here (the requests a slow upstream makes
-  // clients give up on would otherwise leave no trace). The server closes it too, when the request
-  // is not received within the request timeout: that one is not the client's doing.
+  watchRequestEnds(app, {
+    count(request, status, ms) {
+      // The gateway's own share: what the request did not spend waiting on the backend.
+      const ownMs = request.backendWait === undefined ? ms : Math.max(0, ms - request.backendWait.ms());
+      metrics.httpRequest(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, status, ms / 1000, ownMs / 1000);
+    },
+    cutOff(request, status, ms) {
+      const message = status === REQUEST_TIMEOUT ? 'request not received within the request timeout; connection closed' : 'request aborted by the client';
+      request.log.info({ req: request, res: { statusCode: status }, responseTime: ms }, message);
+    },
+  });
+}
+
+/** What a listener does with each request once it ends (watchRequestEnds). */
+export interface RequestEnds {
+  /** Counts a request: answered with `status`, or cut off before its answer (499, 408). */
+  count(request: FastifyRequest, status: number, ms: number): void;
+  /** A request whose connection closed before its answer was sent: no access line runs for it. */
+  cutOff?(request: FastifyRequest, status: number, ms: number): void;
+}
+
+/**
+ * Counts every request of `app` when it is answered, and one whose connection closed while it
+ * waited: that response never finishes, so neither onResponse nor the access line runs; both are
+ * done here (the requests a slow upstream makes clients give up on would otherwise leave no trace).
+ * The server closes it too, when the request is not received within the request timeout: that one
+ * is not the client's doing.
+ */
+export function watchRequestEnds(app: FastifyInstance, ends: RequestEnds): void {
   function closed(this: WatchedSocket): void {
     const reply = this[IN_FLIGHT];
     if (reply === undefined) return;
     this[IN_FLIGHT] = undefined;
     const ms = reply.elapsedTime;
-    const timedOut = this[TIMED_OUT] === true;
-    const status = timedOut ? REQUEST_TIMEOUT : CLIENT_CLOSED_REQUEST;
-    count(reply.request, status, ms);
-    const message = timedOut ? 'request not received within the request timeout; connection closed' : 'request aborted by the client';
-    reply.request.log.info({ req: reply.request, res: { statusCode: status }, responseTime: ms }, message);
+    const status = this[TIMED_OUT] === true ? REQUEST_TIMEOUT : CLIENT_CLOSED_REQUEST;
+    ends.count(reply.request, status, ms);
+    ends.cutOff?.(reply.request, status, ms);
   }
   app.addHook('onRequest', (request, reply, done) => {
     const socket = request.raw.socket as WatchedSocket;
@@ -159,7 +177,7 @@ export function installRequestMetrics(app: FastifyInstance, metrics: GatewayMetr
   app.addHook('onResponse', (request, reply, done) => {
     const socket = request.raw.socket as WatchedSocket;
     if (socket[IN_FLIGHT] === reply) socket[IN_FLIGHT] = undefined;
-    count(request, reply.statusCode, reply.elapsedTime);
+    ends.count(request, reply.statusCode, reply.elapsedTime);
     done();
   });
 }
@@ -184,12 +202,11 @@ export function countRouterAnswer(
 }
 
 /**
- * What the parser's refusals (unreadable-request.ts) need of the metrics: whether a request of the
- * connection is still in flight (it is counted as aborted when the connection closes), and the
- * count of a refusal answered. No route matched and no time is known before the parser's error:
- * its own share is the instant it is answered in.
+ * What the parser's refusals (unreadable-request.ts) need of a listener whose requests
+ * watchRequestEnds watches: whether a request of the connection is still in flight (it is counted
+ * as aborted when the connection closes), and the count of a refusal answered (no route matched).
  */
-export function parserRefusalCounts(metrics: GatewayMetrics): Pick<UnreadableEdge, 'answerOwed' | 'timedOut' | 'answered'> {
+export function parserRefusalCounts(answered: (method: string, status: number) => void): Pick<UnreadableEdge, 'answerOwed' | 'timedOut' | 'answered'> {
   return {
     answerOwed: (socket: Duplex) => (socket as WatchedSocket)[IN_FLIGHT] !== undefined,
     timedOut: (socket: Duplex) => {
@@ -203,6 +220,6 @@ export function parserRefusalCounts(metrics: GatewayMetrics): Pick<UnreadableEdg
       const answerable = !reply.request.raw.complete && !reply.raw.headersSent && reply.raw.socket === socket;
       return answerable ? { requestId: reply.request.id } : undefined;
     },
-    answered: (method: string, status: number) => metrics.httpRequest(UNMATCHED_ROUTE, method, status, 0, 0),
+    answered,
   };
 }

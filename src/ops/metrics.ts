@@ -34,7 +34,7 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * of answers within each is read from one bucket, with no interpolation.
  */
 const OWN_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
-const HTTP_LABELS = ['route', 'method', 'status'];
+const HTTP_LABELS: ('route' | 'method' | 'status')[] = ['route', 'method', 'status'];
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open'];
 type CacheLookupResult = Parameters<UpstreamObserver['cacheLookup']>[1];
 /** Every value of a closed label set (the record makes the compiler check that none is missing). */
@@ -46,8 +46,29 @@ const DISABLED_REASONS = valuesOf<WebhookDisabledReason>({ gone: true, failing: 
 const STORES = valuesOf<StoreName>({ rate_limits: true, idempotency: true, keys: true, webhooks: true });
 const AUDIT_OUTCOMES = valuesOf<AuditRecord['outcome']>({ returned: true, denied: true, not_found: true, failed: true });
 
+/**
+ * `gateway_ops_requests_total`: the ops listener's own requests (probes, scrapes, admin calls, its
+ * parser's refusals). A family apart from `gateway_http_requests_total`, which counts the public API
+ * only: probes and scrapes mixed in would drown its rates. Few requests: prom-client's counter will do.
+ */
+export class OpsRequestCounts {
+  private readonly requests: Counter<'route' | 'method' | 'status'>;
+
+  constructor(registry: Registry) {
+    const help = 'Requests answered on the ops listener (probes, scrapes, admin API), by route template, method and status.';
+    this.requests = new Counter({ name: `${METRIC_PREFIX}ops_requests_total`, help, labelNames: HTTP_LABELS, registers: [registry] });
+  }
+
+  /** `route`: a route template or UNMATCHED_ROUTE, never a raw URL. */
+  count(route: string, method: string, status: number): void {
+    this.requests.inc({ route, method, status });
+  }
+}
+
 export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, WebhookObserver {
   readonly registry = new Registry();
+  /** The ops listener's, when this app's serves it (a cluster's primary counts them in its own registry). */
+  readonly opsRequests = new OpsRequestCounts(this.registry);
 
   // Counted on every request: tallies (tallies.ts), their cells kept in the maps below.
   private readonly httpRequests = new CounterTally(`${METRIC_PREFIX}http_requests_total`, 'HTTP requests answered, by route template, method and status.', HTTP_LABELS, this.registry);

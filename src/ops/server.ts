@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { AdminApi } from '../admin/api.js';
 import { ADMIN_PREFIX } from '../admin/register.js';
 import type { Backend } from '../backend/backend.js';
@@ -15,6 +15,8 @@ import { answerUnreadableRequest, hostRefusal, targetRefusal } from '../http/unr
 import { expectationRefusal, NODE_HTTP_OPTIONS, serveExpectations } from '../http/expectations.js';
 import type { Stores } from '../stores/types.js';
 import { boundedPing } from './bounded-ping.js';
+import { parserRefusalCounts, watchRequestEnds } from './instrument.js';
+import { UNMATCHED_ROUTE, type OpsRequestCounts } from './metrics.js';
 
 /** Probes come every few seconds from every orchestrator: a check serves them all this long. */
 const READY_CHECK_TTL_MS = 1_000;
@@ -70,7 +72,12 @@ export class Readiness {
 
 export interface OpsTarget {
   /** An app's metrics, or (the primary of a cluster) every worker's aggregated. */
-  metrics: { registry: { contentType: string; metrics(): Promise<string> }; collectRuntimeMetrics(): void };
+  metrics: {
+    registry: { contentType: string; metrics(): Promise<string> };
+    collectRuntimeMetrics(): void;
+    /** Where this listener's own requests are counted (scraped with the rest). */
+    opsRequests: Pick<OpsRequestCounts, 'count'>;
+  };
   readiness: Pick<Readiness, 'check'>;
   /** The primary of a cluster: whether every listening worker answers (a single process answering is alive). */
   alive?: () => Promise<boolean>;
@@ -80,10 +87,16 @@ export interface OpsTarget {
 
 /**
  * The ops listener for an app (not listening yet). Its requests are not logged one by one: probes
- * and scrapes would drown the application log.
+ * and scrapes would drown the application log. They are counted, in a family of their own.
  */
 export function buildOpsApp(target: OpsTarget): FastifyInstance {
   const { admin } = target;
+  const counts = target.metrics.opsRequests;
+  const countUnmatched = (method: string, status: number): void => counts.count(UNMATCHED_ROUTE, method, status);
+  // The router's own refusals skip every hook: counted once sent.
+  const countRouterAnswer = (request: FastifyRequest, reply: FastifyReply): void => {
+    reply.raw.once('finish', () => countUnmatched(request.method, reply.statusCode));
+  };
   const ops = Fastify({
     loggerInstance: target.log.child({ component: 'ops' }),
     logController: new LogController({ disableRequestLogging: true }),
@@ -97,16 +110,25 @@ export function buildOpsApp(target: OpsTarget): FastifyInstance {
     // No bare answers from Node (see the hook below): a missing or repeated Host, or an unknown Expect, is refused here.
     http: NODE_HTTP_OPTIONS,
     // Requests Node cannot parse (oversized heads) answered as a problem (414, 431), as the admin
-    // API's are, rather than Node's bare 431.
-    ...(admin ? { clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) => answerUnreadableRequest(error, socket, admin.problemTypeBase, { log: target.log }) } : {}),
+    // API's are, rather than Node's bare 431; one not received within the request timeout is
+    // answered 408 `request_timeout`, as on the public listener (unless its answer has started).
+    ...(admin
+      ? {
+          clientErrorHandler: (error: Error & { code?: string }, socket: Duplex) =>
+            answerUnreadableRequest(error, socket, admin.problemTypeBase, { log: target.log, ...parserRefusalCounts(countUnmatched) }),
+        }
+      : {}),
     // The router's own refusals skip every hook; on an admin path they are problems as well.
     frameworkErrors: (error, request, reply) => {
       const answer = reply as FastifyReply;
+      countRouterAnswer(request, answer);
       if (target.admin && request.url.startsWith(`${ADMIN_PREFIX}/`)) return target.admin.routerError(error, answer);
       return answer.code(error.statusCode ?? 500).send(error);
     },
   });
   serveExpectations(ops.server);
+  // First: a request another hook refuses is counted too. Not logged when cut off (see above).
+  watchRequestEnds(ops, { count: (request, status) => counts.count(request.routeOptions.url ?? UNMATCHED_ROUTE, request.method, status) });
   // RFC 9112 §3.2: an HTTP/1.1 request without Host, with two, or with an invalid one is 400; a target
   // over 8 KiB 414; an unknown expectation 417 (an admin call: the admin API's problem).
   ops.addHook('onRequest', (request, reply, done) => {

@@ -39,7 +39,7 @@ t.test("the cluster primary's admin API refuses an upstream id WHMCS cannot serv
   const primary = createPrimaryAdminApi(config, stores, log, BACKENDS);
   const ops = buildOpsApp({
     admin: primary.admin,
-    metrics: { registry: { contentType: 'text/plain', metrics: async () => '' }, collectRuntimeMetrics: () => undefined },
+    metrics: { registry: { contentType: 'text/plain', metrics: async () => '' }, collectRuntimeMetrics: () => undefined, opsRequests: { count: () => undefined } },
     readiness: { check: async () => ({ ready: true, store: 'ok', upstream: 'ok', shuttingDown: false }) },
     log,
   });
