@@ -6,7 +6,7 @@
  * `call`. FOSSBilling's own words never reach `detail`; they go to `operatorMessage`, redacted.
  */
 import { BackendError } from '../../src/backend/backend.js';
-import { DETAIL, excerpt, isPlainObject, overloadAnswer, parseJsonBody, redactor, unreadableAnswer, upstreamRetryAfterMs } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, gatewayTimeoutAnswer, isPlainObject, overloadAnswer, parseJsonBody, redactor, unreadableAnswer, upstreamRetryAfterMs } from '../../src/upstream/answers.js';
 import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
@@ -50,7 +50,14 @@ export class FossbillingRefusal extends BackendError {
   }
 }
 
-/** Token login, IP allow-list and referrer failures (src/modules/Api/Controller/Client.php). */
+/**
+ * Token login, IP allow-list and referrer failures (src/modules/Api/Controller/Client.php). Not held
+ * as WHMCS's failed logins are (credential-hold.ts): FOSSBilling keeps no count of refused tokens
+ * and bans nothing for them. Its only limit before the token is checked, the per-IP bucket
+ * `api_authenticated_ip` (Security/RateLimiter.php; 0.6 and 0.7: a delay per call over the rate),
+ * takes one token for every call, refused or answered alike, so a refusal brings no block nearer
+ * than an answered call does; a hold would only delay the recovery once the token is fixed.
+ */
 const AUTH_CODES: ReadonlySet<number> = new Set([201, 202, 203, 204, 205, 206, 1002, 1004]);
 
 /** The error envelope, by the codes of src/library/FOSSBilling/Http/ApiResponseFactory.php. */
@@ -126,6 +133,7 @@ export function fossbillingProtocol(config: FossbillingConfig): UpstreamProtocol
         const why = `HTTP ${answer.statusCode}: ${excerpt(answer.body, redact)}`;
         // Without FOSSBilling's envelope: a proxy or web server in front turned the call away.
         if (answer.statusCode === 429 || answer.statusCode === 503) throw overloadAnswer('FOSSBilling', action, answer.statusCode, answer.headers, why, redact);
+        if (answer.statusCode === 504) throw gatewayTimeoutAnswer('FOSSBilling', action, why, redact);
         // A 5xx can come from a PHP fatal error halfway through a write.
         throw unreadableAnswer('FOSSBilling', action, why, redact, action.safety === 'write' && answer.statusCode >= 500);
       }

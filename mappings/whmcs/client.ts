@@ -7,7 +7,7 @@
  */
 import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
-import { DETAIL, excerpt, isPlainObject, overloadAnswer, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
+import { DETAIL, excerpt, gatewayTimeoutAnswer, isPlainObject, overloadAnswer, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
 import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
 import { CredentialRefusal } from '../../src/upstream/credential-hold.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
@@ -113,8 +113,10 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
     }
     if (statusCode < 200 || statusCode > 299) {
       const why = `HTTP ${statusCode}: ${message ?? excerpt(body, redact)}`;
-      // WHMCS has no rate limit and no 503 of its own: a proxy or web server in front turned the call away.
+      // WHMCS has no rate limit, no 503 and no 504 of its own: a proxy or web server in front turned the call away,
+      // or (504) gave up waiting for WHMCS.
       if (statusCode === 429 || statusCode === 503) throw overloadAnswer('WHMCS', action, statusCode, headers, why, redact);
+      if (statusCode === 504) throw gatewayTimeoutAnswer('WHMCS', action, why, redact);
       // A 5xx can come from a PHP fatal error halfway through the action.
       throw unreadableAnswer('WHMCS', action, why, redact, action.safety === 'write' && statusCode >= 500);
     }

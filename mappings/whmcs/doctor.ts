@@ -23,6 +23,9 @@ const PROBE_TIMEOUT_MS = 15_000;
 /** Probes in flight at once. */
 const PROBE_CONCURRENCY = 3;
 
+/** Where WHMCS 8's admin area lists its bans (before 8.0: Setup → Banned IPs). */
+const BANNED_IPS = 'Configuration → System Settings → Banned IPs';
+
 /** WHMCS's 403 texts (WHMCS facts §0) and what the operator does about each. */
 const REFUSAL_FIXES: ReadonlyArray<[RegExp, string]> = [
   [
@@ -33,15 +36,19 @@ const REFUSAL_FIXES: ReadonlyArray<[RegExp, string]> = [
   [/invalid access key/i, 'Set WHMCS_ACCESS_KEY (upstream.whmcs.accessKey) to the $api_access_key of WHMCS\'s configuration.php.'],
   [
     /ip banned/i,
-    'WHMCS banned the gateway\'s IP after failed logins: fix the credentials, lift the ban (tblbannedips, Utilities → Security), ' +
-      'and add the IP to WHMCS\'s Whitelisted IPs.',
+    'WHMCS banned the gateway\'s IP after 3 failed logins (for 15 minutes by default), and refuses every call from it ' +
+      'meanwhile, even with the right secret. Fix WHMCS_IDENTIFIER / WHMCS_SECRET first, then lift the ban in WHMCS\'s ' +
+      `admin area (${BANNED_IPS}: delete the gateway's IP; or delete its row from the tblbannedips table), and add the ` +
+      'IP to Whitelisted IPs (System Settings → General Settings → Security) so that it is never banned again.',
   ],
 ];
 
 const CREDENTIALS_FIX =
   'Set WHMCS_IDENTIFIER and WHMCS_SECRET (upstream.whmcs.identifier / secret) to an API credential from WHMCS ' +
-  '(System Settings → Manage API Credentials) whose admin user is active. Mind that three failed logins from one IP ' +
-  'get it banned for a while.';
+  '(System Settings → Manage API Credentials) whose admin user is active. This run was one failed login: WHMCS bans ' +
+  'the gateway\'s IP after 3 failed logins (the count restarts after 30 minutes without one; the gateway\'s own calls ' +
+  'with this secret count too), ' +
+  `so fix the secret before running doctor again. Once banned (IP Banned), lift it at ${BANNED_IPS}.`;
 
 function doctorClient(config: WhmcsConfig, options: WhmcsClientOptions): WhmcsClient {
   const timeouts = Object.fromEntries(

@@ -131,6 +131,15 @@ export function overloadAnswer(label: string, action: UpstreamAction, statusCode
   });
 }
 
+/**
+ * A 504 that is not the upstream's API answering: a proxy or load balancer in front of the panel
+ * whose origin did not answer in time. As for the gateway's own timeout (upstream_timeout): the
+ * call was sent, so a write may have run and its outcome is unknown.
+ */
+export function gatewayTimeoutAnswer(label: string, action: UpstreamAction, why: string, redact: Redact): BackendError {
+  return new BackendError('timeout', DETAIL.timeout, { operatorMessage: redact(`${label} ${action.name}: ${why}`), outcomeUnknown: action.safety === 'write' });
+}
+
 /** Once a write has succeeded, any later failure leaves its effect in place: say so. */
 export async function afterWrite<T>(work: Promise<T>, what: string): Promise<T> {
   try {

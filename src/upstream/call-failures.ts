@@ -7,6 +7,7 @@
 import { BackendError } from '../backend/backend.js';
 import { DETAIL } from './answers.js';
 import { CircuitOpenError } from './breaker.js';
+import { CredentialHoldError } from './credential-hold.js';
 import type { UpstreamProtocol } from './client.js';
 import { type Exchange, type ExchangeFailure, ResponseTooLarge } from './exchange.js';
 import type { UpstreamAction } from './policy.js';
@@ -48,6 +49,8 @@ export function createCallFailures<Id extends string, Params, Answer>(protocol: 
      * (request-deadline.ts, SLOW_CUT_MS).
      */
     thrown(action: UpstreamAction<Id>, failure: ExchangeFailure, cut: boolean): BackendError {
+      // Dropped unsent when a connection took it: a credential hold had started while it waited.
+      if (failure.reason instanceof CredentialHoldError) return failure.reason;
       if (!cut || !failure.timedOut) return transportError(action, failure);
       // Still queued for a connection: never sent, and never will be.
       if (!failure.sent) return new RequestDeadlineReached(action.safety === 'write');
@@ -72,6 +75,9 @@ export function createCallFailures<Id extends string, Params, Answer>(protocol: 
      * upstream that hangs). A trial so cut is abandoned: the next call is the trial.
      */
     cutByRequest: (error: unknown): boolean => error instanceof RequestDeadlineReached || (error instanceof BackendError && cutShort.has(error)),
+
+    /** Dropped unsent by a credential hold that started while it waited for a connection: nothing to report but the hold. */
+    held: (error: unknown): error is CredentialHoldError => error instanceof CredentialHoldError,
 
     /**
      * What the circuit breaker counts: the upstream unreachable (refused, DNS, connect timeout, no

@@ -144,6 +144,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       body,
       deadline,
       sendBy,
+      // Calls queued for a connection when a refusal started a hold are held too: each sent would be one more failed login.
+      refuseSend: hold.heldError,
       maxResponseBytes: options.maxResponseBytes,
     };
   }
@@ -157,7 +159,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
    * unknown outcome).
    */
   function retriable(action: UpstreamAction<Id>, failure: ExchangeFailure, deadline: number): boolean {
-    return action.retry && !failure.answered && !failure.timedOut && Date.now() < deadline;
+    return action.retry && !failure.answered && !failure.timedOut && !failures.held(failure.reason) && Date.now() < deadline;
   }
 
   /** One call (with its retry), without the breaker; `requestDeadline` shortens its own. */
@@ -196,10 +198,12 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;
     } catch (error) {
-      if (failures.cutByRequest(error)) report(trace, () => breaker.abandoned(ticket));
+      // Dropped unsent by a hold (its refusal was reported) or cut by the deadline: neither an answer nor a down-signal.
+      if (failures.cutByRequest(error) || failures.held(error)) report(trace, () => breaker.abandoned(ticket));
       else report(trace, () => (failures.isDownSignal(error) ? breaker.failed(ticket, error) : breaker.answered(ticket)));
       if (error instanceof CredentialRefusal) report(trace, () => hold.refused(error));
-      observer?.called(action.name, error instanceof BackendError ? error.kind : 'upstream_error', (performance.now() - started) / 1000);
+      const outcome = failures.held(error) ? 'credential_hold' : error instanceof BackendError ? error.kind : 'upstream_error';
+      observer?.called(action.name, outcome, (performance.now() - started) / 1000);
       throw error;
     }
   }
@@ -215,10 +219,10 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
 
   /** Held after the upstream refused the credentials (credential-hold.ts): not sent, counted as held. */
   function assertNotHeld(action: UpstreamAction<Id>): void {
-    const heldMs = hold.heldMs();
-    if (heldMs === 0) return;
+    const held = hold.heldError();
+    if (held === undefined) return;
     observer?.called(action.name, 'credential_hold', 0);
-    throw new CredentialHoldError(heldMs);
+    throw held;
   }
 
   /**

@@ -5,7 +5,8 @@
  * every request of every integrator was one more failed login. A hold cannot undo a wrong secret
  * (fixing it means a restart, which starts without a hold); it keeps the gateway from sending what
  * is refused anyway, and keeps checking, ever less often, in case the upstream's side is fixed (the
- * ban lifted, the credential re-enabled).
+ * ban lifted, the credential re-enabled). It is looked at when a call is made and again when a
+ * connection takes it (exchange.ts, refuseSend): calls queued behind the refused one stay unsent.
  */
 import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
@@ -40,8 +41,11 @@ export class CredentialHoldError extends BackendError {
 }
 
 export interface CredentialHold {
-  /** Milliseconds the hold lasts still (nothing may be sent meanwhile: CredentialHoldError); 0 when none does. */
-  heldMs(): number;
+  /**
+   * What a call gets while a hold lasts (nothing may be sent meanwhile; its Retry-After the hold
+   * left); undefined when none does.
+   */
+  heldError(): CredentialHoldError | undefined;
   /** A call met a CredentialRefusal: a hold starts, unless one lasts (calls sent before it come back refused too). */
   refused(refusal: CredentialRefusal): void;
   /** A call succeeded: the credentials pass; a hold ends, and the next one is the first again. */
@@ -53,7 +57,10 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
   let until = 0;
   let nextHoldMs = FIRST_HOLD_MS;
   return {
-    heldMs: () => (until === 0 ? 0 : Math.max(0, until - now())),
+    heldError() {
+      const left = until === 0 ? 0 : until - now();
+      return left > 0 ? new CredentialHoldError(left) : undefined;
+    },
     refused(refusal) {
       const at = now();
       if (at < until) return;

@@ -19,6 +19,12 @@ export interface ExchangeRequest {
    * would go out with too little time left to be answered: request-deadline.ts); none by default.
    */
   sendBy?: number | undefined;
+  /**
+   * Asked when a connection takes the request, which may have waited in the pool's queue since it
+   * was made: an error drops it unsent, as the failure's reason (a credential hold that started
+   * meanwhile: credential-hold.ts).
+   */
+  refuseSend?: (() => Error | undefined) | undefined;
   maxResponseBytes: number;
 }
 
@@ -85,7 +91,7 @@ export class ExchangeFailure extends Error {
 export function exchange(dispatcher: Dispatcher, request: ExchangeRequest): Promise<Exchange> {
   return new Promise((resolve, reject) => {
     const timeoutMs = Math.max(1, request.deadline - Date.now());
-    const pending = new PendingExchange(request.maxResponseBytes, timeoutMs, request.sendBy, resolve, reject);
+    const pending = new PendingExchange(request.maxResponseBytes, timeoutMs, request.sendBy, request.refuseSend, resolve, reject);
     try {
       dispatcher.dispatch(
         {
@@ -126,6 +132,7 @@ class PendingExchange implements Dispatcher.DispatchHandler {
     private readonly maxResponseBytes: number,
     timeoutMs: number,
     private readonly sendBy: number | undefined,
+    private readonly refuseSend: (() => Error | undefined) | undefined,
     private readonly resolve: (exchange: Exchange) => void,
     private readonly reject: (failure: ExchangeFailure) => void,
   ) {
@@ -154,6 +161,11 @@ class PendingExchange implements Dispatcher.DispatchHandler {
     if (this.sendBy !== undefined && Date.now() > this.sendBy) {
       this.fail(new DeadlineExceeded());
       throw new DeadlineExceeded();
+    }
+    const refusal = this.refuseSend?.();
+    if (refusal !== undefined) {
+      this.fail(refusal);
+      throw refusal;
     }
     this.controller = controller;
     this.sent = true;

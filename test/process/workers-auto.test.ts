@@ -3,13 +3,15 @@
  * cfs_period_us on v1; rounded up, at least one), not only the cores the host has: on Node 20
  * os.availableParallelism() sees the host's cores, and a container limited to half a CPU started
  * one worker per host core. The cgroup is the one /proc/self/cgroup names (a systemd unit's on a
- * host), and a quota on a cgroup above it counts too.
+ * host), and a quota on a cgroup above it counts too. A quota that is not a whole number of CPUs
+ * is rounded up; one without its period is none.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { cgroupCpuLimit } from '../../src/startup/cpu-limit.js';
 import { workerCount } from '../../src/workers.js';
 
 /** A cgroup tree under a temp root; its `self` file stands for /proc/self/cgroup (`0::/`, a container's, unless given). */
@@ -25,6 +27,7 @@ function cgroupRoot(t: Test, files: Record<string, string>): string {
 }
 
 const auto = (root: string): number => workerCount('auto', root, join(root, 'self'));
+const limit = (root: string): number | undefined => cgroupCpuLimit(root, join(root, 'self'));
 
 t.test('cgroup v2: half a CPU is one worker', async (t) => {
   assert.equal(auto(cgroupRoot(t, { 'cpu.max': '50000 100000\n' })), 1);
@@ -70,4 +73,22 @@ t.test('cgroup v1 on a host: the cpu controller\'s path for the process', async 
 t.test('a container without its own cgroup namespace: the path it is named by is not mounted, its root counts', async (t) => {
   const self = '0::/docker/0123abcd\n';
   assert.equal(auto(cgroupRoot(t, { self, 'cpu.max': '50000 100000\n' })), 1);
+});
+
+t.test('cgroup v1 mounted as cpu,cpuacct only: its quota counts', async (t) => {
+  const root = cgroupRoot(t, { 'cpu,cpuacct/cpu.cfs_quota_us': '250000\n', 'cpu,cpuacct/cpu.cfs_period_us': '100000\n' });
+  assert.equal(limit(root), 3);
+  assert.equal(auto(root), Math.min(availableParallelism(), 3));
+});
+
+t.test('a quota of one and a half CPUs is two workers (rounded up), on v2 and on v1', async (t) => {
+  assert.equal(limit(cgroupRoot(t, { 'cpu.max': '150000 100000\n' })), 2);
+  assert.equal(limit(cgroupRoot(t, { 'cpu/cpu.cfs_quota_us': '150000\n', 'cpu/cpu.cfs_period_us': '100000\n' })), 2);
+});
+
+t.test('a v1 quota without its period, or a v2 quota without one, is no limit: the cores, a number', async (t) => {
+  const root = cgroupRoot(t, { 'cpu/cpu.cfs_quota_us': '50000\n' });
+  assert.equal(limit(root), undefined);
+  assert.equal(auto(root), availableParallelism());
+  assert.equal(limit(cgroupRoot(t, { 'cpu.max': '50000\n' })), undefined);
 });
