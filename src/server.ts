@@ -84,10 +84,23 @@ export async function serve(
   // A Redis away or refusing the password fails each reconnection (about one a second per
   // client): once a kind, then counted. One at boot is told by the failure to start.
   let connectionError: (message: string) => void = () => undefined;
-  const stores = await createStoresOrExit(config, (warning) => warn(warning), (message) => connectionError(message));
+  // A Redis that lost its data: an error for the operator and a count for an alert (one noticed
+  // before the app exists is kept until then, as the warnings are).
+  const lost: string[] = [];
+  let dataLost = (message: string): unknown => lost.push(message);
+  const stores = await createStoresOrExit(config, {
+    onWarning: (warning) => warn(warning),
+    onConnectionError: (message) => connectionError(message),
+    onDataLost: (message) => dataLost(message),
+  });
   const app = await buildApp(config, { stores, backends: registry });
   for (const warning of warnings) app.log.warn(warning);
   warn = (warning) => app.log.warn(warning);
+  dataLost = (message) => {
+    app.log.error(message);
+    app.metrics.storeDataLost();
+  };
+  for (const message of lost) dataLost(message);
   const repeats = createRepeatedLog(app.log);
   connectionError = (message) => repeats.note('warn', 'Redis connection error', { error: message });
   const address = await listenOn(app, 'public', config.host, config.port);

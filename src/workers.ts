@@ -179,8 +179,8 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     }),
   );
   // Connected before any worker starts: a Redis that is not there stops the boot here, once.
-  // Its warnings (an evicting Redis) are the workers' to say, as they were.
-  stores = await createStoresOrExit(config, undefined, (message) => repeats.note('warn', 'Redis connection error', { error: message }));
+  // Its warnings (an evicting Redis) and a loss of Redis's data are the workers' to say and count.
+  stores = await createStoresOrExit(config, { onConnectionError: (message) => repeats.note('warn', 'Redis connection error', { error: message }) });
   for (let index = 0; index < count; index += 1) fork();
   const address = await listening;
   serving = true;

@@ -1,7 +1,8 @@
 /**
  * `reseller-doctor` (`npm run doctor`): checks the configured upstream before the gateway trusts
  * it, with the gateway's own config (CONFIG_FILE and the environment). Each check prints pass or
- * fail and, when it fails, the fix. Changes nothing upstream. Exit codes: see DOCTOR_EXIT.
+ * fail and, when it fails, the fix. Changes nothing upstream. With Redis configured, also reads
+ * what the gateway's start-up would warn of it (src/doctor/redis-check.ts). Exit codes: see DOCTOR_EXIT.
  *
  *   reseller-doctor [--json]
  */
@@ -12,6 +13,7 @@ import { createUpstream, describeUpstream, linkOf, type Upstream } from '../back
 import type { BackendRegistry } from '../backend/registry.js';
 import { ConfigError, hasUpstream, type GatewayConfig, type ResolvedConfig } from '../config.js';
 import { loadConfig } from '../load-config.js';
+import { redisCheck } from '../doctor/redis-check.js';
 import { DOCTOR_EXIT, formatJson, formatText, summarize } from '../doctor/report.js';
 import { startSandbox, type Sandbox } from '../sandbox.js';
 import { PROFILE_ACTIONS } from '../v1/schemas.js';
@@ -21,7 +23,9 @@ const USAGE = `usage: reseller-doctor [--json] [--help]
 
 Checks the upstream configured for the gateway (CONFIG_FILE, default config/gateway.json, and the
 environment: BACKEND and its variables, e.g. WHMCS_URL, WHMCS_IDENTIFIER, WHMCS_SECRET, or
-FOSSBILLING_URL, FOSSBILLING_API_TOKEN). Nothing is changed upstream.
+FOSSBILLING_URL, FOSSBILLING_API_TOKEN). Nothing is changed upstream. With REDIS_URL (or
+REDIS_CLUSTER_NODES) set, also whether that Redis keeps what the gateway writes (no eviction,
+persistence).
 
   --json   machine-readable output: {"ok", "exit_code", "backend", "counts", "checks": [...]}
   --help   this text
@@ -85,7 +89,8 @@ export async function doctorCli(registry: BackendRegistry, argv: string[], io: C
   const upstream = createUpstream(config, registry, pino({ level: 'silent' }));
   const backend = linkOf(upstream);
   try {
-    const checks = await diagnose(upstream, config);
+    const redis = await redisCheck(config);
+    const checks = [...(await diagnose(upstream, config)), ...(redis ? [redis] : [])];
     const where = sandbox ? `the sandbox upstream, ${sandbox.upstream} (no upstream is configured)` : `the upstream, ${describeUpstream(config, registry)}`;
     const heading = `reseller-doctor: checking ${where} (profile ${config.profile})`;
     if (options.json) {

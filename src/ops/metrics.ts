@@ -99,6 +99,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
   private readonly shedCalls = this.counter('upstream_calls_shed_total', 'Upstream calls refused unsent because as many as the pool may queue already waited for a connection, by backend.', ['backend']);
   private readonly coalescedCalls = this.counter('upstream_coalesced_calls_total', 'Upstream reads that joined an identical call in flight instead of sending their own.', ['backend', 'action']);
   private readonly storeErrors = this.counter('store_errors_total', 'Store calls that failed because the store was unreachable, by store.', ['store']);
+  private readonly redisDataLost = this.counter('redis_data_lost_total', 'Times a reconnection found that Redis had lost its data (restarted without persistence, flushed, replaced): API keys, idempotency records and outbox events with it.', []);
   private readonly storeFallbacks = this.counter('store_fallbacks_total', 'Requests served without the store, by store and fallback (memory, stale).', ['store', 'fallback']);
   private readonly auditWrites = this.counter('audit_writes_total', 'Credentials audit records, by audited outcome and write result (written, failed).', ['outcome', 'result']);
   private readonly webhookDeliveries = this.counter('webhook_deliveries_total', 'Webhook delivery attempts by outcome.', ['outcome']);
@@ -120,6 +121,7 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
     for (const reason of DISABLED_REASONS) this.webhookDisabled.inc({ reason }, 0);
     for (const reason of LOSS_REASONS) this.webhookEventsLost.inc({ reason }, 0);
     for (const store of STORES) this.storeErrors.inc({ store }, 0);
+    this.redisDataLost.inc(0);
     this.storeFallbacks.inc({ store: 'rate_limits', fallback: 'memory' }, 0);
     this.storeFallbacks.inc({ store: 'keys', fallback: 'stale' }, 0);
     for (const outcome of AUDIT_OUTCOMES) for (const result of ['written', 'failed']) this.auditWrites.inc({ outcome, result }, 0);
@@ -188,6 +190,10 @@ export class GatewayMetrics implements RateLimitObserver, IdempotencyObserver, W
 
   storeError(store: StoreName): void {
     this.storeErrors.inc({ store });
+  }
+
+  storeDataLost(): void {
+    this.redisDataLost.inc();
   }
 
   storeFallback(store: StoreName, fallback: 'memory' | 'stale'): void {

@@ -6,7 +6,7 @@
  */
 import type { GatewayConfig } from '../config.js';
 import { RedisUnreachableError } from '../stores/redis/index.js';
-import { createStores } from '../stores/factory.js';
+import { createStores, type StoreHearers } from '../stores/factory.js';
 import type { Stores } from '../stores/types.js';
 
 /** sysexits.h: a service the process needs is unavailable (the key CLI exits so too). */
@@ -15,9 +15,9 @@ export const EX_UNAVAILABLE = 69;
 type StoreConfig = Parameters<typeof createStores>[0];
 
 /** createStores, or the process stops with EX_UNAVAILABLE when Redis does not answer in time. */
-export async function createStoresOrExit(config: StoreConfig, ...hearers: [onWarning?: (message: string) => void, onConnectionError?: (message: string) => void]): Promise<Stores> {
+export async function createStoresOrExit(config: StoreConfig, hearers: StoreHearers = {}): Promise<Stores> {
   try {
-    return await createStores(config, ...hearers);
+    return await createStores(config, hearers);
   } catch (error) {
     if (!(error instanceof RedisUnreachableError)) throw error;
     process.stderr.write(`reseller-gateway: ${unreachableLine(config, error)}\n`);

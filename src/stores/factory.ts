@@ -1,7 +1,7 @@
 /** Chooses the stores a deployment runs with: Redis when configured, else process memory. */
 import { parseClusterSeed, type GatewayConfig } from '../config.js';
 import { createMemoryStores } from './memory/index.js';
-import { createRedisStores } from './redis/index.js';
+import { createRedisStores, type RedisStoresOptions } from './redis/index.js';
 import type { Stores } from './types.js';
 
 type StoreConfig = Pick<GatewayConfig, 'redisUrl' | 'redisClusterNodes' | 'keys'> & Partial<Pick<GatewayConfig, 'idempotency' | 'webhooks'>>;
@@ -11,11 +11,15 @@ function clusterNode(seed: string): { host: string; port: number } {
   return parseClusterSeed(seed) ?? { host: '127.0.0.1', port: 6379 };
 }
 
+/** What the Redis stores tell the process about the server (see RedisStoresOptions). */
+export type StoreHearers = Pick<RedisStoresOptions, 'onWarning' | 'onConnectionError' | 'onDataLost'>;
+
 /**
  * `onWarning` hears what is wrong with the Redis server's configuration (an evicting
- * maxmemory-policy); `onConnectionError`, each error of a Redis client's connection.
+ * maxmemory-policy, no persistence); `onConnectionError`, each error of a Redis client's
+ * connection; `onDataLost`, a Redis found to have lost its data at a reconnection.
  */
-export async function createStores(config: StoreConfig, onWarning?: (message: string) => void, onConnectionError?: (message: string) => void): Promise<Stores> {
+export async function createStores(config: StoreConfig, hearers: StoreHearers = {}): Promise<Stores> {
   const acks = config.idempotency?.replicaAcks ?? 0;
   const replicaAcks = acks > 0 ? { replicas: acks, timeoutMs: config.idempotency?.replicaWaitMs ?? 100 } : undefined;
   const webhooks = config.webhooks;
@@ -23,9 +27,9 @@ export async function createStores(config: StoreConfig, onWarning?: (message: st
     ? { perAccount: webhooks.perAccountConcurrency, maxWaiting: webhooks.maxWaitingPerAccount, sweepAfterMs: webhooks.claimIdleMs }
     : undefined;
   if (config.redisClusterNodes && config.redisClusterNodes.length > 0) {
-    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, onWarning, onConnectionError, webhookAdmission });
+    return createRedisStores({ clusterNodes: config.redisClusterNodes.map(clusterNode), replicaAcks, ...hearers, webhookAdmission });
   }
-  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks, onWarning, onConnectionError, webhookAdmission });
+  if (config.redisUrl) return createRedisStores({ url: config.redisUrl, replicaAcks, ...hearers, webhookAdmission });
   // Keys persist in a file so the operator CLI, another process, can issue them to a running gateway.
   return createMemoryStores({
     keysFile: config.keys.file,

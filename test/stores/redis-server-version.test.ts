@@ -142,8 +142,8 @@ t.test('the server\'s version at boot', async (t) => {
     assert.equal(warnings.length, 1);
     assert.match(warnings[0] ?? '', /Redis version unknown.*6\.2\.0 or later/);
   });
-  t.test('the machine\'s Redis starts without a word', async () => {
-    const server = await startRedisServer();
+  t.test('the machine\'s Redis, persisting its data, starts without a word', async () => {
+    const server = await startRedisServer({ args: ['--save', '3600 1'] });
     t.teardown(() => server.stop());
     const warnings: string[] = [];
     const stores = await createRedisStores({ url: server.url, onWarning: (warning) => warnings.push(warning) });

@@ -13,9 +13,11 @@ import type { Stores } from '../types.js';
 import type { OutboxAdmission } from '../webhook-types.js';
 import { RedisConnection, replyMessage } from './connection.js';
 import type { RedisClient } from './connection.js';
+import { DatasetMarker } from './dataset-marker.js';
 import { RedisIdempotencyStore } from './idempotency-store.js';
 import { RedisKeyStore } from './key-store.js';
 import { RedisRateLimitStore } from './rate-limit-store.js';
+import { persistenceWarning } from './persistence.js';
 import { checkServerVersion } from './server-version.js';
 import { RedisWebhookOutbox } from './webhook-outbox.js';
 import { RedisWebhookStore } from './webhook-store.js';
@@ -37,8 +39,10 @@ interface CommonRedisStoresOptions {
   connectTimeoutMs?: number;
   /** Idempotency claims and write-ahead marks wait for this many replicas (WAIT); absent: no wait. */
   replicaAcks?: { replicas: number; timeoutMs: number } | undefined;
-  /** Hears what is wrong with the server's configuration (its eviction policy; its version on reconnection), at start and on every reconnection. */
+  /** Hears what is wrong with the server's configuration (its eviction policy, its persistence; its version on reconnection), at start and on every reconnection. */
   onWarning?: ((message: string) => void) | undefined;
+  /** Hears, once each time a reconnection finds it, that Redis lost the data it held (see dataset-marker.ts). */
+  onDataLost?: ((message: string) => void) | undefined;
   /** Hears each error a client's connection meets (each failed reconnection while Redis is away or refuses the password), the password cut out. */
   onConnectionError?: ((message: string) => void) | undefined;
   /** webhooks.perAccountConcurrency, maxWaitingPerAccount and claimIdleMs: an account's outbox entries claimable at once, waiting behind them at most, and when parked ones are swept in. */
@@ -64,6 +68,10 @@ export class RedisUnreachableError extends StoreUnavailableError {
 const DEFAULT_KEY_PREFIX = 'rg:';
 const DEFAULT_COMMAND_TIMEOUT_MS = 500;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DATA_LOST =
+  'Redis lost its data while the gateway ran (restarted without persistence, flushed, or replaced by an empty server): ' +
+  'API keys (their clients get 401), idempotency records (a retried order runs again), webhook endpoints and the events not yet delivered are gone; ' +
+  'restore Redis from a backup or issue the keys again, and enable appendonly';
 /** One TCP connect attempt; reconnection keeps trying after it. */
 const CONNECT_ATTEMPT_TIMEOUT_MS = 1_000;
 
@@ -100,9 +108,9 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
     for (const each of clients) each.disconnect();
   };
 
-  const checkEviction = async (): Promise<void> => {
-    const warning = await evictionWarning(client);
-    if (warning) options.onWarning?.(warning);
+  // Whether Redis keeps what the gateway writes: not evicted when full, not lost when it restarts.
+  const checkRetention = async (): Promise<void> => {
+    for (const warning of [await evictionWarning(client), await persistenceWarning(client)]) if (warning) options.onWarning?.(warning);
   };
   // Met at start, an old server stops the process (ConfigError); met on reconnection, the gateway is
   // serving: every request but the webhook outbox's claims still works, so it is said, not fatal.
@@ -117,13 +125,14 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       throw error;
     });
     if (databaseWarning) options.onWarning?.(databaseWarning);
-    await checkEviction();
+    await checkRetention();
   };
 
   try {
     // Built before connecting: constructing a store loads its scripts, and a missing one must stop here.
     const redis = new RedisConnection(client, keyPrefix, commandTimeoutMs * 2);
     const keys = new RedisKeyStore(redis, subscriber, `${keyPrefix}key-invalidation`);
+    const marker = new DatasetMarker(redis);
     const stores: Stores = {
       kind: 'redis',
       rateLimits: new RedisRateLimitStore(redis),
@@ -145,10 +154,15 @@ export async function createRedisStores(options: RedisStoresOptions): Promise<St
       const versionWarning = await checkServerVersion(client);
       if (versionWarning) options.onWarning?.(versionWarning);
       await keys.subscribe();
-      await checkEviction();
+      await checkRetention();
+      await marker.hold();
     });
-    // Connected again, perhaps to another server (a failover, a managed Redis's endpoint moved).
-    client.on('ready', () => void checkAgain().catch(() => undefined));
+    // Connected again, perhaps to another server (a failover, a managed Redis's endpoint moved), or
+    // to the same one restarted: did it keep its data?
+    client.on('ready', () => {
+      void marker.lost().then((lost) => lost && options.onDataLost?.(DATA_LOST));
+      void checkAgain().catch(() => undefined);
+    });
     return stores;
   } catch (error) {
     await close();
