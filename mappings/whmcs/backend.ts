@@ -148,7 +148,9 @@ export function createWhmcsBackend(config: WhmcsConfig, options: WhmcsBackendOpt
     getBalance: forCustomer(({ billing }) => billing.getBalance),
     listInvoices: forCustomer(({ billing }) => billing.listInvoices),
     getInvoiceDocument: forCustomer(({ billing }) => billing.getInvoiceDocument),
-    diagnose: (scope) => diagnoseWhmcs(config, scope, { dispatcher: options.dispatcher, logger: options.logger, now: options.now }),
+    // The doctor's credentials probe is a login like any call: it waits out the live client's hold,
+    // and a refusal it meets counts towards the same ban.
+    diagnose: (scope) => diagnoseWhmcs(config, scope, { dispatcher: options.dispatcher, logger: options.logger, now: options.now, credentialHold: client.credentialHold }),
     // False at once while the circuit breaker is open (nothing is sent); in half-open, the probe
     // may be the one trial call that closes it.
     ping: () => answersProbe(() => client.call('GetCurrencies', {}, { waitForConnection: false })),

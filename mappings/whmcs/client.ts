@@ -9,7 +9,7 @@ import { BackendError } from '../../src/backend/backend.js';
 import type { BackendLogger } from '../../src/backend/logger.js';
 import { DETAIL, excerpt, gatewayTimeoutAnswer, isPlainObject, overloadAnswer, parseJsonBody, redactor, unreadableAnswer } from '../../src/upstream/answers.js';
 import { createUpstreamClient, type UpstreamCallContext, type UpstreamProtocol } from '../../src/upstream/client.js';
-import { CredentialRefusal } from '../../src/upstream/credential-hold.js';
+import { type CredentialHold, CredentialRefusal } from '../../src/upstream/credential-hold.js';
 import type { Exchange } from '../../src/upstream/exchange.js';
 import type { UpstreamAction } from '../../src/upstream/policy.js';
 import { upstreamClientOptions, type UpstreamWiring } from '../../src/upstream/settings.js';
@@ -32,6 +32,8 @@ export interface WhmcsClient {
   call(action: ActionId, params?: FormParams, context?: UpstreamCallContext): Promise<WhmcsAnswer>;
   /** An answer of an unexpected shape: not kept in the cache (UpstreamClient.reject). */
   reject(action: ActionId, params: FormParams, answer: WhmcsAnswer): void;
+  /** Shared with the in-gateway doctor's client: its credentials probe is one more login (credential-hold.ts). */
+  readonly credentialHold: CredentialHold;
   close(): Promise<void>;
 }
 
@@ -86,6 +88,10 @@ export function encodeForm(params: FormParams): string {
  * delay the recovery.
  */
 const FAILED_LOGIN = /^(Authentication Failed|Invalid or missing credentials|Invalid administrative identifier|IP Banned)\b/i;
+/** "IP Banned" is answered before the credentials are read: not one more failed login. */
+const BANNED = /^IP Banned\b/i;
+/** Auth.php failedLogin: three failed logins ban the address; the count restarts after 30 minutes without one. */
+const WHMCS_LOGIN_BAN = { failures: 3, resetMs: 30 * 60_000 };
 
 function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProtocol<ActionId, FormParams, WhmcsAnswer> {
   const base = new URL(config.url);
@@ -105,7 +111,7 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
       }
       // Credentials, IP allow-list, access key, role permissions: checked before the action runs.
       const operatorMessage = redact(`WHMCS refused the gateway: ${message ?? excerpt(body, redact)}`);
-      if (message !== undefined && FAILED_LOGIN.test(message)) throw new CredentialRefusal(operatorMessage);
+      if (message !== undefined && FAILED_LOGIN.test(message)) throw new CredentialRefusal(operatorMessage, !BANNED.test(message));
       // WHMCS's own refusal (its error envelope) proves the action did not run: a write's key is
       // free. Another 403 (a proxy's page) proves nothing.
       const own = isPlainObject(parsed) && parsed.result === 'error' && message !== undefined;
@@ -145,6 +151,7 @@ function whmcsProtocol(config: WhmcsConfig, actions: ActionTable): UpstreamProto
     callKey: (action, params) => `${action.name}?${encodeForm(params)}`,
     read,
     redact,
+    loginBan: WHMCS_LOGIN_BAN,
   };
 }
 
@@ -155,6 +162,7 @@ export function createWhmcsClient(config: WhmcsConfig, options: WhmcsClientOptio
     actions,
     call: (id, params = {}, context) => client.call(id, params, context),
     reject: (id, params, answer) => client.reject(id, params, answer),
+    credentialHold: client.credentialHold,
     close: () => client.close(),
   };
 }

@@ -6,6 +6,7 @@
  * answers HTTP 403 "Invalid Permissions: API action "x" is not allowed".
  */
 import { BackendError } from '../../src/backend/backend.js';
+import { CredentialHoldError } from '../../src/upstream/credential-hold.js';
 import type { ServiceAction } from '../../src/v1/schemas.js';
 import type { ActionId } from './actions.js';
 import { UNUSABLE_ACTION } from './service-actions.js';
@@ -29,6 +30,10 @@ const REFUSED = /^WHMCS refused the gateway: /;
 
 /** What a failed call says about the action (see ProbeOutcome). */
 export function failureOutcome(error: unknown): ProbeOutcome {
+  if (error instanceof CredentialHoldError) {
+    const seconds = Math.ceil((error.retryAfterMs ?? 0) / 1000);
+    return { kind: 'refused', message: `not sent: the gateway holds its calls to WHMCS for ${seconds} s more, after WHMCS refused its credentials` };
+  }
   if (error instanceof UpstreamBusinessError) {
     const message = error.upstreamMessage;
     return UNUSABLE_ACTION.test(message) ? { kind: 'unknown_action', message } : { kind: 'answered', message };

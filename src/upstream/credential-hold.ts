@@ -7,6 +7,9 @@
  * is refused anyway, and keeps checking, ever less often, in case the upstream's side is fixed (the
  * ban lifted, the credential re-enabled). It is looked at when a call is made and again when a
  * connection takes it (exchange.ts, refuseSend): calls queued behind the refused one stay unsent.
+ *
+ * Where the upstream bans after a number of failed logins (the protocol's LoginBan), the hold never
+ * makes the one that would ban: once the next would, it lasts until the upstream has forgotten them.
  */
 import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
@@ -15,6 +18,17 @@ import { DETAIL } from './answers.js';
 /** The first hold; each refusal after one doubles it, up to the longest. */
 const FIRST_HOLD_MS = 5_000;
 const LONGEST_HOLD_MS = 300_000;
+/** Past the upstream's own reset, for its clock and ours: a check sent this late is a first failure again. */
+const BAN_RESET_MARGIN_MS = 60_000;
+
+/**
+ * An upstream's ban of the gateway's address after failed logins: `failures` of them, each within
+ * `resetMs` of the one before, ban it (WHMCS: 3, 30 minutes; Auth.php failedLogin).
+ */
+export interface LoginBan {
+  failures: number;
+  resetMs: number;
+}
 
 /**
  * The upstream refused the gateway's credentials (a protocol throws it from `read`): until the hold
@@ -22,7 +36,14 @@ const LONGEST_HOLD_MS = 300_000;
  * would meet: one of an action's permission holds nothing.
  */
 export class CredentialRefusal extends BackendError {
-  constructor(operatorMessage: string) {
+  /**
+   * `failedLogin`: the upstream counted it towards its LoginBan (a wrong secret does; "IP Banned",
+   * refused before the credentials are read, does not).
+   */
+  constructor(
+    operatorMessage: string,
+    readonly failedLogin = true,
+  ) {
     // Refused before the action ran: a write's Idempotency-Key is free, not "outcome unknown".
     super('upstream_error', DETAIL.refused, { operatorMessage, notRun: true });
     this.name = 'CredentialRefusal';
@@ -46,16 +67,31 @@ export interface CredentialHold {
    * left); undefined when none does.
    */
   heldError(): CredentialHoldError | undefined;
-  /** A call met a CredentialRefusal: a hold starts, unless one lasts (calls sent before it come back refused too). */
+  /**
+   * A call met a CredentialRefusal: a hold starts, unless one lasts (calls sent before it come back
+   * refused too; each is still a failed login, and may lengthen the hold to stay clear of a ban).
+   */
   refused(refusal: CredentialRefusal): void;
   /** A call succeeded: the credentials pass; a hold ends, and the next one is the first again. */
   answered(): void;
 }
 
-export function createCredentialHold(label: string, logger: BackendLogger | undefined, now: () => number): CredentialHold {
+export function createCredentialHold(label: string, logger: BackendLogger | undefined, now: () => number, ban?: LoginBan): CredentialHold {
   /** When the hold ends; 0 when none was started since the last answer. */
   let until = 0;
   let nextHoldMs = FIRST_HOLD_MS;
+  /** The upstream's count of failed logins as it keeps it (successes do not reset it, time does), and the last one's time. */
+  let failedLogins = 0;
+  let lastFailedLoginAt = 0;
+
+  /** The failed login counted; when the next would ban the address, the time the upstream forgets them (else 0). */
+  function countFailedLogin(at: number): number {
+    if (!ban) return 0;
+    failedLogins = at - lastFailedLoginAt >= ban.resetMs ? 1 : failedLogins + 1;
+    lastFailedLoginAt = at;
+    return failedLogins >= ban.failures - 1 ? at + ban.resetMs + BAN_RESET_MARGIN_MS : 0;
+  }
+
   return {
     heldError() {
       const left = until === 0 ? 0 : until - now();
@@ -63,10 +99,16 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
     },
     refused(refusal) {
       const at = now();
-      if (at < until) return;
+      const banClear = refusal.failedLogin ? countFailedLogin(at) : 0;
+      if (at < until) {
+        // A call already on its way when the hold started: one more failed login, which may bring the ban within one.
+        if (banClear > until) holdUntilBanClear(banClear, refusal);
+        return;
+      }
       const holdMs = nextHoldMs;
-      until = at + holdMs;
       nextHoldMs = Math.min(holdMs * 2, LONGEST_HOLD_MS);
+      if (banClear > at + holdMs) return holdUntilBanClear(banClear, refusal);
+      until = at + holdMs;
       logger?.error(
         { upstream: refusal.operatorMessage, hold_ms: holdMs },
         `${label} refused the gateway's credentials; calls to it are held for ${holdMs / 1000} s (fix the credentials or the upstream's ban, then restart or wait)`,
@@ -81,4 +123,13 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
       else logger?.warn({}, msg);
     },
   };
+
+  function holdUntilBanClear(clearAt: number, refusal: CredentialRefusal): void {
+    const holdMs = clearAt - now();
+    until = clearAt;
+    logger?.error(
+      { upstream: refusal.operatorMessage, hold_ms: holdMs, failed_logins: failedLogins },
+      `${label} refused the gateway's credentials ${failedLogins} times; one more would ban the gateway's address, so calls to it are held for ${Math.ceil(holdMs / 60_000)} min, until ${label} forgets them (fix the credentials, then restart)`,
+    );
+  }
 }

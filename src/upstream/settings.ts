@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import type { BackendLogger } from '../backend/logger.js';
 import type { UpstreamClientOptions } from './client.js';
+import type { CredentialHold } from './credential-hold.js';
 import type { UpstreamHooks } from './observer.js';
 
 /**
@@ -62,6 +63,8 @@ export interface UpstreamWiring {
   now?: () => number;
   /** The gateway's metrics observer. */
   hooks?: UpstreamHooks;
+  /** Another client's credential hold, shared (UpstreamClientOptions.credentialHold). */
+  credentialHold?: CredentialHold;
 }
 
 export function upstreamClientOptions(settings: UpstreamSettings, wiring: UpstreamWiring): UpstreamClientOptions {
@@ -74,6 +77,7 @@ export function upstreamClientOptions(settings: UpstreamSettings, wiring: Upstre
     dispatcher: wiring.dispatcher,
     logger: wiring.logger,
     now: wiring.now,
+    credentialHold: wiring.credentialHold,
     ...wiring.hooks,
   };
 }
