@@ -50,7 +50,8 @@ t.test('the gateway process: a Redis restarted empty is logged at error and coun
   const redis = await startRedisServer();
   t.teardown(() => redis.stop());
   const gateway = await startGateway(t, {}, { REDIS_URL: redis.url });
-  const opsAddress = /"address":"(http:\/\/[^"]+)".*ops listener/.exec(gateway.output())?.[1];
+  // The banner names it (startGateway waits for the banner; the listener's own log line may come later).
+  const opsAddress = /ops \(metrics, probes\):\s+(http:\/\/\S+)/.exec(gateway.output())?.[1];
   assert.ok(opsAddress, gateway.output());
   const counted = async (): Promise<number | undefined> => {
     const text = await (await fetch(`${opsAddress}/metrics`)).text();

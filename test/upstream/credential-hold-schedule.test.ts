@@ -1,14 +1,14 @@
 /**
  * The credential hold's schedule as the README gives it ("5 s, then twice as long after each further
  * refusal, up to 5 minutes"), and calls that were already on their way when the first refusal came
- * back: their refusals are the same login failure, not further ones, so they neither lengthen the
- * hold nor log another. A call after the hold's end is sent, however long after.
+ * back: they neither lengthen the hold nor log another. A call after the hold's end is sent, however
+ * long after. WHMCS answers "IP Banned" here, which is no failed login: failed logins hold until
+ * WHMCS forgets them once the next would ban (credential-hold-ban.test.ts).
  */
 import assert from 'node:assert/strict';
 import t from 'tap';
 import { createWhmcsClient } from '../../mappings/whmcs/client.js';
 import { FakeWhmcs, rejectsWith, testConfig } from '../mappings/whmcs/fake-whmcs.js';
-import * as answers from '../mappings/whmcs/fixtures/answers.js';
 
 t.test('WHMCS credential hold', async (t) => {
   let whmcs: FakeWhmcs;
@@ -16,7 +16,7 @@ t.test('WHMCS credential hold', async (t) => {
   t.beforeEach(() => {
     whmcs = new FakeWhmcs();
     clock = 1_700_000_000_000;
-    whmcs.answer('GetClientsDetails', answers.refusals.auth, { status: 403 });
+    whmcs.answer('GetClientsDetails', { result: 'error', message: 'IP Banned' }, { status: 403 });
   });
   t.afterEach(() => whmcs.close());
   const client = () => createWhmcsClient(testConfig(), { dispatcher: whmcs.agent, logger: whmcs.logger, now: () => clock });

@@ -71,9 +71,11 @@ t.test('WHMCS client after a refusal of its credentials', async (t) => {
   });
 
   t.test('an answer after the hold ends it: the next refusal holds for the first while again', async () => {
-    whmcs.answer('GetClientsDetails', answers.refusals.auth, { status: 403, times: 1 });
+    // "IP Banned" (a ban lifted, then another): failed logins would hold longer (credential-hold-ban.test.ts).
+    const banned = { result: 'error', message: 'IP Banned' };
+    whmcs.answer('GetClientsDetails', banned, { status: 403, times: 1 });
     whmcs.answer('GetClientsDetails', answers.clientDetails, { times: 1 });
-    whmcs.answer('GetClientsDetails', answers.refusals.auth, { status: 403, times: 1 });
+    whmcs.answer('GetClientsDetails', banned, { status: 403, times: 1 });
     const gateway = client();
     await rejectsWith(gateway.call('GetClientsDetails', { clientid: '1' }), 'upstream_error');
     const first = await rejectsWith(gateway.call('GetClientsDetails', { clientid: '1' }), 'unavailable');
