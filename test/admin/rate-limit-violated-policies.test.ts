@@ -1,5 +1,5 @@
 /**
- * Review: the admin API's own rate limit answered 429 without `violated_policies`, which the
+ * The admin API's own rate limit answered 429 without `violated_policies`, which the
  * contract (§2: "429 rate_limited — any limit; with Retry-After and violated_policies") asks of every
  * 429 and the v1 API carries (src/limits/rate-limiter.ts). The admin API says its errors are "as in
  * the v1 API": its 429 names the policy it passed (the per-token minute), and its OpenAPI document's

@@ -1,5 +1,5 @@
 /**
- * Review: replaying an event of a disabled account. The worker drops every event of a disabled
+ * Replaying an event of a disabled account. The worker drops every event of a disabled
  * account unsent (README, Admin API: "while disabled, its webhook events are dropped unsent"), so a
  * replay answered 202 "Queued: the delivery, pending" was dropped at once, never sent: the operator
  * was told the event went out again. It is refused instead, as a replay to a disabled endpoint is.

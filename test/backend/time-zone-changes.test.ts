@@ -1,5 +1,5 @@
 /**
- * Review: a WHMCS wall-clock time that its zone skipped (clocks set forward) must not become an
+ * A WHMCS wall-clock time that its zone skipped (clocks set forward) must not become an
  * instant before the times around it. West of UTC the conversion moved such a time back by the
  * change: in America/Santiago, whose clocks go from 00:00 to 01:00 on 8 September 2024, a payment
  * stamped "2024-09-08 00:00:00" (a date-only entry) became 23:00 on the 7th, an hour before a

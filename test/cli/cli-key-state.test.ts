@@ -1,5 +1,5 @@
 /**
- * Review: the state `reseller-keys list` (and rotate, revoke) prints for a key. A key rotated with a
+ * The state `reseller-keys list` (and rotate, revoke) prints for a key. A key rotated with a
  * grace period still works until the grace ends, but the CLI printed it as `revoked <end>` (any
  * revokedAt, future or past), and an expired key as `expires <past time>`: an operator checking
  * which keys work read the opposite of what the gateway does. The state is the admin API's

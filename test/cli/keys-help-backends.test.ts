@@ -1,5 +1,5 @@
 /**
- * Review: the key CLI's help (and the admin API's description of `upstream_id`) called the upstream
+ * The key CLI's help (and the admin API's description of `upstream_id`) called the upstream
  * id "the WHMCS client id" whatever the backend. The gateway serves WHMCS, FOSSBilling and a v1
  * upstream (mappings/index.ts), and each knows the account's customer by its own id (README
  * "Backends", "The v1 passthrough"): the help names each backend's id, not WHMCS's alone.

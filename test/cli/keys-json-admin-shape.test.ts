@@ -1,5 +1,5 @@
 /**
- * Review: `reseller-keys … --json` printed the store's records (camelCase: accountId, upstreamId,
+ * `reseller-keys … --json` printed the store's records (camelCase: accountId, upstreamId,
  * revokedAt, rateLimits.perMinute) where the admin API answers the same records in its own shapes
  * (snake_case, with `status`). Operators script against both: the CLI's JSON is the admin API's
  * shape for an account, a key, an issued key and a rotation (a list: the items of the API's page).

@@ -1,5 +1,5 @@
 /**
- * Review of d8e6bf5 (ListenHost): the schema must refuse what listen cannot take (a port, a
+ * The schema must refuse what listen cannot take (a port, a
  * scheme, brackets) and nothing Node listens on. z.ipv6() refuses an IPv6 address with a zone id
  * (fe80::1%eth0, which net.isIP and listen take), and z.hostname() a name with '_' (a Docker
  * Compose container name getaddrinfo resolves): both were accepted before and now stop the boot.

@@ -1,5 +1,6 @@
 /** A gateway process (bin/gateway.ts, the sandbox upstream) for the process tests, with its output collected. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,4 +61,13 @@ export function childPids(pid: number): number[] {
 /** Resolves with the exit code, or undefined if the process is still running after `ms`. */
 export function exitWithin(exited: Promise<number | null>, ms: number): Promise<number | null | undefined> {
   return Promise.race([exited, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref())]);
+}
+
+/** A loopback port nothing listens on (one just given up by a listener of the system's choosing). */
+export async function unusedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

@@ -1,5 +1,5 @@
 /**
- * Review (logs): the credentials audit log unwritable (disk full, a stalled disk past the queue
+ * The credentials audit log unwritable (disk full, a stalled disk past the queue
  * bound) while resellers keep reading credentials. A read whose answer could not be recorded was
  * refused (503) without a word in the log; every failed read wrote its own error line with a stack.
  * Now both tell the operator: the first at once with its request id and error, the rest counted

@@ -1,5 +1,5 @@
 /**
- * Review (mutate): a write whose outcome is unknown is logged every time it happens, with its own
+ * A write whose outcome is unknown is logged every time it happens, with its own
  * request and account (README "Repeated lines"): each is a request an operator may have to
  * reconcile. Folding the second into the first one's summary left the operator one request id for
  * two writes to look up.

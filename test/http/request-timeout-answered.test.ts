@@ -8,45 +8,28 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import t from 'tap';
 import { buildTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { parseAnswer, rawConnection, timeOut } from '../helpers/request-timeout.js';
 import { waitFor } from '../helpers/wait.js';
-
-async function listening(gw: TestGateway) {
-  const port = Number(new URL(await gw.app.listen({ host: '127.0.0.1', port: 0 })).port);
-  const client = connect(port, '127.0.0.1');
-  await new Promise((resolve) => client.once('connect', resolve));
-  let received = '';
-  client.on('data', (chunk) => (received += String(chunk)));
-  const closed = new Promise((resolve) => client.once('close', resolve));
-  return { client, closed, received: () => received };
-}
-
-const timeOut = (gw: TestGateway, socket: Socket) =>
-  gw.app.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
 
 const counted = async (gw: TestGateway, status: number): Promise<string[]> =>
   (await gw.app.metrics.registry.getSingleMetricAsString('gateway_http_requests_total')).split('\n').filter((line) => line.includes(`status="${status}"`));
-
-function parse(answer: string): { status: string; headers: string; body: Record<string, unknown> } {
-  const [head = '', body] = answer.split('\r\n\r\n');
-  return { status: head.split('\r\n')[0]!, headers: `${head.toLowerCase()}\r\n`, body: body === undefined ? {} : JSON.parse(body) };
-}
 
 t.test('a body timed out before any answer → 408 request_timeout, Connection: close; still counted 408 once', async (t) => {
   const gw = await buildTestGateway();
   t.teardown(() => gw.close());
   let serverSide: Socket | undefined;
   gw.app.server.on('request', (request) => (serverSide = request.socket));
-  const { client, closed, received } = await listening(gw);
+  const { client, closed, received } = await rawConnection(gw.app);
   client.write(`PUT /v1/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.keys['acme:all']}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"url":`);
   const socket = await waitFor(() => serverSide, 3000, 'the request to be routed');
   await new Promise((resolve) => setImmediate(resolve));
-  timeOut(gw, socket);
+  timeOut(gw.app, socket);
   await closed;
 
-  const answer = parse(received());
+  const answer = parseAnswer(received());
   assert.equal(answer.status, 'HTTP/1.1 408 Request Timeout');
   assert.match(answer.headers, /\r\nconnection: close\r\n/);
   assert.match(answer.headers, /\r\ncontent-type: application\/problem\+json; charset=utf-8\r\n/);
@@ -64,14 +47,14 @@ t.test('a head timed out (headers timeout) → 408 request_timeout, counted unma
   t.teardown(() => gw.close());
   let serverSide: Socket | undefined;
   gw.app.server.on('connection', (socket) => (serverSide = socket));
-  const { client, closed, received } = await listening(gw);
+  const { client, closed, received } = await rawConnection(gw.app);
   client.write(`GET /v1/serv`);
   const socket = await waitFor(() => serverSide, 3000, 'the connection');
   await new Promise((resolve) => setTimeout(resolve, 20));
-  timeOut(gw, socket);
+  timeOut(gw.app, socket);
   await closed;
 
-  const answer = parse(received());
+  const answer = parseAnswer(received());
   assert.equal(answer.status, 'HTTP/1.1 408 Request Timeout');
   assert.match(answer.headers, /\r\nconnection: close\r\n/);
   assert.equal(answer.body.reason, 'request_timeout');
@@ -84,13 +67,13 @@ t.test('a request whose answer has started is closed without a second answer', a
   t.teardown(() => gw.close());
   let serverSide: { socket: Socket; response: ServerResponse } | undefined;
   gw.app.server.on('request', (request, response) => (serverSide = { socket: request.socket, response }));
-  const { client, closed, received } = await listening(gw);
+  const { client, closed, received } = await rawConnection(gw.app);
   client.write(`PUT /v1/webhooks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.keys['acme:all']}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"url":`);
   const { socket, response } = await waitFor(() => serverSide, 3000, 'the request to be routed');
   await new Promise((resolve) => setImmediate(resolve));
   response.flushHeaders();
   await waitFor(() => (received() !== '' ? true : undefined), 3000, 'the answer to start');
-  timeOut(gw, socket);
+  timeOut(gw.app, socket);
   await closed;
 
   assert.doesNotMatch(received(), /408/, 'no 408 written into the started answer');

@@ -1,5 +1,5 @@
 /**
- * Review (logflood): a flood of requests against an upstream that is down or saturated. Every
+ * A flood of requests against an upstream that is down or saturated. Every
  * request refused by the open circuit breaker, or shed by the waiting bound, wrote its own
  * `upstream failure` line: thousands a second under a flood. Now the first of each kind is written
  * at once, the rest counted into one summary (with the exact count) written when a window ends

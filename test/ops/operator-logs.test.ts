@@ -1,5 +1,5 @@
 /**
- * Review: what an operator on call finds in the log during an incident.
+ * What an operator on call finds in the log during an incident.
  * - Redis (the shared store) going down and coming back is logged once each way, in both
  *   `rateLimits.onStoreError` modes: fail-closed answered every request 503 with no line at all,
  *   fail-open warned every 10 s and never said it was back.

@@ -8,31 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import t from 'tap';
 import { buildAdminGateway, type AdminGateway } from '../admin/helpers.js';
+import { parseAnswer, rawConnection, timeOut } from '../helpers/request-timeout.js';
 import { waitFor } from '../helpers/wait.js';
-
-async function listening(gw: AdminGateway) {
-  const port = Number(new URL(await gw.ops.listen({ host: '127.0.0.1', port: 0 })).port);
-  const client = connect(port, '127.0.0.1');
-  await new Promise((resolve) => client.once('connect', resolve));
-  let received = '';
-  client.on('data', (chunk) => (received += String(chunk)));
-  const closed = new Promise((resolve) => client.once('close', resolve));
-  return { client, closed, received: () => received };
-}
-
-const timeOut = (gw: AdminGateway, socket: Socket) =>
-  gw.ops.server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
 
 const counted = async (gw: AdminGateway, status: number): Promise<string[]> =>
   (await gw.ops.inject({ method: 'GET', url: '/metrics' })).body.split('\n').filter((line) => line.startsWith('gateway_ops_requests_total{') && line.includes(`status="${status}"`));
-
-function parse(answer: string): { status: string; headers: string; body: Record<string, unknown> } {
-  const [head = '', body] = answer.split('\r\n\r\n');
-  return { status: head.split('\r\n')[0]!, headers: `${head.toLowerCase()}\r\n`, body: body === undefined || body === '' ? {} : JSON.parse(body) };
-}
 
 const createAccount = (gw: AdminGateway) =>
   `POST /admin/v1/accounts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.tokens.all?.token}\r\nIdempotency-Key: k-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":`;
@@ -42,14 +25,14 @@ t.test('an admin body timed out before any answer → 408 request_timeout proble
   t.teardown(() => gw.close());
   let serverSide: Socket | undefined;
   gw.ops.server.on('request', (request) => (serverSide = request.socket));
-  const { client, closed, received } = await listening(gw);
+  const { client, closed, received } = await rawConnection(gw.ops);
   client.write(createAccount(gw));
   const socket = await waitFor(() => serverSide, 3000, 'the request to be routed');
   await new Promise((resolve) => setImmediate(resolve));
-  timeOut(gw, socket);
+  timeOut(gw.ops, socket);
   await closed;
 
-  const answer = parse(received());
+  const answer = parseAnswer(received());
   assert.equal(answer.status, 'HTTP/1.1 408 Request Timeout');
   assert.match(answer.headers, /\r\nconnection: close\r\n/);
   assert.match(answer.headers, /\r\ncontent-type: application\/problem\+json; charset=utf-8\r\n/);
@@ -64,14 +47,14 @@ t.test('a head timed out on the ops listener → 408 request_timeout problem, co
   t.teardown(() => gw.close());
   let serverSide: Socket | undefined;
   gw.ops.server.on('connection', (socket) => (serverSide = socket));
-  const { client, closed, received } = await listening(gw);
+  const { client, closed, received } = await rawConnection(gw.ops);
   client.write('GET /admin/v1/acc');
   const socket = await waitFor(() => serverSide, 3000, 'the connection');
   await new Promise((resolve) => setTimeout(resolve, 20));
-  timeOut(gw, socket);
+  timeOut(gw.ops, socket);
   await closed;
 
-  const answer = parse(received());
+  const answer = parseAnswer(received());
   assert.equal(answer.status, 'HTTP/1.1 408 Request Timeout');
   assert.match(answer.headers, /\r\nconnection: close\r\n/);
   assert.equal(answer.body.reason, 'request_timeout');
@@ -84,13 +67,13 @@ t.test('an admin request whose answer has started is closed without a second ans
   t.teardown(() => gw.close());
   let serverSide: { socket: Socket; response: ServerResponse } | undefined;
   gw.ops.server.on('request', (request, response) => (serverSide = { socket: request.socket, response }));
-  const { client, closed, received } = await listening(gw);
+  const { client, closed, received } = await rawConnection(gw.ops);
   client.write(createAccount(gw));
   const { socket, response } = await waitFor(() => serverSide, 3000, 'the request to be routed');
   await new Promise((resolve) => setImmediate(resolve));
   response.flushHeaders();
   await waitFor(() => (received() !== '' ? true : undefined), 3000, 'the answer to start');
-  timeOut(gw, socket);
+  timeOut(gw.ops, socket);
   await closed;
 
   assert.doesNotMatch(received(), /408/, 'no 408 written into the started answer');

@@ -1,5 +1,5 @@
 /**
- * Review (logflood): the webhook outbox gauges while Redis is unreachable. They kept the last
+ * The webhook outbox gauges while Redis is unreachable. They kept the last
  * value read, so a dashboard showed a healthy backlog through the outage. Now the depth and age are
  * left out of the scrape when the outbox cannot be read, and the time of the last read that worked
  * stays where it was, so an alert can tell how long the backlog has been unseen.

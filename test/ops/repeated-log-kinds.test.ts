@@ -1,5 +1,5 @@
 /**
- * Review (mutate): the bound on the kinds followed at once (src/repeated-log.ts, MAX_KINDS) is a
+ * The bound on the kinds followed at once (src/repeated-log.ts, MAX_KINDS) is a
  * ceiling for unbounded messages, not a budget for ordinary ones: an outage that fails a hundred
  * and fifty different ways (each backend, reason and upstream message its own kind) still writes
  * the first line of every one of them. A smaller bound silenced every kind past it.

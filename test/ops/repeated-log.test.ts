@@ -1,5 +1,5 @@
 /**
- * Review (logflood): the piece that keeps a flood of identical failures from writing a log line
+ * The piece that keeps a flood of identical failures from writing a log line
  * each (src/repeated-log.ts): the first line of a kind at once, then one summary per kind and
  * window with the exact count, and what is pending written at shutdown.
  */

@@ -7,20 +7,10 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { sandboxEnv } from '../helpers/gateway-process.js';
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { sandboxEnv, unusedPort } from '../helpers/gateway-process.js';
 
 function boot(dir: string, extra: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
   const env = sandboxEnv(dir, extra);
@@ -32,7 +22,7 @@ for (const workers of ['1', '2']) {
   t.test(`WORKERS=${workers}: exit 69 and one line naming REDIS_URL, without its password`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'rg-redis-boot-'));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const port = await closedPort();
+    const port = await unusedPort();
     const result = boot(dir, { WORKERS: workers, REDIS_URL: `redis://:hunter2secret@127.0.0.1:${port}/0` });
     const output = result.stdout + result.stderr;
     assert.equal(result.status, 69, output);

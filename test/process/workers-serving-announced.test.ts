@@ -1,5 +1,5 @@
 /**
- * Review: with WORKERS=2 the primary logged "2 workers serving v1 on …" when the first worker
+ * With WORKERS=2 the primary logged "2 workers serving v1 on …" when the first worker
  * listened (cluster.once('listening')), while the second could still be loading: an operator (or a
  * script waiting for that line) took the cluster for complete. The line comes once every worker
  * listens. Stand-in workers (test/helpers/cluster-primary-standin.ts) make the order certain.
@@ -8,20 +8,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { unusedPort } from '../helpers/gateway-process.js';
 import { startRedisServer } from '../helpers/redis.js';
 import { waitFor } from '../helpers/wait.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 t.test('the primary says the workers serve once all of them listen', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rg-workers-serving-'));
@@ -40,7 +32,7 @@ t.test('the primary says the workers serve once all of them listen', async (t) =
     LOG_LEVEL: 'info',
     KEYS_FILE: join(dir, 'keys.json'),
     AUDIT_LOG_FILE: join(dir, 'audit.log'),
-    STAND_IN_PORT: String(await freePort()),
+    STAND_IN_PORT: String(await unusedPort()),
     GATE_FILE: gate,
     WHMCS_URL: 'http://127.0.0.1:9/includes/api.php',
     WHMCS_IDENTIFIER: 'review-identifier',

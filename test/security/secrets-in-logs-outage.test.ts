@@ -1,5 +1,5 @@
 /**
- * Review (logs): the log lines of an outage, grepped for planted secrets. A gateway on a Redis
+ * The log lines of an outage, grepped for planted secrets. A gateway on a Redis
  * with a password meets, in turn: its upstream failing (requests and the change detector), its
  * credentials audit log unwritable, Redis gone, and Redis back with another password (rotated on
  * the server first). None of the Redis password, the WHMCS identifier, secret and access key, the

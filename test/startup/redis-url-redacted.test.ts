@@ -7,26 +7,16 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { sandboxEnv } from '../helpers/gateway-process.js';
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { sandboxEnv, unusedPort } from '../helpers/gateway-process.js';
 
 /** Boots a gateway on REDIS_URL `url(port)` (a closed port); its exit status and output. */
 async function bootUnreachable(t: Test, url: (port: number) => string): Promise<{ port: number; status: number | null; stderr: string; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'rg-redis-secret-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const port = await closedPort();
+  const port = await unusedPort();
   const env = sandboxEnv(dir, { WORKERS: '1', REDIS_URL: url(port) });
   delete env.CONFIG_FILE;
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'bin/gateway.ts'], { env, encoding: 'utf8', timeout: 90_000 });

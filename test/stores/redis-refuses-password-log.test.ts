@@ -1,5 +1,5 @@
 /**
- * Review (logs): Redis restarted, or its password rotated on the server before the gateway's
+ * Redis restarted, or its password rotated on the server before the gateway's
  * REDIS_URL, while the gateway runs. Its clients reconnect about once a second and each attempt
  * fails (WRONGPASS), but the log said only that the store was unreachable (`Stream isn't
  * writeable`): the clients' own errors were kept for the failure at boot, never told after it, so

@@ -1,5 +1,5 @@
 /**
- * Review (mutate): a read shared with other requests (a coalesced load) keeps its own deadline;
+ * A read shared with other requests (a coalesced load) keeps its own deadline;
  * each request waits for it only until its own (README "Request deadline"). Sent with the deadline
  * of the request that started it, it failed every request that joined it with time to spare.
  */

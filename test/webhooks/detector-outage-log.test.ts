@@ -1,5 +1,5 @@
 /**
- * Review (logs): the upstream down while the change detector runs. Each pass read every webhook
+ * The upstream down while the change detector runs. Each pass read every webhook
  * account and wrote one warning, with its stack, per account: a hosting company with 300 resellers
  * on webhooks got 300 lines a pass, every pass of the outage. Now the first failure of a kind is
  * written at once (with its account and error), the others counted exactly into a summary,

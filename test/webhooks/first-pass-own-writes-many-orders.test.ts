@@ -1,5 +1,5 @@
 /**
- * Review: a first pass reads at most 50 orders, and marks the orders it had no read left for as
+ * A first pass reads at most 50 orders, and marks the orders it had no read left for as
  * history (read quietly later). An order placed through the gateway after the endpoint was set is no
  * history: marked so, its activation was never reported. It keeps its state, and a later pass
  * reports its change; the orders that existed before the endpoint stay unreported.

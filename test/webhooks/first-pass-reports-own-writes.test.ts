@@ -1,5 +1,5 @@
 /**
- * Review: changes made after the webhook endpoint was set, before the change detector's first pass
+ * Changes made after the webhook endpoint was set, before the change detector's first pass
  * over the account. That pass is a baseline: it records what it finds without reporting it (history
  * is not news). But an order placed through the gateway once the endpoint was set, and activated
  * upstream before that pass, was swallowed by it: the integrator heard order.created and never

@@ -1,5 +1,5 @@
 /**
- * Review (logflood): the delivery worker polls the outbox every `workerIntervalMs` (500 ms by
+ * The delivery worker polls the outbox every `workerIntervalMs` (500 ms by
  * default) and wrote a warning at each poll that found it unreachable: 7 200 lines an hour per
  * process through a Redis outage. Now the first is written at once, the others counted into a
  * summary per window, and what is pending when the worker stops is written then.

@@ -1,5 +1,5 @@
 /**
- * Review: `webhooks.allowPrivateTargets` (the sandbox's, for a receiver on localhost or the LAN)
+ * `webhooks.allowPrivateTargets` (the sandbox's, for a receiver on localhost or the LAN)
  * accepted every address, link-local and cloud metadata ones too: 169.254.169.254 (reference §1.5.2:
  * "AWS, GCP and Azure metadata"), fe80::/10, their IPv4-mapped forms (the reference's warning:
  * `::ffff:169.254.169.254` slips past filters that compare strings), fd00:ec2::254 (AWS IMDS over

@@ -1,5 +1,5 @@
 /**
- * Review (logs): a reseller's webhook receiver down while its account has a backlog (a batch of
+ * A reseller's webhook receiver down while its account has a backlog (a batch of
  * invoices, a mass suspension). Every attempt of every event wrote its own `webhook delivery
  * attempt failed` line: the backlog once per retry step, for days. Now the first failure of a kind
  * (account, status or transport reason) is written at once with its event, the others counted

@@ -1,5 +1,5 @@
 /**
- * Review: `cancel` of a service without a billing period must not answer 202 "scheduled".
+ * `cancel` of a service without a billing period must not answer 202 "scheduled".
  *
  * AddCancelRequest only files a row in tblcancelrequests; WHMCS's daily task acts on it (8.7.2
  * vendor/whmcs/whmcs-foundation/lib/Cron/Task/CancellationRequests.php) only for services matching

@@ -1,5 +1,5 @@
 /**
- * Review: the hostname of an order must become the service's domain as the client wrote it.
+ * The hostname of an order must become the service's domain as the client wrote it.
  *
  * WHMCS 8.7.2 orderfunctions.php calcCartTotals (AddOrder's checkout): `$domain` is `domain[n]`;
  * when `hostname[n]` is set, `if (1 < substr_count($serverhostname, ".") || !$domain) $domain =

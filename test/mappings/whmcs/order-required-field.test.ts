@@ -1,5 +1,5 @@
 /**
- * Review: a product with a required custom field the API cannot fill must be refused before AddOrder.
+ * A product with a required custom field the API cannot fill must be refused before AddOrder.
  *
  * GetProducts lists a product's order-form custom fields with `required: "*"` for a required one
  * (WHMCS 8.7.2 customfieldfunctions.php getCustomFields: `if ($required == "on") $required = "*"`).

@@ -1,5 +1,5 @@
 /**
- * Review: a product whose stock is out must be refused before AddOrder.
+ * A product whose stock is out must be refused before AddOrder.
  *
  * GetProducts lists `stockcontrol: "true"` and `stocklevel` when stock control is on (WHMCS 8.7.2
  * includes/api/getproducts.php). AddOrder does not refuse such a product: calcCartTotals
