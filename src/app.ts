@@ -46,6 +46,7 @@ import { InvoicePdfRenderer } from './pdf/render-pool.js';
 import { countRouterAnswer, installRequestMetrics, installTracing, parserRefusalCounts } from './ops/instrument.js';
 import { GatewayMetrics, UNMATCHED_ROUTE } from './ops/metrics.js';
 import { Readiness } from './ops/server.js';
+import type { FailedLoginPeers } from './upstream/observer.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -75,6 +76,8 @@ export interface AppOverrides {
   resolveHost?: (host: string) => Promise<string[]>;
   /** False: events are queued but no delivery worker or change detector runs (tests that do not deliver). */
   runWebhooks?: boolean;
+  /** A cluster worker's: the other workers' failed logins at the upstream (src/upstream/credential-hold.ts). */
+  failedLoginPeers?: FailedLoginPeers;
 }
 
 function requireRegistry(backends: BackendRegistry | undefined): BackendRegistry {
@@ -162,7 +165,7 @@ export async function buildApp(config: ResolvedConfig, overrides: AppOverrides =
   const stores = overrides.stores ?? (await createStores(config));
   const upstream: Upstream = overrides.backend
     ? { kind: 'maps', backend: overrides.backend }
-    : createUpstream(config, requireRegistry(overrides.backends), app.log, { observer: metrics.upstream(config.upstream.backend) });
+    : createUpstream(config, requireRegistry(overrides.backends), app.log, { observer: metrics.upstream(config.upstream.backend), failedLoginPeers: overrides.failedLoginPeers });
   // A forwarder has no Backend: no self-checks, no change detection (the upstream sends its own events).
   const backend = upstream.kind === 'maps' ? upstream.backend : undefined;
   const link = linkOf(upstream);

@@ -10,7 +10,8 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import { buildApp } from './app.js';
+import { buildApp, type AppOverrides } from './app.js';
+import type { FailedLoginPeers } from './upstream/observer.js';
 import { describeUpstream } from './backend/factory.js';
 import type { BackendRegistry } from './backend/registry.js';
 import { ConfigError, hasUpstream, type ResolvedConfig } from './config.js';
@@ -77,6 +78,7 @@ export async function serve(
   config: ResolvedConfig,
   registry: BackendRegistry,
   onClosed: (app: FastifyInstance) => Promise<void>,
+  overrides: Pick<AppOverrides, 'failedLoginPeers'> = {},
 ): Promise<{ app: FastifyInstance; stores: Stores; address: string }> {
   // Kept until the app (and its logger) exists; later ones, at a reconnection, are logged at once.
   const warnings: string[] = [];
@@ -93,7 +95,7 @@ export async function serve(
     onConnectionError: (message) => connectionError(message),
     onDataLost: (message) => dataLost(message),
   });
-  const app = await buildApp(config, { stores, backends: registry });
+  const app = await buildApp(config, { stores, backends: registry, ...overrides });
   for (const warning of warnings) app.log.warn(warning);
   warn = (warning) => app.log.warn(warning);
   dataLost = (message) => {
@@ -173,7 +175,7 @@ async function runWorker(registry: BackendRegistry): Promise<void> {
     process.send?.({ type: 'gateway:hello' } satisfies FromWorker);
   });
   if (message.type !== 'gateway:config') return;
-  const { app } = await serve(message.config, registry, async () => undefined);
+  const { app } = await serve(message.config, registry, async () => undefined, { failedLoginPeers: ipcFailedLoginPeers() });
   // The primary's /metrics aggregates every worker's registry; its /readyz asks each worker.
   app.metrics.collectRuntimeMetrics();
   metrics = app.metrics.registry;
@@ -181,6 +183,17 @@ async function runWorker(registry: BackendRegistry): Promise<void> {
     if (!isWorkerMessage(each) || each.type !== 'gateway:readyz') return;
     void app.readiness.check().then((report) => process.send?.({ type: 'gateway:ready', id: each.id, report } satisfies FromWorker));
   });
+}
+
+/** A worker's failed logins at the upstream, told to the others through the primary (they share the address the upstream bans). */
+function ipcFailedLoginPeers(): FailedLoginPeers {
+  return {
+    tell: (label) => process.send?.({ type: 'gateway:failed-login', label } satisfies FromWorker),
+    listen: (hear) =>
+      process.on('message', (each: unknown) => {
+        if (isWorkerMessage(each) && each.type === 'gateway:failed-login') hear(each.label);
+      }),
+  };
 }
 
 /** Runs the gateway process with the registered backends until a signal stops it. */

@@ -12,13 +12,17 @@ export type ToWorker =
   | { type: 'gateway:config'; config: ResolvedConfig }
   | { type: 'gateway:readyz'; id: number }
   | { type: 'gateway:livez'; id: number }
-  | { type: 'gateway:metrics'; id: number };
+  | { type: 'gateway:metrics'; id: number }
+  /** Another worker met a failed login at the upstream (passed on from it). */
+  | { type: 'gateway:failed-login'; label: string };
 /** Worker → primary. A message sent before the other side listens is lost: the worker asks for its config once it listens. */
 export type FromWorker =
   | { type: 'gateway:hello' }
   | { type: 'gateway:ready'; id: number; report: ReadyReport }
   | { type: 'gateway:alive'; id: number }
-  | { type: 'gateway:metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] };
+  | { type: 'gateway:metrics'; id: number; metrics: MetricObjectWithValues<MetricValue<string>>[] }
+  /** This worker met a failed login at the upstream: the primary tells every other worker. */
+  | { type: 'gateway:failed-login'; label: string };
 
 export function isWorkerMessage(message: unknown): message is ToWorker {
   return typeof message === 'object' && message !== null && String((message as { type?: unknown }).type).startsWith('gateway:');
@@ -111,16 +115,18 @@ export class WorkerCounts {
   }
 }
 
+type Answer = Extract<FromWorker, { id: number }>;
+
 /** The worker's answer to one question, or undefined after `timeoutMs`. */
-function ask(worker: Worker, type: 'gateway:readyz' | 'gateway:livez' | 'gateway:metrics', timeoutMs: number): Promise<Exclude<FromWorker, { type: 'gateway:hello' }> | undefined> {
+function ask(worker: Worker, type: 'gateway:readyz' | 'gateway:livez' | 'gateway:metrics', timeoutMs: number): Promise<Answer | undefined> {
   const id = (nextQuestion += 1);
   return new Promise((resolve) => {
     const timer = setTimeout(() => finish(undefined), timeoutMs);
     const onMessage = (message: unknown): void => {
       const answer = message as FromWorker;
-      if (answer?.type !== 'gateway:hello' && answer?.id === id) finish(answer);
+      if (answer !== null && typeof answer === 'object' && 'id' in answer && answer.id === id) finish(answer);
     };
-    const finish = (answer: Exclude<FromWorker, { type: 'gateway:hello' }> | undefined): void => {
+    const finish = (answer: Answer | undefined): void => {
       clearTimeout(timer);
       worker.off('message', onMessage);
       resolve(answer);

@@ -124,6 +124,10 @@ export async function runPrimary(registry: BackendRegistry, loaded: ResolvedConf
     const worker = cluster.fork(workerEnv);
     workers.add(worker);
     worker.on('message', (message: FromWorker) => {
+      // The workers share the address the upstream bans after failed logins: each counts the others'.
+      if (message?.type === 'gateway:failed-login') {
+        for (const other of workers) if (other !== worker && other.isConnected()) other.send({ type: 'gateway:failed-login', label: message.label } satisfies ToWorker);
+      }
       if (message?.type !== 'gateway:hello') return;
       greeted.add(worker);
       worker.send({ type: 'gateway:config', config } satisfies ToWorker);

@@ -54,7 +54,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   /** Calls being sent and not finished (from before the breaker admits them): on a connection, or waiting for one. */
   const bound = createWaitingBound(options.connections);
   const failures = createCallFailures(protocol);
-  const hold = options.credentialHold ?? createCredentialHold(label, breakerLogger, options.now ?? monotonicNow, protocol.loginBan);
+  const hold = options.credentialHold ?? createCredentialHold(label, breakerLogger, options.now ?? monotonicNow, protocol.loginBan, options.failedLoginPeers);
 
   /** The exchange for one call: the protocol's request, its deadline, and the trace's headers. */
   function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number, sendBy: number | undefined): ExchangeRequest {

@@ -10,10 +10,13 @@
  *
  * Where the upstream bans after a number of failed logins (the protocol's LoginBan), the hold never
  * makes the one that would ban: once the next would, it lasts until the upstream has forgotten them.
+ * The processes of a cluster share the address the upstream bans: each tells the others of its
+ * failed logins (FailedLoginPeers), which hold and count them as their own.
  */
 import { BackendError } from '../backend/backend.js';
 import type { BackendLogger } from '../backend/logger.js';
 import { DETAIL } from './answers.js';
+import type { FailedLoginPeers } from './observer.js';
 
 /** The first hold; each refusal after one doubles it, up to the longest. */
 const FIRST_HOLD_MS = 5_000;
@@ -76,7 +79,7 @@ export interface CredentialHold {
   answered(): void;
 }
 
-export function createCredentialHold(label: string, logger: BackendLogger | undefined, now: () => number, ban?: LoginBan): CredentialHold {
+export function createCredentialHold(label: string, logger: BackendLogger | undefined, now: () => number, ban?: LoginBan, peers?: FailedLoginPeers): CredentialHold {
   /** When the hold ends; 0 when none was started since the last answer. */
   let until = 0;
   let nextHoldMs = FIRST_HOLD_MS;
@@ -92,27 +95,39 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
     return failedLogins >= ban.failures - 1 ? at + ban.resetMs + BAN_RESET_MARGIN_MS : 0;
   }
 
+  /**
+   * A refusal met here (`refusal`), or a failed login another process met (none: it logged its own).
+   * A hold starts unless one lasts; a failed login that brings the ban within one holds until it is
+   * forgotten.
+   */
+  function refusedWith(refusal: CredentialRefusal | undefined, failedLogin: boolean): void {
+    const at = now();
+    const banClear = failedLogin ? countFailedLogin(at) : 0;
+    if (at < until) {
+      // A call already on its way when the hold started: one more failed login, which may bring the ban within one.
+      if (banClear > until) holdUntilBanClear(banClear, refusal);
+      return;
+    }
+    const holdMs = nextHoldMs;
+    nextHoldMs = Math.min(holdMs * 2, LONGEST_HOLD_MS);
+    if (banClear > at + holdMs) return holdUntilBanClear(banClear, refusal);
+    until = at + holdMs;
+    logger?.error(
+      { upstream: refusal?.operatorMessage ?? 'refused in another process of this gateway', hold_ms: holdMs },
+      `${label} refused the gateway's credentials; calls to it are held for ${holdMs / 1000} s (fix the credentials or the upstream's ban, then restart or wait)`,
+    );
+  }
+
+  peers?.listen((heard) => heard === label && refusedWith(undefined, true));
+
   return {
     heldError() {
       const left = until === 0 ? 0 : until - now();
       return left > 0 ? new CredentialHoldError(left) : undefined;
     },
     refused(refusal) {
-      const at = now();
-      const banClear = refusal.failedLogin ? countFailedLogin(at) : 0;
-      if (at < until) {
-        // A call already on its way when the hold started: one more failed login, which may bring the ban within one.
-        if (banClear > until) holdUntilBanClear(banClear, refusal);
-        return;
-      }
-      const holdMs = nextHoldMs;
-      nextHoldMs = Math.min(holdMs * 2, LONGEST_HOLD_MS);
-      if (banClear > at + holdMs) return holdUntilBanClear(banClear, refusal);
-      until = at + holdMs;
-      logger?.error(
-        { upstream: refusal.operatorMessage, hold_ms: holdMs },
-        `${label} refused the gateway's credentials; calls to it are held for ${holdMs / 1000} s (fix the credentials or the upstream's ban, then restart or wait)`,
-      );
+      if (refusal.failedLogin && ban) peers?.tell(label);
+      refusedWith(refusal, refusal.failedLogin);
     },
     answered() {
       if (until === 0) return;
@@ -124,11 +139,11 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
     },
   };
 
-  function holdUntilBanClear(clearAt: number, refusal: CredentialRefusal): void {
+  function holdUntilBanClear(clearAt: number, refusal: CredentialRefusal | undefined): void {
     const holdMs = clearAt - now();
     until = clearAt;
     logger?.error(
-      { upstream: refusal.operatorMessage, hold_ms: holdMs, failed_logins: failedLogins },
+      { upstream: refusal?.operatorMessage ?? 'refused in another process of this gateway', hold_ms: holdMs, failed_logins: failedLogins },
       `${label} refused the gateway's credentials ${failedLogins} times; one more would ban the gateway's address, so calls to it are held for ${Math.ceil(holdMs / 60_000)} min, until ${label} forgets them (fix the credentials, then restart)`,
     );
   }

@@ -22,7 +22,19 @@ export interface UpstreamObserver {
   breakerState(state: CircuitState): void;
 }
 
-/** What the gateway hooks into every client it builds (metrics). */
+/**
+ * The other processes of a cluster (WORKERS), which reach the upstream from the same address: a
+ * failed login one of them met counts towards the upstream's ban of them all (credential-hold.ts).
+ */
+export interface FailedLoginPeers {
+  /** This process met a failed login at the upstream named `label`. */
+  tell(label: string): void;
+  /** `hear` is called with the label of each failed login another process met. */
+  listen(hear: (label: string) => void): void;
+}
+
+/** What the gateway hooks into every client it builds (metrics; a cluster worker's peers). */
 export interface UpstreamHooks {
   observer?: UpstreamObserver | undefined;
+  failedLoginPeers?: FailedLoginPeers | undefined;
 }
