@@ -113,11 +113,12 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   /** One call admitted by the breaker, its result reported back. */
   async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline?: number): Promise<Answer> {
     const started = observer === undefined ? 0 : performance.now();
+    const holdsBefore = hold.started();
     try {
       const answer = await attempt(action, params, trace, deadline);
       report(trace, () => {
         breaker.answered(ticket);
-        hold.answered();
+        hold.answered(holdsBefore);
       });
       observer?.called(action.name, 'success', (performance.now() - started) / 1000);
       return answer;

@@ -75,13 +75,20 @@ export interface CredentialHold {
    * refused too; each is still a failed login, and may lengthen the hold to stay clear of a ban).
    */
   refused(refusal: CredentialRefusal): void;
-  /** A call succeeded: the credentials pass; a hold ends, and the next one is the first again. */
-  answered(): void;
+  /** How many holds have started: a call takes it before it is sent, and gives it back to `answered`. */
+  started(): number;
+  /**
+   * A call succeeded: the credentials pass; a hold ends, and the next one is the first again. Unless
+   * a hold started after the call was made (`startedBefore`, what `started` said then): sent before
+   * the refusal (a call in flight when the secret was changed upstream), it says nothing of them now.
+   */
+  answered(startedBefore: number): void;
 }
 
 export function createCredentialHold(label: string, logger: BackendLogger | undefined, now: () => number, ban?: LoginBan, peers?: FailedLoginPeers): CredentialHold {
   /** When the hold ends; 0 when none was started since the last answer. */
   let until = 0;
+  let holdsStarted = 0;
   let nextHoldMs = FIRST_HOLD_MS;
   /** The upstream's count of failed logins as it keeps it (successes do not reset it, time does), and the last one's time. */
   let failedLogins = 0;
@@ -110,6 +117,7 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
     }
     const holdMs = nextHoldMs;
     nextHoldMs = Math.min(holdMs * 2, LONGEST_HOLD_MS);
+    holdsStarted += 1;
     if (banClear > at + holdMs) return holdUntilBanClear(banClear, refusal);
     until = at + holdMs;
     logger?.error(
@@ -129,8 +137,9 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
       if (refusal.failedLogin && ban) peers?.tell(label);
       refusedWith(refusal, refusal.failedLogin);
     },
-    answered() {
-      if (until === 0) return;
+    started: () => holdsStarted,
+    answered(startedBefore) {
+      if (until === 0 || startedBefore !== holdsStarted) return;
       until = 0;
       nextHoldMs = FIRST_HOLD_MS;
       const msg = `${label} accepted the gateway's credentials again; calls are no longer held`;

@@ -166,10 +166,11 @@ export class DeliveryWorker {
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const { outbox, store, accounts } = this.options;
     const [record, account] = await Promise.all([store.get(delivery.accountId), accounts.getAccount(delivery.accountId)]);
-    if (!record && account === null) return this.dropOfDeleted(delivery);
+    // Gone even where its endpoint is still stored (a deletion's last clean-up failed): never sent to.
+    if (account === null) return this.dropOfDeleted(delivery);
     // Not sent while the endpoint or the account is disabled (an account disabled because its key
     // leaked may have had its endpoint set by whoever holds the key); not kept for later (W9).
-    if (!record || record.status === 'disabled' || (account !== null && isDisabled(account))) {
+    if (!record || record.status === 'disabled' || isDisabled(account)) {
       this.options.onAttempt?.('dropped');
       await this.history.ended(delivery, 'dropped');
       return outbox.complete(delivery, 'dropped');
@@ -261,8 +262,9 @@ export class DeliveryWorker {
 
   /**
    * An event of a deleted account (queued before its deletion, or by a change noticed as it went):
-   * dropped unlogged, and whatever of the account was written since its deletion (a delivery
-   * logged, a number taken) forgotten again; its data must not come back.
+   * dropped unlogged, and whatever of the account is still stored or was written since its deletion
+   * (an endpoint its last clean-up missed, a delivery logged, a number taken) forgotten again; its
+   * data must not come back, nor any event reach its URL.
    */
   private async dropOfDeleted(delivery: ClaimedDelivery): Promise<void> {
     const { outbox, store } = this.options;

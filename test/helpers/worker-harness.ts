@@ -11,6 +11,7 @@ import pino from 'pino';
 import { WebhookConfigSchema } from '../../src/config.js';
 import { MemoryWebhookOutbox } from '../../src/stores/memory/webhook-outbox.js';
 import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
+import type { AccountRecord } from '../../src/stores/types.js';
 import type { DeliveryLogEntry, WebhookRecord } from '../../src/stores/webhook-types.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/webhooks/worker.js';
@@ -18,6 +19,11 @@ import { webhookRecord } from '../stores/conformance.js';
 import { eventually } from './webhook-receiver.js';
 
 /** Path → the endpoint's answer: its status, and a Retry-After when given. */
+/** Every account asked for exists and is enabled (an account that is not is deleted: its events are dropped). */
+export const LIVE_ACCOUNTS = {
+  getAccount: async (id: string): Promise<AccountRecord> => ({ id, name: id, upstreamId: '1', createdAt: '2026-01-01T00:00:00.000Z' }),
+};
+
 export type EndpointAnswers = Record<string, [status: number, retryAfter?: string]>;
 
 export interface HarnessOptions {
@@ -50,8 +56,7 @@ export async function firstAttempts(t: Test, answers: EndpointAnswers, options: 
   const worker = new DeliveryWorker({
     outbox,
     store,
-    // No account records: every account counts as enabled.
-    accounts: { getAccount: async () => null },
+    accounts: LIVE_ACCOUNTS,
     box,
     config: WebhookConfigSchema.parse({ allowPrivateTargets: true, workerIntervalMs: 20, ...options.settings }),
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },

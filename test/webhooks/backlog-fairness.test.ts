@@ -18,6 +18,7 @@ import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { unique, webhookRecord } from '../stores/conformance.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis.js';
 import { eventually, startReceiver } from '../helpers/webhook-receiver.js';
+import { LIVE_ACCOUNTS } from '../helpers/worker-harness.js';
 
 const BACKLOG = 300;
 
@@ -53,7 +54,7 @@ async function scenario(stores: Stores, instances: number): Promise<void> {
   const workers = Array.from({ length: instances }, () => new DeliveryWorker({
     outbox,
     store: stores.webhooks,
-    accounts: stores.keys,
+    accounts: LIVE_ACCOUNTS,
     box,
     config,
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },

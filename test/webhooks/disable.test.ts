@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import t from 'tap';
 import pino from 'pino';
 import type { WebhookDisabledReason } from '../../src/stores/webhook-types.js';
-import { firstAttempts } from '../helpers/worker-harness.js';
+import { firstAttempts, LIVE_ACCOUNTS } from '../helpers/worker-harness.js';
 
 const NOW = Date.parse('2026-03-10T12:00:00.000Z');
 const DAY = 86_400_000;
@@ -49,7 +49,7 @@ t.test('a disabled account\'s events are dropped unsent, its endpoint left enabl
   const { store, entries } = await firstAttempts(t, { '/off': [200], '/on': [200] }, {
     now: NOW,
     worker: {
-      accounts: { getAccount: async (id) => (id === off.id ? off : null) },
+      accounts: { getAccount: async (id) => (id === off.id ? off : LIVE_ACCOUNTS.getAccount(id)) },
       onAttempt: (outcome) => void received.push(outcome),
     },
   });

@@ -15,6 +15,7 @@ import { MemoryWebhookStore } from '../../src/stores/memory/webhook-store.js';
 import { StoreUnavailableError } from '../../src/stores/types.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
+import { LIVE_ACCOUNTS } from '../helpers/worker-harness.js';
 
 type Line = Record<string, unknown> & { msg: string };
 
@@ -30,7 +31,7 @@ t.test('an unreachable outbox: one line at once, the exact count of the polls th
   const worker = new DeliveryWorker({
     outbox,
     store: new MemoryWebhookStore(),
-    accounts: { getAccount: async () => null },
+    accounts: LIVE_ACCOUNTS,
     box: new SecretBox(randomBytes(32)),
     config: WebhookConfigSchema.parse({ allowPrivateTargets: true, workerIntervalMs: 1 }),
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },

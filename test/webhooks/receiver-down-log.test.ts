@@ -19,6 +19,7 @@ import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { webhookRecord } from '../stores/conformance.js';
 import { eventually } from '../helpers/webhook-receiver.js';
+import { LIVE_ACCOUNTS } from '../helpers/worker-harness.js';
 
 type Line = Record<string, unknown> & { msg: string };
 
@@ -43,7 +44,7 @@ t.test('a receiver answering 503: a backlog\'s attempts write one line at once a
   const worker = new DeliveryWorker({
     outbox,
     store,
-    accounts: { getAccount: async () => null },
+    accounts: LIVE_ACCOUNTS,
     box,
     config: WebhookConfigSchema.parse({ allowPrivateTargets: true, workerIntervalMs: 5, perAccountConcurrency: 4 }),
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },

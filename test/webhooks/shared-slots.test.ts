@@ -15,6 +15,7 @@ import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { unique, webhookRecord } from '../stores/conformance.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
+import { LIVE_ACCOUNTS } from '../helpers/worker-harness.js';
 
 const BACKLOG = 400;
 const INTERVAL_MS = 200;
@@ -32,7 +33,7 @@ t.test('a slot held by another instance: entries parked, not cycled back to back
     park: { value: (...args: Parameters<WebhookOutbox['park']>) => ((parked += 1), stores.webhookOutbox.park(...args)) },
   });
   const worker = (outbox: WebhookOutbox) =>
-    new DeliveryWorker({ outbox, store: stores.webhooks, accounts: stores.keys, box, config, transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true }, log: pino({ level: 'silent' }) });
+    new DeliveryWorker({ outbox, store: stores.webhooks, accounts: LIVE_ACCOUNTS, box, config, transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true }, log: pino({ level: 'silent' }) });
   const first = worker(stores.webhookOutbox);
   const second = worker(counted);
   try {

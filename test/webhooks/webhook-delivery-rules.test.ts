@@ -23,6 +23,7 @@ import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { DeliveryWorker } from '../../src/webhooks/worker.js';
 import { webhookRecord } from '../stores/conformance.js';
 import { eventually } from '../helpers/webhook-receiver.js';
+import { LIVE_ACCOUNTS } from '../helpers/worker-harness.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const CURRENT = `whsec_${randomBytes(32).toString('base64')}`;
@@ -49,7 +50,7 @@ async function deliverOnce(t: Test, status: number, record: (box: SecretBox, url
   const worker = new DeliveryWorker({
     outbox,
     store,
-    accounts: { getAccount: async () => null },
+    accounts: LIVE_ACCOUNTS,
     box,
     config: WebhookConfigSchema.parse({ allowPrivateTargets: true, workerIntervalMs: 20 }),
     transport: { resolve: async () => ['127.0.0.1'], allowPrivateTargets: true },
