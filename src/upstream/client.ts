@@ -57,7 +57,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   const hold = options.credentialHold ?? createCredentialHold(label, breakerLogger, options.now ?? monotonicNow, protocol.loginBan, options.failedLoginPeers);
 
   /** The exchange for one call: the protocol's request, its deadline, and the trace's headers. */
-  function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number, sendBy: number | undefined): ExchangeRequest {
+  function exchangeRequest(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline: number, sendBy: number | undefined, call: object): ExchangeRequest {
     const { method, path, headers, body } = protocol.request(action, params);
     return {
       origin: options.origin,
@@ -69,7 +69,7 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       deadline,
       sendBy,
       // Calls queued for a connection when a refusal started a hold are held too: each sent would be one more failed login.
-      refuseSend: hold.heldError,
+      refuseSend: () => hold.sendable(call),
       maxResponseBytes: options.maxResponseBytes,
     };
   }
@@ -86,11 +86,11 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
     return action.retry && !failure.answered && !failure.timedOut && !failures.held(failure.reason) && Date.now() < deadline;
   }
 
-  /** One call (with its retry), without the breaker; `requestDeadline` shortens its own. */
-  async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, requestDeadline?: number): Promise<Answer> {
+  /** One call (with its retry), without the breaker; `requestDeadline` shortens its own; `call` names it to the credential hold. */
+  async function attempt(action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, requestDeadline: number | undefined, call: object): Promise<Answer> {
     const deadline = callDeadline(action.timeoutMs, requestDeadline);
     // Cut by the request's deadline: not sent at all once too little is left, should it wait that long for a connection.
-    const request = exchangeRequest(action, params, trace, deadline, sendByOf(action.timeoutMs, deadline, requestDeadline));
+    const request = exchangeRequest(action, params, trace, deadline, sendByOf(action.timeoutMs, deadline, requestDeadline), call);
     const failed = (failure: ExchangeFailure): BackendError => failures.thrown(action, failure, deadline === requestDeadline);
     try {
       return failures.read(action, await exchange(dispatcher, request));
@@ -114,8 +114,10 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
   async function tracked(ticket: BreakerTicket, action: UpstreamAction<Id>, params: Params, trace: TraceContext | undefined, deadline?: number): Promise<Answer> {
     const started = observer === undefined ? 0 : performance.now();
     const holdsBefore = hold.started();
+    // Its identity to the credential hold: the one call that checks the credentials once a hold is over.
+    const call = {};
     try {
-      const answer = await attempt(action, params, trace, deadline);
+      const answer = await attempt(action, params, trace, deadline, call);
       report(trace, () => {
         breaker.answered(ticket);
         hold.answered(holdsBefore);
@@ -130,6 +132,8 @@ export function createUpstreamClient<Id extends string, Params, Answer>(
       const outcome = failures.held(error) ? 'credential_hold' : error instanceof BackendError ? error.kind : 'upstream_error';
       observer?.called(action.name, outcome, (performance.now() - started) / 1000);
       throw error;
+    } finally {
+      hold.ended(call);
     }
   }
 

@@ -21,6 +21,8 @@ import type { FailedLoginPeers } from './observer.js';
 /** The first hold; each refusal after one doubles it, up to the longest. */
 const FIRST_HOLD_MS = 5_000;
 const LONGEST_HOLD_MS = 300_000;
+/** The Retry-After of a call held while the one call that checks the credentials after a hold is out. */
+const CHECKING_MS = 1_000;
 /** Past the upstream's own reset, for its clock and ours: a check sent this late is a first failure again. */
 const BAN_RESET_MARGIN_MS = 60_000;
 
@@ -71,6 +73,14 @@ export interface CredentialHold {
    */
   heldError(): CredentialHoldError | undefined;
   /**
+   * Asked when a connection takes `call` (any object the call keeps until it ends): as heldError,
+   * and once a hold is over, only one call goes to check the credentials; the others are held until
+   * it is answered. Without that, every request waiting as a hold ended was one more failed login.
+   */
+  sendable(call: object): CredentialHoldError | undefined;
+  /** `call` ended, answered or not: if it was the check and nothing came of it, another call may check. */
+  ended(call: object): void;
+  /**
    * A call met a CredentialRefusal: a hold starts, unless one lasts (calls sent before it come back
    * refused too; each is still a failed login, and may lengthen the hold to stay clear of a ban).
    */
@@ -88,6 +98,8 @@ export interface CredentialHold {
 export function createCredentialHold(label: string, logger: BackendLogger | undefined, now: () => number, ban?: LoginBan, peers?: FailedLoginPeers): CredentialHold {
   /** When the hold ends; 0 when none was started since the last answer. */
   let until = 0;
+  /** The call sent to check the credentials once a hold is over, until it ends. */
+  let checking: object | undefined;
   let holdsStarted = 0;
   let nextHoldMs = FIRST_HOLD_MS;
   /** The upstream's count of failed logins as it keeps it (successes do not reset it, time does), and the last one's time. */
@@ -118,6 +130,7 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
     const holdMs = nextHoldMs;
     nextHoldMs = Math.min(holdMs * 2, LONGEST_HOLD_MS);
     holdsStarted += 1;
+    checking = undefined;
     if (banClear > at + holdMs) return holdUntilBanClear(banClear, refusal);
     until = at + holdMs;
     logger?.error(
@@ -130,8 +143,21 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
 
   return {
     heldError() {
-      const left = until === 0 ? 0 : until - now();
-      return left > 0 ? new CredentialHoldError(left) : undefined;
+      if (until === 0) return undefined;
+      const left = until - now();
+      if (left > 0) return new CredentialHoldError(left);
+      return checking === undefined ? undefined : new CredentialHoldError(CHECKING_MS);
+    },
+    sendable(call) {
+      if (until === 0 || checking === call) return undefined;
+      const left = until - now();
+      if (left > 0) return new CredentialHoldError(left);
+      if (checking !== undefined) return new CredentialHoldError(CHECKING_MS);
+      checking = call;
+      return undefined;
+    },
+    ended(call) {
+      if (checking === call) checking = undefined;
     },
     refused(refusal) {
       if (refusal.failedLogin && ban) peers?.tell(label);
@@ -141,6 +167,7 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
     answered(startedBefore) {
       if (until === 0 || startedBefore !== holdsStarted) return;
       until = 0;
+      checking = undefined;
       nextHoldMs = FIRST_HOLD_MS;
       const msg = `${label} accepted the gateway's credentials again; calls are no longer held`;
       if (logger?.info) logger.info({}, msg);
