@@ -141,20 +141,21 @@ export function createCredentialHold(label: string, logger: BackendLogger | unde
 
   peers?.listen((heard) => heard === label && refusedWith(undefined, true));
 
+  function heldError(): CredentialHoldError | undefined {
+    if (until === 0) return undefined;
+    const left = until - now();
+    if (left > 0) return new CredentialHoldError(left);
+    return checking === undefined ? undefined : new CredentialHoldError(CHECKING_MS);
+  }
+
   return {
-    heldError() {
-      if (until === 0) return undefined;
-      const left = until - now();
-      if (left > 0) return new CredentialHoldError(left);
-      return checking === undefined ? undefined : new CredentialHoldError(CHECKING_MS);
-    },
+    heldError,
     sendable(call) {
-      if (until === 0 || checking === call) return undefined;
-      const left = until - now();
-      if (left > 0) return new CredentialHoldError(left);
-      if (checking !== undefined) return new CredentialHoldError(CHECKING_MS);
-      checking = call;
-      return undefined;
+      if (checking === call) return undefined;
+      const held = heldError();
+      // A hold over and no check out: this call is the check.
+      if (held === undefined && until !== 0) checking = call;
+      return held;
     },
     ended(call) {
       if (checking === call) checking = undefined;
